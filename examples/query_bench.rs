@@ -1,0 +1,71 @@
+//! Measures what an assistant waits for: loading the index, then `get_context` and `expand`
+//! answered in process (as `cairn serve` answers them), with p50/p95 over many calls.
+//!
+//! `query_bench --repo DIR [--data-dir DATA] [--iterations N]` prints one JSON line.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cairn::app::Cairn;
+use cairn::config::Repo;
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let rank = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[rank.min(samples.len() - 1)]
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let repo_dir = PathBuf::from(arg(&args, "--repo").unwrap_or_else(|| ".".to_string()));
+    let data_dir = arg(&args, "--data-dir").map(PathBuf::from);
+    let iterations: usize = arg(&args, "--iterations").map_or(Ok(200), |n| n.parse())?;
+    let repo = Repo::discover(&repo_dir, data_dir.as_deref())?;
+    let cairn = Cairn::new(repo);
+
+    let started = Instant::now();
+    let first = cairn.context(None, None).await?;
+    let load_ms = started.elapsed().as_secs_f64() * 1e3;
+    let targets: Vec<String> = first
+        .top_symbols
+        .iter()
+        .chain(first.top_files.iter())
+        .map(|r| r.id.clone())
+        .collect();
+    anyhow::ensure!(
+        !targets.is_empty(),
+        "nothing to expand: is the repository indexed?"
+    );
+
+    let mut context_ms = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let t = Instant::now();
+        cairn.context(None, None).await?;
+        context_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let mut expand_ms = Vec::with_capacity(iterations);
+    for i in 0..iterations {
+        let target = &targets[i % targets.len()];
+        let t = Instant::now();
+        cairn.expand(target, &[], None).await?;
+        expand_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let result = serde_json::json!({
+        "load_ms": load_ms,
+        "context_tokens": first.tokens,
+        "context_p50_ms": percentile(&mut context_ms, 0.5),
+        "context_p95_ms": percentile(&mut context_ms, 0.95),
+        "expand_p50_ms": percentile(&mut expand_ms, 0.5),
+        "expand_p95_ms": percentile(&mut expand_ms, 0.95),
+        "iterations": iterations,
+    });
+    println!("{result}");
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! Where things are: the repository root, cairn's per-repository data directory (outside the
+//! repository), and the optional `cairn.toml` settings.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+/// Default largest file that is parsed; larger ones are reported as skipped.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Settings from `cairn.toml` at the repository root.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    #[serde(default)]
+    pub index: IndexSettings,
+}
+
+/// The `[index]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSettings {
+    /// Files larger than this are skipped (and reported).
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+    /// Extra gitignore-style patterns to leave out.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings {
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            exclude: Vec::new(),
+        }
+    }
+}
+
+fn default_max_file_bytes() -> u64 {
+    DEFAULT_MAX_FILE_BYTES
+}
+
+/// A repository cairn works on.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    /// Canonical path of the repository root.
+    pub root: PathBuf,
+    /// cairn's data directory for this repository.
+    pub data_dir: PathBuf,
+    pub is_git: bool,
+    pub settings: Settings,
+}
+
+impl Repo {
+    /// Finds the repository containing `start` (its git root, or `start` itself outside git)
+    /// and its data directory: `data_dir` if given, else `$XDG_DATA_HOME/cairn/repos/<name>-<hash>`.
+    pub fn discover(start: &Path, data_dir: Option<&Path>) -> anyhow::Result<Repo> {
+        let start = start
+            .canonicalize()
+            .with_context(|| format!("cannot open repository {}", start.display()))?;
+        if !start.is_dir() {
+            bail!("{} is not a directory", start.display());
+        }
+        let git_root = start.ancestors().find(|dir| dir.join(".git").exists());
+        let root = git_root.unwrap_or(&start).to_path_buf();
+        let data_dir = match data_dir {
+            Some(dir) => dir.to_path_buf(),
+            None => default_data_dir(&root)?,
+        };
+        let settings = read_settings(&root)?;
+        Ok(Repo {
+            is_git: git_root.is_some(),
+            root,
+            data_dir,
+            settings,
+        })
+    }
+
+    /// The embedded store's directory.
+    pub fn store_dir(&self) -> PathBuf {
+        self.data_dir.join("store")
+    }
+
+    /// The lock file serialising writers.
+    pub fn lock_path(&self) -> PathBuf {
+        self.data_dir.join("index.lock")
+    }
+
+    /// The repository's short name.
+    pub fn name(&self) -> String {
+        self.root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "repo".to_string())
+    }
+}
+
+fn default_data_dir(root: &Path) -> anyhow::Result<PathBuf> {
+    let base = dirs::data_dir()
+        .context("no data directory on this system: set CAIRN_DATA_DIR or pass --data-dir")?;
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let hash = xxhash_rust::xxh3::xxh3_64(root.to_string_lossy().as_bytes());
+    Ok(base
+        .join("cairn")
+        .join("repos")
+        .join(format!("{name}-{hash:016x}")))
+}
+
+fn read_settings(root: &Path) -> anyhow::Result<Settings> {
+    let path = root.join("cairn.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text)
+            .with_context(|| format!("{} is not valid cairn configuration", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}

@@ -1,0 +1,366 @@
+//! Everything cairn knows about one node: what it is, its score and why, who depends on it and
+//! what it depends on (with call-site lines), the tests that reach it, its blast radius, and
+//! its source on request — inside a token budget.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{ScoreParts, Scorer, blast_radius, location};
+use crate::graph::{Edge, EdgeKind, Node, NodeKind};
+use crate::tokens::Budget;
+
+/// Parts of an expansion a caller can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Include {
+    Source,
+    Callers,
+    Callees,
+    Tests,
+    History,
+    Memories,
+}
+
+/// A neighbour with the lines that connect it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Link {
+    pub id: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
+}
+
+/// The answer of `expand`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ExpandReport {
+    pub id: String,
+    pub kind: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+    pub is_test: bool,
+    pub score: ScoreParts,
+    pub side_effects: Vec<String>,
+    pub state_writes: u32,
+    pub members: Vec<Link>,
+    pub imports: Vec<Link>,
+    pub importers: Vec<Link>,
+    pub callers: Vec<Link>,
+    pub callees: Vec<Link>,
+    pub bases: Vec<Link>,
+    pub subclasses: Vec<Link>,
+    pub tests: Vec<Link>,
+    /// Nodes a change here can reach.
+    pub blast_radius: usize,
+    pub top_dependents: Vec<Link>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub tokens: usize,
+    pub max_tokens: usize,
+    pub truncated: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// The source text of a node, when the caller can read it.
+pub type SourceReader<'a> = &'a dyn Fn(&Node) -> Option<String>;
+
+/// Expands one node within `max_tokens`. `include` limits the sections (default: all but
+/// source); `read_source` supplies the file text when source is asked for.
+pub fn expand(
+    scorer: &Scorer,
+    node: &Node,
+    include: &[Include],
+    max_tokens: usize,
+    read_source: SourceReader,
+    mut notes: Vec<String>,
+) -> ExpandReport {
+    let graph = scorer.graph();
+    let wants = |part: Include| {
+        if include.is_empty() {
+            part != Include::Source
+        } else {
+            include.contains(&part)
+        }
+    };
+    let score = scorer.score(node);
+    let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
+    let linked = |edges: Vec<&Edge>, far: fn(&Edge) -> &str| -> Vec<Link> {
+        let mut links: Vec<Link> = edges
+            .into_iter()
+            .map(|e| Link {
+                id: far(e).to_string(),
+                kind: graph
+                    .node(far(e))
+                    .map_or("unknown", |n| n.kind.as_str())
+                    .to_string(),
+                lines: e.lines.clone(),
+            })
+            .collect();
+        links.sort_by(|a, b| {
+            rank(&b.id)
+                .total_cmp(&rank(&a.id))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        links
+    };
+    let out_of = |kind: EdgeKind| {
+        graph
+            .outgoing(&node.id)
+            .filter(move |e| e.kind == kind)
+            .collect::<Vec<_>>()
+    };
+    let into = |kind: EdgeKind| {
+        graph
+            .incoming(&node.id)
+            .filter(move |e| e.kind == kind)
+            .collect::<Vec<_>>()
+    };
+    fn dst(e: &Edge) -> &str {
+        &e.dst
+    }
+    fn src(e: &Edge) -> &str {
+        &e.src
+    }
+
+    let radius = blast_radius(graph, &node.id);
+    let mut tests: Vec<Link> = linked(into(EdgeKind::AssertsOn), src);
+    for id in &radius {
+        if graph
+            .node(id)
+            .is_some_and(|n| n.is_test && n.kind == NodeKind::File)
+            && !tests.iter().any(|t| t.id == *id)
+        {
+            tests.push(Link {
+                id: id.to_string(),
+                kind: "reaches".to_string(),
+                lines: Vec::new(),
+            });
+        }
+    }
+    for test in &mut tests {
+        if test.kind != "reaches" {
+            test.kind = "asserts_on".to_string();
+        }
+    }
+    let mut dependents: Vec<(f64, &str)> = radius
+        .iter()
+        .filter(|id| graph.node(id).is_some_and(|n| !n.is_test))
+        .map(|id| (rank(id), *id))
+        .collect();
+    dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+
+    let mut report = ExpandReport {
+        id: node.id.clone(),
+        kind: node.kind.as_str().to_string(),
+        path: node.path.clone(),
+        start_line: node.start_line,
+        end_line: node.end_line,
+        signature: node.signature.clone(),
+        doc: node.doc.clone(),
+        is_test: node.is_test,
+        score: score.into(),
+        side_effects: node.side_effects.clone(),
+        state_writes: node.mutations,
+        members: linked(out_of(EdgeKind::Contains), dst),
+        imports: linked(out_of(EdgeKind::Imports), dst),
+        importers: linked(into(EdgeKind::Imports), src),
+        callers: if wants(Include::Callers) {
+            linked(into(EdgeKind::Calls), src)
+        } else {
+            Vec::new()
+        },
+        callees: if wants(Include::Callees) {
+            linked(out_of(EdgeKind::Calls), dst)
+        } else {
+            Vec::new()
+        },
+        bases: linked(out_of(EdgeKind::Inherits), dst),
+        subclasses: linked(into(EdgeKind::Inherits), src),
+        tests: if wants(Include::Tests) {
+            tests
+        } else {
+            Vec::new()
+        },
+        blast_radius: radius.len(),
+        top_dependents: dependents
+            .iter()
+            .take(8)
+            .map(|(_, id)| Link {
+                id: id.to_string(),
+                kind: graph
+                    .node(id)
+                    .map_or("unknown", |n| n.kind.as_str())
+                    .to_string(),
+                lines: Vec::new(),
+            })
+            .collect(),
+        source: None,
+        tokens: 0,
+        max_tokens,
+        truncated: 0,
+        notes: Vec::new(),
+        text: String::new(),
+    };
+    for part in [Include::History, Include::Memories] {
+        if include.contains(&part) {
+            notes.push(format!(
+                "{} are not recorded in this index yet",
+                if part == Include::History {
+                    "history"
+                } else {
+                    "memories"
+                }
+            ));
+        }
+    }
+
+    let mut out = Budget::new(max_tokens.saturating_sub(40));
+    out.force(format!(
+        "# {} ({} {}{})",
+        node.id,
+        node.kind.as_str(),
+        location(node),
+        if node.is_test { ", test" } else { "" }
+    ));
+    if let Some(signature) = &node.signature {
+        out.force(format!("`{signature}`"));
+    }
+    if let Some(doc) = &node.doc {
+        out.push(format!("doc: {doc}"));
+    }
+    out.force(format!(
+        "score {} · reach {} · deps {} · side effects: {} · state writes: {}",
+        score.explain(),
+        node.reach,
+        node.causal_in,
+        if node.side_effects.is_empty() {
+            "none".to_string()
+        } else {
+            node.side_effects.join(", ")
+        },
+        node.mutations
+    ));
+    let sections: [(&str, &mut Vec<Link>, bool); 9] = [
+        ("Callers", &mut report.callers, true),
+        ("Tests", &mut report.tests, true),
+        ("Callees", &mut report.callees, true),
+        ("Importers", &mut report.importers, true),
+        ("Subclasses", &mut report.subclasses, true),
+        ("Bases", &mut report.bases, true),
+        ("Imports", &mut report.imports, true),
+        (
+            "Top dependents (blast radius)",
+            &mut report.top_dependents,
+            true,
+        ),
+        ("Members", &mut report.members, true),
+    ];
+    let section_share = out.remaining() / 5;
+    for (title, links, _) in sections {
+        if links.is_empty() {
+            continue;
+        }
+        let total = links.len();
+        let heading = if title.starts_with("Top dependents") {
+            format!("## {title}: {} nodes reachable", report.blast_radius)
+        } else {
+            format!("## {title} ({total})")
+        };
+        if !out.push(heading) {
+            out.dropped += total;
+            links.clear();
+            continue;
+        }
+        let limit = out.used() + section_share;
+        let mut kept = 0;
+        for link in links.iter() {
+            let line = format!(
+                "- {}{}{}",
+                link.id,
+                if link.kind.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", link.kind)
+                },
+                lines_note(&link.lines)
+            );
+            if !out.push_until(line, limit) {
+                break;
+            }
+            kept += 1;
+        }
+        if kept < total {
+            out.dropped += total - kept - 1;
+            links.truncate(kept);
+            out.push(format!("- … {} more", total - kept));
+        }
+    }
+    if wants(Include::Source) {
+        match read_source(node) {
+            Some(text) => {
+                out.push("## Source".to_string());
+                let mut shown = Vec::new();
+                let fence = "```";
+                out.push(fence.to_string());
+                let lines: Vec<&str> = text.lines().collect();
+                for (i, line) in lines.iter().enumerate() {
+                    let numbered = format!("{:>5} {line}", node.start_line as usize + i);
+                    if out.remaining() < 20 || !out.push(numbered) {
+                        notes.push(format!("source cut after {} of {} lines", i, lines.len()));
+                        break;
+                    }
+                    shown.push(*line);
+                }
+                out.force(fence.to_string());
+                report.source = Some(shown.join("\n"));
+            }
+            None => notes.push(
+                "source is not readable (file changed or missing since the index)".to_string(),
+            ),
+        }
+    }
+    report.truncated = out.dropped;
+    if out.dropped > 0 {
+        notes.push(format!(
+            "truncated: {} items left out to fit {max_tokens} tokens",
+            out.dropped
+        ));
+    }
+    for note in &notes {
+        out.force(format!("_{note}_"));
+    }
+    report.notes = notes;
+    report.tokens = out.used();
+    report.text = out.into_text();
+    report
+}
+
+fn lines_note(lines: &[u32]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => format!(" L{one}"),
+        many if many.len() <= 4 => format!(
+            " L{}",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        many => format!(
+            " L{},… ({} sites)",
+            many[..3]
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            many.len()
+        ),
+    }
+}

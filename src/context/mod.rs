@@ -1,0 +1,138 @@
+//! What cairn serves: the ranked context pack (`get_context`) and everything known about one
+//! node (`expand`), as compact Markdown for the model plus a structured report for programs,
+//! both bounded by a token budget. Pure: the caller supplies the graph, facts and clock.
+
+mod expand;
+mod pack;
+mod target;
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::graph::score::{Access, Score, node_score};
+use crate::graph::{Graph, Node, NodeKind, impact};
+
+pub use expand::{ExpandReport, Include, expand};
+pub use pack::{ContextReport, Freshness, context};
+pub use target::{TargetError, resolve_target};
+
+/// Smallest budget an answer can be useful in.
+pub const MIN_TOKENS: usize = 200;
+/// Largest budget any answer takes.
+pub const MAX_TOKENS: usize = 16_000;
+pub const DEFAULT_CONTEXT_TOKENS: usize = 4_000;
+pub const DEFAULT_EXPAND_TOKENS: usize = 2_500;
+
+/// A token budget that was asked for and could not be honoured.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("max_tokens must be at least {MIN_TOKENS} (got {0})")]
+pub struct BudgetTooSmall(pub usize);
+
+/// The budget to use: the default when none is asked, capped at [`MAX_TOKENS`].
+pub fn budget(
+    asked: Option<usize>,
+    default: usize,
+) -> Result<(usize, Option<String>), BudgetTooSmall> {
+    match asked {
+        None => Ok((default, None)),
+        Some(n) if n < MIN_TOKENS => Err(BudgetTooSmall(n)),
+        Some(n) if n > MAX_TOKENS => Ok((
+            MAX_TOKENS,
+            Some(format!("max_tokens {n} capped at {MAX_TOKENS}")),
+        )),
+        Some(n) => Ok((n, None)),
+    }
+}
+
+/// A score's parts, for programs.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct ScoreParts {
+    pub total: f64,
+    pub recency: f64,
+    pub frequency: f64,
+    pub centrality: f64,
+    pub side_effect_cost: f64,
+}
+
+impl From<Score> for ScoreParts {
+    fn from(s: Score) -> Self {
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        ScoreParts {
+            total: round(s.total()),
+            recency: round(s.recency),
+            frequency: round(s.frequency),
+            centrality: round(s.centrality),
+            side_effect_cost: round(s.side_effect_cost),
+        }
+    }
+}
+
+/// Scores every node once for an answer.
+pub struct Scorer<'a> {
+    graph: &'a Graph,
+    access: &'a HashMap<String, Access>,
+    now: i64,
+}
+
+impl<'a> Scorer<'a> {
+    pub fn new(graph: &'a Graph, access: &'a HashMap<String, Access>, now: i64) -> Self {
+        Scorer { graph, access, now }
+    }
+
+    pub fn score(&self, node: &Node) -> Score {
+        let access = self.access.get(&node.id).copied().unwrap_or_default();
+        node_score(node, access, self.now)
+    }
+
+    pub fn graph(&self) -> &'a Graph {
+        self.graph
+    }
+}
+
+/// Nodes a change at `id` can affect directly (its dependents over causal edges).
+pub fn direct_dependents<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
+    let kind_of = |id: &str| graph.node(id).map_or(NodeKind::External, |n| n.kind);
+    let mut out: Vec<&str> = graph
+        .incoming(id)
+        .chain(graph.outgoing(id))
+        .filter_map(|e| {
+            let (from, to) = impact(e, kind_of(&e.src))?;
+            (from == id).then_some(to)
+        })
+        .filter(|to| kind_of(to) != NodeKind::External)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Every node reachable downstream of `id` (its blast radius), nearest first.
+pub fn blast_radius<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
+    let Some(start) = graph.node(id) else {
+        return Vec::new();
+    };
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    seen.insert(start.id.as_str());
+    let mut order = Vec::new();
+    let mut queue = std::collections::VecDeque::from([start.id.as_str()]);
+    while let Some(current) = queue.pop_front() {
+        for next in direct_dependents(graph, current) {
+            if seen.insert(next) {
+                order.push(next);
+                queue.push_back(next);
+            }
+        }
+    }
+    order
+}
+
+/// `path:12-40` style location of a node.
+pub fn location(node: &Node) -> String {
+    if node.start_line == node.end_line {
+        format!("L{}", node.start_line)
+    } else {
+        format!("L{}-{}", node.start_line, node.end_line)
+    }
+}

@@ -1,0 +1,584 @@
+//! The context pack: project shape (a compressed directory tree), top-ranked files, symbols and
+//! relationships, hot spots and tests, with index freshness, inside a token budget.
+
+use std::collections::{BTreeMap, HashMap};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{ScoreParts, Scorer, location};
+use crate::graph::score::edge_score;
+use crate::graph::{EdgeKind, Node, NodeKind};
+use crate::tokens::Budget;
+
+/// How current the index is.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Freshness {
+    pub indexed_commit: Option<String>,
+    pub head_commit: Option<String>,
+    /// Seconds since the epoch.
+    pub indexed_at: i64,
+    /// Source files changed on disk since the index (first few).
+    pub changed_files: Vec<String>,
+    pub changed_count: usize,
+}
+
+/// A ranked file or symbol.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Ranked {
+    pub id: String,
+    pub kind: String,
+    pub lines: String,
+    pub score: ScoreParts,
+    /// Nodes a change here can reach.
+    pub reach: u32,
+    pub dependents: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub side_effects: Vec<String>,
+}
+
+/// A ranked relationship.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Relationship {
+    pub kind: String,
+    pub src: String,
+    pub dst: String,
+    pub score: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+/// A directory of the project shape.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Directory {
+    pub path: String,
+    pub files: usize,
+}
+
+/// The answer of `get_context`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ContextReport {
+    pub repo: String,
+    pub files: usize,
+    pub symbols: usize,
+    pub freshness: Freshness,
+    pub shape: Vec<Directory>,
+    pub top_files: Vec<Ranked>,
+    pub top_symbols: Vec<Ranked>,
+    pub relationships: Vec<Relationship>,
+    pub hot_spots: Vec<Ranked>,
+    pub test_files: usize,
+    /// Tokens of the text answer.
+    pub tokens: usize,
+    pub max_tokens: usize,
+    /// Items left out to stay within the budget.
+    pub truncated: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The Markdown answer.
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// What the caller focuses on: paths (or directories) and words.
+struct Focus {
+    paths: Vec<String>,
+    words: Vec<String>,
+}
+
+impl Focus {
+    fn parse(focus: Option<&str>) -> Focus {
+        let mut paths = Vec::new();
+        let mut words = Vec::new();
+        for token in focus
+            .unwrap_or_default()
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+            .map(|t| t.trim_matches(|c: char| "\"'`()[]{}".contains(c)))
+            .filter(|t| !t.is_empty())
+        {
+            if token.contains('/') || token.contains("::") || has_source_extension(token) {
+                let path = token.split("::").next().unwrap_or(token);
+                if !path.starts_with('/') && !path.split('/').any(|p| p == "..") {
+                    paths.push(
+                        path.trim_start_matches("./")
+                            .trim_end_matches('/')
+                            .to_string(),
+                    );
+                }
+            } else if token.len() >= 3 && !STOP_WORDS.contains(&token.to_lowercase().as_str()) {
+                words.push(token.to_lowercase());
+            }
+        }
+        Focus { paths, words }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.paths.is_empty() && self.words.is_empty()
+    }
+
+    /// Extra rank for a node the focus names.
+    fn boost(&self, node: &Node) -> f64 {
+        let mut boost = 0.0;
+        if self
+            .paths
+            .iter()
+            .any(|p| node.path == *p || node.path.starts_with(&format!("{p}/")))
+        {
+            boost += 3.0;
+        }
+        if !self.words.is_empty() {
+            let id = node.id.to_lowercase();
+            boost += 1.5
+                * self
+                    .words
+                    .iter()
+                    .filter(|w| id.contains(w.as_str()))
+                    .count() as f64;
+        }
+        boost
+    }
+}
+
+const STOP_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "from", "into", "fix", "add", "make", "use",
+    "when", "how", "why", "what", "are", "not", "all", "new", "code", "file", "files", "bug",
+];
+
+fn has_source_extension(token: &str) -> bool {
+    crate::languages::Registry::get().for_path(token).is_some()
+}
+
+/// Builds the context pack within `max_tokens`.
+pub fn context(
+    scorer: &Scorer,
+    repo: &str,
+    freshness: Freshness,
+    focus: Option<&str>,
+    max_tokens: usize,
+    mut notes: Vec<String>,
+) -> ContextReport {
+    let graph = scorer.graph();
+    let focus = Focus::parse(focus);
+    let scores: HashMap<&str, (crate::graph::score::Score, f64)> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind != NodeKind::External)
+        .map(|n| {
+            let score = scorer.score(n);
+            (n.id.as_str(), (score, score.total() + focus.boost(n)))
+        })
+        .collect();
+    let rank = |node: &Node| scores.get(node.id.as_str()).map_or(0.0, |s| s.1);
+    let ranked_of = |node: &Node| Ranked {
+        id: node.id.clone(),
+        kind: node.kind.as_str().to_string(),
+        lines: location(node),
+        score: scores[node.id.as_str()].0.into(),
+        reach: node.reach,
+        dependents: node.causal_in,
+        side_effects: node.side_effects.clone(),
+    };
+    let by_rank = |a: &&Node, b: &&Node| rank(b).total_cmp(&rank(a)).then_with(|| a.id.cmp(&b.id));
+
+    let files: Vec<&Node> = graph.files().collect();
+    let test_files = files.iter().filter(|f| f.is_test).count();
+    let symbols = graph.nodes.iter().filter(|n| n.kind.is_symbol()).count();
+    let mut report = ContextReport {
+        repo: repo.to_string(),
+        files: files.len(),
+        symbols,
+        freshness,
+        shape: Vec::new(),
+        top_files: Vec::new(),
+        top_symbols: Vec::new(),
+        relationships: Vec::new(),
+        hot_spots: Vec::new(),
+        test_files,
+        tokens: 0,
+        max_tokens,
+        truncated: 0,
+        notes: Vec::new(),
+        text: String::new(),
+    };
+    let mut out = Budget::new(max_tokens.saturating_sub(40));
+    out.force(format!(
+        "# cairn context: {repo} — {} files ({test_files} tests), {symbols} symbols",
+        files.len()
+    ));
+    out.force(freshness_line(&report.freshness));
+    if !focus.is_empty() {
+        out.force(format!(
+            "focus: {}",
+            focus
+                .paths
+                .iter()
+                .chain(focus.words.iter())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out.force("score = recency + frequency + centrality + side-effect cost (r f c s); reach = nodes a change can affect; deps = direct dependents".to_string());
+    let share = |out: &Budget, fraction: f64| out.used() + (out.max() as f64 * fraction) as usize;
+
+    // Project shape: shallow levels first, deeper ones while the share lasts.
+    let limit = share(&out, 0.22);
+    out.force("## Shape".to_string());
+    let lines = shape_lines(&files, &rank);
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|&i| (lines[i].depth, i));
+    let mut chosen = vec![false; lines.len()];
+    let mut spent = out.used();
+    for i in order {
+        let cost = crate::tokens::count(&lines[i].text) + 1;
+        let parent_shown = lines[i].parent.is_none_or(|p| chosen[p]);
+        if parent_shown && spent + cost <= limit {
+            chosen[i] = true;
+            spent += cost;
+        }
+    }
+    for (line, shown) in lines.into_iter().zip(chosen) {
+        if shown && out.push(line.text) {
+            report.shape.push(line.directory);
+        } else {
+            out.dropped += 1;
+        }
+    }
+
+    // Top files (tests have their own line).
+    let limit = share(&out, 0.22);
+    out.force("## Top files".to_string());
+    let mut ranked_files: Vec<&Node> = files.iter().copied().filter(|f| !f.is_test).collect();
+    ranked_files.sort_by(by_rank);
+    for node in ranked_files.iter().take(60) {
+        let symbols_in = graph
+            .outgoing(&node.id)
+            .filter(|e| e.kind == EdgeKind::Contains)
+            .count();
+        let line = format!(
+            "- {} {} · reach {} · deps {} · {} defs{}",
+            node.id,
+            scores[node.id.as_str()].0.explain(),
+            node.reach,
+            node.causal_in,
+            symbols_in,
+            effects_suffix(node)
+        );
+        if out.push_until(line, limit) {
+            report.top_files.push(ranked_of(node));
+        }
+    }
+
+    // Top symbols.
+    let limit = share(&out, 0.22);
+    out.force("## Top symbols".to_string());
+    let mut ranked_symbols: Vec<&Node> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant)
+        .collect();
+    ranked_symbols.sort_by(by_rank);
+    for node in ranked_symbols.iter().take(60) {
+        let line = format!(
+            "- {} ({} {}) {} · reach {} · deps {}{}",
+            node.id,
+            node.kind.as_str(),
+            location(node),
+            scores[node.id.as_str()].0.explain(),
+            node.reach,
+            node.causal_in,
+            effects_suffix(node)
+        );
+        if out.push_until(line, limit) {
+            report.top_symbols.push(ranked_of(node));
+        }
+    }
+
+    // Key relationships among the best-ranked nodes.
+    let limit = share(&out, 0.14);
+    out.force("## Key relationships".to_string());
+    let top: std::collections::HashSet<&str> = ranked_files
+        .iter()
+        .take(100)
+        .chain(ranked_symbols.iter().take(200))
+        .map(|n| n.id.as_str())
+        .collect();
+    let mut relationships: Vec<(f64, &crate::graph::Edge)> = graph
+        .edges
+        .iter()
+        .filter(|e| e.kind.is_causal() && e.kind != EdgeKind::Drives)
+        .filter(|e| top.contains(e.src.as_str()) || top.contains(e.dst.as_str()))
+        .filter_map(|e| {
+            let (s, d) = (scores.get(e.src.as_str())?, scores.get(e.dst.as_str())?);
+            Some((edge_score(e, &s.0, &d.0), e))
+        })
+        .collect();
+    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    for (score, edge) in relationships.iter().take(40) {
+        let line = format!(
+            "- {} -{}-> {}{} ({score:.1})",
+            edge.src,
+            edge.kind.table(),
+            edge.dst,
+            lines_suffix(&edge.lines)
+        );
+        if out.push_until(line, limit) {
+            report.relationships.push(Relationship {
+                kind: edge.kind.table().to_string(),
+                src: edge.src.clone(),
+                dst: edge.dst.clone(),
+                score: (score * 100.0).round() / 100.0,
+                reasons: edge.reasons.clone(),
+            });
+        }
+    }
+
+    // Hot spots: side effects and state writes.
+    let limit = share(&out, 0.12);
+    out.force("## Hot spots (side effects, state writes)".to_string());
+    let mut hot: Vec<&Node> = files
+        .iter()
+        .copied()
+        .filter(|f| !f.is_test && (!f.side_effects.is_empty() || f.mutations > 0))
+        .collect();
+    hot.sort_by(|a, b| {
+        let weight = |n: &Node| n.side_effects.len() as f64 * 2.0 + rank(n);
+        weight(b)
+            .total_cmp(&weight(a))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    for node in hot.iter().take(30) {
+        let line = format!(
+            "- {}: {}{}",
+            node.id,
+            if node.side_effects.is_empty() {
+                "no outside effects".to_string()
+            } else {
+                node.side_effects.join(", ")
+            },
+            if node.mutations > 0 {
+                format!(" · {} state writes", node.mutations)
+            } else {
+                String::new()
+            }
+        );
+        if out.push_until(line, limit) {
+            report.hot_spots.push(ranked_of(node));
+        }
+    }
+
+    // Tests.
+    out.force("## Tests".to_string());
+    out.push(tests_line(graph, test_files));
+
+    report.truncated = out.dropped;
+    if out.dropped > 0 {
+        notes.push(format!(
+            "truncated: {} items left out to fit {max_tokens} tokens; raise max_tokens, pass a focus, or use expand",
+            out.dropped
+        ));
+    }
+    for note in &notes {
+        out.force(format!("_{note}_"));
+    }
+    report.notes = notes;
+    report.tokens = out.used();
+    report.text = out.into_text();
+    report
+}
+
+fn freshness_line(f: &Freshness) -> String {
+    let short = |c: &Option<String>| {
+        c.as_deref()
+            .map(|c| c.chars().take(10).collect::<String>())
+            .unwrap_or_else(|| "none".to_string())
+    };
+    let head = match (&f.indexed_commit, &f.head_commit) {
+        (Some(a), Some(b)) if a == b => "= HEAD".to_string(),
+        (_, Some(b)) => format!("(HEAD is now {})", short(&Some(b.clone()))),
+        _ => String::new(),
+    };
+    let changed = if f.changed_count == 0 {
+        "no source changes since".to_string()
+    } else {
+        format!(
+            "{} files changed since (run cairn index): {}{}",
+            f.changed_count,
+            f.changed_files.join(", "),
+            if f.changed_count > f.changed_files.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )
+    };
+    format!(
+        "indexed at commit {} {head}; {changed}",
+        short(&f.indexed_commit)
+    )
+}
+
+fn effects_suffix(node: &Node) -> String {
+    if node.side_effects.is_empty() {
+        String::new()
+    } else {
+        format!(" · effects: {}", node.side_effects.join(","))
+    }
+}
+
+fn lines_suffix(lines: &[u32]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => format!(" L{one}"),
+        [first, rest @ ..] => format!(" L{first} +{}", rest.len()),
+    }
+}
+
+fn tests_line(graph: &crate::graph::Graph, test_files: usize) -> String {
+    let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();
+    for edge in graph.edges.iter().filter(|e| e.kind == EdgeKind::AssertsOn) {
+        if graph
+            .node(&edge.dst)
+            .is_some_and(|n| n.kind == NodeKind::File)
+        {
+            *asserted.entry(edge.dst.as_str()).or_default() += 1;
+        }
+    }
+    let mut most: Vec<(&str, usize)> = asserted.into_iter().collect();
+    most.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let listed: Vec<String> = most
+        .iter()
+        .take(5)
+        .map(|(path, n)| format!("{path} ({n})"))
+        .collect();
+    if listed.is_empty() {
+        format!("{test_files} test files; none import project modules directly")
+    } else {
+        format!(
+            "{test_files} test files; most tested modules: {}",
+            listed.join(", ")
+        )
+    }
+}
+
+/// One line of the project shape.
+struct ShapeLine {
+    text: String,
+    directory: Directory,
+    depth: usize,
+    parent: Option<usize>,
+}
+
+#[derive(Default)]
+struct Dir {
+    files: usize,
+    weight: f64,
+    languages: BTreeMap<String, usize>,
+    children: BTreeMap<String, Dir>,
+}
+
+const SHAPE_CHILDREN: [usize; 3] = [10, 6, 4];
+
+/// The project's directories as an indented tree, most important first, compressed: chains of
+/// single directories are joined and long sibling lists end with a count of the rest.
+fn shape_lines(files: &[&Node], rank: &dyn Fn(&Node) -> f64) -> Vec<ShapeLine> {
+    let mut root = Dir::default();
+    for file in files {
+        let extension = file
+            .path
+            .rsplit_once('.')
+            .map_or("", |(_, e)| e)
+            .to_string();
+        let weight = rank(file);
+        let mut dir = &mut root;
+        dir.files += 1;
+        dir.weight += weight;
+        let parts: Vec<&str> = file.path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            dir = dir.children.entry(part.to_string()).or_default();
+            dir.files += 1;
+            dir.weight += weight;
+            *dir.languages.entry(extension.clone()).or_default() += 1;
+        }
+    }
+    let mut out = Vec::new();
+    let top_level = root.files - root.children.values().map(|c| c.files).sum::<usize>();
+    if top_level > 0 {
+        out.push(ShapeLine {
+            text: format!("- ./ {top_level} files at the top level"),
+            directory: Directory {
+                path: String::new(),
+                files: top_level,
+            },
+            depth: 0,
+            parent: None,
+        });
+    }
+    render_dir(&root, "", 0, None, &mut out);
+    out
+}
+
+fn render_dir(
+    dir: &Dir,
+    prefix: &str,
+    depth: usize,
+    parent: Option<usize>,
+    out: &mut Vec<ShapeLine>,
+) {
+    let Some(&max_children) = SHAPE_CHILDREN.get(depth) else {
+        return;
+    };
+    let mut children: Vec<(&String, &Dir)> = dir.children.iter().collect();
+    children.sort_by(|a, b| b.1.weight.total_cmp(&a.1.weight).then_with(|| a.0.cmp(b.0)));
+    let indent = "  ".repeat(depth);
+    for (name, child) in children.iter().take(max_children) {
+        let mut path = format!("{prefix}{name}/");
+        let mut node = *child;
+        while node.children.len() == 1
+            && node.files == node.children.values().next().map_or(0, |c| c.files)
+        {
+            let (next_name, next) = node.children.iter().next().expect("one child");
+            path.push_str(next_name);
+            path.push('/');
+            node = next;
+        }
+        let languages: Vec<String> = node
+            .languages
+            .iter()
+            .map(|(ext, n)| format!("{ext} {n}"))
+            .collect();
+        let shown = path.strip_prefix(prefix).unwrap_or(&path).to_string();
+        out.push(ShapeLine {
+            text: format!(
+                "{indent}- {shown} {} files ({})",
+                node.files,
+                languages.join(", ")
+            ),
+            directory: Directory {
+                path: path.trim_end_matches('/').to_string(),
+                files: node.files,
+            },
+            depth,
+            parent,
+        });
+        let me = out.len() - 1;
+        if node.children.len() > 1 {
+            render_dir(node, &path, depth + 1, Some(me), out);
+        }
+    }
+    if children.len() > max_children {
+        let rest: usize = children[max_children..].iter().map(|(_, d)| d.files).sum();
+        out.push(ShapeLine {
+            text: format!(
+                "{indent}- … {} more directories ({rest} files)",
+                children.len() - max_children
+            ),
+            directory: Directory {
+                path: format!("{prefix}…"),
+                files: rest,
+            },
+            depth,
+            parent,
+        });
+    }
+}

@@ -1,0 +1,143 @@
+//! Turning what a user or model typed (`src/app.py`, `src/app.py::App.run`, `App.run`) into a
+//! node, refusing paths that leave the repository and suggesting near matches for unknown ones.
+
+use crate::graph::{Graph, Node, NodeKind};
+
+/// Why a target could not be found.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TargetError {
+    #[error("target is empty")]
+    Empty,
+    #[error("{0:?} is outside the repository: targets are repository-relative paths")]
+    OutsideRepository(String),
+    #[error("no file or symbol {target:?} in the index{}", suggest(.suggestions))]
+    Unknown {
+        target: String,
+        suggestions: Vec<String>,
+    },
+    #[error("{target:?} names {} symbols; pick one: {}", .candidates.len(), .candidates.join(", "))]
+    Ambiguous {
+        target: String,
+        candidates: Vec<String>,
+    },
+}
+
+fn suggest(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", suggestions.join(", "))
+    }
+}
+
+const MAX_CANDIDATES: usize = 8;
+
+/// Finds the node a target names.
+pub fn resolve_target<'g>(graph: &'g Graph, raw: &str) -> Result<&'g Node, TargetError> {
+    let target = raw.trim();
+    if target.is_empty() {
+        return Err(TargetError::Empty);
+    }
+    let (path, symbol) = match target.split_once("::") {
+        Some((path, symbol)) => (path, Some(symbol)),
+        None => (target, None),
+    };
+    let path = normalise(path).ok_or_else(|| TargetError::OutsideRepository(raw.to_string()))?;
+    let id = match symbol {
+        Some(symbol) => format!("{path}::{symbol}"),
+        None => path.clone(),
+    };
+    if let Some(node) = graph.node(&id) {
+        return Ok(node);
+    }
+    let candidates: Vec<&Node> = match symbol {
+        // `path::method` for `path::Class.method`.
+        Some(symbol) => graph
+            .nodes
+            .iter()
+            .filter(|n| n.path == path && n.kind.is_symbol() && ends_with_segment(&n.name, symbol))
+            .collect(),
+        // A bare symbol name anywhere.
+        None => graph
+            .nodes
+            .iter()
+            .filter(|n| n.kind.is_symbol() && ends_with_segment(&n.name, &path))
+            .collect(),
+    };
+    match candidates.as_slice() {
+        [one] => Ok(one),
+        [] => Err(TargetError::Unknown {
+            target: raw.to_string(),
+            suggestions: near(graph, symbol.unwrap_or(&path)),
+        }),
+        many => Err(TargetError::Ambiguous {
+            target: raw.to_string(),
+            candidates: many
+                .iter()
+                .take(MAX_CANDIDATES)
+                .map(|n| n.id.clone())
+                .collect(),
+        }),
+    }
+}
+
+/// `Class.method` ends with segment `method` and with `Class.method`.
+fn ends_with_segment(name: &str, wanted: &str) -> bool {
+    name == wanted
+        || name
+            .strip_suffix(wanted)
+            .is_some_and(|rest| rest.ends_with('.'))
+}
+
+/// Repository-relative form of a path; `None` if it is absolute or climbs out.
+fn normalise(path: &str) -> Option<String> {
+    let path = path.replace('\\', "/");
+    if path.starts_with('/') || path.contains('\0') || path.get(1..2) == Some(":") {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Ids whose last part contains the wanted text, files first.
+fn near(graph: &Graph, wanted: &str) -> Vec<String> {
+    let last = wanted
+        .rsplit(['/', '.', ':'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(wanted)
+        .to_lowercase();
+    if last.len() < 2 {
+        return Vec::new();
+    }
+    let mut found: Vec<&Node> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind != NodeKind::External && n.id.to_lowercase().contains(&last))
+        .collect();
+    found.sort_by_key(|n| (n.kind != NodeKind::File, n.id.len()));
+    found.iter().take(5).map(|n| n.id.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_leave_the_repository_are_refused() {
+        assert_eq!(normalise("../../etc/passwd"), None);
+        assert_eq!(normalise("/etc/passwd"), None);
+        assert_eq!(normalise("C:/x"), None);
+        assert_eq!(normalise("a/../../b"), None);
+        assert_eq!(normalise("./src//app.py").as_deref(), Some("src/app.py"));
+        assert_eq!(normalise("src/x/../app.py").as_deref(), Some("src/app.py"));
+    }
+}

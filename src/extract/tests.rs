@@ -1,0 +1,233 @@
+//! Extraction fixtures: source in, a one-line-per-fact rendering out.
+
+use super::*;
+use crate::languages::Registry;
+
+fn render(extract: &FileExtract) -> String {
+    let scope = |s: Option<usize>| {
+        s.map_or("<module>".to_string(), |i| {
+            extract.symbols[i].qualname.clone()
+        })
+    };
+    let mut lines = Vec::new();
+    for s in &extract.symbols {
+        lines.push(format!(
+            "def {} {} L{}-{}",
+            s.kind.as_str(),
+            s.qualname,
+            s.start_line,
+            s.end_line
+        ));
+    }
+    for i in &extract.imports {
+        let mut parts = vec![format!(
+            "import L{} {} {}",
+            i.line,
+            scope(i.scope),
+            i.module
+        )];
+        for (label, value) in [
+            ("name", &i.name),
+            ("as", &i.alias),
+            ("default", &i.default),
+            ("ns", &i.namespace),
+        ] {
+            if let Some(v) = value {
+                parts.push(format!("{label}={v}"));
+            }
+        }
+        if i.wildcard {
+            parts.push("*".into());
+        }
+        if i.reexport {
+            parts.push("reexport".into());
+        }
+        if i.whole_module {
+            parts.push("whole".into());
+        }
+        lines.push(parts.join(" "));
+    }
+    for c in &extract.calls {
+        lines.push(format!(
+            "call L{} {} {}{}{}",
+            c.line,
+            scope(c.scope),
+            c.receiver
+                .as_ref()
+                .map(|r| format!("{r}."))
+                .unwrap_or_default(),
+            c.name,
+            if c.is_new { " new" } else { "" }
+        ));
+    }
+    for b in &extract.bases {
+        lines.push(format!(
+            "base {} <- {}",
+            extract.symbols[b.class].qualname, b.expr
+        ));
+    }
+    for m in &extract.mutations {
+        lines.push(format!("write L{} {} {}", m.line, scope(m.scope), m.target));
+    }
+    for d in &extract.diagnostics {
+        lines.push(format!("diagnostic {d}"));
+    }
+    lines.join("\n")
+}
+
+fn check(language: &str, source: &str, expected: &str) {
+    let language = Registry::get().by_name(language).unwrap();
+    let actual = render(&extract(language, source));
+    let expected: String = expected
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(actual, expected, "\n--- actual ---\n{actual}\n");
+}
+
+#[test]
+fn python_definitions_imports_calls_bases_and_writes() {
+    check(
+        "python",
+        r#"import os
+import os.path as osp
+from . import views
+from ..core import Engine as E, helpers
+from .models import *
+MAX_SIZE = 10
+
+class App(Base, mixins.Logged):
+    """The application."""
+    def __init__(self):
+        self.ready = False
+
+    def run(self, path):
+        from itertools import count
+        self.ready = True
+        data = helpers.load(osp.join(path, "x"))
+        return self.dispatch(count())
+
+def main():
+    def inner():
+        return App()
+    inner()
+    os.system("ls")
+"#,
+        "
+        def constant MAX_SIZE L6-6
+        def class App L8-17
+        def method App.__init__ L10-11
+        def method App.run L13-17
+        def function main L19-23
+        def function main.inner L20-21
+        import L1 <module> os whole
+        import L2 <module> os.path as=osp whole
+        import L3 <module> . name=views
+        import L4 <module> ..core name=Engine as=E
+        import L4 <module> ..core name=helpers
+        import L5 <module> .models *
+        import L14 App.run itertools name=count
+        call L16 App.run helpers.load
+        call L16 App.run osp.join
+        call L17 App.run self.dispatch
+        call L17 App.run count
+        call L21 main.inner App
+        call L22 main inner
+        call L23 main os.system
+        base App <- Base
+        base App <- mixins.Logged
+        write L15 App.run ready
+        ",
+    );
+}
+
+#[test]
+fn python_docstrings_signatures_and_duplicate_names() {
+    let language = Registry::get().by_name("python").unwrap();
+    let extract = extract(
+        language,
+        "class C:\n    @property\n    def x(self):\n        \"\"\"The x.\n\n        More.\"\"\"\n        return 1\n\n    @x.setter\n    def x(self, value):\n        pass\n",
+    );
+    let names: Vec<&str> = extract
+        .symbols
+        .iter()
+        .map(|s| s.qualname.as_str())
+        .collect();
+    assert_eq!(names, ["C", "C.x", "C.x#2"]);
+    assert_eq!(extract.symbols[1].doc.as_deref(), Some("The x."));
+    assert_eq!(extract.symbols[1].signature, "def x(self)");
+    assert_eq!(extract.symbols[2].signature, "def x(self, value)");
+}
+
+#[test]
+fn python_syntax_errors_keep_what_parsed() {
+    let language = Registry::get().by_name("python").unwrap();
+    let extract = extract(
+        language,
+        "def ok():\n    pass\n\ndef broken(:\n    pass\n\nclass Fine:\n    pass\n",
+    );
+    assert!(extract.symbols.iter().any(|s| s.qualname == "ok"));
+    assert!(extract.symbols.iter().any(|s| s.qualname == "Fine"));
+    assert_eq!(extract.diagnostics.len(), 1);
+    assert!(extract.diagnostics[0].starts_with("syntax errors at line"));
+}
+
+#[test]
+fn typescript_imports_exports_classes_and_calls() {
+    check(
+        "typescript",
+        r#"import fs from "fs";
+import * as path from "node:path";
+import { Store, helper as h } from "./store";
+export { Router } from "./router";
+export * from "./types";
+const lodash = require("lodash");
+
+export interface Repo extends Base { id: string }
+
+export class Service extends BaseService implements Repo {
+  constructor(private store: Store) {
+    super();
+    this.count = 0;
+  }
+  load(id: string) {
+    this.count += 1;
+    const s = new Store();
+    return h(this.fetch(id), path.join("a", id));
+  }
+}
+
+export const handler = async (x: number) => Service.create(x);
+"#,
+        r#"
+        def interface Repo L8-8
+        def class Service L10-20
+        def method Service.constructor L11-14
+        def method Service.load L15-19
+        def function handler L22-22
+        import L1 <module> fs
+        import L1 <module> fs default=fs
+        import L2 <module> node:path
+        import L2 <module> node:path ns=path
+        import L3 <module> ./store
+        import L3 <module> ./store name=Store
+        import L3 <module> ./store name=helper as=h
+        import L4 <module> ./router name=Router reexport
+        import L5 <module> ./types * reexport
+        import L6 <module> lodash default=lodash
+        import L6 <module> lodash
+        call L6 <module> require
+        call L17 Service.load Store new
+        call L18 Service.load h
+        call L18 Service.load this.fetch
+        call L18 Service.load path.join
+        call L22 handler Service.create
+        base Repo <- Base
+        base Service <- BaseService
+        base Service <- Repo
+        write L16 Service.load count
+        "#,
+    );
+}

@@ -1,0 +1,704 @@
+//! Building the graph from extractions: nodes, containment, import resolution to files, and
+//! calls and bases resolved only where the target is knowable.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::python::PythonModules;
+use super::typescript::TypescriptModules;
+use super::{Edge, EdgeKind, Graph, Node, NodeKind, SourceFile, external_id, promote, symbol_id};
+use crate::extract::{Import, SymbolKind};
+use crate::languages::{Language, Registry, Resolver};
+
+/// `tsconfig.json` module resolution settings, repository-relative.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PathAliases {
+    /// Directory of the config: it applies to files below it.
+    pub dir: String,
+    /// Directory the `paths` targets are relative to.
+    pub base_dir: String,
+    pub base_url: Option<String>,
+    /// `(pattern, targets)`, e.g. `("@/*", ["src/*"])`.
+    pub paths: Vec<(String, Vec<String>)>,
+}
+
+/// How well names resolved, for the index summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BuildStats {
+    pub calls_resolved: u64,
+    pub calls_builtin: u64,
+    pub calls_external: u64,
+    pub calls_unresolved: u64,
+    pub imports_internal: u64,
+    pub imports_external: u64,
+    pub imports_unresolved: u64,
+    pub bases_resolved: u64,
+    pub bases_external: u64,
+    pub bases_unresolved: u64,
+}
+
+impl BuildStats {
+    /// Share of calls to project code that could not be bound to a definition.
+    pub fn unresolved_call_share(&self) -> f64 {
+        let total = self.calls_resolved + self.calls_unresolved;
+        if total == 0 {
+            0.0
+        } else {
+            self.calls_unresolved as f64 / total as f64
+        }
+    }
+}
+
+/// What a name stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A repository file (a module).
+    File(usize),
+    /// A Python package without a file of its own (namespace package).
+    Package(String),
+    /// A definition: (file, symbol index in that file).
+    Symbol(usize, usize),
+    /// Something outside the repository, by dotted name.
+    External(String),
+}
+
+/// A name bound in a file by an import, before member lookup.
+#[derive(Debug, Clone)]
+enum Binding {
+    Module(Target),
+    Member(Target, String),
+}
+
+#[derive(Default)]
+struct FileNames {
+    /// Module-level bindings from imports.
+    imports: HashMap<String, Binding>,
+    /// Bindings from imports inside a definition, by that definition.
+    scoped: HashMap<usize, HashMap<String, Binding>>,
+    /// Modules whose names this file takes wholesale (`from m import *`, `export * from`).
+    wildcards: Vec<Target>,
+    /// Definitions by (parent, name).
+    children: HashMap<(Option<usize>, String), usize>,
+    /// Every import with the module it resolved to.
+    modules: Vec<(Import, Target)>,
+}
+
+struct Resolution<'a> {
+    files: &'a [SourceFile],
+    languages: Vec<&'a Language>,
+    python: PythonModules,
+    typescript: TypescriptModules<'a>,
+    names: Vec<FileNames>,
+    members: RefCell<HashMap<(usize, String), Option<Target>>>,
+}
+
+/// Builds the whole graph of a repository from its parsed files.
+pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStats) {
+    let registry = Registry::get();
+    let languages: Vec<&Language> = files
+        .iter()
+        .map(|f| {
+            registry
+                .by_name(&f.language)
+                .expect("files carry registered languages")
+        })
+        .collect();
+    let of_resolver = |resolver: Resolver| -> Vec<(usize, &str)> {
+        files
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| languages[*i].resolver == resolver)
+            .map(|(i, f)| (i, f.path.as_str()))
+            .collect()
+    };
+    let source_roots: BTreeSet<String> = languages
+        .iter()
+        .filter(|l| l.resolver == Resolver::Python)
+        .flat_map(|l| l.source_roots.iter().cloned())
+        .collect();
+    let source_roots: Vec<String> = source_roots.into_iter().collect();
+    let mut resolution = Resolution {
+        files,
+        python: PythonModules::new(&of_resolver(Resolver::Python), &source_roots),
+        typescript: TypescriptModules::new(&of_resolver(Resolver::Typescript), aliases),
+        languages,
+        names: Vec::new(),
+        members: RefCell::new(HashMap::new()),
+    };
+    let mut builder = Builder::default();
+    resolution.names = (0..files.len())
+        .map(|i| resolution.file_names(i, &mut builder))
+        .collect();
+    builder.nodes_and_containment(files);
+    builder.imports(&resolution);
+    builder.inheritance(&resolution);
+    builder.calls(&resolution);
+    builder.side_effects(&resolution);
+    let Builder {
+        nodes,
+        edges,
+        stats,
+        ..
+    } = builder;
+    let edges = edges
+        .into_iter()
+        .map(|((kind, src, dst), lines)| Edge {
+            kind,
+            src,
+            dst,
+            lines: lines.into_iter().collect(),
+            reasons: Vec::new(),
+        })
+        .collect();
+    let graph = promote::promote(nodes, edges);
+    (graph, stats)
+}
+
+#[derive(Default)]
+struct Builder {
+    nodes: Vec<Node>,
+    edges: BTreeMap<(EdgeKind, String, String), BTreeSet<u32>>,
+    stats: BuildStats,
+    /// Resolved bases per class: (file, symbol) -> [(file, symbol)].
+    bases: HashMap<(usize, usize), Vec<(usize, usize)>>,
+    externals: BTreeSet<String>,
+    /// Side-effect categories per (file, scope symbol).
+    effects: BTreeMap<(usize, Option<usize>), BTreeSet<String>>,
+}
+
+fn symbol_kind(kind: SymbolKind) -> NodeKind {
+    match kind {
+        SymbolKind::Class => NodeKind::Class,
+        SymbolKind::Function => NodeKind::Function,
+        SymbolKind::Method => NodeKind::Method,
+        SymbolKind::Interface => NodeKind::Interface,
+        SymbolKind::Type => NodeKind::Type,
+        SymbolKind::Enum => NodeKind::Enum,
+        SymbolKind::Constant => NodeKind::Constant,
+    }
+}
+
+impl Builder {
+    fn edge(&mut self, kind: EdgeKind, src: String, dst: String, line: Option<u32>) {
+        if src == dst {
+            return;
+        }
+        let lines = self.edges.entry((kind, src, dst)).or_default();
+        lines.extend(line);
+    }
+
+    fn node_id(files: &[SourceFile], file: usize, symbol: Option<usize>) -> String {
+        let path = &files[file].path;
+        match symbol {
+            Some(s) => symbol_id(path, &files[file].extract.symbols[s].qualname),
+            None => path.clone(),
+        }
+    }
+
+    fn nodes_and_containment(&mut self, files: &[SourceFile]) {
+        for (f, file) in files.iter().enumerate() {
+            let mutations_by_scope = file.extract.mutations.iter().fold(
+                HashMap::<Option<usize>, u32>::new(),
+                |mut counts, m| {
+                    *counts.entry(m.scope).or_default() += 1;
+                    counts
+                },
+            );
+            self.nodes.push(Node {
+                id: file.path.clone(),
+                kind: NodeKind::File,
+                path: file.path.clone(),
+                name: file
+                    .path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(&file.path)
+                    .to_string(),
+                start_line: 1,
+                end_line: file.extract.lines.max(1),
+                signature: None,
+                doc: None,
+                is_test: file.is_test,
+                side_effects: Vec::new(),
+                mutations: file.extract.mutations.len() as u32,
+                reach: 0,
+                causal_in: 0,
+                last_change: file.last_change,
+            });
+            for (s, symbol) in file.extract.symbols.iter().enumerate() {
+                let id = Self::node_id(files, f, Some(s));
+                self.nodes.push(Node {
+                    id: id.clone(),
+                    kind: symbol_kind(symbol.kind),
+                    path: file.path.clone(),
+                    name: symbol.qualname.clone(),
+                    start_line: symbol.start_line,
+                    end_line: symbol.end_line,
+                    signature: Some(symbol.signature.clone()),
+                    doc: symbol.doc.clone(),
+                    is_test: file.is_test,
+                    side_effects: Vec::new(),
+                    mutations: mutations_by_scope.get(&Some(s)).copied().unwrap_or(0),
+                    reach: 0,
+                    causal_in: 0,
+                    last_change: file.last_change,
+                });
+                let parent = Self::node_id(files, f, symbol.parent);
+                self.edge(EdgeKind::Contains, parent, id, None);
+            }
+        }
+        for module in std::mem::take(&mut self.externals) {
+            self.nodes.push(Node {
+                id: external_id(&module),
+                kind: NodeKind::External,
+                path: module.clone(),
+                name: module,
+                start_line: 0,
+                end_line: 0,
+                signature: None,
+                doc: None,
+                is_test: false,
+                side_effects: Vec::new(),
+                mutations: 0,
+                reach: 0,
+                causal_in: 0,
+                last_change: 0,
+            });
+        }
+    }
+
+    /// IMPORTS edges to repository files; `from pkg import module` depends on the submodule, and
+    /// `from module import Symbol` also imports the symbol itself.
+    fn imports(&mut self, r: &Resolution) {
+        for (f, names) in r.names.iter().enumerate() {
+            let importer = r.files[f].path.clone();
+            for (import, module) in &names.modules {
+                let member = import.name.as_ref().and_then(|n| r.member(module, n));
+                let dst = match (module, &member) {
+                    (_, Some(Target::File(sub))) => *sub,
+                    (Target::File(m), _) => *m,
+                    _ => continue,
+                };
+                if let Some(Target::Symbol(sf, ss)) = member {
+                    let symbol = Self::node_id(r.files, sf, Some(ss));
+                    self.edge(
+                        EdgeKind::Imports,
+                        importer.clone(),
+                        symbol,
+                        Some(import.line),
+                    );
+                }
+                let dst = r.files[dst].path.clone();
+                self.edge(EdgeKind::Imports, importer.clone(), dst, Some(import.line));
+            }
+        }
+    }
+
+    fn inheritance(&mut self, r: &Resolution) {
+        for (f, file) in r.files.iter().enumerate() {
+            for base in &file.extract.bases {
+                let scope = file.extract.symbols[base.class].parent;
+                match r.expression(f, scope, &base.expr) {
+                    Some(Target::Symbol(bf, bs))
+                        if r.files[bf].extract.symbols[bs].kind.is_class_like() =>
+                    {
+                        self.stats.bases_resolved += 1;
+                        self.bases
+                            .entry((f, base.class))
+                            .or_default()
+                            .push((bf, bs));
+                        let line = file.extract.symbols[base.class].start_line;
+                        self.edge(
+                            EdgeKind::Inherits,
+                            Self::node_id(r.files, f, Some(base.class)),
+                            Self::node_id(r.files, bf, Some(bs)),
+                            Some(line),
+                        );
+                    }
+                    Some(Target::External(_)) => self.stats.bases_external += 1,
+                    _ => self.stats.bases_unresolved += 1,
+                }
+            }
+        }
+    }
+
+    /// A method by name on a class or, depth first, its resolved bases.
+    fn method(
+        &self,
+        r: &Resolution,
+        class: (usize, usize),
+        name: &str,
+        depth: usize,
+    ) -> Option<(usize, usize)> {
+        if depth > 16 {
+            return None;
+        }
+        if let Some(&s) = r.names[class.0]
+            .children
+            .get(&(Some(class.1), name.to_string()))
+        {
+            return Some((class.0, s));
+        }
+        self.bases
+            .get(&class)?
+            .iter()
+            .find_map(|&base| self.method(r, base, name, depth + 1))
+    }
+
+    fn enclosing_class(r: &Resolution, file: usize, scope: Option<usize>) -> Option<usize> {
+        let symbols = &r.files[file].extract.symbols;
+        let mut current = scope;
+        while let Some(s) = current {
+            if symbols[s].kind.is_class_like() {
+                return Some(s);
+            }
+            current = symbols[s].parent;
+        }
+        None
+    }
+
+    fn calls(&mut self, r: &Resolution) {
+        for (f, file) in r.files.iter().enumerate() {
+            let language = r.languages[f];
+            for call in &file.extract.calls {
+                let caller = Self::node_id(r.files, f, call.scope);
+                let target = match call.receiver.as_deref() {
+                    None => match r.name(f, call.scope, &call.name) {
+                        Some(t) => Some(t),
+                        None if language.is_builtin(&call.name) => {
+                            self.stats.calls_builtin += 1;
+                            self.effect_of_call(f, call.scope, language, &call.name);
+                            continue;
+                        }
+                        None => None,
+                    },
+                    Some(receiver) if language.self_names.iter().any(|s| s == receiver) => {
+                        Self::enclosing_class(r, f, call.scope)
+                            .and_then(|c| self.method(r, (f, c), &call.name, 0))
+                            .map(|(cf, cs)| Target::Symbol(cf, cs))
+                    }
+                    Some("super()") | Some("super") => Self::enclosing_class(r, f, call.scope)
+                        .and_then(|c| {
+                            self.bases.get(&(f, c)).and_then(|bases| {
+                                bases.iter().find_map(|&b| self.method(r, b, &call.name, 0))
+                            })
+                        })
+                        .map(|(cf, cs)| Target::Symbol(cf, cs)),
+                    Some(receiver) => match r.expression(f, call.scope, receiver) {
+                        Some(Target::Symbol(cf, cs))
+                            if r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+                        {
+                            self.method(r, (cf, cs), &call.name, 0)
+                                .map(|(mf, ms)| Target::Symbol(mf, ms))
+                        }
+                        Some(Target::External(module)) => {
+                            Some(Target::External(format!("{module}.{}", call.name)))
+                        }
+                        Some(module @ (Target::File(_) | Target::Package(_))) => {
+                            r.member(&module, &call.name)
+                        }
+                        _ => None,
+                    },
+                };
+                match target {
+                    Some(Target::Symbol(cf, cs)) => {
+                        self.stats.calls_resolved += 1;
+                        let callee = Self::node_id(r.files, cf, Some(cs));
+                        self.edge(EdgeKind::Calls, caller, callee, Some(call.line));
+                    }
+                    Some(Target::External(name)) => {
+                        self.stats.calls_external += 1;
+                        self.effect_of_call(f, call.scope, language, &name);
+                    }
+                    _ => self.stats.calls_unresolved += 1,
+                }
+            }
+        }
+    }
+
+    /// Records the side-effect categories a call to an outside name implies.
+    fn effect_of_call(
+        &mut self,
+        file: usize,
+        scope: Option<usize>,
+        language: &Language,
+        name: &str,
+    ) {
+        for (category, rule) in &language.side_effects {
+            let hit = rule.calls.iter().any(|c| c == name)
+                || rule.modules.iter().any(|m| dotted_within(name, m));
+            if hit {
+                self.effects
+                    .entry((file, scope))
+                    .or_default()
+                    .insert(category.clone());
+            }
+        }
+    }
+
+    fn side_effects(&mut self, r: &Resolution) {
+        for (f, file) in r.files.iter().enumerate() {
+            let language = r.languages[f];
+            for import in &file.extract.imports {
+                let module = import.module.trim_start_matches("node:");
+                for (category, rule) in &language.side_effects {
+                    if rule
+                        .modules
+                        .iter()
+                        .any(|m| dotted_within(module, m) || m == &import.module)
+                    {
+                        self.effects
+                            .entry((f, None))
+                            .or_default()
+                            .insert(category.clone());
+                    }
+                }
+            }
+        }
+        let mut by_id: HashMap<String, BTreeSet<String>> = HashMap::new();
+        for ((f, scope), categories) in &self.effects {
+            let file_id = Self::node_id(r.files, *f, None);
+            by_id
+                .entry(file_id)
+                .or_default()
+                .extend(categories.iter().cloned());
+            if scope.is_some() {
+                by_id
+                    .entry(Self::node_id(r.files, *f, *scope))
+                    .or_default()
+                    .extend(categories.iter().cloned());
+            }
+        }
+        for node in &mut self.nodes {
+            if let Some(categories) = by_id.remove(&node.id) {
+                node.side_effects = categories.into_iter().collect();
+            }
+        }
+    }
+}
+
+/// `a.b.c` is within `a.b` (and equal to itself).
+fn dotted_within(name: &str, module: &str) -> bool {
+    name == module
+        || name
+            .strip_prefix(module)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('/'))
+}
+
+impl Resolution<'_> {
+    fn resolver(&self, file: usize) -> Resolver {
+        self.languages[file].resolver
+    }
+
+    /// Resolves an import's module to a target; records the IMPORTS edge.
+    fn module_of(&self, file: usize, import: &Import, builder: &mut Builder) -> Option<Target> {
+        let target = match self.resolver(file) {
+            Resolver::Python if import.module.starts_with('.') => {
+                self.python.relative(file, &import.module)
+            }
+            Resolver::Python => self
+                .python
+                .absolute(file, &import.module)
+                .or_else(|| Some(Target::External(import.module.clone()))),
+            Resolver::Typescript => self.typescript.resolve(file, &import.module),
+        };
+        match &target {
+            Some(Target::File(_) | Target::Package(_)) => builder.stats.imports_internal += 1,
+            Some(Target::External(module)) => {
+                builder.stats.imports_external += 1;
+                let top = match self.resolver(file) {
+                    Resolver::Python => module.split('.').next().unwrap_or(module).to_string(),
+                    Resolver::Typescript => module.clone(),
+                };
+                let importer = self.files[file].path.clone();
+                builder.edge(
+                    EdgeKind::Imports,
+                    importer,
+                    external_id(&top),
+                    Some(import.line),
+                );
+                builder.externals.insert(top);
+            }
+            Some(Target::Symbol(..)) | None => builder.stats.imports_unresolved += 1,
+        }
+        target
+    }
+
+    /// Collects a file's own definitions and the names its imports bind.
+    fn file_names(&self, file: usize, builder: &mut Builder) -> FileNames {
+        let mut names = FileNames::default();
+        let extract = &self.files[file].extract;
+        for (s, symbol) in extract.symbols.iter().enumerate() {
+            let name = symbol.qualname.rsplit('.').next().unwrap_or(&symbol.name);
+            if name.contains('#') {
+                continue;
+            }
+            names.children.insert((symbol.parent, name.to_string()), s);
+        }
+        for import in &extract.imports {
+            let Some(module) = self.module_of(file, import, builder) else {
+                continue;
+            };
+            names.modules.push((import.clone(), module.clone()));
+            let mut bind = |local: String, binding: Binding| match import.scope {
+                Some(scope) => {
+                    names
+                        .scoped
+                        .entry(scope)
+                        .or_default()
+                        .insert(local, binding);
+                }
+                None => {
+                    names.imports.insert(local, binding);
+                }
+            };
+            if import.wildcard {
+                names.wildcards.push(module.clone());
+                continue;
+            }
+            if let Some(namespace) = &import.namespace {
+                bind(namespace.clone(), Binding::Module(module.clone()));
+            }
+            if let Some(default) = &import.default {
+                // A package's default export is the package as far as cairn can tell.
+                let binding = match &module {
+                    Target::External(_) => Binding::Module(module.clone()),
+                    _ => Binding::Member(module.clone(), default.clone()),
+                };
+                bind(default.clone(), binding);
+            }
+            if let Some(name) = &import.name {
+                let local = import.alias.clone().unwrap_or_else(|| name.clone());
+                bind(local, Binding::Member(module.clone(), name.clone()));
+            }
+            if import.whole_module {
+                match (&import.alias, self.resolver(file)) {
+                    (Some(alias), _) => bind(alias.clone(), Binding::Module(module.clone())),
+                    (None, Resolver::Python) => {
+                        // `import a.b.c` binds `a`.
+                        let top = import.module.split('.').next().unwrap_or_default();
+                        let target = self
+                            .python
+                            .absolute(file, top)
+                            .unwrap_or_else(|| Target::External(top.to_string()));
+                        bind(top.to_string(), Binding::Module(target));
+                    }
+                    (None, Resolver::Typescript) => {}
+                }
+            }
+        }
+        names
+    }
+
+    fn resolve_binding(&self, binding: &Binding) -> Option<Target> {
+        match binding {
+            Binding::Module(target) => Some(target.clone()),
+            Binding::Member(module, name) => self.member(module, name),
+        }
+    }
+
+    /// A name as seen from a scope of a file: imports and definitions of the enclosing scopes,
+    /// then the module's own.
+    fn name(&self, file: usize, scope: Option<usize>, name: &str) -> Option<Target> {
+        let names = &self.names[file];
+        let symbols = &self.files[file].extract.symbols;
+        let mut current = scope;
+        while let Some(s) = current {
+            if let Some(binding) = names.scoped.get(&s).and_then(|m| m.get(name)) {
+                return self.resolve_binding(binding);
+            }
+            if !symbols[s].kind.is_class_like()
+                && let Some(&child) = names.children.get(&(Some(s), name.to_string()))
+            {
+                return Some(Target::Symbol(file, child));
+            }
+            current = symbols[s].parent;
+        }
+        self.top_level(file, name)
+    }
+
+    /// A module-level name of a file: its definitions, then its imports, then its wildcards.
+    fn top_level(&self, file: usize, name: &str) -> Option<Target> {
+        let names = &self.names[file];
+        if let Some(&s) = names.children.get(&(None, name.to_string())) {
+            return Some(Target::Symbol(file, s));
+        }
+        if let Some(binding) = names.imports.get(name) {
+            return self.resolve_binding(binding);
+        }
+        None
+    }
+
+    /// A dotted expression (`os.path`, `models.Model`, `Foo`) from a scope.
+    fn expression(&self, file: usize, scope: Option<usize>, expr: &str) -> Option<Target> {
+        let mut parts = expr.split('.');
+        let first = parts.next()?;
+        if first.is_empty()
+            || !first
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
+            return None;
+        }
+        let mut target = self.name(file, scope, first)?;
+        for part in parts {
+            target = match target {
+                Target::External(module) => Target::External(format!("{module}.{part}")),
+                Target::Symbol(f, s) => {
+                    let &child = self.names[f].children.get(&(Some(s), part.to_string()))?;
+                    Target::Symbol(f, child)
+                }
+                module => self.member(&module, part)?,
+            };
+        }
+        Some(target)
+    }
+
+    /// A name exported by a module: its definitions, its submodules (Python), the names its
+    /// imports bind (re-exports) and its wildcard imports. Memoised; cycles resolve to nothing.
+    fn member(&self, module: &Target, name: &str) -> Option<Target> {
+        match module {
+            Target::External(m) => Some(Target::External(format!("{m}.{name}"))),
+            Target::Package(dotted) => self
+                .python
+                .absolute(usize::MAX, &format!("{dotted}.{name}")),
+            Target::Symbol(f, s) => self.names[*f]
+                .children
+                .get(&(Some(*s), name.to_string()))
+                .map(|&c| Target::Symbol(*f, c)),
+            Target::File(f) => {
+                let key = (*f, name.to_string());
+                if let Some(known) = self.members.borrow().get(&key) {
+                    return known.clone();
+                }
+                self.members.borrow_mut().insert(key.clone(), None);
+                let found = self.file_member(*f, name);
+                self.members.borrow_mut().insert(key, found.clone());
+                found
+            }
+        }
+    }
+
+    fn file_member(&self, file: usize, name: &str) -> Option<Target> {
+        if let Some(&s) = self.names[file].children.get(&(None, name.to_string())) {
+            return Some(Target::Symbol(file, s));
+        }
+        if self.resolver(file) == Resolver::Python
+            && let Some(found) = self
+                .python
+                .name_of(file)
+                .and_then(|dotted| self.python.submodule(file, dotted, name))
+        {
+            return Some(found);
+        }
+        if let Some(binding) = self.names[file].imports.get(name) {
+            return self.resolve_binding(binding);
+        }
+        self.names[file]
+            .wildcards
+            .iter()
+            .find_map(|w| self.member(w, name))
+    }
+}

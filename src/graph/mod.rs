@@ -1,0 +1,254 @@
+//! The code graph: nodes (files, symbols, external modules) and typed edges, built from
+//! extractions by resolving names, then promoted and measured. Pure: no IO.
+
+mod build;
+mod promote;
+mod python;
+pub mod reach;
+pub use promote::impact;
+pub mod score;
+mod typescript;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::extract::FileExtract;
+
+pub use build::{BuildStats, PathAliases, build};
+
+/// A parsed source file, the input of a graph build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceFile {
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    pub language: String,
+    pub hash: String,
+    pub size: u64,
+    /// Seconds since the epoch of the last change (git or mtime).
+    pub last_change: i64,
+    pub is_test: bool,
+    pub extract: FileExtract,
+}
+
+/// What a node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    File,
+    Class,
+    Function,
+    Method,
+    Interface,
+    Type,
+    Enum,
+    Constant,
+    /// A module outside the repository (a package or the standard library).
+    External,
+}
+
+impl NodeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::File => "file",
+            NodeKind::Class => "class",
+            NodeKind::Function => "function",
+            NodeKind::Method => "method",
+            NodeKind::Interface => "interface",
+            NodeKind::Type => "type",
+            NodeKind::Enum => "enum",
+            NodeKind::Constant => "constant",
+            NodeKind::External => "external",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<NodeKind> {
+        serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
+    }
+
+    pub fn is_symbol(self) -> bool {
+        !matches!(self, NodeKind::File | NodeKind::External)
+    }
+
+    pub fn is_class_like(self) -> bool {
+        matches!(self, NodeKind::Class | NodeKind::Interface)
+    }
+}
+
+/// A node of the graph. Ids: `path` for files, `path::Qual.name` for symbols, `ext:module` for
+/// external modules. Ids are stable across re-indexes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub id: String,
+    pub kind: NodeKind,
+    /// The file a node lives in (the module name for external nodes).
+    pub path: String,
+    pub name: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: Option<String>,
+    pub doc: Option<String>,
+    pub is_test: bool,
+    pub side_effects: Vec<String>,
+    /// State writes outside constructors.
+    pub mutations: u32,
+    /// Nodes reachable downstream over causal edges (what a change here can affect).
+    pub reach: u32,
+    /// Direct dependents over causal edges.
+    pub causal_in: u32,
+    pub last_change: i64,
+}
+
+/// The kind of an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    Contains,
+    Imports,
+    Inherits,
+    Calls,
+    Drives,
+    AssertsOn,
+}
+
+impl EdgeKind {
+    pub const ALL: [EdgeKind; 6] = [
+        EdgeKind::Contains,
+        EdgeKind::Imports,
+        EdgeKind::Inherits,
+        EdgeKind::Calls,
+        EdgeKind::Drives,
+        EdgeKind::AssertsOn,
+    ];
+
+    /// The edge table's name.
+    pub fn table(self) -> &'static str {
+        match self {
+            EdgeKind::Contains => "contains",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Inherits => "inherits",
+            EdgeKind::Calls => "calls",
+            EdgeKind::Drives => "drives",
+            EdgeKind::AssertsOn => "asserts_on",
+        }
+    }
+
+    /// Causal edges carry change: a change at one end can break the other.
+    pub fn is_causal(self) -> bool {
+        !matches!(self, EdgeKind::Contains)
+    }
+
+    /// Edges whose breakage is expensive (a failing test).
+    pub fn is_costly(self) -> bool {
+        matches!(self, EdgeKind::AssertsOn)
+    }
+}
+
+/// A directed edge between two node ids. `lines` are the source lines in `src` that make the
+/// edge (import or call sites); `reasons` say why a promoted edge exists.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Edge {
+    pub kind: EdgeKind,
+    pub src: String,
+    pub dst: String,
+    pub lines: Vec<u32>,
+    pub reasons: Vec<String>,
+}
+
+impl Edge {
+    /// A stable key, unique per graph.
+    pub fn key(&self) -> String {
+        format!("{}->{}", self.src, self.dst)
+    }
+}
+
+/// A whole graph with an index by id.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+    index: HashMap<String, usize>,
+    outgoing: HashMap<usize, Vec<usize>>,
+    incoming: HashMap<usize, Vec<usize>>,
+}
+
+impl Graph {
+    /// Builds the indexes over nodes and edges.
+    pub fn new(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
+        nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        edges.sort();
+        let index: HashMap<String, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.clone(), i))
+            .collect();
+        let mut outgoing: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut incoming: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (e, edge) in edges.iter().enumerate() {
+            if let (Some(&s), Some(&d)) = (index.get(&edge.src), index.get(&edge.dst)) {
+                outgoing.entry(s).or_default().push(e);
+                incoming.entry(d).or_default().push(e);
+            }
+        }
+        Graph {
+            nodes,
+            edges,
+            index,
+            outgoing,
+            incoming,
+        }
+    }
+
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.index.get(id).map(|&i| &self.nodes[i])
+    }
+
+    pub fn node_index(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Edges leaving a node.
+    pub fn outgoing(&self, id: &str) -> impl Iterator<Item = &Edge> {
+        self.edges_at(&self.outgoing, id)
+    }
+
+    /// Edges arriving at a node.
+    pub fn incoming(&self, id: &str) -> impl Iterator<Item = &Edge> {
+        self.edges_at(&self.incoming, id)
+    }
+
+    fn edges_at<'a>(
+        &'a self,
+        map: &'a HashMap<usize, Vec<usize>>,
+        id: &str,
+    ) -> impl Iterator<Item = &'a Edge> {
+        self.index
+            .get(id)
+            .and_then(|i| map.get(i))
+            .into_iter()
+            .flatten()
+            .map(|&e| &self.edges[e])
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| n.kind == NodeKind::File)
+    }
+
+    /// Edge counts by kind.
+    pub fn edge_counts(&self) -> Vec<(EdgeKind, usize)> {
+        EdgeKind::ALL
+            .iter()
+            .map(|&k| (k, self.edges.iter().filter(|e| e.kind == k).count()))
+            .collect()
+    }
+}
+
+/// Node id of a symbol.
+pub fn symbol_id(path: &str, qualname: &str) -> String {
+    format!("{path}::{qualname}")
+}
+
+/// Node id of an external module.
+pub fn external_id(module: &str) -> String {
+    format!("ext:{module}")
+}

@@ -1,0 +1,104 @@
+//! Promotions after a build (fan-in and mutation `DRIVES`, test `ASSERTS_ON`) and the causal
+//! measures every node carries (reach, direct dependents).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::{Edge, EdgeKind, Graph, Node, NodeKind, reach};
+
+/// A module imported by this many files or more drives its importers.
+pub const FAN_IN_THRESHOLD: usize = 3;
+
+/// Adds promoted edges and computes reach and direct dependents.
+pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
+    let by_id: HashMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let is_file = |id: &str| by_id.get(id).is_some_and(|n| n.kind == NodeKind::File);
+    let is_test = |id: &str| by_id.get(id).is_some_and(|n| n.is_test);
+
+    let mut importers: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut promoted: BTreeMap<(EdgeKind, String, String), BTreeSet<String>> = BTreeMap::new();
+    for edge in edges.iter().filter(|e| e.kind == EdgeKind::Imports) {
+        if is_file(&edge.dst) {
+            importers.entry(&edge.dst).or_default().insert(&edge.src);
+        }
+        if is_test(&edge.src) && by_id.contains_key(edge.dst.as_str()) && !is_test(&edge.dst) {
+            let external = by_id[edge.dst.as_str()].kind == NodeKind::External;
+            if !external {
+                promoted
+                    .entry((EdgeKind::AssertsOn, edge.src.clone(), edge.dst.clone()))
+                    .or_default()
+                    .insert("import".to_string());
+            }
+        }
+    }
+    for (module, files) in &importers {
+        let fan_in = files.len() >= FAN_IN_THRESHOLD;
+        let mutates = by_id[module].mutations > 0;
+        for importer in files {
+            let mut reasons = Vec::new();
+            if fan_in {
+                reasons.push("fan_in");
+            }
+            if mutates {
+                reasons.push("mutation");
+            }
+            if !reasons.is_empty() {
+                promoted
+                    .entry((EdgeKind::Drives, module.to_string(), importer.to_string()))
+                    .or_default()
+                    .extend(reasons.into_iter().map(String::from));
+            }
+        }
+    }
+    edges.extend(
+        promoted
+            .into_iter()
+            .map(|((kind, src, dst), reasons)| Edge {
+                kind,
+                src,
+                dst,
+                lines: Vec::new(),
+                reasons: reasons.into_iter().collect(),
+            }),
+    );
+    measure(&mut nodes, &edges);
+    Graph::new(nodes, edges)
+}
+
+/// The impact of an edge, if it carries one: a change at the first node can break the second.
+/// Causal edges carry impact against their direction (the imported, called, inherited or
+/// asserted-on node reaches its user), `drives` along it. A method also reaches its class:
+/// calls through instances cannot be resolved statically, so the class's users stand in.
+pub fn impact(edge: &Edge, src_kind: NodeKind) -> Option<(&str, &str)> {
+    match edge.kind {
+        EdgeKind::Drives => Some((&edge.src, &edge.dst)),
+        EdgeKind::Contains if src_kind.is_class_like() => Some((&edge.dst, &edge.src)),
+        EdgeKind::Contains => None,
+        _ => Some((&edge.dst, &edge.src)),
+    }
+}
+
+fn measure(nodes: &mut [Node], edges: &[Edge]) {
+    let index: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind != NodeKind::External)
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut successors: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+    let kinds: HashMap<&str, NodeKind> = nodes.iter().map(|n| (n.id.as_str(), n.kind)).collect();
+    let kind_of = |id: &str| kinds.get(id).copied().unwrap_or(NodeKind::External);
+    for (from, to) in edges.iter().filter_map(|e| impact(e, kind_of(&e.src))) {
+        if let (Some(&a), Some(&b)) = (index.get(from), index.get(to)) {
+            successors[a].push(b as u32);
+        }
+    }
+    for list in &mut successors {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let reach = reach::reach_counts(&successors);
+    for (i, node) in nodes.iter_mut().enumerate() {
+        node.reach = reach[i];
+        node.causal_in = successors[i].len() as u32;
+    }
+}

@@ -1,0 +1,214 @@
+//! Python's module system: dotted module names to files, with packages, namespace packages,
+//! `src/`-style roots and relative imports.
+
+use std::collections::{HashMap, HashSet};
+
+use super::build::Target;
+
+/// Where every Python module of the repository lives.
+#[derive(Default)]
+pub struct PythonModules {
+    /// Dotted name -> (root directory the name is relative to, file index).
+    by_name: HashMap<String, Vec<(String, usize)>>,
+    /// Every dotted prefix of a module name (packages, namespace packages included).
+    packages: HashSet<String>,
+    /// File index -> (its root directory, its dotted name under that root).
+    names: HashMap<usize, (String, String)>,
+    /// File index -> its path.
+    paths: HashMap<usize, String>,
+    /// Path without extension (packages: their directory) -> file index.
+    by_stem: HashMap<String, usize>,
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn join(dir: &str, rest: &str) -> String {
+    match (dir.is_empty(), rest.is_empty()) {
+        (true, _) => rest.to_string(),
+        (_, true) => dir.to_string(),
+        _ => format!("{dir}/{rest}"),
+    }
+}
+
+impl PythonModules {
+    /// Indexes Python files given as (file index, path); `source_roots` are extra roots that are
+    /// tried for every file below them.
+    pub fn new(files: &[(usize, &str)], source_roots: &[String]) -> PythonModules {
+        let package_dirs: HashSet<&str> = files
+            .iter()
+            .filter(|(_, p)| p.ends_with("/__init__.py") || *p == "__init__.py")
+            .map(|(_, p)| parent(p))
+            .collect();
+        let mut modules = PythonModules::default();
+        let mut ordered: Vec<&(usize, &str)> = files.iter().collect();
+        // A `.py` file wins over a `.pyi` stub of the same module.
+        ordered.sort_by_key(|(_, p)| (p.ends_with(".pyi"), *p));
+        for &&(index, path) in &ordered {
+            let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+            let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+            let stem = if stem == "__init__" { "" } else { stem };
+            // The top of the package chain: the first directory upwards that is not a package.
+            let mut top = parent(path);
+            while !top.is_empty() && package_dirs.contains(top) {
+                top = parent(top);
+            }
+            let mut roots: Vec<&str> = vec!["", top];
+            roots.extend(
+                source_roots
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|r| path.starts_with(&format!("{r}/"))),
+            );
+            roots.dedup();
+            for root in roots {
+                let relative = if root.is_empty() {
+                    stem
+                } else {
+                    match stem.strip_prefix(root) {
+                        Some(rest) => rest.trim_start_matches('/'),
+                        None => continue,
+                    }
+                };
+                if relative.is_empty() || relative.split('/').any(|part| part.contains('.')) {
+                    continue;
+                }
+                let dotted = relative.replace('/', ".");
+                let mut prefix = String::new();
+                for part in dotted.split('.') {
+                    if !prefix.is_empty() {
+                        prefix.push('.');
+                    }
+                    prefix.push_str(part);
+                    modules.packages.insert(prefix.clone());
+                }
+                let entries = modules.by_name.entry(dotted.clone()).or_default();
+                if !entries.iter().any(|(r, _)| r == root) {
+                    entries.push((root.to_string(), index));
+                }
+                if root == top || !modules.names.contains_key(&index) {
+                    modules.names.insert(index, (root.to_string(), dotted));
+                }
+            }
+            modules.paths.insert(index, path.to_string());
+            modules.by_stem.entry(stem.to_string()).or_insert(index);
+        }
+        modules
+    }
+
+    /// Resolves an absolute dotted module name as imported from file `from`.
+    pub fn absolute(&self, from: usize, dotted: &str) -> Option<Target> {
+        if let Some(entries) = self.by_name.get(dotted) {
+            if entries.len() == 1 {
+                return Some(Target::File(entries[0].1));
+            }
+            let own_root = self.names.get(&from).map(|(root, _)| root.as_str());
+            let pick = entries
+                .iter()
+                .find(|(root, _)| Some(root.as_str()) == own_root)
+                .or_else(|| entries.iter().find(|(root, _)| root.is_empty()));
+            return pick.map(|(_, index)| Target::File(*index));
+        }
+        self.packages
+            .contains(dotted)
+            .then(|| Target::Package(dotted.to_string()))
+    }
+
+    /// Resolves `from <dots><rest> import …` relative to file `from`.
+    pub fn relative(&self, from: usize, spec: &str) -> Option<Target> {
+        let dots = spec.chars().take_while(|&c| c == '.').count();
+        let rest = &spec[dots..];
+        let path = self.paths.get(&from)?;
+        let mut dir = parent(path).to_string();
+        for _ in 1..dots {
+            if dir.is_empty() {
+                return None;
+            }
+            dir = parent(&dir).to_string();
+        }
+        let target_dir = join(&dir, &rest.replace('.', "/"));
+        self.by_path(&target_dir)
+    }
+
+    /// The module at a path without extension: `a/b` is `a/b.py`, the package `a/b/`, or a
+    /// namespace package.
+    fn by_path(&self, stem: &str) -> Option<Target> {
+        if let Some(&index) = self.by_stem.get(stem) {
+            return Some(Target::File(index));
+        }
+        let dotted = stem.replace('/', ".");
+        self.packages
+            .contains(&dotted)
+            .then_some(Target::Package(dotted))
+    }
+
+    /// The dotted name of a file's module, if it is a Python module.
+    pub fn name_of(&self, file: usize) -> Option<&str> {
+        self.names.get(&file).map(|(_, dotted)| dotted.as_str())
+    }
+
+    /// A submodule of a module or package.
+    pub fn submodule(&self, from: usize, parent: &str, name: &str) -> Option<Target> {
+        self.absolute(from, &format!("{parent}.{name}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn modules(paths: &[&str]) -> PythonModules {
+        let files: Vec<(usize, &str)> = paths.iter().copied().enumerate().collect();
+        PythonModules::new(&files, &["src".to_string()])
+    }
+
+    #[test]
+    fn absolute_imports_find_packages_modules_and_src_layouts() {
+        let m = modules(&[
+            "src/flask/__init__.py",
+            "src/flask/app.py",
+            "tests/test_app.py",
+            "django/db/models/base.py",
+            "django/db/models/__init__.py",
+            "django/db/__init__.py",
+            "django/__init__.py",
+        ]);
+        assert_eq!(m.absolute(2, "flask"), Some(Target::File(0)));
+        assert_eq!(m.absolute(2, "flask.app"), Some(Target::File(1)));
+        assert_eq!(
+            m.absolute(0, "django.db.models.base"),
+            Some(Target::File(3))
+        );
+        assert_eq!(m.absolute(0, "django.db.models"), Some(Target::File(4)));
+        assert_eq!(m.absolute(0, "requests"), None);
+    }
+
+    #[test]
+    fn relative_imports_climb_packages() {
+        let m = modules(&[
+            "pkg/__init__.py",
+            "pkg/sub/__init__.py",
+            "pkg/sub/a.py",
+            "pkg/b.py",
+        ]);
+        assert_eq!(m.relative(2, ".."), Some(Target::File(0)));
+        assert_eq!(m.relative(2, "..b"), Some(Target::File(3)));
+        assert_eq!(m.relative(2, "."), Some(Target::File(1)));
+        assert_eq!(m.relative(1, ".a"), Some(Target::File(2)));
+        assert_eq!(m.relative(2, "...."), None);
+    }
+
+    #[test]
+    fn ambiguous_top_level_names_are_not_guessed() {
+        let m = modules(&[
+            "tools/a/utils.py",
+            "tools/b/utils.py",
+            "tools/a/run.py",
+            "other/main.py",
+        ]);
+        assert_eq!(m.absolute(2, "utils"), Some(Target::File(0)));
+        assert_eq!(m.absolute(1, "utils"), Some(Target::File(1)));
+        assert_eq!(m.absolute(3, "utils"), None);
+    }
+}

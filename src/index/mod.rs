@@ -1,0 +1,290 @@
+//! Indexing: walk, read and parse what changed (content hash), rebuild the graph from the
+//! extractions, and write only the difference to the store in one transaction.
+
+pub mod tsconfig;
+pub mod walk;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::config::Repo;
+use crate::extract;
+use crate::graph::{self, BuildStats, SourceFile};
+use crate::languages::Registry;
+use crate::storage::{Delta, IndexMeta, SourceRecord, Store, StoreError};
+use walk::{Found, Skipped};
+
+/// What an index run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub files: usize,
+    pub symbols: usize,
+    pub external_modules: usize,
+    pub edges: BTreeMap<String, usize>,
+    pub stats: BuildStats,
+    pub unresolved_call_share: f64,
+    /// Files read and parsed this run (the rest came from the parse cache).
+    pub parsed: usize,
+    pub removed: usize,
+    pub skipped: Vec<Skipped>,
+    /// Files that parsed with problems (kept, with what could be read).
+    pub diagnostics: Vec<Skipped>,
+    pub nodes_written: usize,
+    pub edges_written: usize,
+    pub commit: Option<String>,
+    /// Whether anything was written to the store.
+    pub wrote: bool,
+    pub seconds: f64,
+}
+
+/// A file after reading: either still as the cache has it, or freshly parsed, or unusable.
+enum Read {
+    Cached(SourceRecord),
+    Parsed(SourceRecord),
+    Skipped(Skipped),
+}
+
+/// Indexes the repository into the store, re-parsing only what changed since the last run.
+pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
+    let started = Instant::now();
+    let cached: HashMap<String, SourceRecord> = store
+        .load_sources()
+        .await?
+        .into_iter()
+        .map(|s| (s.file.path.clone(), s))
+        .collect();
+    let old_graph = store.load_graph().await?;
+    let walked = walk::walk(
+        &repo.root,
+        &repo.settings.index.exclude,
+        repo.settings.index.max_file_bytes,
+    );
+    let mut skipped = walked.skipped;
+    let reads = read_all(&walked.sources, &cached);
+    let mut sources = Vec::new();
+    let mut delta = Delta::default();
+    let mut parsed = 0;
+    for read in reads {
+        match read {
+            Read::Cached(record) => sources.push(record),
+            Read::Parsed(record) => {
+                parsed += 1;
+                if cached.get(&record.file.path) != Some(&record) {
+                    delta.upsert_sources.push(record.clone());
+                }
+                sources.push(record);
+            }
+            Read::Skipped(skip) => skipped.push(skip),
+        }
+    }
+    let present: std::collections::HashSet<&str> =
+        sources.iter().map(|s| s.file.path.as_str()).collect();
+    delta.delete_sources = cached
+        .keys()
+        .filter(|p| !present.contains(p.as_str()))
+        .cloned()
+        .collect();
+    delta.delete_sources.sort();
+    let files: Vec<SourceFile> = sources.into_iter().map(|s| s.file).collect();
+    let aliases = tsconfig::aliases(&repo.root, &walked.configs);
+    let (graph, stats) = graph::build(&files, &aliases);
+    let graph_delta = Delta::between(&old_graph, &graph);
+    delta.upsert_nodes = graph_delta.upsert_nodes;
+    delta.delete_nodes = graph_delta.delete_nodes;
+    delta.upsert_edges = graph_delta.upsert_edges;
+    delta.delete_edges = graph_delta.delete_edges;
+
+    let diagnostics: Vec<Skipped> = files
+        .iter()
+        .flat_map(|f| {
+            f.extract.diagnostics.iter().map(|d| Skipped {
+                path: f.path.clone(),
+                reason: d.clone(),
+            })
+        })
+        .collect();
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    let commit = if repo.is_git {
+        head_commit(&repo.root)
+    } else {
+        None
+    };
+    let mut report = Report {
+        files: files.len(),
+        symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
+        external_modules: graph
+            .nodes
+            .iter()
+            .filter(|n| n.kind == graph::NodeKind::External)
+            .count(),
+        edges: graph
+            .edge_counts()
+            .into_iter()
+            .map(|(k, n)| (k.table().to_string(), n))
+            .collect(),
+        unresolved_call_share: stats.unresolved_call_share(),
+        stats,
+        parsed,
+        removed: delta.delete_sources.len(),
+        skipped,
+        diagnostics,
+        nodes_written: delta.upsert_nodes.len() + delta.delete_nodes.len(),
+        edges_written: delta.upsert_edges.len() + delta.delete_edges.len(),
+        commit: commit.clone(),
+        wrote: false,
+        seconds: 0.0,
+    };
+    let previous = store.meta().await?.unwrap_or_default();
+    let changed = !delta.is_empty() || previous.commit != commit;
+    if changed || previous.generation == 0 {
+        report.seconds = started.elapsed().as_secs_f64();
+        let meta = IndexMeta {
+            indexed_at: now(),
+            commit,
+            generation: previous.generation + 1,
+            summary: serde_json::to_value(&report).unwrap_or_default(),
+        };
+        store.apply(&delta, &meta).await?;
+        report.wrote = true;
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Indexes under the repository's writer lock, then tells readers (the generation file) that
+/// the store changed. `on_wait` is told once if another writer holds the lock.
+pub async fn index_repository(
+    repo: &Repo,
+    patience: std::time::Duration,
+    on_wait: impl FnOnce(Option<&str>),
+) -> anyhow::Result<Report> {
+    use anyhow::Context as _;
+    let _lock = crate::lock::acquire(&repo.lock_path(), patience, on_wait)?;
+    let store = Store::open(&repo.store_dir()).await?;
+    let report = run(repo, &store).await;
+    store.close().await;
+    let report = report?;
+    let marker = crate::app::generation_path(repo);
+    if report.wrote || !marker.exists() {
+        let stamp = format!(
+            "{}-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+            std::process::id()
+        );
+        let temporary = marker.with_extension("tmp");
+        std::fs::write(&temporary, stamp)
+            .and_then(|()| std::fs::rename(&temporary, &marker))
+            .with_context(|| format!("cannot write {}", marker.display()))?;
+    }
+    Ok(report)
+}
+
+/// Reads and parses files in parallel; unchanged files (same size and mtime, or same content
+/// hash) come from the cache.
+fn read_all(found: &[Found], cached: &HashMap<String, SourceRecord>) -> Vec<Read> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Read)>> = Mutex::new(Vec::with_capacity(found.len()));
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut local = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = found.get(i) else { break };
+                    local.push((i, read_one(file, cached.get(&file.path))));
+                }
+                results.lock().expect("no worker panics").extend(local);
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("no worker panics");
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
+    if let Some(record) = cached
+        && record.mtime_ns == file.mtime_ns
+        && record.file.size == file.size
+    {
+        return Read::Cached(record.clone());
+    }
+    let skip = |reason: String| {
+        Read::Skipped(Skipped {
+            path: file.path.clone(),
+            reason,
+        })
+    };
+    let bytes = match std::fs::read(&file.absolute) {
+        Ok(bytes) => bytes,
+        Err(e) => return skip(format!("unreadable: {e}")),
+    };
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return skip("binary content".to_string());
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return skip(format!(
+                "not valid UTF-8 (at byte {})",
+                e.utf8_error().valid_up_to()
+            ));
+        }
+    };
+    let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
+    let last_change = file.mtime_ns / 1_000_000_000;
+    if let Some(record) = cached
+        && record.file.hash == hash
+    {
+        let mut record = record.clone();
+        record.mtime_ns = file.mtime_ns;
+        record.file.last_change = last_change;
+        return Read::Parsed(record);
+    }
+    let registry = Registry::get();
+    let language = registry
+        .for_path(&file.path)
+        .expect("the walk keeps files of registered languages");
+    Read::Parsed(SourceRecord {
+        file: SourceFile {
+            path: file.path.clone(),
+            language: language.name.clone(),
+            hash,
+            size: file.size,
+            last_change,
+            is_test: language.is_test_path(&file.path),
+            extract: extract::extract(language, &text),
+        },
+        mtime_ns: file.mtime_ns,
+    })
+}
+
+/// The commit HEAD points at, if git can tell.
+pub fn head_commit(root: &std::path::Path) -> Option<String> {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+        .filter(|c| !c.is_empty())
+}
+
+/// Seconds since the epoch.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}

@@ -1,0 +1,282 @@
+//! The registry of languages: each is a tree-sitter grammar plus the data under `grammars/<lang>/`
+//! (a `language.toml` table and the query files). This is the only per-language Rust in cairn.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use tree_sitter::Query;
+use tree_sitter_language::LanguageFn;
+
+include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
+
+/// The grammars cairn is built with: adding a language is one line here and a folder under
+/// `grammars/`.
+const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("python", tree_sitter_python::LANGUAGE),
+    ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
+    ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
+];
+
+/// The query files every language provides, by file stem.
+pub const QUERY_KINDS: &[&str] = &[
+    "definitions",
+    "imports",
+    "calls",
+    "inheritance",
+    "mutations",
+];
+
+/// A failure to load a grammar folder: always a bug in the folder, reported with its name.
+#[derive(Debug, thiserror::Error)]
+pub enum GrammarError {
+    #[error("grammars/{lang}: missing file {file}")]
+    Missing { lang: String, file: String },
+    #[error("grammars/{lang}/language.toml: {message}")]
+    Table { lang: String, message: String },
+    #[error("grammars/{lang}/{file}.scm: {message}")]
+    Query {
+        lang: String,
+        file: String,
+        message: String,
+    },
+}
+
+/// Which module system resolves a language's imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resolver {
+    Python,
+    Typescript,
+}
+
+/// One side-effect category's triggers.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SideEffectRule {
+    #[serde(default)]
+    pub modules: Vec<String>,
+    #[serde(default)]
+    pub calls: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct TestsTable {
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct BuiltinsTable {
+    #[serde(default)]
+    names: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct LanguageTable {
+    name: String,
+    extensions: Vec<String>,
+    queries_from: Option<String>,
+    config_from: Option<String>,
+    resolver: Option<Resolver>,
+    #[serde(default)]
+    source_roots: Vec<String>,
+    #[serde(default)]
+    self_names: Vec<String>,
+    #[serde(default)]
+    constructors: Vec<String>,
+    #[serde(default)]
+    tests: TestsTable,
+    #[serde(default)]
+    builtins: BuiltinsTable,
+    #[serde(default)]
+    side_effects: BTreeMap<String, SideEffectRule>,
+}
+
+/// Compiled queries of one language.
+pub struct Queries {
+    pub definitions: Query,
+    pub imports: Query,
+    pub calls: Query,
+    pub inheritance: Query,
+    pub mutations: Query,
+}
+
+/// Everything cairn knows about one language.
+pub struct Language {
+    pub name: String,
+    pub grammar: tree_sitter::Language,
+    pub extensions: Vec<String>,
+    pub resolver: Resolver,
+    pub source_roots: Vec<String>,
+    pub self_names: Vec<String>,
+    pub constructors: Vec<String>,
+    pub builtins: Vec<String>,
+    pub side_effects: BTreeMap<String, SideEffectRule>,
+    pub queries: Queries,
+    test_files: GlobSet,
+}
+
+impl Language {
+    /// Whether a repository-relative path is a test file of this language.
+    pub fn is_test_path(&self, path: &str) -> bool {
+        self.test_files.is_match(path)
+    }
+
+    /// Whether `name` is always defined in this language.
+    pub fn is_builtin(&self, name: &str) -> bool {
+        self.builtins.iter().any(|b| b == name)
+    }
+}
+
+/// All registered languages, loaded once.
+pub struct Registry {
+    languages: Vec<Language>,
+}
+
+impl Registry {
+    /// The built-in registry; panics only if a built-in grammar folder is broken, which the
+    /// query-compilation test catches.
+    pub fn get() -> &'static Registry {
+        static REGISTRY: OnceLock<Registry> = OnceLock::new();
+        REGISTRY.get_or_init(|| Registry::load().expect("built-in grammars load"))
+    }
+
+    /// Loads every registered grammar from its folder.
+    pub fn load() -> Result<Registry, GrammarError> {
+        let languages = GRAMMARS
+            .iter()
+            .map(|(name, grammar)| load_language(name, tree_sitter::Language::new(*grammar)))
+            .collect::<Result<_, _>>()?;
+        Ok(Registry { languages })
+    }
+
+    /// The language a file belongs to, by its extension.
+    pub fn for_path(&self, path: &str) -> Option<&Language> {
+        let extension = path.rsplit_once('.')?.1;
+        self.languages.iter().find(|l| {
+            l.extensions
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(extension))
+        })
+    }
+
+    /// A language by name.
+    pub fn by_name(&self, name: &str) -> Option<&Language> {
+        self.languages.iter().find(|l| l.name == name)
+    }
+
+    pub fn all(&self) -> &[Language] {
+        &self.languages
+    }
+}
+
+fn grammar_file(lang: &str, file: &str) -> Result<&'static str, GrammarError> {
+    let key = format!("{lang}/{file}");
+    GRAMMAR_FILES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, text)| *text)
+        .ok_or_else(|| GrammarError::Missing {
+            lang: lang.to_string(),
+            file: file.to_string(),
+        })
+}
+
+fn parse_table(lang: &str) -> Result<LanguageTable, GrammarError> {
+    toml::from_str(grammar_file(lang, "language.toml")?).map_err(|e| GrammarError::Table {
+        lang: lang.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, GrammarError> {
+    let own = parse_table(dir)?;
+    let config = match &own.config_from {
+        Some(base) => parse_table(base)?,
+        None => own.clone(),
+    };
+    let query_dir = own.queries_from.as_deref().unwrap_or(dir);
+    let query = |kind: &str| -> Result<Query, GrammarError> {
+        let text = grammar_file(query_dir, &format!("{kind}.scm"))?;
+        Query::new(&grammar, text).map_err(|e| GrammarError::Query {
+            lang: dir.to_string(),
+            file: kind.to_string(),
+            message: e.to_string(),
+        })
+    };
+    let queries = Queries {
+        definitions: query("definitions")?,
+        imports: query("imports")?,
+        calls: query("calls")?,
+        inheritance: query("inheritance")?,
+        mutations: query("mutations")?,
+    };
+    let table_error = |message: String| GrammarError::Table {
+        lang: dir.to_string(),
+        message,
+    };
+    let mut globs = GlobSetBuilder::new();
+    for pattern in &config.tests.files {
+        globs.add(Glob::new(pattern).map_err(|e| table_error(e.to_string()))?);
+    }
+    Ok(Language {
+        name: own.name,
+        grammar,
+        extensions: own.extensions,
+        resolver: config
+            .resolver
+            .ok_or_else(|| table_error("no resolver".to_string()))?,
+        source_roots: config.source_roots,
+        self_names: config.self_names,
+        constructors: config.constructors,
+        builtins: config.builtins.names,
+        side_effects: config.side_effects,
+        queries,
+        test_files: globs.build().map_err(|e| table_error(e.to_string()))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_query_of_every_language_compiles() {
+        let registry = Registry::load().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(registry.all().len(), GRAMMARS.len());
+        for language in registry.all() {
+            assert!(
+                language.queries.definitions.pattern_count() > 0,
+                "{} has definitions",
+                language.name
+            );
+            assert!(!language.side_effects.is_empty(), "{}", language.name);
+        }
+    }
+
+    #[test]
+    fn every_grammar_folder_is_registered() {
+        for (key, _) in GRAMMAR_FILES {
+            let dir = key.split('/').next().unwrap();
+            assert!(
+                GRAMMARS.iter().any(|(name, _)| *name == dir),
+                "grammars/{dir} has no registry line"
+            );
+        }
+    }
+
+    #[test]
+    fn files_map_to_languages_by_extension() {
+        let registry = Registry::get();
+        assert_eq!(registry.for_path("a/b.py").unwrap().name, "python");
+        assert_eq!(registry.for_path("a/b.ts").unwrap().name, "typescript");
+        assert_eq!(registry.for_path("a/b.tsx").unwrap().name, "tsx");
+        assert_eq!(registry.for_path("a/b.mjs").unwrap().name, "tsx");
+        assert!(registry.for_path("README.md").is_none());
+        let python = registry.by_name("python").unwrap();
+        assert!(python.is_test_path("tests/test_app.py"));
+        assert!(python.is_test_path("pkg/tests/helpers.py"));
+        assert!(!python.is_test_path("src/app.py"));
+    }
+}

@@ -1,0 +1,14 @@
+//! cairn: the memory of a repository for coding assistants — a scored code graph in SurrealDB,
+//! served over MCP.
+
+pub mod app;
+pub mod config;
+pub mod context;
+pub mod extract;
+pub mod graph;
+pub mod index;
+pub mod languages;
+pub mod lock;
+pub mod mcp;
+pub mod storage;
+pub mod tokens;

@@ -1,0 +1,456 @@
+//! The only place that speaks SurrealQL: opening the store, the declared schema and its
+//! migrations, loading the graph and writing changes to it in batched transactions.
+
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use surrealdb::Surreal;
+use surrealdb::engine::local::{Db, Mem, SurrealKv};
+use surrealdb::types::{Object, RecordId};
+
+use crate::graph::{Edge, EdgeKind, Graph, Node, SourceFile};
+
+pub use schema::SCHEMA_VERSION;
+
+/// Rows per statement in batched writes.
+const BATCH: usize = 2_000;
+/// How long opening waits for another cairn process to release the store.
+const OPEN_PATIENCE: Duration = Duration::from_secs(30);
+/// How long closing waits for the engine to flush and release the store.
+const CLOSE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Storage failures, with what was being done.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the store at {path} is in use by another process (gave up after {waited:?})")]
+    Locked { path: PathBuf, waited: Duration },
+    #[error("cannot open the store at {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error(
+        "the store at {path} has schema version {found}, newer than this cairn ({supported}); upgrade cairn"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("store query failed while {doing}: {message}")]
+    Query { doing: String, message: String },
+    #[error("stored data is unreadable while {doing}: {message}")]
+    Decode { doing: String, message: String },
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+fn query_error(doing: &str) -> impl FnOnce(surrealdb::Error) -> StoreError + '_ {
+    move |e| StoreError::Query {
+        doing: doing.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// A stored source file: what the last index saw, and its extraction (the parse cache).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceRecord {
+    pub file: SourceFile,
+    /// Modification time in nanoseconds, to skip hashing unchanged files.
+    pub mtime_ns: i64,
+}
+
+/// What an indexed file looked like on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileStamp {
+    pub path: String,
+    pub mtime_ns: i64,
+    pub size: u64,
+}
+
+/// Facts about the last index run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IndexMeta {
+    pub indexed_at: i64,
+    pub commit: Option<String>,
+    /// Increases with every write, so readers can tell their snapshot is stale.
+    pub generation: u64,
+    pub summary: serde_json::Value,
+}
+
+/// What changes between the stored graph and a new one.
+#[derive(Debug, Default)]
+pub struct Delta {
+    pub upsert_nodes: Vec<Node>,
+    pub delete_nodes: Vec<String>,
+    pub upsert_edges: Vec<Edge>,
+    pub delete_edges: Vec<(EdgeKind, String)>,
+    pub upsert_sources: Vec<SourceRecord>,
+    pub delete_sources: Vec<String>,
+}
+
+impl Delta {
+    /// The changes that turn `old` into `new`.
+    pub fn between(old: &Graph, new: &Graph) -> Delta {
+        let mut delta = Delta::default();
+        for node in &new.nodes {
+            if old.node(&node.id) != Some(node) {
+                delta.upsert_nodes.push(node.clone());
+            }
+        }
+        for node in &old.nodes {
+            if new.node(&node.id).is_none() {
+                delta.delete_nodes.push(node.id.clone());
+            }
+        }
+        let old_edges: std::collections::HashMap<(EdgeKind, String), &Edge> =
+            old.edges.iter().map(|e| ((e.kind, e.key()), e)).collect();
+        let new_keys: std::collections::HashSet<(EdgeKind, String)> =
+            new.edges.iter().map(|e| (e.kind, e.key())).collect();
+        for edge in &new.edges {
+            if old_edges.get(&(edge.kind, edge.key())) != Some(&edge) {
+                delta.upsert_edges.push(edge.clone());
+            }
+        }
+        for (key, _) in old_edges {
+            if !new_keys.contains(&key) {
+                delta.delete_edges.push(key);
+            }
+        }
+        delta
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.upsert_nodes.is_empty()
+            && self.delete_nodes.is_empty()
+            && self.upsert_edges.is_empty()
+            && self.delete_edges.is_empty()
+            && self.upsert_sources.is_empty()
+            && self.delete_sources.is_empty()
+    }
+}
+
+/// An open store.
+pub struct Store {
+    db: Surreal<Db>,
+    /// The engine's lock file, for persistent stores: released once the engine has flushed
+    /// and closed.
+    lock_file: Option<PathBuf>,
+}
+
+/// Converts a serialisable row to a SurrealDB object, leaving out absent (null) fields so
+/// `option<…>` fields stay NONE.
+fn object(row: &impl Serialize) -> Object {
+    let mut object = Object::new();
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(row) {
+        for (key, value) in map {
+            if !value.is_null() {
+                object.insert(key, value);
+            }
+        }
+    }
+    object
+}
+
+fn decode<T: DeserializeOwned>(rows: Vec<serde_json::Value>, doing: &str) -> Result<Vec<T>> {
+    rows.into_iter()
+        .map(|row| {
+            serde_json::from_value(row).map_err(|e| StoreError::Decode {
+                doing: doing.to_string(),
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// A stored node row: the node without its id, which is the record key.
+#[derive(Serialize)]
+struct NodeRow<'a> {
+    #[serde(flatten)]
+    node: &'a Node,
+}
+
+impl Store {
+    /// Opens (creating if needed) the persistent store in `dir`, waiting while another process
+    /// holds it, and migrates its schema forward.
+    pub async fn open(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let started = Instant::now();
+        let db = loop {
+            match Surreal::new::<SurrealKv>(dir.to_path_buf()).await {
+                Ok(db) => break db,
+                Err(e) if is_lock_error(&e) => {
+                    if started.elapsed() > OPEN_PATIENCE {
+                        return Err(StoreError::Locked {
+                            path: dir.to_path_buf(),
+                            waited: started.elapsed(),
+                        });
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => {
+                    return Err(StoreError::Open {
+                        path: dir.to_path_buf(),
+                        message: e.to_string(),
+                    });
+                }
+            }
+        };
+        let mut store = Store::prepare(db, dir).await?;
+        store.lock_file = Some(dir.join("LOCK"));
+        Ok(store)
+    }
+
+    /// Closes the store and waits until the engine has flushed its log and let go of the
+    /// files, so the next process finds a cleanly closed store.
+    pub async fn close(self) {
+        let Store { db, lock_file } = self;
+        drop(db);
+        let Some(lock_file) = lock_file else { return };
+        let started = Instant::now();
+        while started.elapsed() < CLOSE_PATIENCE {
+            let released = std::fs::File::open(&lock_file)
+                .map(|file| file.try_lock().is_ok())
+                .unwrap_or(true);
+            if released {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tracing::warn!(
+            "the store at {} did not close within {CLOSE_PATIENCE:?}",
+            lock_file.display()
+        );
+    }
+
+    /// An in-memory store (for tests and dry runs).
+    pub async fn memory() -> Result<Store> {
+        let db = Surreal::new::<Mem>(())
+            .await
+            .map_err(|e| StoreError::Open {
+                path: PathBuf::from("memory"),
+                message: e.to_string(),
+            })?;
+        Store::prepare(db, Path::new("memory")).await
+    }
+
+    async fn prepare(db: Surreal<Db>, dir: &Path) -> Result<Store> {
+        db.use_ns("cairn")
+            .use_db("repo")
+            .await
+            .map_err(query_error("selecting the database"))?;
+        let store = Store {
+            db,
+            lock_file: None,
+        };
+        schema::migrate(&store.db, dir).await?;
+        Ok(store)
+    }
+
+    async fn select<T: DeserializeOwned>(&self, sql: &str, doing: &str) -> Result<Vec<T>> {
+        let mut response = self
+            .db
+            .query(sql)
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error(doing))?;
+        let rows: Vec<serde_json::Value> = response.take(0).map_err(query_error(doing))?;
+        decode(rows, doing)
+    }
+
+    /// The stored graph.
+    pub async fn load_graph(&self) -> Result<Graph> {
+        let rows: Vec<serde_json::Value> = self
+            .select("SELECT *, record::id(id) AS key FROM node", "loading nodes")
+            .await?;
+        let nodes: Vec<Node> = decode(
+            rows.into_iter()
+                .map(|mut row| {
+                    if let Some(object) = row.as_object_mut() {
+                        let key = object.remove("key").unwrap_or_default();
+                        object.insert("id".to_string(), key);
+                    }
+                    row
+                })
+                .collect(),
+            "loading nodes",
+        )?;
+        let mut edges = Vec::new();
+        for kind in EdgeKind::ALL {
+            let table = kind.table();
+            let sql = format!(
+                "SELECT '{table}' AS kind, record::id(in) AS src, record::id(out) AS dst, lines, reasons FROM {table}"
+            );
+            edges.extend(self.select::<Edge>(&sql, "loading edges").await?);
+        }
+        Ok(Graph::new(nodes, edges))
+    }
+
+    /// The stored source files with their extractions.
+    pub async fn load_sources(&self) -> Result<Vec<SourceRecord>> {
+        #[derive(Deserialize)]
+        struct Row {
+            record: String,
+        }
+        let rows: Vec<Row> = self
+            .select("SELECT record FROM source", "loading sources")
+            .await?;
+        rows.into_iter()
+            .map(|row| {
+                serde_json::from_str(&row.record).map_err(|e| StoreError::Decode {
+                    doing: "reading a source record".to_string(),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// Size and modification time of every indexed file, by path (cheap: no extractions).
+    pub async fn file_stamps(&self) -> Result<Vec<FileStamp>> {
+        self.select(
+            "SELECT record::id(id) AS path, mtime_ns, size FROM source",
+            "reading file stamps",
+        )
+        .await
+    }
+
+    pub async fn meta(&self) -> Result<Option<IndexMeta>> {
+        let rows: Vec<IndexMeta> = self
+            .select("SELECT * OMIT id FROM meta:index", "reading index facts")
+            .await?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// Applies a delta and the new index facts in one transaction: readers see all or nothing.
+    pub async fn apply(&self, delta: &Delta, meta: &IndexMeta) -> Result<()> {
+        let mut statements = vec!["BEGIN TRANSACTION".to_string()];
+        let mut query_vars: Vec<(String, Vec<Object>)> = Vec::new();
+        let mut id_vars: Vec<(String, Vec<RecordId>)> = Vec::new();
+
+        let node_fields = schema::NODE_FIELDS
+            .iter()
+            .map(|f| format!("{f} = $input.{f}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (i, chunk) in delta.upsert_nodes.chunks(BATCH).enumerate() {
+            let rows = chunk
+                .iter()
+                .map(|node| {
+                    let mut row = object(&NodeRow { node });
+                    row.insert("id", RecordId::new("node", node.id.as_str()));
+                    row
+                })
+                .collect();
+            let var = format!("nodes{i}");
+            statements.push(format!(
+                "INSERT INTO node ${var} ON DUPLICATE KEY UPDATE {node_fields}"
+            ));
+            query_vars.push((var, rows));
+        }
+        for kind in EdgeKind::ALL {
+            let table = kind.table();
+            let edges: Vec<&Edge> = delta
+                .upsert_edges
+                .iter()
+                .filter(|e| e.kind == kind)
+                .collect();
+            for (i, chunk) in edges.chunks(BATCH).enumerate() {
+                let rows = chunk
+                    .iter()
+                    .map(|edge| {
+                        let mut row = Object::new();
+                        row.insert("id", RecordId::new(table, edge.key()));
+                        row.insert("in", RecordId::new("node", edge.src.as_str()));
+                        row.insert("out", RecordId::new("node", edge.dst.as_str()));
+                        row.insert(
+                            "lines",
+                            edge.lines.iter().map(|&l| l as i64).collect::<Vec<_>>(),
+                        );
+                        row.insert("reasons", edge.reasons.clone());
+                        row
+                    })
+                    .collect();
+                let var = format!("{table}{i}");
+                statements.push(format!(
+                    "INSERT RELATION INTO {table} ${var} ON DUPLICATE KEY UPDATE lines = $input.lines, reasons = $input.reasons"
+                ));
+                query_vars.push((var, rows));
+            }
+        }
+        let deleted_edges: Vec<RecordId> = delta
+            .delete_edges
+            .iter()
+            .map(|(kind, key)| RecordId::new(kind.table(), key.as_str()))
+            .collect();
+        for (i, chunk) in deleted_edges.chunks(BATCH).enumerate() {
+            let var = format!("gone_edges{i}");
+            statements.push(format!("DELETE ${var}"));
+            id_vars.push((var, chunk.to_vec()));
+        }
+        let deleted_nodes: Vec<RecordId> = delta
+            .delete_nodes
+            .iter()
+            .map(|id| RecordId::new("node", id.as_str()))
+            .collect();
+        for (i, chunk) in deleted_nodes.chunks(BATCH).enumerate() {
+            let var = format!("gone_nodes{i}");
+            statements.push(format!("DELETE ${var}"));
+            id_vars.push((var, chunk.to_vec()));
+        }
+        for (i, chunk) in delta.upsert_sources.chunks(BATCH / 4).enumerate() {
+            let rows = chunk
+                .iter()
+                .map(|source| {
+                    let mut row = Object::new();
+                    row.insert("id", RecordId::new("source", source.file.path.as_str()));
+                    row.insert(
+                        "record",
+                        serde_json::to_string(source).expect("source records serialise"),
+                    );
+                    row.insert("mtime_ns", source.mtime_ns);
+                    row.insert("size", source.file.size as i64);
+                    row
+                })
+                .collect();
+            let var = format!("sources{i}");
+            statements.push(format!(
+                "INSERT INTO source ${var} ON DUPLICATE KEY UPDATE record = $input.record, mtime_ns = $input.mtime_ns, size = $input.size"
+            ));
+            query_vars.push((var, rows));
+        }
+        let deleted_sources: Vec<RecordId> = delta
+            .delete_sources
+            .iter()
+            .map(|path| RecordId::new("source", path.as_str()))
+            .collect();
+        if !deleted_sources.is_empty() {
+            statements.push("DELETE $gone_sources".to_string());
+            id_vars.push(("gone_sources".to_string(), deleted_sources));
+        }
+        statements.push("UPSERT meta:index CONTENT $meta".to_string());
+        statements.push("COMMIT TRANSACTION".to_string());
+
+        let mut query = self.db.query(statements.join(";\n"));
+        for (var, rows) in query_vars {
+            query = query.bind((var, rows));
+        }
+        for (var, ids) in id_vars {
+            query = query.bind((var, ids));
+        }
+        query = query.bind(("meta", object(meta)));
+        query
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error("writing the index"))?;
+        Ok(())
+    }
+}
+
+fn is_lock_error(error: &surrealdb::Error) -> bool {
+    let text = error.to_string().to_lowercase();
+    text.contains("lock") || text.contains("in use") || text.contains("would block")
+}

@@ -1,0 +1,187 @@
+//! Bad input never aborts an index or loses what is stored, and is always reported.
+
+use std::time::Duration;
+
+use crate::support::{TestRepo, stored_graph};
+
+fn skipped(summary: &serde_json::Value) -> Vec<(String, String)> {
+    summary["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_string(),
+                s["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_binary_undecodable_and_huge_files_are_reported_not_fatal() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.write(
+        "src/shop/broken.py",
+        "def ok():\n    return 1\n\ndef broken(:\n    pass\n",
+    );
+    repo.write("src/shop/blob.py", b"\x00\x01\x02binary\x00".as_slice());
+    repo.write("src/shop/latin.py", b"name = '\xe9t\xe9'\n".as_slice());
+    repo.write("cairn.toml", "[index]\nmax_file_bytes = 4096\n");
+    repo.write(
+        "src/shop/large.py",
+        format!("def big():\n    return [{}]\n", "1, ".repeat(3000)),
+    );
+    repo.write("node_modules/lib/index.ts", "export const x = 1;\n");
+    repo.write("build/gen.py", "X = 1\n");
+    repo.write(".gitignore", "ignored/\n");
+    repo.write("ignored/secret.py", "X = 1\n");
+    let summary = repo.index();
+    let skipped = skipped(&summary);
+    let reason = |path: &str| {
+        skipped
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, r)| r.clone())
+    };
+    assert!(
+        reason("src/shop/blob.py").unwrap().contains("binary"),
+        "{skipped:?}"
+    );
+    assert!(
+        reason("src/shop/latin.py").unwrap().contains("UTF-8"),
+        "{skipped:?}"
+    );
+    assert!(
+        reason("src/shop/large.py")
+            .unwrap()
+            .contains("larger than the limit"),
+        "{skipped:?}"
+    );
+    let diagnostics = summary["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d["path"] == "src/shop/broken.py"),
+        "{summary:#}"
+    );
+    let graph = stored_graph(repo.data_dir()).await;
+    assert!(
+        graph.node("src/shop/broken.py::ok").is_some(),
+        "what parsed is kept"
+    );
+    for left_out in [
+        "node_modules/lib/index.ts",
+        "build/gen.py",
+        "ignored/secret.py",
+    ] {
+        assert!(graph.node(left_out).is_none(), "{left_out} is not indexed");
+    }
+    assert!(graph.node("src/shop/cart.py").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_directory_outside_git_indexes_too() {
+    let repo = TestRepo::plain();
+    repo.write(
+        "app.py",
+        "import helpers\n\ndef main():\n    return helpers.run()\n",
+    );
+    repo.write("helpers.py", "def run():\n    return 1\n");
+    let summary = repo.index();
+    assert_eq!(summary["files"], 2);
+    assert!(summary["commit"].is_null());
+    let graph = stored_graph(repo.data_dir()).await;
+    assert!(
+        graph
+            .edges
+            .iter()
+            .any(|e| e.src == "app.py::main" && e.dst == "helpers.py::run")
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::with_fixture("mixed");
+    repo.write("src/shop/locked.py", "X = 1\n");
+    let path = repo.path().join("src/shop/locked.py");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let root_reads_anyway = std::fs::read(&path).is_ok();
+    let summary = repo.index();
+    let skipped = skipped(&summary);
+    if root_reads_anyway {
+        // Permissions do not bind this user (root): the file is simply indexed.
+        assert!(skipped.is_empty(), "{skipped:?}");
+    } else {
+        assert!(
+            skipped
+                .iter()
+                .any(|(p, r)| p == "src/shop/locked.py" && r.starts_with("unreadable")),
+            "{skipped:?}"
+        );
+    }
+    assert_eq!(
+        summary["files"].as_u64().unwrap(),
+        12 + u64::from(root_reads_anyway)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_writer_waits_or_refuses_and_nothing_is_lost() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let before = stored_graph(repo.data_dir()).await.nodes.len();
+
+    // Held lock: a writer that will not wait refuses clearly.
+    let held =
+        cairn::lock::acquire(&repo.data_dir().join("index.lock"), Duration::ZERO, |_| {}).unwrap();
+    let refused = repo.cairn(&["index", "--wait", "1"]);
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("another cairn process"), "{message}");
+    drop(held);
+
+    // Two writers at once: one waits for the other; both succeed.
+    repo.write("src/shop/extra.py", "def extra():\n    return 2\n");
+    let mut first = repo
+        .cairn_command(repo.data_dir())
+        .args(["index", "--json"])
+        .spawn()
+        .unwrap();
+    let second = repo.cairn(&["index", "--json"]);
+    assert!(first.wait().unwrap().success());
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let graph = stored_graph(repo.data_dir()).await;
+    assert!(graph.nodes.len() > before);
+    assert!(graph.node("src/shop/extra.py::extra").is_some());
+}
+
+#[test]
+fn a_corrupt_configuration_is_a_clear_error() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.write("cairn.toml", "[index\nmax_file_bytes = \"lots\"\n");
+    let output = repo.cairn(&["index"]);
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("cairn.toml is not valid cairn configuration"),
+        "{message}"
+    );
+}
+
+#[test]
+fn cli_expand_refuses_escaping_and_unknown_targets() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let escaping = repo.cairn(&["expand", "../../etc/passwd"]);
+    assert!(!escaping.status.success());
+    assert!(String::from_utf8_lossy(&escaping.stderr).contains("outside the repository"));
+    let unknown = repo.cairn(&["expand", "src/shop/cart.py::Nope"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no file or symbol"));
+}

@@ -1,0 +1,119 @@
+//! Incremental indexing equals a fresh build: random edits, renames, deletions and additions,
+//! with the stored graph compared after every round.
+
+use crate::support::{TestRepo, graph_lines, stored_graph};
+
+const PYTHON_DIR: &str = "src/shop";
+
+fn python_files(repo: &TestRepo) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(repo.path().join(PYTHON_DIR))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".py") && n != "__init__.py")
+        .map(|n| format!("{PYTHON_DIR}/{n}"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn module_of(path: &str) -> String {
+    path.rsplit('/')
+        .next()
+        .unwrap()
+        .trim_end_matches(".py")
+        .to_string()
+}
+
+/// One random change to the working tree.
+fn mutate(repo: &TestRepo, rng: &mut fastrand::Rng, serial: usize) {
+    let files = python_files(repo);
+    let pick = |rng: &mut fastrand::Rng| files[rng.usize(0..files.len())].clone();
+    match rng.u8(0..6) {
+        0 if files.len() > 2 => {
+            let (from, to) = (pick(rng), pick(rng));
+            let name = format!("added_{serial}");
+            let text = format!(
+                "{}\n\nfrom .{} import *\n\ndef {name}(x):\n    return {name}(x) if x else len([x])\n",
+                repo.read(&from),
+                module_of(&to)
+            );
+            repo.write(&from, text);
+        }
+        1 if files.len() > 3 => {
+            let from = pick(rng);
+            let to = format!("{PYTHON_DIR}/renamed_{serial}.py");
+            std::fs::rename(repo.path().join(&from), repo.path().join(to)).unwrap();
+        }
+        2 if files.len() > 3 => {
+            std::fs::remove_file(repo.path().join(pick(rng))).unwrap();
+        }
+        3 => {
+            let target = pick(rng);
+            repo.write(
+                &format!("{PYTHON_DIR}/new_{serial}.py"),
+                format!(
+                    "from . import {m}\nfrom .{m} import *\n\nclass New{serial}:\n    def go(self):\n        self.state = 1\n        return {m}\n",
+                    m = module_of(&target)
+                ),
+            );
+        }
+        4 => {
+            let file = pick(rng);
+            repo.write(&file, repo.read(&file) + "\ndef broken(:\n");
+        }
+        _ => {
+            repo.write(
+                "web/src/lib/format.ts",
+                format!(
+                    "{}\nexport function fmt{serial}(n: number) {{ return money(n); }}\nimport {{ money }} from \"./format\";\n",
+                    repo.read("web/src/lib/format.ts")
+                ),
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn incremental_index_equals_a_fresh_build() {
+    for seed in [1u64, 2] {
+        let repo = TestRepo::with_fixture("mixed");
+        repo.index();
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for round in 0..4 {
+            for step in 0..3 {
+                mutate(&repo, &mut rng, round * 10 + step);
+            }
+            let report = repo.index();
+            assert!(
+                report["parsed"].as_u64().unwrap() <= 4,
+                "only changed files are parsed: {report:#}"
+            );
+            let fresh = tempfile::tempdir().unwrap();
+            let output = repo
+                .cairn_command(fresh.path())
+                .args(["index", "--json"])
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let incremental = graph_lines(&stored_graph(repo.data_dir()).await);
+            let rebuilt = graph_lines(&stored_graph(fresh.path()).await);
+            if incremental != rebuilt {
+                let only_incremental: Vec<_> = incremental
+                    .iter()
+                    .filter(|l| !rebuilt.contains(l))
+                    .collect();
+                let only_fresh: Vec<_> = rebuilt
+                    .iter()
+                    .filter(|l| !incremental.contains(l))
+                    .collect();
+                panic!(
+                    "seed {seed} round {round}: incremental differs from fresh\nonly incremental: {only_incremental:#?}\nonly fresh: {only_fresh:#?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Indexing a mixed Python/TypeScript repository: what resolves, what does not, what is
+//! promoted and measured.
+
+use crate::support::{TestRepo, has_edge, stored_graph};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_and_typescript_resolve_to_repository_files() {
+    let repo = TestRepo::with_fixture("mixed");
+    let summary = repo.index();
+    assert_eq!(summary["files"], 12, "{summary:#}");
+    assert!(
+        summary["skipped"].as_array().unwrap().is_empty(),
+        "{summary:#}"
+    );
+    let graph = stored_graph(repo.data_dir()).await;
+
+    // Python: relative imports, `src/` layout, packages, submodules, re-exports.
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "src/shop/cart.py",
+        "src/shop/pricing.py"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "src/shop/cart.py",
+        "src/shop/storage.py"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "tests/test_cart.py",
+        "src/shop/__init__.py"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "tests/test_cart.py",
+        "src/shop/cart.py::GiftCart"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "scripts/report.py",
+        "src/shop/storage.py"
+    ));
+    // External modules are their own nodes, never mixed with repository files.
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "scripts/report.py",
+        "ext:requests"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "src/shop/cart.py",
+        "ext:itertools"
+    ));
+    assert_eq!(
+        graph.node("ext:requests").unwrap().kind.as_str(),
+        "external"
+    );
+
+    // Calls: imported names, same-module functions, self methods, inherited methods, super().
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "src/shop/cart.py::Cart.total",
+        "src/shop/pricing.py::price_of"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "src/shop/cart.py::Cart.save",
+        "src/shop/storage.py::write_cart"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "src/shop/cart.py::GiftCart.wrap",
+        "src/shop/cart.py::GiftCart.total"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "src/shop/cart.py::GiftCart.total",
+        "src/shop/cart.py::Cart.total"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "tests/test_cart.py::test_total",
+        "src/shop/cart.py::Cart"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "scripts/report.py::run",
+        "src/shop/storage.py::backup"
+    ));
+    assert!(has_edge(
+        &graph,
+        "inherits",
+        "src/shop/cart.py::GiftCart",
+        "src/shop/cart.py::Cart"
+    ));
+    // `count()` from itertools is not QuerySet.count: no guessed edge.
+    assert!(
+        !graph.edges.iter().any(
+            |e| e.kind.table() != "contains" && e.dst == "src/shop/queryset.py::QuerySet.count"
+        ),
+        "a call was bound to a guess"
+    );
+
+    // TypeScript: relative paths, index files, re-exports, tsconfig paths, `new`, `this`.
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "web/src/components/Basket.tsx",
+        "web/src/lib/index.ts"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "web/src/main.ts",
+        "web/src/lib/api.ts"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "web/src/lib/index.ts",
+        "web/src/lib/api.ts"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "web/src/components/Basket.tsx::Basket",
+        "web/src/lib/api.ts::ApiClient"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "web/src/components/Basket.tsx::Basket",
+        "web/src/lib/api.ts::total"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "web/src/components/Basket.tsx::Basket",
+        "web/src/lib/format.ts::money"
+    ));
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "web/src/lib/api.ts::ApiClient.items",
+        "web/src/lib/api.ts::ApiClient.normalise"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "web/src/lib/api.ts",
+        "ext:axios"
+    ));
+
+    // Side effects from the grammar tables, per file and per symbol.
+    let effects = |id: &str| graph.node(id).unwrap().side_effects.clone();
+    assert_eq!(effects("src/shop/storage.py"), ["database", "subprocess"]);
+    assert_eq!(effects("src/shop/storage.py::backup"), ["subprocess"]);
+    assert_eq!(effects("src/shop/pricing.py::discount_from_env"), ["env"]);
+    assert_eq!(effects("scripts/report.py::run"), ["network"]);
+    assert!(effects("web/src/lib/api.ts").contains(&"network".to_string()));
+
+    // Promotions: test imports assert, state writes drive importers.
+    assert!(has_edge(
+        &graph,
+        "asserts_on",
+        "tests/test_cart.py",
+        "src/shop/cart.py::GiftCart"
+    ));
+    assert!(has_edge(
+        &graph,
+        "asserts_on",
+        "tests/test_cart.py",
+        "src/shop/pricing.py"
+    ));
+    assert!(
+        has_edge(&graph, "drives", "src/shop/cart.py", "src/shop/__init__.py"),
+        "Cart.add writes state"
+    );
+    assert!(graph.node("tests/test_cart.py").unwrap().is_test);
+    assert_eq!(
+        graph.node("src/shop/cart.py::Cart.add").unwrap().mutations,
+        1
+    );
+    assert_eq!(
+        graph
+            .node("src/shop/cart.py::Cart.__init__")
+            .unwrap()
+            .mutations,
+        0
+    );
+
+    // Reach: pricing reaches cart, the package, the tests and the script.
+    let pricing = graph.node("src/shop/pricing.py::price_of").unwrap();
+    assert!(pricing.reach >= 4, "reach {}", pricing.reach);
+    assert!(graph.node("src/shop/queryset.py").unwrap().reach == 0);
+
+    // The summary counts what could not be resolved rather than guessing.
+    let stats = &summary["stats"];
+    assert!(stats["calls_unresolved"].as_u64().unwrap() > 0);
+    assert!(stats["calls_resolved"].as_u64().unwrap() >= 10);
+    assert!(summary["edges"]["calls"].as_u64().unwrap() >= 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_index_without_changes_parses_nothing() {
+    let repo = TestRepo::with_fixture("mixed");
+    let first = repo.index();
+    assert_eq!(first["parsed"], 12);
+    let second = repo.index();
+    assert_eq!(second["parsed"], 0);
+    assert_eq!(second["nodes_written"], 0);
+    assert_eq!(second["edges_written"], 0);
+    repo.write(
+        "src/shop/pricing.py",
+        repo.read("src/shop/pricing.py") + "\n\ndef extra():\n    return price_of(None)\n",
+    );
+    let third = repo.index();
+    assert_eq!(third["parsed"], 1);
+    let graph = stored_graph(repo.data_dir()).await;
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "src/shop/pricing.py::extra",
+        "src/shop/pricing.py::price_of"
+    ));
+}
+
+#[test]
+fn the_cli_prints_a_summary_and_the_context() {
+    let repo = TestRepo::with_fixture("mixed");
+    let summary = repo.cairn_ok(&["index"]);
+    assert!(summary.contains("files 12"), "{summary}");
+    assert!(summary.contains("unresolved"), "{summary}");
+    let context = repo.cairn_ok(&["context"]);
+    assert!(context.contains("## Top files"), "{context}");
+    assert!(context.contains("src/shop/"), "{context}");
+    let expand = repo.cairn_ok(&["expand", "src/shop/pricing.py::price_of"]);
+    assert!(expand.contains("## Callers"), "{expand}");
+    assert!(expand.contains("src/shop/cart.py::Cart.total"), "{expand}");
+}

@@ -1,0 +1,8 @@
+//! The integration tests: the real `cairn` binary, real git repositories, the real embedded
+//! store and rmcp's own MCP client.
+
+mod bad_input;
+mod incremental;
+mod indexing;
+mod mcp;
+mod support;

@@ -1,0 +1,246 @@
+//! The real `cairn serve` over stdio, driven by rmcp's own client.
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+use crate::support::TestRepo;
+
+async fn connect(repo: &TestRepo) -> RunningService<rmcp::RoleClient, ()> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command
+        .arg("--repo")
+        .arg(repo.path())
+        .arg("--data-dir")
+        .arg(repo.data_dir())
+        .arg("serve");
+    let transport = TokioChildProcess::new(command).expect("cairn serve starts");
+    ().serve(transport).await.expect("MCP handshake")
+}
+
+async fn call(
+    client: &RunningService<rmcp::RoleClient, ()>,
+    tool: &'static str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(arguments) = args else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .expect("tool call answered")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_answer_over_stdio() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let client = connect(&repo).await;
+
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ["expand", "get_context"]);
+    for tool in &tools {
+        let annotations = tool.annotations.as_ref().expect("annotated");
+        assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+        assert!(
+            tool.description.as_ref().unwrap().len() < 200,
+            "short description"
+        );
+    }
+    let schema_tokens = cairn::tokens::count(&serde_json::to_string(&tools).unwrap());
+    assert!(
+        schema_tokens < 1_000,
+        "tools/list costs {schema_tokens} tokens"
+    );
+
+    let context = call(&client, "get_context", json!({})).await;
+    assert_ne!(context.is_error, Some(true), "{}", text(&context));
+    let body = text(&context);
+    assert!(body.contains("## Top files"), "{body}");
+    assert!(body.contains("src/shop/cart.py"), "{body}");
+    let structured = context.structured_content.expect("structured content");
+    assert_eq!(structured["files"], 12);
+    assert!(
+        structured["top_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| !f["id"].as_str().unwrap().starts_with('/'))
+    );
+    let first = &structured["top_files"][0]["score"];
+    assert!(first["total"].as_f64().unwrap() > 0.0, "{first}");
+    assert!(structured["tokens"].as_u64().unwrap() <= 4_000);
+
+    let focused = call(
+        &client,
+        "get_context",
+        json!({"focus": ["web/src/lib"], "max_tokens": 1500}),
+    )
+    .await;
+    let focused = focused.structured_content.unwrap();
+    assert!(
+        focused["top_files"][0]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("web/src/lib/"),
+        "{focused:#}"
+    );
+    assert!(focused["tokens"].as_u64().unwrap() <= 1_500);
+
+    let file = call(&client, "expand", json!({"target": "src/shop/storage.py"})).await;
+    let file_text = text(&file);
+    assert!(file_text.contains("write_cart"), "{file_text}");
+    assert!(file_text.contains("database"), "{file_text}");
+
+    let method = call(
+        &client,
+        "expand",
+        json!({"target": "src/shop/cart.py::Cart.total", "include": ["callers", "callees", "tests", "source"]}),
+    )
+    .await;
+    let data = method.structured_content.clone().unwrap();
+    assert_eq!(data["kind"], "method");
+    let callers: Vec<&str> = data["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        callers.contains(&"src/shop/cart.py::GiftCart.total"),
+        "{callers:?}"
+    );
+    assert!(
+        data["callees"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "src/shop/pricing.py::price_of"
+                && !c["lines"].as_array().unwrap().is_empty())
+    );
+    assert!(
+        data["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "tests/test_cart.py"),
+        "{data:#}"
+    );
+    assert!(
+        data["source"]
+            .as_str()
+            .unwrap()
+            .contains("def total(self):")
+    );
+    assert!(data["blast_radius"].as_u64().unwrap() >= 1);
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_arguments_get_clear_tool_errors() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let client = connect(&repo).await;
+
+    let unknown = call(&client, "expand", json!({"target": "src/shop/nope.py"})).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown).contains("no file or symbol"),
+        "{}",
+        text(&unknown)
+    );
+
+    let escaping = call(&client, "expand", json!({"target": "../../etc/passwd"})).await;
+    assert_eq!(escaping.is_error, Some(true));
+    assert!(
+        text(&escaping).contains("outside the repository"),
+        "{}",
+        text(&escaping)
+    );
+
+    let suggested = call(
+        &client,
+        "expand",
+        json!({"target": "src/shop/cart.py::totl"}),
+    )
+    .await;
+    assert_eq!(suggested.is_error, Some(true));
+
+    let zero = call(&client, "get_context", json!({"max_tokens": 0})).await;
+    assert_eq!(zero.is_error, Some(true));
+    assert!(
+        text(&zero).contains("max_tokens must be at least"),
+        "{}",
+        text(&zero)
+    );
+
+    let huge = call(&client, "get_context", json!({"max_tokens": 10_000_000})).await;
+    assert_ne!(huge.is_error, Some(true));
+    assert!(text(&huge).contains("capped at 16000"), "{}", text(&huge));
+
+    let missing = client
+        .call_tool(CallToolRequestParams::new("expand").with_arguments(serde_json::Map::new()))
+        .await;
+    // rmcp reports arguments that do not match the schema as a tool error the model can fix.
+    let missing = missing.expect("answered");
+    assert_eq!(missing.is_error, Some(true));
+    assert!(
+        text(&missing).contains("missing field `target`"),
+        "{}",
+        text(&missing)
+    );
+
+    let symbol = call(&client, "expand", json!({"target": "Cart.save"})).await;
+    assert_ne!(symbol.is_error, Some(true), "{}", text(&symbol));
+    assert!(text(&symbol).contains("src/shop/cart.py::Cart.save"));
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serving_before_any_index_says_what_to_do() {
+    let repo = TestRepo::with_fixture("mixed");
+    let client = connect(&repo).await;
+    let result = call(&client, "get_context", json!({})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(text(&result).contains("cairn index"), "{}", text(&result));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_server_sees_a_new_index() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let client = connect(&repo).await;
+    let before = call(&client, "expand", json!({"target": "src/shop/fresh.py"})).await;
+    assert_eq!(before.is_error, Some(true));
+    repo.write(
+        "src/shop/fresh.py",
+        "from .pricing import price_of\n\ndef fresh():\n    return price_of(1)\n",
+    );
+    repo.index();
+    let after = call(
+        &client,
+        "expand",
+        json!({"target": "src/shop/fresh.py::fresh"}),
+    )
+    .await;
+    assert_ne!(after.is_error, Some(true), "{}", text(&after));
+    assert!(text(&after).contains("price_of"));
+    client.cancel().await.unwrap();
+}
