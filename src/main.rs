@@ -18,8 +18,9 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("warn,surrealkv::lsm=error")
+            }),
         )
         .init();
     let runtime = match tokio::runtime::Runtime::new() {

@@ -109,6 +109,18 @@ pub struct Mutation {
     pub target: String,
 }
 
+/// What a name is known to hold: a declared type or a constructed class, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeHint {
+    /// Innermost symbol the name belongs to (for attributes: the class).
+    pub scope: Option<usize>,
+    pub name: String,
+    /// A dotted class expression (`Store`, `models.Model`).
+    pub class: String,
+    /// An attribute of instances (`self.x`, `this.x`, a class field), not a local name.
+    pub attribute: bool,
+}
+
 /// Everything extracted from one file.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FileExtract {
@@ -118,6 +130,8 @@ pub struct FileExtract {
     pub calls: Vec<Call>,
     pub bases: Vec<Base>,
     pub mutations: Vec<Mutation>,
+    #[serde(default)]
+    pub types: Vec<TypeHint>,
     /// Problems met while reading the file (syntax errors), one line each.
     pub diagnostics: Vec<String>,
 }
@@ -191,6 +205,7 @@ impl<'a> Extractor<'a> {
         self.calls();
         self.bases();
         self.mutations();
+        self.types();
         self.out
     }
 
@@ -206,6 +221,10 @@ impl<'a> Extractor<'a> {
         let mut lines = Vec::new();
         collect_error_lines(root, &mut lines);
         lines.dedup();
+        if lines.is_empty() {
+            self.out.diagnostics.push("syntax errors".to_string());
+            return;
+        }
         let shown: Vec<String> = lines.iter().take(5).map(u32::to_string).collect();
         self.out.diagnostics.push(format!(
             "syntax errors at line{} {}{}",
@@ -414,6 +433,89 @@ impl<'a> Extractor<'a> {
         });
         self.out.mutations = mutations;
     }
+}
+
+impl Extractor<'_> {
+    /// The nearest class enclosing a scope.
+    fn class_of(&self, scope: Option<usize>) -> Option<usize> {
+        let mut current = scope;
+        while let Some(s) = current {
+            if self.out.symbols[s].kind.is_class_like() {
+                return Some(s);
+            }
+            current = self.out.symbols[s].parent;
+        }
+        None
+    }
+
+    fn types(&mut self) {
+        let mut hints = Vec::new();
+        self.for_each_match(&self.language.queries.types, |c| {
+            let Some(name) = c.get("type.name") else {
+                return;
+            };
+            let class = match (c.get("type.annotation"), c.get("type.constructor")) {
+                (Some(annotation), _) => plain_type(self.text(*annotation)),
+                (None, Some(constructor)) => plain_type(self.text(*constructor)),
+                (None, None) => None,
+            };
+            let Some(class) = class else { return };
+            let scope = self.scope_at(name.start_byte());
+            let (scope, attribute) = match (c.get("type.receiver"), c.contains_key("type.field")) {
+                (Some(receiver), _) => {
+                    if !self
+                        .language
+                        .self_names
+                        .iter()
+                        .any(|s| s == self.text(*receiver))
+                    {
+                        return;
+                    }
+                    (self.class_of(scope), true)
+                }
+                (None, true) => (self.class_of(scope), true),
+                (None, false) => (scope, false),
+            };
+            if attribute && scope.is_none() {
+                return;
+            }
+            hints.push(TypeHint {
+                scope,
+                name: self.text(*name).to_string(),
+                class,
+                attribute,
+            });
+        });
+        self.out.types = hints;
+    }
+}
+
+/// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`;
+/// anything more complex is not a single class.
+fn plain_type(annotation: &str) -> Option<String> {
+    let mut text = annotation.trim().trim_matches(|c| c == '"' || c == '\'');
+    if let Some(inner) = text
+        .strip_prefix("Optional[")
+        .or_else(|| text.strip_prefix("typing.Optional["))
+        .and_then(|t| t.strip_suffix(']'))
+    {
+        text = inner.trim();
+    }
+    if let Some((left, right)) = text.split_once('|') {
+        match (left.trim(), right.trim()) {
+            (t, "None") | ("None", t) => text = t,
+            _ => return None,
+        }
+    }
+    let plain = !text.is_empty()
+        && text.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
+        && !text.starts_with(|c: char| c.is_ascii_digit());
+    plain.then(|| text.to_string())
 }
 
 fn definition_kind(capture: &str) -> Option<SymbolKind> {

@@ -69,6 +69,17 @@ fn render(extract: &FileExtract) -> String {
     for m in &extract.mutations {
         lines.push(format!("write L{} {} {}", m.line, scope(m.scope), m.target));
     }
+    for t in &extract.types {
+        lines.push(format!(
+            "type {}{} = {}",
+            if t.attribute { "attr " } else { "" },
+            match t.scope {
+                Some(s) => format!("{}.{}", extract.symbols[s].qualname, t.name),
+                None => t.name.clone(),
+            },
+            t.class
+        ));
+    }
     for d in &extract.diagnostics {
         lines.push(format!("diagnostic {d}"));
     }
@@ -139,6 +150,7 @@ def main():
         base App <- Base
         base App <- mixins.Logged
         write L15 App.run ready
+        type App.run.data = helpers.load
         ",
     );
 }
@@ -228,6 +240,73 @@ export const handler = async (x: number) => Service.create(x);
         base Service <- BaseService
         base Service <- Repo
         write L16 Service.load count
+        type Service.constructor.store = Store
+        type attr Service.store = Store
+        type Service.load.s = Store
+        "#,
+    );
+}
+
+#[test]
+fn known_types_of_names() {
+    check(
+        "python",
+        r#"from typing import Optional
+app = Flask(__name__)
+
+class Service:
+    def __init__(self, store: "Store", cache: Optional[Cache] = None):
+        self.client = http.Client()
+        self.store = store
+
+    def run(self, items: list[int], user: User | None):
+        total: Decimal = compute()
+        return self.client.get()
+"#,
+        r#"
+        def class Service L4-11
+        def method Service.__init__ L5-7
+        def method Service.run L9-11
+        import L1 <module> typing name=Optional
+        call L2 <module> Flask
+        call L6 Service.__init__ http.Client
+        call L10 Service.run compute
+        call L11 Service.run self.client.get
+        type app = Flask
+        type Service.__init__.store = Store
+        type Service.__init__.cache = Cache
+        type attr Service.client = http.Client
+        type Service.run.user = User
+        type Service.run.total = Decimal
+        "#,
+    );
+    check(
+        "typescript",
+        r#"class Repo {
+  private cache: Cache;
+  constructor(private store: Store, name?: Name) {
+    this.http = new HttpClient();
+  }
+  load(id: Id) {
+    const query = new Query(id);
+    return query.run();
+  }
+}
+"#,
+        r#"
+        def class Repo L1-10
+        def method Repo.constructor L3-5
+        def method Repo.load L6-9
+        call L4 Repo.constructor HttpClient new
+        call L7 Repo.load Query new
+        call L8 Repo.load query.run
+        type attr Repo.cache = Cache
+        type Repo.constructor.store = Store
+        type attr Repo.store = Store
+        type Repo.constructor.name = Name
+        type attr Repo.http = HttpClient
+        type Repo.load.id = Id
+        type Repo.load.query = Query
         "#,
     );
 }

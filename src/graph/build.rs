@@ -83,6 +83,43 @@ struct FileNames {
     children: HashMap<(Option<usize>, String), usize>,
     /// Every import with the module it resolved to.
     modules: Vec<(Import, Target)>,
+    /// Known classes of local names by (scope, name); `None` where hints disagree.
+    local_types: HashMap<(Option<usize>, String), Option<String>>,
+    /// Known classes of instance attributes by (class, name); `None` where hints disagree.
+    attribute_types: HashMap<(usize, String), Option<String>>,
+}
+
+/// Records a hint; two different hints for one name cancel out.
+fn hint<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Option<String>>, key: K, class: &str) {
+    map.entry(key)
+        .and_modify(|known| {
+            if known.as_deref() != Some(class) {
+                *known = None;
+            }
+        })
+        .or_insert_with(|| Some(class.to_string()));
+}
+
+/// `Foo(…)` -> `Foo`: the class a receiver constructs, when the receiver is one call.
+fn constructed(receiver: &str) -> Option<&str> {
+    let open = receiver.find('(')?;
+    if !receiver.ends_with(')') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in receiver.char_indices().skip(open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i != receiver.len() - 1 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(&receiver[..open])
 }
 
 struct Resolution<'a> {
@@ -386,20 +423,11 @@ impl Builder {
                             })
                         })
                         .map(|(cf, cs)| Target::Symbol(cf, cs)),
-                    Some(receiver) => match r.expression(f, call.scope, receiver) {
-                        Some(Target::Symbol(cf, cs))
-                            if r.files[cf].extract.symbols[cs].kind.is_class_like() =>
-                        {
-                            self.method(r, (cf, cs), &call.name, 0)
-                                .map(|(mf, ms)| Target::Symbol(mf, ms))
-                        }
-                        Some(Target::External(module)) => {
-                            Some(Target::External(format!("{module}.{}", call.name)))
-                        }
-                        Some(module @ (Target::File(_) | Target::Package(_))) => {
-                            r.member(&module, &call.name)
-                        }
-                        _ => None,
+                    Some(receiver) => match self.typed_receiver(r, f, call.scope, receiver) {
+                        Some(class) => self
+                            .method(r, class, &call.name, 0)
+                            .map(|(mf, ms)| Target::Symbol(mf, ms)),
+                        None => self.untyped_receiver(r, f, call.scope, receiver, &call.name),
                     },
                 };
                 match target {
@@ -415,6 +443,62 @@ impl Builder {
                     _ => self.stats.calls_unresolved += 1,
                 }
             }
+        }
+    }
+
+    /// A call on an expression whose type is not declared: a module's member, a class's
+    /// method, or something outside the repository.
+    fn untyped_receiver(
+        &self,
+        r: &Resolution,
+        f: usize,
+        scope: Option<usize>,
+        receiver: &str,
+        name: &str,
+    ) -> Option<Target> {
+        match r.expression(f, scope, receiver) {
+            Some(Target::Symbol(cf, cs))
+                if r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+            {
+                self.method(r, (cf, cs), name, 0)
+                    .map(|(mf, ms)| Target::Symbol(mf, ms))
+            }
+            Some(Target::External(module)) => Some(Target::External(format!("{module}.{}", name))),
+            Some(module @ (Target::File(_) | Target::Package(_))) => r.member(&module, name),
+            _ => None,
+        }
+    }
+
+    /// The class of a receiver whose type is known: a local name with a declared or
+    /// constructed type, `self.attr` with a constructed type, or `Class(…)` itself.
+    fn typed_receiver(
+        &self,
+        r: &Resolution,
+        file: usize,
+        scope: Option<usize>,
+        receiver: &str,
+    ) -> Option<(usize, usize)> {
+        let names = &r.names[file];
+        let (at, class) = if let Some(constructor) = constructed(receiver) {
+            (scope, constructor.to_string())
+        } else if let Some((head, attribute)) = receiver.split_once('.') {
+            let is_self = r.languages[file].self_names.iter().any(|s| s == head);
+            if !is_self || attribute.contains('.') {
+                return None;
+            }
+            let class = Self::enclosing_class(r, file, scope)?;
+            let known = names.attribute_types.get(&(class, attribute.to_string()))?;
+            (None, known.clone()?)
+        } else {
+            // Only the function the call is in (an outer name may be shadowed by a parameter).
+            let known = names.local_types.get(&(scope, receiver.to_string()))?;
+            (scope, known.clone()?)
+        };
+        match r.expression(file, at, &class)? {
+            Target::Symbol(cf, cs) if r.files[cf].extract.symbols[cs].kind.is_class_like() => {
+                Some((cf, cs))
+            }
+            _ => None,
         }
     }
 
@@ -536,6 +620,21 @@ impl Resolution<'_> {
                 continue;
             }
             names.children.insert((symbol.parent, name.to_string()), s);
+        }
+        for hint_of in &extract.types {
+            match (hint_of.attribute, hint_of.scope) {
+                (true, Some(class)) => hint(
+                    &mut names.attribute_types,
+                    (class, hint_of.name.clone()),
+                    &hint_of.class,
+                ),
+                (true, None) => {}
+                (false, scope) => hint(
+                    &mut names.local_types,
+                    (scope, hint_of.name.clone()),
+                    &hint_of.class,
+                ),
+            }
         }
         for import in &extract.imports {
             let Some(module) = self.module_of(file, import, builder) else {

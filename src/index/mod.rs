@@ -58,13 +58,16 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
         .map(|s| (s.file.path.clone(), s))
         .collect();
     let old_graph = store.load_graph().await?;
+    tracing::info!(elapsed = ?started.elapsed(), "loaded the stored index");
     let walked = walk::walk(
         &repo.root,
         &repo.settings.index.exclude,
         repo.settings.index.max_file_bytes,
     );
     let mut skipped = walked.skipped;
+    tracing::info!(elapsed = ?started.elapsed(), files = walked.sources.len(), "walked");
     let reads = read_all(&walked.sources, &cached);
+    tracing::info!(elapsed = ?started.elapsed(), "read and parsed");
     let mut sources = Vec::new();
     let mut delta = Delta::default();
     let mut parsed = 0;
@@ -92,6 +95,7 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
     let files: Vec<SourceFile> = sources.into_iter().map(|s| s.file).collect();
     let aliases = tsconfig::aliases(&repo.root, &walked.configs);
     let (graph, stats) = graph::build(&files, &aliases);
+    tracing::info!(elapsed = ?started.elapsed(), "built the graph");
     let graph_delta = Delta::between(&old_graph, &graph);
     delta.upsert_nodes = graph_delta.upsert_nodes;
     delta.delete_nodes = graph_delta.delete_nodes;
@@ -148,7 +152,9 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
             generation: previous.generation + 1,
             summary: serde_json::to_value(&report).unwrap_or_default(),
         };
+        tracing::info!(elapsed = ?started.elapsed(), "diffed");
         store.apply(&delta, &meta).await?;
+        tracing::info!(elapsed = ?started.elapsed(), "written");
         report.wrote = true;
     }
     report.seconds = started.elapsed().as_secs_f64();

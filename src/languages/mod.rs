@@ -26,6 +26,7 @@ pub const QUERY_KINDS: &[&str] = &[
     "calls",
     "inheritance",
     "mutations",
+    "types",
 ];
 
 /// A failure to load a grammar folder: always a bug in the folder, reported with its name.
@@ -100,6 +101,7 @@ pub struct Queries {
     pub calls: Query,
     pub inheritance: Query,
     pub mutations: Query,
+    pub types: Query,
 }
 
 /// Everything cairn knows about one language.
@@ -211,6 +213,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         calls: query("calls")?,
         inheritance: query("inheritance")?,
         mutations: query("mutations")?,
+        types: query("types")?,
     };
     let table_error = |message: String| GrammarError::Table {
         lang: dir.to_string(),
