@@ -89,6 +89,17 @@ struct FileNames {
     attribute_types: HashMap<(usize, String), Option<String>>,
 }
 
+#[cfg(test)]
+#[test]
+fn constructed_receivers() {
+    assert_eq!(constructed("Foo()"), Some("Foo"));
+    assert_eq!(constructed("pkg.Foo(a, (b))"), Some("pkg.Foo"));
+    assert_eq!(constructed("Foo(a)(b)"), None);
+    assert_eq!(constructed("é.f(x)"), Some("é.f"));
+    assert_eq!(constructed("foo"), None);
+    assert_eq!(constructed("a)(b)"), None);
+}
+
 /// Records a hint; two different hints for one name cancel out.
 fn hint<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Option<String>>, key: K, class: &str) {
     map.entry(key)
@@ -107,19 +118,27 @@ fn constructed(receiver: &str) -> Option<&str> {
         return None;
     }
     let mut depth = 0usize;
-    for (i, c) in receiver.char_indices().skip(open) {
+    for (i, c) in receiver[open..].char_indices() {
         match c {
             '(' => depth += 1,
             ')' => {
-                depth -= 1;
-                if depth == 0 && i != receiver.len() - 1 {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 && open + i != receiver.len() - 1 {
                     return None;
                 }
             }
             _ => {}
         }
     }
-    Some(&receiver[..open])
+    let class = &receiver[..open];
+    let plain = !class.is_empty()
+        && class.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        });
+    plain.then_some(class)
 }
 
 struct Resolution<'a> {
@@ -263,8 +282,10 @@ impl Builder {
                 reach: 0,
                 causal_in: 0,
                 last_change: file.last_change,
+                parent: None,
             });
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
+                let parent = Self::node_id(files, f, symbol.parent);
                 let id = Self::node_id(files, f, Some(s));
                 self.nodes.push(Node {
                     id: id.clone(),
@@ -281,8 +302,8 @@ impl Builder {
                     reach: 0,
                     causal_in: 0,
                     last_change: file.last_change,
+                    parent: Some(parent.clone()),
                 });
-                let parent = Self::node_id(files, f, symbol.parent);
                 self.edge(EdgeKind::Contains, parent, id, None);
             }
         }
@@ -302,6 +323,7 @@ impl Builder {
                 reach: 0,
                 causal_in: 0,
                 last_change: 0,
+                parent: None,
             });
         }
     }

@@ -97,6 +97,9 @@ pub struct Node {
     /// Direct dependents over causal edges.
     pub causal_in: u32,
     pub last_change: i64,
+    /// The node that contains this one (a symbol's file or class).
+    #[serde(default)]
+    pub parent: Option<String>,
 }
 
 /// The kind of an edge.
@@ -112,6 +115,15 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
+    /// Kinds stored as edge tables; containment is stored as each symbol's `parent`.
+    pub const STORED: [EdgeKind; 5] = [
+        EdgeKind::Imports,
+        EdgeKind::Inherits,
+        EdgeKind::Calls,
+        EdgeKind::Drives,
+        EdgeKind::AssertsOn,
+    ];
+
     pub const ALL: [EdgeKind; 6] = [
         EdgeKind::Contains,
         EdgeKind::Imports,
@@ -173,6 +185,20 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// A graph from stored nodes and stored edges: containment comes from `parent`.
+    pub fn from_stored(nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
+        edges.extend(nodes.iter().filter_map(|n| {
+            Some(Edge {
+                kind: EdgeKind::Contains,
+                src: n.parent.clone()?,
+                dst: n.id.clone(),
+                lines: Vec::new(),
+                reasons: Vec::new(),
+            })
+        }));
+        Graph::new(nodes, edges)
+    }
+
     /// Builds the indexes over nodes and edges.
     pub fn new(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
         nodes.sort_by(|a, b| a.id.cmp(&b.id));

@@ -85,6 +85,7 @@ mod tests {
             reach,
             causal_in,
             last_change,
+            parent: None,
         }
     }
 

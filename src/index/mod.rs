@@ -97,6 +97,7 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
     let (graph, stats) = graph::build(&files, &aliases);
     tracing::info!(elapsed = ?started.elapsed(), "built the graph");
     let graph_delta = Delta::between(&old_graph, &graph);
+    delta.fresh = graph_delta.fresh;
     delta.upsert_nodes = graph_delta.upsert_nodes;
     delta.delete_nodes = graph_delta.delete_nodes;
     delta.upsert_edges = graph_delta.upsert_edges;

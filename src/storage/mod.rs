@@ -82,6 +82,8 @@ pub struct IndexMeta {
 /// What changes between the stored graph and a new one.
 #[derive(Debug, Default)]
 pub struct Delta {
+    /// Nothing is stored yet: rows are inserted without looking for existing ones.
+    pub fresh: bool,
     pub upsert_nodes: Vec<Node>,
     pub delete_nodes: Vec<String>,
     pub upsert_edges: Vec<Edge>,
@@ -93,7 +95,10 @@ pub struct Delta {
 impl Delta {
     /// The changes that turn `old` into `new`.
     pub fn between(old: &Graph, new: &Graph) -> Delta {
-        let mut delta = Delta::default();
+        let mut delta = Delta {
+            fresh: old.nodes.is_empty() && old.edges.is_empty(),
+            ..Delta::default()
+        };
         for node in &new.nodes {
             if old.node(&node.id) != Some(node) {
                 delta.upsert_nodes.push(node.clone());
@@ -104,11 +109,20 @@ impl Delta {
                 delta.delete_nodes.push(node.id.clone());
             }
         }
-        let old_edges: std::collections::HashMap<(EdgeKind, String), &Edge> =
-            old.edges.iter().map(|e| ((e.kind, e.key()), e)).collect();
-        let new_keys: std::collections::HashSet<(EdgeKind, String)> =
-            new.edges.iter().map(|e| (e.kind, e.key())).collect();
-        for edge in &new.edges {
+        let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
+        let old_edges: std::collections::HashMap<(EdgeKind, String), &Edge> = old
+            .edges
+            .iter()
+            .filter(stored)
+            .map(|e| ((e.kind, e.key()), e))
+            .collect();
+        let new_keys: std::collections::HashSet<(EdgeKind, String)> = new
+            .edges
+            .iter()
+            .filter(stored)
+            .map(|e| (e.kind, e.key()))
+            .collect();
+        for edge in new.edges.iter().filter(stored) {
             if old_edges.get(&(edge.kind, edge.key())) != Some(&edge) {
                 delta.upsert_edges.push(edge.clone());
             }
@@ -280,14 +294,14 @@ impl Store {
             "loading nodes",
         )?;
         let mut edges = Vec::new();
-        for kind in EdgeKind::ALL {
+        for kind in EdgeKind::STORED {
             let table = kind.table();
             let sql = format!(
                 "SELECT '{table}' AS kind, record::id(in) AS src, record::id(out) AS dst, lines, reasons FROM {table}"
             );
             edges.extend(self.select::<Edge>(&sql, "loading edges").await?);
         }
-        Ok(Graph::new(nodes, edges))
+        Ok(Graph::from_stored(nodes, edges))
     }
 
     /// The stored source files with their extractions.
@@ -346,12 +360,14 @@ impl Store {
                 })
                 .collect();
             let var = format!("nodes{i}");
-            statements.push(format!(
-                "INSERT INTO node ${var} ON DUPLICATE KEY UPDATE {node_fields}"
-            ));
+            statements.push(if delta.fresh {
+                format!("INSERT INTO node ${var}")
+            } else {
+                format!("INSERT INTO node ${var} ON DUPLICATE KEY UPDATE {node_fields}")
+            });
             query_vars.push((var, rows));
         }
-        for kind in EdgeKind::ALL {
+        for kind in EdgeKind::STORED {
             let table = kind.table();
             let edges: Vec<&Edge> = delta
                 .upsert_edges
@@ -375,9 +391,13 @@ impl Store {
                     })
                     .collect();
                 let var = format!("{table}{i}");
-                statements.push(format!(
-                    "INSERT RELATION INTO {table} ${var} ON DUPLICATE KEY UPDATE lines = $input.lines, reasons = $input.reasons"
-                ));
+                statements.push(if delta.fresh {
+                    format!("INSERT RELATION INTO {table} ${var}")
+                } else {
+                    format!(
+                        "INSERT RELATION INTO {table} ${var} ON DUPLICATE KEY UPDATE lines = $input.lines, reasons = $input.reasons"
+                    )
+                });
                 query_vars.push((var, rows));
             }
         }

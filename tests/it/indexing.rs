@@ -108,9 +108,18 @@ async fn python_and_typescript_resolve_to_repository_files() {
     ));
     // Receivers whose class is known: constructed locals and `Class()` itself.
     for (src, dst) in [
-        ("tests/test_cart.py::test_total", "src/shop/cart.py::Cart.total"),
-        ("tests/test_cart.py::test_gift", "src/shop/cart.py::GiftCart.wrap"),
-        ("web/src/components/Basket.tsx::Basket", "web/src/lib/api.ts::ApiClient.items"),
+        (
+            "tests/test_cart.py::test_total",
+            "src/shop/cart.py::Cart.total",
+        ),
+        (
+            "tests/test_cart.py::test_gift",
+            "src/shop/cart.py::GiftCart.wrap",
+        ),
+        (
+            "web/src/components/Basket.tsx::Basket",
+            "web/src/lib/api.ts::ApiClient.items",
+        ),
     ] {
         assert!(has_edge(&graph, "calls", src, dst), "{src} -> {dst}");
     }
