@@ -388,21 +388,26 @@ pub fn context(
 }
 
 fn freshness_line(f: &Freshness) -> String {
-    let short = |c: &Option<String>| {
-        c.as_deref()
-            .map(|c| c.chars().take(10).collect::<String>())
-            .unwrap_or_else(|| "none".to_string())
-    };
-    let head = match (&f.indexed_commit, &f.head_commit) {
-        (Some(a), Some(b)) if a == b => "= HEAD".to_string(),
-        (_, Some(b)) => format!("(HEAD is now {})", short(&Some(b.clone()))),
-        _ => String::new(),
+    let short = |c: &str| c.chars().take(10).collect::<String>();
+    let commit = match (&f.indexed_commit, &f.head_commit) {
+        (Some(indexed), Some(head)) if indexed == head => {
+            format!("at commit {} (HEAD)", short(indexed))
+        }
+        (Some(indexed), Some(head)) => {
+            format!(
+                "at commit {}; HEAD has moved to {}",
+                short(indexed),
+                short(head)
+            )
+        }
+        (Some(indexed), None) => format!("at commit {}", short(indexed)),
+        (None, _) => "outside git".to_string(),
     };
     let changed = if f.changed_count == 0 {
-        "no source changes since".to_string()
+        "no indexed file changed since".to_string()
     } else {
         format!(
-            "{} files changed since (run cairn index): {}{}",
+            "{} indexed files changed since (run cairn index): {}{}",
             f.changed_count,
             f.changed_files.join(", "),
             if f.changed_count > f.changed_files.len() {
@@ -412,10 +417,7 @@ fn freshness_line(f: &Freshness) -> String {
             }
         )
     };
-    format!(
-        "indexed at commit {} {head}; {changed}",
-        short(&f.indexed_commit)
-    )
+    format!("index {commit}; {changed}")
 }
 
 fn effects_suffix(node: &Node) -> String {

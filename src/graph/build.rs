@@ -332,8 +332,9 @@ impl Builder {
     /// `from module import Symbol` also imports the symbol itself.
     fn imports(&mut self, r: &Resolution) {
         for (f, names) in r.names.iter().enumerate() {
-            let importer = r.files[f].path.clone();
             for (import, module) in &names.modules {
+                // An import inside a function is that function's dependency, not the file's.
+                let importer = Self::node_id(r.files, f, import.scope);
                 let member = import.name.as_ref().and_then(|n| r.member(module, n));
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
