@@ -130,7 +130,22 @@ pub fn expand(
     }
 
     let radius = blast_radius(graph, &node.id);
-    let mut tests: Vec<Link> = linked(into(EdgeKind::AssertsOn), src);
+    // Tests that assert on the node or, for a file or class, on its members.
+    let members: Vec<&str> = graph
+        .outgoing(&node.id)
+        .filter(|e| e.kind == EdgeKind::Contains)
+        .map(|e| e.dst.as_str())
+        .collect();
+    let mut asserting: Vec<&Edge> = into(EdgeKind::AssertsOn);
+    for member in &members {
+        asserting.extend(
+            graph
+                .incoming(member)
+                .filter(|e| e.kind == EdgeKind::AssertsOn),
+        );
+    }
+    let mut tests: Vec<Link> = linked(asserting, src);
+    tests.dedup_by(|a, b| a.id == b.id);
     for id in &radius {
         if graph
             .node(id)

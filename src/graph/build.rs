@@ -24,6 +24,13 @@ pub struct PathAliases {
     pub paths: Vec<(String, Vec<String>)>,
 }
 
+/// Reason on a file-to-file import that uses the module as a whole (`import m`, `from m import
+/// *`, a submodule, a name that is not a definition): a change anywhere in it reaches the importer.
+pub const IMPORTS_MODULE: &str = "module";
+/// Reason on a file-to-file import of definitions only: the importer depends on those symbols,
+/// which have their own import edges.
+pub const IMPORTS_NAMES: &str = "names";
+
 /// How well names resolved, for the index summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BuildStats {
@@ -200,22 +207,27 @@ pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStat
     } = builder;
     let edges = edges
         .into_iter()
-        .map(|((kind, src, dst), lines)| Edge {
+        .map(|((kind, src, dst), (lines, reasons))| Edge {
             kind,
             src,
             dst,
             lines: lines.into_iter().collect(),
-            reasons: Vec::new(),
+            reasons: reasons.into_iter().map(String::from).collect(),
         })
         .collect();
     let graph = promote::promote(nodes, edges);
     (graph, stats)
 }
 
+/// An edge being built: (kind, source id, destination id).
+type EdgeKey = (EdgeKind, String, String);
+/// What is known of it so far: source lines and reasons.
+type EdgeFacts = (BTreeSet<u32>, BTreeSet<&'static str>);
+
 #[derive(Default)]
 struct Builder {
     nodes: Vec<Node>,
-    edges: BTreeMap<(EdgeKind, String, String), BTreeSet<u32>>,
+    edges: BTreeMap<EdgeKey, EdgeFacts>,
     stats: BuildStats,
     /// Resolved bases per class: (file, symbol) -> [(file, symbol)].
     bases: HashMap<(usize, usize), Vec<(usize, usize)>>,
@@ -238,11 +250,23 @@ fn symbol_kind(kind: SymbolKind) -> NodeKind {
 
 impl Builder {
     fn edge(&mut self, kind: EdgeKind, src: String, dst: String, line: Option<u32>) {
+        self.edge_because(kind, src, dst, line, None);
+    }
+
+    fn edge_because(
+        &mut self,
+        kind: EdgeKind,
+        src: String,
+        dst: String,
+        line: Option<u32>,
+        reason: Option<&'static str>,
+    ) {
         if src == dst {
             return;
         }
-        let lines = self.edges.entry((kind, src, dst)).or_default();
+        let (lines, reasons) = self.edges.entry((kind, src, dst)).or_default();
         lines.extend(line);
+        reasons.extend(reason);
     }
 
     fn node_id(files: &[SourceFile], file: usize, symbol: Option<usize>) -> String {
@@ -341,7 +365,8 @@ impl Builder {
                     (Target::File(m), _) => *m,
                     _ => continue,
                 };
-                if let Some(Target::Symbol(sf, ss)) = member {
+                // The importer depends on the named symbol, or on the whole module.
+                let reason = if let Some(Target::Symbol(sf, ss)) = member {
                     let symbol = Self::node_id(r.files, sf, Some(ss));
                     self.edge(
                         EdgeKind::Imports,
@@ -349,9 +374,18 @@ impl Builder {
                         symbol,
                         Some(import.line),
                     );
-                }
+                    IMPORTS_NAMES
+                } else {
+                    IMPORTS_MODULE
+                };
                 let dst = r.files[dst].path.clone();
-                self.edge(EdgeKind::Imports, importer.clone(), dst, Some(import.line));
+                self.edge_because(
+                    EdgeKind::Imports,
+                    importer,
+                    dst,
+                    Some(import.line),
+                    Some(reason),
+                );
             }
         }
     }

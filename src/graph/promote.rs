@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::build::{IMPORTS_MODULE, IMPORTS_NAMES};
 use super::{Edge, EdgeKind, Graph, Node, NodeKind, reach};
 
 /// A module imported by this many files or more drives its importers.
@@ -20,9 +21,11 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
         if is_file(&edge.dst) {
             importers.entry(&edge.dst).or_default().insert(&edge.src);
         }
+        // A test asserts on what it imports: the named definitions, or the whole module.
         if is_test(&edge.src) && by_id.contains_key(edge.dst.as_str()) && !is_test(&edge.dst) {
             let external = by_id[edge.dst.as_str()].kind == NodeKind::External;
-            if !external {
+            let names_only = impact(edge, NodeKind::File).is_none();
+            if !external && !names_only {
                 promoted
                     .entry((EdgeKind::AssertsOn, edge.src.clone(), edge.dst.clone()))
                     .or_default()
@@ -65,15 +68,22 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
 }
 
 /// The impact of an edge, if it carries one: a change at the first node can break the second.
-/// Causal edges carry impact against their direction (the imported, called, inherited or
-/// asserted-on node reaches its user), `drives` along it. A method also reaches its class:
-/// calls through instances cannot be resolved statically, so the class's users stand in.
+///
+/// Impact runs against dependencies: the called, inherited, asserted-on or imported symbol
+/// reaches its user. A file reaches its importers only where they use it as a whole module;
+/// an importer of named definitions depends on those symbols (their own edges), not on the
+/// rest of the file — otherwise every change would reach everything through import chains.
+/// A method reaches its class (calls through instances cannot be resolved statically, so the
+/// class's users stand in). `drives` edges summarise imports and add no impact of their own.
 pub fn impact(edge: &Edge, src_kind: NodeKind) -> Option<(&str, &str)> {
+    let against = Some((edge.dst.as_str(), edge.src.as_str()));
+    let has = |reason: &str| edge.reasons.iter().any(|r| r == reason);
     match edge.kind {
-        EdgeKind::Drives => Some((&edge.src, &edge.dst)),
-        EdgeKind::Contains if src_kind.is_class_like() => Some((&edge.dst, &edge.src)),
-        EdgeKind::Contains => None,
-        _ => Some((&edge.dst, &edge.src)),
+        EdgeKind::Calls | EdgeKind::Inherits | EdgeKind::AssertsOn => against,
+        EdgeKind::Imports if has(IMPORTS_NAMES) && !has(IMPORTS_MODULE) => None,
+        EdgeKind::Imports => against,
+        EdgeKind::Contains if src_kind.is_class_like() => against,
+        EdgeKind::Contains | EdgeKind::Drives => None,
     }
 }
 

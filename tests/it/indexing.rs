@@ -200,7 +200,7 @@ async fn python_and_typescript_resolve_to_repository_files() {
         &graph,
         "asserts_on",
         "tests/test_cart.py",
-        "src/shop/pricing.py"
+        "src/shop/pricing.py::price_of"
     ));
     assert!(
         has_edge(&graph, "drives", "src/shop/cart.py", "src/shop/__init__.py"),
@@ -223,6 +223,19 @@ async fn python_and_typescript_resolve_to_repository_files() {
     let pricing = graph.node("src/shop/pricing.py::price_of").unwrap();
     assert!(pricing.reach >= 4, "reach {}", pricing.reach);
     assert!(graph.node("src/shop/queryset.py").unwrap().reach == 0);
+    // A whole-module import carries a file's changes to the importer; importing named
+    // definitions depends on those definitions only.
+    let reach = |id: &str| graph.node(id).unwrap().reach;
+    assert_eq!(
+        reach("src/shop/storage.py"),
+        2,
+        "cart.py and scripts/report.py"
+    );
+    assert_eq!(
+        reach("src/shop/storage.py::backup"),
+        1,
+        "scripts/report.py::run"
+    );
 
     // The summary counts what could not be resolved rather than guessing.
     let stats = &summary["stats"];
