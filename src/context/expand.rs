@@ -166,7 +166,11 @@ pub fn expand(
     }
     let mut dependents: Vec<(f64, &str)> = radius
         .iter()
-        .filter(|id| graph.node(id).is_some_and(|n| !n.is_test))
+        .filter(|id| {
+            graph
+                .node(id)
+                .is_some_and(|n| !n.is_test && n.path != node.path)
+        })
         .map(|id| (rank(id), *id))
         .collect();
     dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));

@@ -149,13 +149,55 @@ fn has_source_extension(token: &str) -> bool {
 }
 
 /// Builds the context pack within `max_tokens`.
+///
+/// Each section is capped at a share of the budget so one cannot crowd out the rest; when the
+/// caps leave budget unused while items were cut (small repositories), the pack is built again
+/// with wider caps and the attempt that leaves out the fewest items wins.
 pub fn context(
     scorer: &Scorer,
     repo: &str,
     freshness: Freshness,
     focus: Option<&str>,
     max_tokens: usize,
+    notes: Vec<String>,
+) -> ContextReport {
+    let mut best = pack(
+        scorer,
+        repo,
+        freshness.clone(),
+        focus,
+        max_tokens,
+        notes.clone(),
+        1.0,
+    );
+    for scale in [2.0, 4.0] {
+        if best.truncated == 0 || best.tokens as f64 > max_tokens as f64 * 0.85 {
+            break;
+        }
+        let wider = pack(
+            scorer,
+            repo,
+            freshness.clone(),
+            focus,
+            max_tokens,
+            notes.clone(),
+            scale,
+        );
+        if wider.truncated < best.truncated {
+            best = wider;
+        }
+    }
+    best
+}
+
+fn pack(
+    scorer: &Scorer,
+    repo: &str,
+    freshness: Freshness,
+    focus: Option<&str>,
+    max_tokens: usize,
     mut notes: Vec<String>,
+    scale: f64,
 ) -> ContextReport {
     let graph = scorer.graph();
     let focus = Focus::parse(focus);
@@ -219,7 +261,8 @@ pub fn context(
         ));
     }
     out.force("score = recency + frequency + centrality + side-effect cost (r f c s); reach = nodes a change can affect; deps = direct dependents".to_string());
-    let share = |out: &Budget, fraction: f64| out.used() + (out.max() as f64 * fraction) as usize;
+    let share =
+        |out: &Budget, fraction: f64| out.used() + (out.max() as f64 * fraction * scale) as usize;
 
     // Project shape: shallow levels first, deeper ones while the share lasts.
     let limit = share(&out, 0.22);
@@ -437,14 +480,16 @@ fn lines_suffix(lines: &[u32]) -> String {
 }
 
 fn tests_line(graph: &crate::graph::Graph, test_files: usize) -> String {
-    let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();
+    // Test files per module they assert on (directly or on its definitions).
+    let mut pairs: std::collections::BTreeSet<(&str, &str)> = std::collections::BTreeSet::new();
     for edge in graph.edges.iter().filter(|e| e.kind == EdgeKind::AssertsOn) {
-        if graph
-            .node(&edge.dst)
-            .is_some_and(|n| n.kind == NodeKind::File)
-        {
-            *asserted.entry(edge.dst.as_str()).or_default() += 1;
+        if let (Some(test), Some(target)) = (graph.node(&edge.src), graph.node(&edge.dst)) {
+            pairs.insert((target.path.as_str(), test.path.as_str()));
         }
+    }
+    let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();
+    for (module, _) in pairs {
+        *asserted.entry(module).or_default() += 1;
     }
     let mut most: Vec<(&str, usize)> = asserted.into_iter().collect();
     most.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));

@@ -74,7 +74,8 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
 /// an importer of named definitions depends on those symbols (their own edges), not on the
 /// rest of the file — otherwise every change would reach everything through import chains.
 /// A method reaches its class (calls through instances cannot be resolved statically, so the
-/// class's users stand in). `drives` edges summarise imports and add no impact of their own.
+/// class's users stand in), and a file reaches its top-level definitions (a change to the file
+/// is a change to them). `drives` edges summarise imports and add no impact of their own.
 pub fn impact(edge: &Edge, src_kind: NodeKind) -> Option<(&str, &str)> {
     let against = Some((edge.dst.as_str(), edge.src.as_str()));
     let has = |reason: &str| edge.reasons.iter().any(|r| r == reason);
@@ -83,6 +84,7 @@ pub fn impact(edge: &Edge, src_kind: NodeKind) -> Option<(&str, &str)> {
         EdgeKind::Imports if has(IMPORTS_NAMES) && !has(IMPORTS_MODULE) => None,
         EdgeKind::Imports => against,
         EdgeKind::Contains if src_kind.is_class_like() => against,
+        EdgeKind::Contains if src_kind == NodeKind::File => Some((&edge.src, &edge.dst)),
         EdgeKind::Contains | EdgeKind::Drives => None,
     }
 }

@@ -222,19 +222,23 @@ async fn python_and_typescript_resolve_to_repository_files() {
     // Reach: pricing reaches cart, the package, the tests and the script.
     let pricing = graph.node("src/shop/pricing.py::price_of").unwrap();
     assert!(pricing.reach >= 4, "reach {}", pricing.reach);
-    assert!(graph.node("src/shop/queryset.py").unwrap().reach == 0);
-    // A whole-module import carries a file's changes to the importer; importing named
-    // definitions depends on those definitions only.
-    let reach = |id: &str| graph.node(id).unwrap().reach;
+    // A file reaches its own definitions; nobody uses queryset.py, so that is all.
+    assert_eq!(graph.node("src/shop/queryset.py").unwrap().reach, 1);
+    let radius = |id: &str| cairn::context::blast_radius(&graph, id);
     assert_eq!(
-        reach("src/shop/storage.py"),
-        2,
-        "cart.py and scripts/report.py"
+        radius("src/shop/storage.py::backup"),
+        ["scripts/report.py::run"]
+    );
+    let price_of = radius("src/shop/pricing.py::price_of");
+    assert!(price_of.contains(&"tests/test_cart.py"), "{price_of:?}");
+    assert!(
+        price_of.contains(&"src/shop/cart.py::Cart.total"),
+        "{price_of:?}"
     );
     assert_eq!(
-        reach("src/shop/storage.py::backup"),
-        1,
-        "scripts/report.py::run"
+        price_of.len() as u32,
+        pricing.reach,
+        "blast radius and reach agree"
     );
 
     // The summary counts what could not be resolved rather than guessing.
