@@ -240,7 +240,7 @@ pub fn expand(
         }
     }
 
-    let mut out = Budget::new(max_tokens.saturating_sub(40));
+    let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
     out.force(format!(
         "# {} ({} {}{})",
         node.id,

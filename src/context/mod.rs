@@ -46,6 +46,17 @@ pub fn budget(
     }
 }
 
+/// Tokens kept free for the closing notes: those known up front plus room for the ones an
+/// answer adds at its end (truncation, a cut source), so the whole answer stays in budget.
+pub fn reserve_for_notes(notes: &[String]) -> usize {
+    const LATE_NOTES: usize = 80;
+    LATE_NOTES
+        + notes
+            .iter()
+            .map(|n| crate::tokens::count(n) + 4)
+            .sum::<usize>()
+}
+
 /// A score's parts, for programs.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 pub struct ScoreParts {

@@ -220,7 +220,12 @@ fn pack(
         dependents: node.causal_in,
         side_effects: node.side_effects.clone(),
     };
-    let by_rank = |a: &&Node, b: &&Node| rank(b).total_cmp(&rank(a)).then_with(|| a.id.cmp(&b.id));
+    // Best first; the rank is looked up once per node, not once per comparison.
+    let by_rank = |nodes: &mut Vec<&Node>| {
+        let mut keyed: Vec<(f64, &Node)> = nodes.iter().map(|n| (rank(n), *n)).collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        *nodes = keyed.into_iter().map(|(_, n)| n).collect();
+    };
 
     let files: Vec<&Node> = graph.files().collect();
     let test_files = files.iter().filter(|f| f.is_test).count();
@@ -242,7 +247,7 @@ fn pack(
         notes: Vec::new(),
         text: String::new(),
     };
-    let mut out = Budget::new(max_tokens.saturating_sub(40));
+    let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
     out.force(format!(
         "# cairn context: {repo} — {} files ({test_files} tests), {symbols} symbols",
         files.len()
@@ -292,7 +297,7 @@ fn pack(
     let limit = share(&out, 0.22);
     out.force("## Top files".to_string());
     let mut ranked_files: Vec<&Node> = files.iter().copied().filter(|f| !f.is_test).collect();
-    ranked_files.sort_by(by_rank);
+    by_rank(&mut ranked_files);
     for node in ranked_files.iter().take(60) {
         let symbols_in = graph
             .outgoing(&node.id)
@@ -320,7 +325,7 @@ fn pack(
         .iter()
         .filter(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant)
         .collect();
-    ranked_symbols.sort_by(by_rank);
+    by_rank(&mut ranked_symbols);
     for node in ranked_symbols.iter().take(60) {
         let line = format!(
             "- {} ({} {}) {} · reach {} · deps {}{}",

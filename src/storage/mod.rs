@@ -339,11 +339,9 @@ impl Store {
         Ok(rows.into_iter().next())
     }
 
-    /// Applies a delta and the new index facts in one transaction: readers see all or nothing.
+    /// Applies a delta and the new index facts, in transactions of bounded size.
     pub async fn apply(&self, delta: &Delta, meta: &IndexMeta) -> Result<()> {
-        let mut statements = vec!["BEGIN TRANSACTION".to_string()];
-        let mut query_vars: Vec<(String, Vec<Object>)> = Vec::new();
-        let mut id_vars: Vec<(String, Vec<RecordId>)> = Vec::new();
+        let mut writer = Writer::new(&self.db);
 
         let node_fields = schema::NODE_FIELDS
             .iter()
@@ -360,12 +358,12 @@ impl Store {
                 })
                 .collect();
             let var = format!("nodes{i}");
-            statements.push(if delta.fresh {
+            let statement = if delta.fresh {
                 format!("INSERT INTO node ${var}")
             } else {
                 format!("INSERT INTO node ${var} ON DUPLICATE KEY UPDATE {node_fields}")
-            });
-            query_vars.push((var, rows));
+            };
+            writer.rows(statement, var, rows).await?;
         }
         for kind in EdgeKind::STORED {
             let table = kind.table();
@@ -391,14 +389,14 @@ impl Store {
                     })
                     .collect();
                 let var = format!("{table}{i}");
-                statements.push(if delta.fresh {
+                let statement = if delta.fresh {
                     format!("INSERT RELATION INTO {table} ${var}")
                 } else {
                     format!(
                         "INSERT RELATION INTO {table} ${var} ON DUPLICATE KEY UPDATE lines = $input.lines, reasons = $input.reasons"
                     )
-                });
-                query_vars.push((var, rows));
+                };
+                writer.rows(statement, var, rows).await?;
             }
         }
         let deleted_edges: Vec<RecordId> = delta
@@ -408,8 +406,9 @@ impl Store {
             .collect();
         for (i, chunk) in deleted_edges.chunks(BATCH).enumerate() {
             let var = format!("gone_edges{i}");
-            statements.push(format!("DELETE ${var}"));
-            id_vars.push((var, chunk.to_vec()));
+            writer
+                .ids(format!("DELETE ${var}"), var, chunk.to_vec())
+                .await?;
         }
         let deleted_nodes: Vec<RecordId> = delta
             .delete_nodes
@@ -418,8 +417,9 @@ impl Store {
             .collect();
         for (i, chunk) in deleted_nodes.chunks(BATCH).enumerate() {
             let var = format!("gone_nodes{i}");
-            statements.push(format!("DELETE ${var}"));
-            id_vars.push((var, chunk.to_vec()));
+            writer
+                .ids(format!("DELETE ${var}"), var, chunk.to_vec())
+                .await?;
         }
         for (i, chunk) in delta.upsert_sources.chunks(BATCH / 4).enumerate() {
             let rows = chunk
@@ -437,10 +437,10 @@ impl Store {
                 })
                 .collect();
             let var = format!("sources{i}");
-            statements.push(format!(
+            let statement = format!(
                 "INSERT INTO source ${var} ON DUPLICATE KEY UPDATE record = $input.record, mtime_ns = $input.mtime_ns, size = $input.size"
-            ));
-            query_vars.push((var, rows));
+            );
+            writer.rows(statement, var, rows).await?;
         }
         let deleted_sources: Vec<RecordId> = delta
             .delete_sources
@@ -448,20 +448,86 @@ impl Store {
             .map(|path| RecordId::new("source", path.as_str()))
             .collect();
         if !deleted_sources.is_empty() {
-            statements.push("DELETE $gone_sources".to_string());
-            id_vars.push(("gone_sources".to_string(), deleted_sources));
+            writer
+                .ids(
+                    "DELETE $gone_sources".to_string(),
+                    "gone_sources".to_string(),
+                    deleted_sources,
+                )
+                .await?;
         }
-        statements.push("UPSERT meta:index CONTENT $meta".to_string());
-        statements.push("COMMIT TRANSACTION".to_string());
+        writer.finish(object(meta)).await
+    }
+}
 
+/// Batched writes: statements run in transactions of about [`ROWS_PER_TRANSACTION`] rows, so a
+/// large index does not hold every row in memory at once. The index facts go in the last
+/// transaction, and readers reload only after the writer has finished (the generation marker).
+struct Writer<'a> {
+    db: &'a Surreal<Db>,
+    statements: Vec<String>,
+    rows: Vec<(String, Vec<Object>)>,
+    ids: Vec<(String, Vec<RecordId>)>,
+    pending: usize,
+}
+
+/// Rows per transaction when writing the graph.
+const ROWS_PER_TRANSACTION: usize = 20_000;
+
+impl<'a> Writer<'a> {
+    fn new(db: &'a Surreal<Db>) -> Self {
+        Writer {
+            db,
+            statements: Vec::new(),
+            rows: Vec::new(),
+            ids: Vec::new(),
+            pending: 0,
+        }
+    }
+
+    async fn rows(&mut self, statement: String, var: String, rows: Vec<Object>) -> Result<()> {
+        self.pending += rows.len();
+        self.statements.push(statement);
+        self.rows.push((var, rows));
+        self.flush_if_full().await
+    }
+
+    async fn ids(&mut self, statement: String, var: String, ids: Vec<RecordId>) -> Result<()> {
+        self.pending += ids.len();
+        self.statements.push(statement);
+        self.ids.push((var, ids));
+        self.flush_if_full().await
+    }
+
+    async fn flush_if_full(&mut self) -> Result<()> {
+        if self.pending >= ROWS_PER_TRANSACTION {
+            self.commit(None).await?;
+        }
+        Ok(())
+    }
+
+    async fn finish(mut self, meta: Object) -> Result<()> {
+        self.commit(Some(meta)).await
+    }
+
+    async fn commit(&mut self, meta: Option<Object>) -> Result<()> {
+        let mut statements = vec!["BEGIN TRANSACTION".to_string()];
+        statements.append(&mut self.statements);
+        if meta.is_some() {
+            statements.push("UPSERT meta:index CONTENT $meta".to_string());
+        }
+        statements.push("COMMIT TRANSACTION".to_string());
         let mut query = self.db.query(statements.join(";\n"));
-        for (var, rows) in query_vars {
+        for (var, rows) in self.rows.drain(..) {
             query = query.bind((var, rows));
         }
-        for (var, ids) in id_vars {
+        for (var, ids) in self.ids.drain(..) {
             query = query.bind((var, ids));
         }
-        query = query.bind(("meta", object(meta)));
+        if let Some(meta) = meta {
+            query = query.bind(("meta", meta));
+        }
+        self.pending = 0;
         query
             .await
             .and_then(|r| r.check())
