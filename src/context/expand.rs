@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ScoreParts, Scorer, blast_radius, location};
+use super::{ScoreParts, Scorer, location, nearest_dependents};
 use crate::graph::{Edge, EdgeKind, Node, NodeKind};
 use crate::tokens::Budget;
 
@@ -68,6 +68,9 @@ pub struct ExpandReport {
     pub text: String,
 }
 
+/// How many of the nearest dependents an expansion walks.
+const RADIUS_WALK: usize = 2_000;
+
 /// The source text of a node, when the caller can read it.
 pub type SourceReader<'a> = &'a dyn Fn(&Node) -> Option<String>;
 
@@ -129,7 +132,16 @@ pub fn expand(
         &e.src
     }
 
-    let radius = blast_radius(graph, &node.id);
+    // The whole radius is counted at index time (`reach`); the nearest part is enough to rank
+    // dependents and find the tests that reach the node.
+    let radius = nearest_dependents(graph, &node.id, RADIUS_WALK);
+    if radius.len() < node.reach as usize {
+        notes.push(format!(
+            "tests and dependents are taken from the nearest {} of {} reachable nodes",
+            radius.len(),
+            node.reach
+        ));
+    }
     // Tests that assert on the node or, for a file or class, on its members.
     let members: Vec<&str> = graph
         .outgoing(&node.id)
@@ -207,7 +219,7 @@ pub fn expand(
         } else {
             Vec::new()
         },
-        blast_radius: radius.len(),
+        blast_radius: node.reach as usize,
         top_dependents: dependents
             .iter()
             .take(8)

@@ -121,6 +121,11 @@ pub fn direct_dependents<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
 
 /// Every node reachable downstream of `id` (its blast radius), nearest first.
 pub fn blast_radius<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
+    nearest_dependents(graph, id, usize::MAX)
+}
+
+/// The nearest `limit` nodes of a blast radius, nearest first (breadth first).
+pub fn nearest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<&'g str> {
     let Some(start) = graph.node(id) else {
         return Vec::new();
     };
@@ -130,6 +135,9 @@ pub fn blast_radius<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
     let mut queue = std::collections::VecDeque::from([start.id.as_str()]);
     while let Some(current) = queue.pop_front() {
         for next in direct_dependents(graph, current) {
+            if order.len() >= limit {
+                return order;
+            }
             if seen.insert(next) {
                 order.push(next);
                 queue.push_back(next);
