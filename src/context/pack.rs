@@ -161,20 +161,8 @@ pub fn context(
     max_tokens: usize,
     notes: Vec<String>,
 ) -> ContextReport {
-    let mut best = pack(
-        scorer,
-        repo,
-        freshness.clone(),
-        focus,
-        max_tokens,
-        notes.clone(),
-        1.0,
-    );
-    for scale in [2.0, 4.0] {
-        if best.truncated == 0 || best.tokens as f64 > max_tokens as f64 * 0.85 {
-            break;
-        }
-        let wider = pack(
+    let attempt = |scale: f64| {
+        pack(
             scorer,
             repo,
             freshness.clone(),
@@ -182,7 +170,14 @@ pub fn context(
             max_tokens,
             notes.clone(),
             scale,
-        );
+        )
+    };
+    let mut best = attempt(1.0);
+    for scale in [2.0, 4.0] {
+        if best.truncated == 0 || best.tokens as f64 > max_tokens as f64 * 0.85 {
+            break;
+        }
+        let wider = attempt(scale);
         if wider.truncated < best.truncated {
             best = wider;
         }

@@ -507,15 +507,19 @@ fn plain_type(annotation: &str) -> Option<String> {
             _ => return None,
         }
     }
-    let plain = !text.is_empty()
+    is_dotted_name(text).then(|| text.to_string())
+}
+
+/// `name` or `a.b.Name`: identifiers joined by dots, nothing else.
+pub fn is_dotted_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
         && text.split('.').all(|part| {
             !part.is_empty()
                 && part
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
         })
-        && !text.starts_with(|c: char| c.is_ascii_digit());
-    plain.then(|| text.to_string())
 }
 
 fn definition_kind(capture: &str) -> Option<SymbolKind> {

@@ -138,14 +138,7 @@ fn constructed(receiver: &str) -> Option<&str> {
         }
     }
     let class = &receiver[..open];
-    let plain = !class.is_empty()
-        && class.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-        });
-    plain.then_some(class)
+    crate::extract::is_dotted_name(class).then_some(class)
 }
 
 struct Resolution<'a> {

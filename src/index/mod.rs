@@ -1,5 +1,5 @@
 //! Indexing: walk, read and parse what changed (content hash), rebuild the graph from the
-//! extractions, and write only the difference to the store in one transaction.
+//! extractions, and write only the difference to the store.
 
 pub mod tsconfig;
 pub mod walk;
