@@ -36,6 +36,11 @@ impl Budget {
     pub fn push_until(&mut self, line: impl Into<String>, limit: usize) -> bool {
         let line = line.into();
         let cost = count(&line) + 1;
+        self.push_costed(line, cost, limit)
+    }
+
+    /// Adds a line whose cost (tokens + 1 for the line break) is already known.
+    pub fn push_costed(&mut self, line: String, cost: usize, limit: usize) -> bool {
         if self.used + cost > self.max.min(limit) {
             self.dropped += 1;
             return false;

@@ -270,18 +270,21 @@ fn pack(
     let lines = shape_lines(&files, &rank);
     let mut order: Vec<usize> = (0..lines.len()).collect();
     order.sort_by_key(|&i| (lines[i].depth, i));
+    let costs: Vec<usize> = lines
+        .iter()
+        .map(|l| crate::tokens::count(&l.text) + 1)
+        .collect();
     let mut chosen = vec![false; lines.len()];
     let mut spent = out.used();
     for i in order {
-        let cost = crate::tokens::count(&lines[i].text) + 1;
         let parent_shown = lines[i].parent.is_none_or(|p| chosen[p]);
-        if parent_shown && spent + cost <= limit {
+        if parent_shown && spent + costs[i] <= limit {
             chosen[i] = true;
-            spent += cost;
+            spent += costs[i];
         }
     }
-    for (line, shown) in lines.into_iter().zip(chosen) {
-        if shown && out.push(line.text) {
+    for ((line, shown), cost) in lines.into_iter().zip(chosen).zip(costs) {
+        if shown && out.push_costed(line.text, cost, usize::MAX) {
             report.shape.push(line.directory);
         } else {
             out.dropped += 1;
@@ -346,11 +349,16 @@ fn pack(
         .chain(ranked_symbols.iter().take(200))
         .map(|n| n.id.as_str())
         .collect();
-    let mut relationships: Vec<(f64, &crate::graph::Edge)> = graph
-        .edges
+    // Only the edges at the best-ranked nodes, found through the graph's adjacency.
+    let mut at_top: Vec<&crate::graph::Edge> = top
         .iter()
+        .flat_map(|id| graph.outgoing(id).chain(graph.incoming(id)))
         .filter(|e| e.kind.is_causal() && e.kind != EdgeKind::Drives)
-        .filter(|e| top.contains(e.src.as_str()) || top.contains(e.dst.as_str()))
+        .collect();
+    at_top.sort_unstable_by(|a, b| (&a.kind, &a.src, &a.dst).cmp(&(&b.kind, &b.src, &b.dst)));
+    at_top.dedup_by(|a, b| std::ptr::eq(*a, *b));
+    let mut relationships: Vec<(f64, &crate::graph::Edge)> = at_top
+        .into_iter()
         .filter_map(|e| {
             let (s, d) = (scores.get(e.src.as_str())?, scores.get(e.dst.as_str())?);
             Some((edge_score(e, &s.0, &d.0), e))
