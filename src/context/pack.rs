@@ -1,7 +1,7 @@
 //! The context pack: project shape (a compressed directory tree), top-ranked files, symbols and
 //! relationships, hot spots and tests, with index freshness, inside a token budget.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -196,30 +196,34 @@ fn pack(
 ) -> ContextReport {
     let graph = scorer.graph();
     let focus = Focus::parse(focus);
-    let scores: HashMap<&str, (crate::graph::score::Score, f64)> = graph
+    // Scores by node position: ranking a large graph must not hash ids per lookup.
+    let scores: Vec<(crate::graph::score::Score, f64)> = graph
         .nodes
         .iter()
-        .filter(|n| n.kind != NodeKind::External)
         .map(|n| {
             let score = scorer.score(n);
-            (n.id.as_str(), (score, score.total() + focus.boost(n)))
+            (score, score.total() + focus.boost(n))
         })
         .collect();
-    let rank = |node: &Node| scores.get(node.id.as_str()).map_or(0.0, |s| s.1);
+    let scored = |node: &Node| &scores[graph.position(node)];
+    let rank = |node: &Node| scored(node).1;
     let ranked_of = |node: &Node| Ranked {
         id: node.id.clone(),
         kind: node.kind.as_str().to_string(),
         lines: location(node),
-        score: scores[node.id.as_str()].0.into(),
+        score: scored(node).0.into(),
         reach: node.reach,
         dependents: node.causal_in,
         side_effects: node.side_effects.clone(),
     };
-    // Best first; the rank is looked up once per node, not once per comparison.
+    // Best first; nodes are stored sorted by id, so position breaks ties by id.
     let by_rank = |nodes: &mut Vec<&Node>| {
-        let mut keyed: Vec<(f64, &Node)> = nodes.iter().map(|n| (rank(n), *n)).collect();
-        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
-        *nodes = keyed.into_iter().map(|(_, n)| n).collect();
+        let mut keyed: Vec<(f64, usize, &Node)> = nodes
+            .iter()
+            .map(|n| (rank(n), graph.position(n), *n))
+            .collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        *nodes = keyed.into_iter().map(|(_, _, n)| n).collect();
     };
 
     let files: Vec<&Node> = graph.files().collect();
@@ -304,7 +308,7 @@ fn pack(
         let line = format!(
             "- {} {} · reach {} · deps {} · {} defs{}",
             node.id,
-            scores[node.id.as_str()].0.explain(),
+            scored(node).0.explain(),
             node.reach,
             node.causal_in,
             symbols_in,
@@ -330,7 +334,7 @@ fn pack(
             node.id,
             node.kind.as_str(),
             location(node),
-            scores[node.id.as_str()].0.explain(),
+            scored(node).0.explain(),
             node.reach,
             node.causal_in,
             effects_suffix(node)
@@ -360,7 +364,12 @@ fn pack(
     let mut relationships: Vec<(f64, &crate::graph::Edge)> = at_top
         .into_iter()
         .filter_map(|e| {
-            let (s, d) = (scores.get(e.src.as_str())?, scores.get(e.dst.as_str())?);
+            let (src, dst) = (graph.node_index(&e.src)?, graph.node_index(&e.dst)?);
+            let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
+            if external(src) || external(dst) {
+                return None;
+            }
+            let (s, d) = (&scores[src], &scores[dst]);
             Some((edge_score(e, &s.0, &d.0), e))
         })
         .collect();

@@ -233,6 +233,18 @@ impl Graph {
         self.index.get(id).copied()
     }
 
+    /// The position of one of this graph's own nodes in `nodes`, without hashing its id.
+    pub fn position(&self, node: &Node) -> usize {
+        let offset = (node as *const Node as usize).wrapping_sub(self.nodes.as_ptr() as usize)
+            / std::mem::size_of::<Node>();
+        assert!(
+            offset < self.nodes.len() && std::ptr::eq(&self.nodes[offset], node),
+            "node {} is not from this graph",
+            node.id
+        );
+        offset
+    }
+
     /// Edges leaving a node.
     pub fn outgoing(&self, id: &str) -> impl Iterator<Item = &Edge> {
         self.edges_at(&self.outgoing, id)
