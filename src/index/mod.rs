@@ -217,6 +217,12 @@ fn read_all(found: &[Found], cached: &HashMap<String, SourceRecord>) -> Vec<Read
 }
 
 fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
+    let registry = Registry::get();
+    let language = registry
+        .for_path(&file.path)
+        .expect("the walk keeps files of registered languages");
+    // A cache entry made for another language (a grammar changed between versions) is stale.
+    let cached = cached.filter(|record| record.file.language == language.name);
     if let Some(record) = cached
         && record.mtime_ns == file.mtime_ns
         && record.file.size == file.size
@@ -255,10 +261,6 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
         record.file.last_change = last_change;
         return Read::Parsed(record);
     }
-    let registry = Registry::get();
-    let language = registry
-        .for_path(&file.path)
-        .expect("the walk keeps files of registered languages");
     Read::Parsed(SourceRecord {
         file: SourceFile {
             path: file.path.clone(),
