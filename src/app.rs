@@ -13,10 +13,11 @@ use anyhow::Context as _;
 use tokio::sync::Mutex;
 
 use crate::config::Repo;
-use crate::context::{self, ContextReport, ExpandReport, Freshness, Include, Scorer};
+use crate::context::{self, ContextReport, ExpandReport, Freshness, Include, MemoryNote, Scorer};
 use crate::graph::score::Access;
 use crate::graph::{Graph, Node, NodeKind};
 use crate::index;
+use crate::memory::{self, Memories, SemanticSettings};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
 /// How long a freshness check is reused.
@@ -41,11 +42,14 @@ pub enum AskError {
     NotIndexed(PathBuf),
     #[error("{0:#}")]
     Store(anyhow::Error),
+    #[error(transparent)]
+    Memory(#[from] memory::MemoryError),
 }
 
 /// The service.
 pub struct Cairn {
     pub repo: Repo,
+    pub memories: Arc<Memories>,
     snapshot: Mutex<Option<Arc<Snapshot>>>,
     freshness: Mutex<Option<(Instant, Freshness)>>,
 }
@@ -60,8 +64,21 @@ fn read_generation(repo: &Repo) -> Option<String> {
 }
 
 impl Cairn {
+    /// The service for `repo`; `model_dir` overrides the configured embedding model.
     pub fn new(repo: Repo) -> Arc<Cairn> {
+        Cairn::with_model_dir(repo, None)
+    }
+
+    /// The service, with the semantic layer's model directory given explicitly (flag or
+    /// environment) rather than from `cairn.toml` or the default location.
+    pub fn with_model_dir(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        let semantic = SemanticSettings::resolve(
+            model_dir.or_else(|| repo.configured_model_dir()),
+            repo.settings.memory.semantic,
+        );
+        let memories = Memories::open(&repo.root, &repo.data_dir, semantic);
         Arc::new(Cairn {
+            memories,
             repo,
             snapshot: Mutex::new(None),
             freshness: Mutex::new(None),
@@ -114,13 +131,22 @@ impl Cairn {
         let freshness = self.freshness(&snapshot).await;
         let access = HashMap::<String, Access>::new();
         let scorer = Scorer::new(&snapshot.graph, &access, index::now());
+        let mut notes: Vec<String> = note.into_iter().collect();
+        let memories = match self.top_memories(focus).await {
+            Ok(memories) => memories,
+            Err(error) => {
+                notes.push(format!("memories unavailable: {error}"));
+                Vec::new()
+            }
+        };
         Ok(context::context(
             &scorer,
             &self.repo.name(),
             freshness,
             focus,
+            &memories,
             budget,
-            note.into_iter().collect(),
+            notes,
         ))
     }
 
@@ -138,14 +164,110 @@ impl Cairn {
         let scorer = Scorer::new(&snapshot.graph, &access, index::now());
         let root = self.repo.root.clone();
         let read = move |node: &Node| read_node_source(&root, node);
+        let mut notes: Vec<String> = note.into_iter().collect();
+        let wants_memories = include.is_empty() || include.contains(&Include::Memories);
+        let memories = if wants_memories {
+            let mut symbols = vec![node.id.clone()];
+            let mut parent = node.parent.as_deref();
+            while let Some(id) = parent {
+                symbols.push(id.to_string());
+                parent = snapshot.graph.node(id).and_then(|n| n.parent.as_deref());
+            }
+            let paths = vec![node.path.clone()];
+            match self.memories.anchored(&paths, &symbols).await {
+                Ok(found) => found.iter().take(20).map(note_of).collect(),
+                Err(error) => {
+                    notes.push(format!("memories unavailable: {error}"));
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
         Ok(context::expand(
-            &scorer,
-            node,
-            include,
-            budget,
-            &read,
-            note.into_iter().collect(),
+            &scorer, node, include, &memories, budget, &read, notes,
         ))
+    }
+
+    /// The project memories the context pack shows: those matching the focus first, then the
+    /// standing ones (by type, confidence, use and age).
+    async fn top_memories(&self, focus: Option<&str>) -> Result<Vec<MemoryNote>, AskError> {
+        const SHOWN: usize = 12;
+        let mut found = Vec::new();
+        if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+            found = self
+                .memories
+                .search(&memory::Query {
+                    text: focus.to_string(),
+                    limit: SHOWN / 2,
+                    keyword_only: true,
+                    ..memory::Query::default()
+                })
+                .await?;
+        }
+        let standing = self
+            .memories
+            .search(&memory::Query {
+                limit: SHOWN,
+                ..memory::Query::default()
+            })
+            .await?;
+        for f in standing {
+            if found.len() >= SHOWN {
+                break;
+            }
+            if !found.iter().any(|g| g.memory.id == f.memory.id) {
+                found.push(f);
+            }
+        }
+        Ok(found.iter().map(|f| note_of(&f.memory)).collect())
+    }
+
+    /// Flags anchors of found memories that the current graph no longer has (the file was
+    /// deleted or moved): memories are flagged, never dropped, when their anchor disappears.
+    pub async fn flag_gone_anchors(&self, memories: &mut [memory::Memory]) {
+        let Some(snapshot) = self.graph_if_indexed().await else {
+            return;
+        };
+        let graph = &snapshot.graph;
+        for m in memories {
+            let gone: Vec<String> = m
+                .paths
+                .iter()
+                .filter(|p| {
+                    graph.node(p).is_none()
+                        && !graph.files().any(|f| f.path.starts_with(&format!("{p}/")))
+                })
+                .chain(m.symbols.iter().filter(|s| graph.node(s).is_none()))
+                .filter(|a| !m.unknown_anchors.contains(a))
+                .cloned()
+                .collect();
+            m.unknown_anchors.extend(gone);
+        }
+    }
+
+    /// The code graph, if the repository has been indexed (for checking memory anchors).
+    pub async fn graph_if_indexed(&self) -> Option<Arc<Snapshot>> {
+        self.snapshot().await.ok()
+    }
+
+    /// Stores a learning, checking its anchors against the code graph when there is one.
+    pub async fn remember(&self, new: memory::NewMemory) -> Result<memory::WriteOutcome, AskError> {
+        let snapshot = self.graph_if_indexed().await;
+        Ok(self
+            .memories
+            .remember(new, snapshot.as_ref().map(|s| &s.graph))
+            .await?)
+    }
+}
+
+/// A memory as the context and expansions show it.
+pub fn note_of(memory: &memory::Memory) -> MemoryNote {
+    MemoryNote {
+        id: memory.id.clone(),
+        kind: memory.kind.to_string(),
+        content: memory.content.clone(),
+        anchors: memory.anchors().cloned().collect(),
     }
 }
 

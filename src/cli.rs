@@ -25,6 +25,10 @@ pub struct Global {
     /// Where cairn keeps this repository's data (default: $XDG_DATA_HOME/cairn/repos/…).
     #[arg(long, global = true, env = "CAIRN_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// all-MiniLM-L6-v2 model directory for semantic memory search (default: cairn.toml's
+    /// [memory] model_dir, else ~/.cache/cairn/models/all-MiniLM-L6-v2 if present).
+    #[arg(long, global = true, env = "CAIRN_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,6 +67,98 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Review memories: add, search, list, forget, show, history, export, import.
+    Memory {
+        #[command(subcommand)]
+        action: MemoryCommand,
+    },
+    /// Check the store, the index and the memory search mode.
+    Doctor,
+}
+
+/// `cairn memory …`.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Store a learning (deduplicated, secrets redacted); prints the write event.
+    Add {
+        /// Memory type (project_pattern, decision, developer_pattern, developer_strength,
+        /// risk_module, contributor_profile, rejection_pattern, framework_knowledge,
+        /// review_outcome).
+        #[arg(long = "type", short = 't')]
+        kind: String,
+        /// The learning, 1–3 sentences.
+        content: String,
+        #[arg(long)]
+        title: Option<String>,
+        /// Developer the memory belongs to (required for developer-scoped types).
+        #[arg(long)]
+        developer: Option<String>,
+        /// Repo-relative path it is about (repeatable).
+        #[arg(long = "path")]
+        paths: Vec<String>,
+        /// Symbol it is about, `path::Name` (repeatable).
+        #[arg(long = "symbol")]
+        symbols: Vec<String>,
+        /// Id of the memory this one replaces.
+        #[arg(long)]
+        supersedes: Option<String>,
+        /// review, manual, import or hook.
+        #[arg(long, default_value = "manual")]
+        source: String,
+        /// PR, commit or review id.
+        #[arg(long)]
+        source_ref: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search memories (project scope, or one developer's with --developer).
+    Search {
+        query: String,
+        #[arg(long)]
+        developer: Option<String>,
+        /// Types to keep (repeatable).
+        #[arg(long = "type", short = 't')]
+        types: Vec<String>,
+        /// Paths to favour (repeatable).
+        #[arg(long = "path")]
+        paths: Vec<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Include superseded memories.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List memories, newest first.
+    List {
+        #[arg(long = "type", short = 't')]
+        kind: Option<String>,
+        #[arg(long)]
+        developer: Option<String>,
+        /// Include superseded memories.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a memory for good.
+    Forget { id: String },
+    /// Print one memory.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a memory's change history.
+    History { id: String },
+    /// Write every memory as JSON Lines (to stdout, or --output).
+    Export {
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Restore or seed memories from JSON Lines (a file, or `-` for stdin).
+    Import { file: PathBuf },
 }
 
 fn parse_include(text: &str) -> Result<Include, String> {

@@ -15,6 +15,34 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 pub struct Settings {
     #[serde(default)]
     pub index: IndexSettings,
+    #[serde(default)]
+    pub memory: MemorySettings,
+}
+
+/// The `[memory]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySettings {
+    /// The all-MiniLM-L6-v2 model directory for semantic search (relative to the repository
+    /// root, or absolute). `--model-dir` / `CAIRN_MODEL_DIR` take precedence.
+    #[serde(default)]
+    pub model_dir: Option<PathBuf>,
+    /// Set to false to use keyword search only, even with a model present.
+    #[serde(default = "yes")]
+    pub semantic: bool,
+}
+
+impl Default for MemorySettings {
+    fn default() -> Self {
+        MemorySettings {
+            model_dir: None,
+            semantic: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The `[index]` table.
@@ -81,6 +109,15 @@ impl Repo {
     /// The embedded store's directory.
     pub fn store_dir(&self) -> PathBuf {
         self.data_dir.join("store")
+    }
+
+    /// The model directory configured in `cairn.toml`, resolved against the root.
+    pub fn configured_model_dir(&self) -> Option<PathBuf> {
+        self.settings
+            .memory
+            .model_dir
+            .as_ref()
+            .map(|dir| self.root.join(dir))
     }
 
     /// The lock file serialising writers.

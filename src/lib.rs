@@ -10,5 +10,6 @@ pub mod index;
 pub mod languages;
 pub mod lock;
 pub mod mcp;
+pub mod memory;
 pub mod storage;
 pub mod tokens;

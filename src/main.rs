@@ -11,7 +11,7 @@ use clap::Parser;
 use cairn::app::Cairn;
 use cairn::config::Repo;
 use cairn::index::{self, Report};
-use cli::{Cli, Command};
+use cli::{Cli, Command, MemoryCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -45,6 +45,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let repo = Repo::discover(&start, cli.global.data_dir.as_deref())?;
+    let model_dir = cli.global.model_dir.clone();
     match cli.command {
         Command::Index { json, wait } => {
             let report = index::index_repository(&repo, Duration::from_secs(wait), |holder| {
@@ -62,7 +63,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve => {
-            cairn::mcp::serve_stdio(Cairn::new(repo)).await?;
+            cairn::mcp::serve_stdio(Cairn::with_model_dir(repo, model_dir)).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Context {
@@ -70,7 +71,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             max_tokens,
             json,
         } => {
-            let report = Cairn::new(repo)
+            let report = Cairn::with_model_dir(repo, model_dir)
                 .context(focus.as_deref(), max_tokens)
                 .await?;
             if json {
@@ -86,7 +87,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             max_tokens,
             json,
         } => {
-            let report = Cairn::new(repo)
+            let report = Cairn::with_model_dir(repo, model_dir)
                 .expand(&target, &include, max_tokens)
                 .await?;
             if json {
@@ -96,7 +97,257 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Memory { action } => {
+            memory_command(Cairn::with_model_dir(repo, model_dir), action).await
+        }
+        Command::Doctor => doctor(Cairn::with_model_dir(repo, model_dir)).await,
     }
+}
+
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+async fn memory_command(
+    cairn: std::sync::Arc<Cairn>,
+    action: MemoryCommand,
+) -> anyhow::Result<ExitCode> {
+    use cairn::mcp::render;
+    use cairn::memory::{self, MemoryType};
+    let memories = cairn.memories.clone();
+    let parse_types = |types: &[String]| -> anyhow::Result<Vec<MemoryType>> {
+        Ok(types
+            .iter()
+            .map(|t| t.parse::<MemoryType>())
+            .collect::<Result<_, _>>()?)
+    };
+    match action {
+        MemoryCommand::Add {
+            kind,
+            content,
+            title,
+            developer,
+            paths,
+            symbols,
+            supersedes,
+            source,
+            source_ref,
+            json,
+        } => {
+            let new = memory::NewMemory {
+                kind: Some(kind.parse()?),
+                title,
+                content,
+                developer,
+                paths,
+                symbols,
+                supersedes,
+                source: source.parse()?,
+                source_ref,
+                written_by: std::env::var("USER").ok(),
+                ..memory::NewMemory::default()
+            };
+            let outcome = cairn.remember(new).await?;
+            if json {
+                print_json(&outcome)?;
+            } else {
+                println!("{}", render::write_outcome(&outcome));
+            }
+            memories.embed_pending().await?;
+        }
+        MemoryCommand::Search {
+            query,
+            developer,
+            types,
+            paths,
+            limit,
+            all,
+            json,
+        } => {
+            let profile = match &developer {
+                Some(dev) => memories.profile(dev).await?,
+                None => None,
+            };
+            let found = memories
+                .search(&memory::Query {
+                    text: query,
+                    developer,
+                    types: parse_types(&types)?,
+                    paths,
+                    limit,
+                    include_superseded: all,
+                    keyword_only: false,
+                })
+                .await?;
+            memories.flush_access().await?;
+            let answer = render::SearchAnswer {
+                profile,
+                memories: found,
+            };
+            if json {
+                print_json(&answer)?;
+            } else {
+                println!("{}", render::search(&answer));
+            }
+        }
+        MemoryCommand::List {
+            kind,
+            developer,
+            all,
+            json,
+        } => {
+            let kind = kind.as_deref().map(str::parse::<MemoryType>).transpose()?;
+            let developer = developer
+                .as_deref()
+                .map(memory::model::developer_id)
+                .transpose()?;
+            let mut listed: Vec<memory::Memory> = memories
+                .all()
+                .await?
+                .into_iter()
+                .filter(|m| all || m.is_live())
+                .filter(|m| kind.is_none_or(|k| m.kind == k))
+                .filter(|m| developer.is_none() || m.developer == developer)
+                .collect();
+            listed.reverse();
+            if json {
+                print_json(&listed)?;
+            } else if listed.is_empty() {
+                println!("no memories");
+            } else {
+                for m in &listed {
+                    println!("{}", render::memory_line(m));
+                }
+            }
+        }
+        MemoryCommand::Forget { id } => {
+            let removed = memories.forget(&id).await?;
+            println!(
+                "{}",
+                render::forgotten(&render::Forgotten {
+                    confirmed: true,
+                    memories: vec![removed],
+                })
+            );
+        }
+        MemoryCommand::Show { id, json } => {
+            let m = memories.get(&id).await?;
+            if json {
+                print_json(&m)?;
+            } else {
+                println!("{}", render::memory_line(&m));
+                println!(
+                    "  title: {}\n  source: {:?}{}\n  confidence {:.1}, read {} times",
+                    m.title,
+                    m.source,
+                    m.source_ref
+                        .as_deref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default(),
+                    m.confidence,
+                    m.access_count
+                );
+            }
+        }
+        MemoryCommand::History { id } => {
+            let m = memories.get(&id).await?;
+            println!("{} [{}] created {}", m.id, m.kind, m.created_at);
+            for r in &m.history {
+                println!(
+                    "  {} {:?}: {}{}",
+                    r.at,
+                    r.event,
+                    r.content,
+                    r.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
+                );
+            }
+            println!(
+                "  now{}: {}",
+                m.superseded_by
+                    .as_deref()
+                    .map(|s| format!(" (superseded by {s})"))
+                    .unwrap_or_default(),
+                m.content
+            );
+        }
+        MemoryCommand::Export { output } => {
+            let records = memories.export().await?;
+            let mut text = String::new();
+            for record in &records {
+                text.push_str(&serde_json::to_string(record)?);
+                text.push('\n');
+            }
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("exported {} memories to {}", records.len(), path.display());
+                }
+                None => print!("{text}"),
+            }
+        }
+        MemoryCommand::Import { file } => {
+            let text = if file.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?
+            } else {
+                std::fs::read_to_string(&file)
+                    .with_context(|| format!("cannot read {}", file.display()))?
+            };
+            let records = memory::parse_jsonl(&text)?;
+            let report = memories.import(records).await?;
+            println!(
+                "imported {} memories, skipped {} already present",
+                report.imported.len(),
+                report.skipped.len()
+            );
+            memories.embed_pending().await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks what cairn depends on and says what to do about problems.
+async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
+    let mut healthy = true;
+    println!("repository: {}", cairn.repo.root.display());
+    println!("data:       {}", cairn.repo.data_dir.display());
+    match cairn.snapshot().await {
+        Ok(snapshot) => println!(
+            "index:      ok — {} nodes, schema {}, indexed at commit {}",
+            snapshot.graph.nodes.len(),
+            cairn::storage::SCHEMA_VERSION,
+            snapshot
+                .meta
+                .commit
+                .as_deref()
+                .unwrap_or("(not a git repository)")
+        ),
+        Err(e) => {
+            healthy = false;
+            println!("index:      PROBLEM — {e}");
+        }
+    }
+    match cairn.memories.all().await {
+        Ok(all) => println!(
+            "memories:   ok — {} stored ({} live)",
+            all.len(),
+            all.iter().filter(|m| m.is_live()).count()
+        ),
+        Err(e) => {
+            healthy = false;
+            println!("memories:   PROBLEM — {e}");
+        }
+    }
+    println!("search:     {}", cairn.memories.mode().detail);
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn print_summary(repo: &Repo, report: &Report) {

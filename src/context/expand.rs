@@ -57,6 +57,8 @@ pub struct ExpandReport {
     /// Nodes a change here can reach.
     pub blast_radius: usize,
     pub top_dependents: Vec<Link>,
+    /// Memories anchored on the node, its file or its enclosing definitions.
+    pub memories: Vec<super::MemoryNote>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     pub tokens: usize,
@@ -80,6 +82,7 @@ pub fn expand(
     scorer: &Scorer,
     node: &Node,
     include: &[Include],
+    memories: &[super::MemoryNote],
     max_tokens: usize,
     read_source: SourceReader,
     mut notes: Vec<String>,
@@ -232,6 +235,7 @@ pub fn expand(
                 lines: Vec::new(),
             })
             .collect(),
+        memories: Vec::new(),
         source: None,
         tokens: 0,
         max_tokens,
@@ -294,6 +298,20 @@ pub fn expand(
         ("Members", &mut report.members, true),
     ];
     let section_share = out.remaining() / 5;
+    if wants(Include::Memories) && !memories.is_empty() {
+        let total = memories.len();
+        if out.push(format!("## Memories ({total})")) {
+            let limit = out.used() + section_share;
+            for memory in memories {
+                if !out.push_until(memory.line(), limit) {
+                    break;
+                }
+                report.memories.push(memory.clone());
+            }
+        } else {
+            out.dropped += total;
+        }
+    }
     for (title, links, _) in sections {
         if links.is_empty() {
             continue;

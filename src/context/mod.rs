@@ -15,8 +15,32 @@ use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact};
 
 pub use expand::{ExpandReport, Include, expand};
+
+/// A memory as the context pack and expansions show it.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct MemoryNote {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub content: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<String>,
+}
+
+impl MemoryNote {
+    /// The line it takes in a text answer: `- [type] id: content (anchors)`. The id marks the
+    /// text as served by cairn, so an assistant echoing it back is not taken as new learning.
+    pub fn line(&self) -> String {
+        let anchors = if self.anchors.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.anchors.join(", "))
+        };
+        format!("- [{}] {}: {}{anchors}", self.kind, self.id, self.content)
+    }
+}
 pub use pack::{ContextReport, Freshness, context};
-pub use target::{TargetError, resolve_target};
+pub use target::{TargetError, normalise, resolve_target};
 
 /// Smallest budget an answer can be useful in.
 pub const MIN_TOKENS: usize = 200;

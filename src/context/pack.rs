@@ -67,6 +67,8 @@ pub struct ContextReport {
     pub top_symbols: Vec<Ranked>,
     pub relationships: Vec<Relationship>,
     pub hot_spots: Vec<Ranked>,
+    /// Top project memories (patterns, decisions, risks).
+    pub memories: Vec<super::MemoryNote>,
     pub test_files: usize,
     /// Tokens of the text answer.
     pub tokens: usize,
@@ -158,6 +160,7 @@ pub fn context(
     repo: &str,
     freshness: Freshness,
     focus: Option<&str>,
+    memories: &[super::MemoryNote],
     max_tokens: usize,
     notes: Vec<String>,
 ) -> ContextReport {
@@ -167,6 +170,7 @@ pub fn context(
             repo,
             freshness.clone(),
             focus,
+            memories,
             max_tokens,
             notes.clone(),
             scale,
@@ -185,11 +189,13 @@ pub fn context(
     best
 }
 
+#[allow(clippy::too_many_arguments)] // `context`'s arguments and the attempt's scale
 fn pack(
     scorer: &Scorer,
     repo: &str,
     freshness: Freshness,
     focus: Option<&str>,
+    memories: &[super::MemoryNote],
     max_tokens: usize,
     mut notes: Vec<String>,
     scale: f64,
@@ -239,6 +245,7 @@ fn pack(
         top_symbols: Vec::new(),
         relationships: Vec::new(),
         hot_spots: Vec::new(),
+        memories: Vec::new(),
         test_files,
         tokens: 0,
         max_tokens,
@@ -268,8 +275,19 @@ fn pack(
     let share =
         |out: &Budget, fraction: f64| out.used() + (out.max() as f64 * fraction * scale) as usize;
 
+    // What the team learned: the top project memories.
+    if !memories.is_empty() {
+        let limit = share(&out, 0.15);
+        out.force("## Memories (patterns, decisions, risks)".to_string());
+        for memory in memories {
+            if out.push_until(memory.line(), limit) {
+                report.memories.push(memory.clone());
+            }
+        }
+    }
+
     // Project shape: shallow levels first, deeper ones while the share lasts.
-    let limit = share(&out, 0.22);
+    let limit = share(&out, 0.2);
     out.force("## Shape".to_string());
     let lines = shape_lines(&files, &rank);
     let mut order: Vec<usize> = (0..lines.len()).collect();

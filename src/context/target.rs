@@ -90,7 +90,7 @@ fn ends_with_segment(name: &str, wanted: &str) -> bool {
 }
 
 /// Repository-relative form of a path; `None` if it is absolute or climbs out.
-fn normalise(path: &str) -> Option<String> {
+pub fn normalise(path: &str) -> Option<String> {
     let path = path.replace('\\', "/");
     if path.starts_with('/') || path.contains('\0') || path.get(1..2) == Some(":") {
         return None;

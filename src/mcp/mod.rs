@@ -3,15 +3,26 @@
 
 use std::sync::Arc;
 
+use rmcp::handler::server::router::prompt::PromptRouter;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptResult, Implementation, PromptMessage, Role,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::{
+    ErrorData, ServerHandler, ServiceExt, prompt, prompt_handler, prompt_router, tool,
+    tool_handler, tool_router,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::app::{AskError, Cairn};
 use crate::context::Include;
+use crate::memory::{self, MemoryType};
+
+mod prompts;
+pub mod render;
 
 /// Arguments of `get_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -54,11 +65,121 @@ pub struct ExpandArgs {
     pub max_tokens: Option<usize>,
 }
 
+/// Arguments of `remember`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RememberArgs {
+    /// project_pattern, decision, developer_pattern, developer_strength, risk_module, contributor_profile, rejection_pattern, framework_knowledge or review_outcome.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The learning, 1-3 sentences.
+    pub content: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Required for developer_* types and contributor_profile.
+    #[serde(default)]
+    pub developer: Option<String>,
+    /// Repo-relative paths it is about.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// Symbols it is about (path::Name).
+    #[serde(default)]
+    pub symbols: Option<Vec<String>>,
+    /// Id of the memory this one replaces.
+    #[serde(default)]
+    pub supersedes: Option<String>,
+    /// review, manual, import or hook (default manual).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// PR, commit or review id.
+    #[serde(default)]
+    pub source_ref: Option<String>,
+}
+
+/// Arguments of `forget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForgetArgs {
+    /// Memory id to remove.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Or remove every live memory of this type...
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// ...and/or anchored on this path...
+    #[serde(default)]
+    pub path: Option<String>,
+    /// ...and/or of this developer.
+    #[serde(default)]
+    pub developer: Option<String>,
+    /// A filter only lists its matches unless this is true.
+    #[serde(default)]
+    pub confirm: bool,
+}
+
+/// Arguments of `search_project_memory`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchProjectArgs {
+    pub query: String,
+    /// Memory types to keep.
+    #[serde(default)]
+    pub types: Option<Vec<String>>,
+    /// Paths to favour.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// Default 10, max 100.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Include superseded memories.
+    #[serde(default)]
+    pub include_superseded: bool,
+}
+
+/// Arguments of `search_developer_memory`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchDeveloperArgs {
+    pub developer: String,
+    #[serde(default)]
+    pub query: Option<String>,
+    #[serde(default)]
+    pub types: Option<Vec<String>>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of the `extract_learnings` prompt.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExtractArgs {
+    /// The PR author whose profile to fill in.
+    #[serde(default)]
+    pub developer: Option<String>,
+    /// The finished review (comments, verdict, discussion).
+    #[serde(default)]
+    pub review: Option<String>,
+}
+
 /// The MCP face of a [`Cairn`].
 #[derive(Clone)]
 pub struct Server {
     cairn: Arc<Cairn>,
     tool_router: ToolRouter<Server>,
+    prompt_router: PromptRouter<Server>,
+}
+
+fn parse_types(types: Option<Vec<String>>) -> Result<Vec<MemoryType>, AskError> {
+    types
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.parse::<MemoryType>().map_err(AskError::from))
+        .collect()
+}
+
+fn memory_answer<T: Serialize>(
+    result: Result<T, AskError>,
+    render: impl FnOnce(&T) -> String,
+) -> CallToolResult {
+    match result {
+        Ok(value) => answer(render(&value), &value),
+        Err(error) => refusal(error),
+    }
 }
 
 fn answer(text: String, structured: impl Serialize) -> CallToolResult {
@@ -77,6 +198,7 @@ impl Server {
         Server {
             cairn,
             tool_router: Self::tool_router(),
+            prompt_router: Self::prompt_router(),
         }
     }
 
@@ -117,15 +239,175 @@ impl Server {
             },
         )
     }
+    #[tool(
+        description = "Store a learning from a review or session (deduplicated, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn remember(
+        &self,
+        Parameters(args): Parameters<RememberArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cairn = self.cairn.clone();
+        let result = async {
+            let new = memory::NewMemory {
+                kind: Some(args.kind.parse::<MemoryType>()?),
+                title: args.title,
+                content: args.content,
+                developer: args.developer,
+                paths: args.paths.unwrap_or_default(),
+                symbols: args.symbols.unwrap_or_default(),
+                supersedes: args.supersedes,
+                source: match args.source.as_deref() {
+                    Some(source) => source.parse()?,
+                    None => memory::Source::Manual,
+                },
+                source_ref: args.source_ref,
+                written_by: Some("mcp".to_string()),
+                ..memory::NewMemory::default()
+            };
+            cairn.remember(new).await
+        }
+        .await;
+        if result.is_ok() {
+            // Vectors are computed after answering: a write must not wait ~15 ms per text.
+            let memories = self.cairn.memories.clone();
+            tokio::spawn(async move {
+                if let Err(e) = memories.embed_pending().await {
+                    tracing::warn!("embedding new memories failed: {e}");
+                }
+            });
+        }
+        Ok(memory_answer(result, render::write_outcome))
+    }
+
+    #[tool(
+        description = "Remove a memory by id, or every memory matching a filter (type/path/developer; lists matches unless confirm=true).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn forget(
+        &self,
+        Parameters(args): Parameters<ForgetArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = forget(&self.cairn, args).await;
+        Ok(memory_answer(result, render::forgotten))
+    }
+
+    #[tool(
+        description = "Search the project's memories (patterns, decisions, risks, rejections) by words, identifiers or paths.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search_project_memory(
+        &self,
+        Parameters(args): Parameters<SearchProjectArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = async {
+            let query = memory::Query {
+                text: args.query,
+                developer: None,
+                types: parse_types(args.types)?,
+                paths: args.paths.unwrap_or_default(),
+                limit: args.limit.unwrap_or(10),
+                include_superseded: args.include_superseded,
+                keyword_only: false,
+            };
+            let mut found = self.cairn.memories.search(&query).await?;
+            self.flag_gone(&mut found).await;
+            Ok::<_, AskError>(render::SearchAnswer {
+                profile: None,
+                memories: found,
+            })
+        }
+        .await;
+        Ok(memory_answer(result, render::search))
+    }
+
+    #[tool(
+        description = "A developer's profile and their memories (habits, strengths), ranked for a query.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search_developer_memory(
+        &self,
+        Parameters(args): Parameters<SearchDeveloperArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = async {
+            let profile = self.cairn.memories.profile(&args.developer).await?;
+            let query = memory::Query {
+                text: args.query.unwrap_or_default(),
+                developer: Some(args.developer),
+                types: parse_types(args.types)?,
+                paths: Vec::new(),
+                limit: args.limit.unwrap_or(10),
+                include_superseded: false,
+                keyword_only: false,
+            };
+            let mut found = self.cairn.memories.search(&query).await?;
+            if let Some(p) = &profile {
+                found.retain(|f| f.memory.id != p.id);
+            }
+            self.flag_gone(&mut found).await;
+            Ok::<_, AskError>(render::SearchAnswer {
+                profile,
+                memories: found,
+            })
+        }
+        .await;
+        Ok(memory_answer(result, render::search))
+    }
+}
+
+#[prompt_router]
+impl Server {
+    #[prompt(
+        name = "extract_learnings",
+        description = "Turn a finished review into remember calls (patterns, decisions, developer habits and strengths, risks, profile, rejections)."
+    )]
+    async fn extract_learnings(
+        &self,
+        Parameters(args): Parameters<ExtractArgs>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let profile = match args.developer.as_deref() {
+            Some(dev) => self
+                .cairn
+                .memories
+                .profile(dev)
+                .await
+                .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?,
+            None => None,
+        };
+        let text = prompts::extract_learnings(
+            args.developer.as_deref(),
+            profile.as_ref(),
+            args.review.as_deref(),
+        );
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description("Extract durable learnings from a finished review"),
+        )
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+        )
             .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "cairn knows this repository's code graph. Start with get_context; drill in with expand.",
+                "cairn knows this repository's code graph and its review memory. Start with get_context; drill in with expand; search_project_memory before reviewing; remember what a review taught.",
             )
     }
 }
@@ -138,4 +420,83 @@ pub async fn serve_stdio(cairn: Arc<Cairn>) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
     service.waiting().await?;
     Ok(())
+}
+
+impl Server {
+    /// Marks anchors that disappeared from the code, and writes read statistics back now and
+    /// then.
+    async fn flag_gone(&self, found: &mut [memory::Found]) {
+        let mut memories: Vec<memory::Memory> = found.iter().map(|f| f.memory.clone()).collect();
+        self.cairn.flag_gone_anchors(&mut memories).await;
+        for (f, m) in found.iter_mut().zip(memories) {
+            f.memory = m;
+        }
+        let memories = self.cairn.memories.clone();
+        tokio::spawn(async move {
+            if let Err(e) = memories.flush_access_now_and_then().await {
+                tracing::warn!("writing memory read statistics failed: {e}");
+            }
+        });
+    }
+}
+
+/// `forget` by id, or by filter (listing matches unless confirmed).
+async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, AskError> {
+    if let Some(id) = args.id.as_deref().filter(|id| !id.trim().is_empty()) {
+        let removed = cairn.memories.forget(id).await?;
+        return Ok(render::Forgotten {
+            confirmed: true,
+            memories: vec![removed],
+        });
+    }
+    let kind = args
+        .kind
+        .as_deref()
+        .map(str::parse::<MemoryType>)
+        .transpose()?;
+    let developer = args
+        .developer
+        .as_deref()
+        .map(memory::model::developer_id)
+        .transpose()?;
+    let path = args
+        .path
+        .as_deref()
+        .map(|p| crate::context::normalise(p).unwrap_or_default());
+    if kind.is_none() && developer.is_none() && path.is_none() {
+        return Err(memory::MemoryError::Invalid(
+            "pass an `id`, or a filter (`type`, `path`, `developer`)".to_string(),
+        )
+        .into());
+    }
+    let matches: Vec<memory::Memory> = cairn
+        .memories
+        .all()
+        .await?
+        .into_iter()
+        .filter(|m| m.is_live())
+        .filter(|m| kind.is_none_or(|k| m.kind == k))
+        .filter(|m| developer.is_none() || m.developer == developer)
+        .filter(|m| {
+            path.as_ref().is_none_or(|p| {
+                m.paths
+                    .iter()
+                    .any(|q| q == p || q.starts_with(&format!("{p}/")))
+            })
+        })
+        .collect();
+    if !args.confirm {
+        return Ok(render::Forgotten {
+            confirmed: false,
+            memories: matches,
+        });
+    }
+    let mut removed = Vec::new();
+    for m in matches {
+        removed.push(cairn.memories.forget(&m.id).await?);
+    }
+    Ok(render::Forgotten {
+        confirmed: true,
+        memories: removed,
+    })
 }

@@ -44,9 +44,9 @@ pub enum StoreError {
     Decode { doing: String, message: String },
 }
 
-type Result<T> = std::result::Result<T, StoreError>;
+pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
-fn query_error(doing: &str) -> impl FnOnce(surrealdb::Error) -> StoreError + '_ {
+pub(crate) fn query_error(doing: &str) -> impl FnOnce(surrealdb::Error) -> StoreError + '_ {
     move |e| StoreError::Query {
         doing: doing.to_string(),
         message: e.to_string(),
@@ -155,7 +155,7 @@ pub struct Store {
 
 /// Converts a serialisable row to a SurrealDB object, leaving out absent (null) fields so
 /// `option<…>` fields stay NONE.
-fn object(row: &impl Serialize) -> Object {
+pub(crate) fn object(row: &impl Serialize) -> Object {
     let mut object = Object::new();
     if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(row) {
         for (key, value) in map {
@@ -167,7 +167,10 @@ fn object(row: &impl Serialize) -> Object {
     object
 }
 
-fn decode<T: DeserializeOwned>(rows: Vec<serde_json::Value>, doing: &str) -> Result<Vec<T>> {
+pub(crate) fn decode<T: DeserializeOwned>(
+    rows: Vec<serde_json::Value>,
+    doing: &str,
+) -> Result<Vec<T>> {
     rows.into_iter()
         .map(|row| {
             serde_json::from_value(row).map_err(|e| StoreError::Decode {
@@ -189,31 +192,7 @@ impl Store {
     /// Opens (creating if needed) the persistent store in `dir`, waiting while another process
     /// holds it, and migrates its schema forward.
     pub async fn open(dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let started = Instant::now();
-        let db = loop {
-            match Surreal::new::<SurrealKv>(dir.to_path_buf()).await {
-                Ok(db) => break db,
-                Err(e) if is_lock_error(&e) => {
-                    if started.elapsed() > OPEN_PATIENCE {
-                        return Err(StoreError::Locked {
-                            path: dir.to_path_buf(),
-                            waited: started.elapsed(),
-                        });
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                Err(e) => {
-                    return Err(StoreError::Open {
-                        path: dir.to_path_buf(),
-                        message: e.to_string(),
-                    });
-                }
-            }
-        };
+        let db = open_engine(dir).await?;
         let mut store = Store::prepare(db, dir).await?;
         store.lock_file = Some(dir.join("LOCK"));
         Ok(store)
@@ -223,22 +202,7 @@ impl Store {
     /// files, so the next process finds a cleanly closed store.
     pub async fn close(self) {
         let Store { db, lock_file } = self;
-        drop(db);
-        let Some(lock_file) = lock_file else { return };
-        let started = Instant::now();
-        while started.elapsed() < CLOSE_PATIENCE {
-            let released = std::fs::File::open(&lock_file)
-                .map(|file| file.try_lock().is_ok())
-                .unwrap_or(true);
-            if released {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        tracing::warn!(
-            "the store at {} did not close within {CLOSE_PATIENCE:?}",
-            lock_file.display()
-        );
+        close_engine(db, lock_file).await;
     }
 
     /// An in-memory store (for tests and dry runs).
@@ -534,6 +498,57 @@ impl<'a> Writer<'a> {
             .map_err(query_error("writing the index"))?;
         Ok(())
     }
+}
+
+/// Opens (creating if needed) the embedded engine in `dir`, waiting while another process
+/// holds it.
+pub(crate) async fn open_engine(dir: &Path) -> Result<Surreal<Db>> {
+    std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let started = Instant::now();
+    loop {
+        match Surreal::new::<SurrealKv>(dir.to_path_buf()).await {
+            Ok(db) => return Ok(db),
+            Err(e) if is_lock_error(&e) => {
+                if started.elapsed() > OPEN_PATIENCE {
+                    return Err(StoreError::Locked {
+                        path: dir.to_path_buf(),
+                        waited: started.elapsed(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => {
+                return Err(StoreError::Open {
+                    path: dir.to_path_buf(),
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+/// Drops the engine and waits until it has flushed its log and released `lock_file`, so the
+/// next process finds a cleanly closed store.
+pub(crate) async fn close_engine(db: Surreal<Db>, lock_file: Option<PathBuf>) {
+    drop(db);
+    let Some(lock_file) = lock_file else { return };
+    let started = Instant::now();
+    while started.elapsed() < CLOSE_PATIENCE {
+        let released = std::fs::File::open(&lock_file)
+            .map(|file| file.try_lock().is_ok())
+            .unwrap_or(true);
+        if released {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    tracing::warn!(
+        "the store at {} did not close within {CLOSE_PATIENCE:?}",
+        lock_file.display()
+    );
 }
 
 fn is_lock_error(error: &surrealdb::Error) -> bool {

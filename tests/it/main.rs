@@ -2,7 +2,9 @@
 //! store and rmcp's own MCP client.
 
 mod bad_input;
+mod embed;
 mod incremental;
 mod indexing;
 mod mcp;
+mod memory;
 mod support;

@@ -105,7 +105,9 @@ impl TestRepo {
             .arg("--data-dir")
             .arg(data_dir)
             .env_remove("CAIRN_REPO")
-            .env_remove("CAIRN_DATA_DIR");
+            .env_remove("CAIRN_DATA_DIR")
+            // Keyword search only: the semantic layer has its own test with the real model.
+            .env("CAIRN_MODEL_DIR", data_dir.join("no-model"));
         command
     }
 

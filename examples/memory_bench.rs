@@ -1,0 +1,340 @@
+//! Memory benchmark: write throughput, `remember` latency, search latency and store size at
+//! 1k, 10k and 100k generated review learnings in one project.
+//!
+//! Run: `cargo run --release --example memory_bench [-- 1000,10000,100000]`. Set
+//! `CAIRN_MODEL_DIR` to a model directory to measure the semantic layer too.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cairn::memory::store::MemoryStore;
+use cairn::memory::{
+    ExportRecord, Memories, Memory, MemoryType, NewMemory, Query, SemanticSettings,
+};
+
+const AREAS: &[&str] = &[
+    "billing",
+    "auth",
+    "search",
+    "feed",
+    "checkout",
+    "admin",
+    "notifications",
+    "uploads",
+    "reports",
+    "sessions",
+    "cache",
+    "migrations",
+    "webhooks",
+    "payments",
+    "profiles",
+    "orders",
+];
+const FILES: &[&str] = &[
+    "views.py",
+    "models.py",
+    "serializers.py",
+    "tasks.py",
+    "service.py",
+    "handlers.ts",
+    "client.ts",
+    "store.ts",
+    "utils.py",
+    "forms.py",
+    "signals.py",
+    "queries.py",
+];
+const IDENTS: &[&str] = &[
+    "select_related",
+    "prefetch_related",
+    "send_file",
+    "transaction.atomic",
+    "get_or_create",
+    "bulk_update",
+    "useEffect",
+    "fetchJson",
+    "retry_with_backoff",
+    "validate_token",
+    "render_to_string",
+    "cache.get_many",
+    "on_commit",
+    "QuerySet.iterator",
+    "json.loads",
+    "session.flush",
+    "reverse_lazy",
+    "F() expressions",
+    "update_fields",
+    "select_for_update",
+];
+const RULES: &[&str] = &[
+    "must be wrapped in a transaction",
+    "should never run inside a request",
+    "needs a second reviewer",
+    "is called on every page load, so keep it cheap",
+    "leaks connections when an exception escapes",
+    "was rejected in review because it hides N+1 queries",
+    "is preferred over hand-written loops",
+    "must check permissions before touching the database",
+    "breaks when the tenant id is missing",
+    "is flaky under parallel tests",
+    "should log at debug level only",
+    "needs an index on the lookup column",
+];
+const WHY: &[&str] = &[
+    "after the outage in March",
+    "as agreed in the architecture review",
+    "because the mobile client retries aggressively",
+    "since the nightly batch job shares the table",
+    "to keep p95 latency under 200 ms",
+    "because auditors read these rows",
+    "as the payment provider requires idempotency",
+    "",
+];
+
+fn text(rng: &mut fastrand::Rng) -> (MemoryType, String, String) {
+    let area = AREAS[rng.usize(..AREAS.len())];
+    let file = FILES[rng.usize(..FILES.len())];
+    let ident = IDENTS[rng.usize(..IDENTS.len())];
+    let rule = RULES[rng.usize(..RULES.len())];
+    let why = WHY[rng.usize(..WHY.len())];
+    let path = format!("src/{area}/{file}");
+    let n = rng.u32(1..5000);
+    let kind = [
+        MemoryType::ProjectPattern,
+        MemoryType::Decision,
+        MemoryType::RiskModule,
+        MemoryType::RejectionPattern,
+    ][rng.usize(..4)];
+    let content = format!("{ident} in {path} {rule} {why} (PR #{n}).")
+        .replace("  ", " ")
+        .replace(" (", " (");
+    (kind, content, path)
+}
+
+fn record(rng: &mut fastrand::Rng, i: usize) -> ExportRecord {
+    let (kind, content, path) = text(rng);
+    let now = cairn::memory::now_ms();
+    ExportRecord {
+        memory: Memory {
+            id: format!("m_{:016x}", i as u64 * 2654435761 + 1),
+            kind,
+            title: content.chars().take(60).collect(),
+            content,
+            developer: None,
+            org: None,
+            agent: None,
+            run: None,
+            paths: vec![path],
+            symbols: Vec::new(),
+            unknown_anchors: Vec::new(),
+            source: cairn::memory::Source::Review,
+            source_ref: None,
+            written_by: None,
+            created_at: now - rng.i64(0..86_400_000 * 365),
+            updated_at: now,
+            valid_from: now,
+            invalidated_at: None,
+            superseded_by: None,
+            supersedes: None,
+            access_count: 0,
+            last_access: None,
+            confidence: 0.5,
+            addressed: false,
+            redacted: Vec::new(),
+            history: Vec::new(),
+            seq: 0,
+        },
+        vector: None,
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn dir_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        dir_size(&p)
+                    } else {
+                        e.metadata().map_or(0, |m| m.len())
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+async fn timed_searches(m: &Memories, queries: &[&str], rounds: usize) -> (f64, f64) {
+    let mut times = Vec::new();
+    for round in 0..rounds {
+        for q in queries {
+            let started = Instant::now();
+            let found = m
+                .search(&Query {
+                    text: q.to_string(),
+                    limit: 10,
+                    ..Query::default()
+                })
+                .await
+                .unwrap();
+            if round > 0 {
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+            std::hint::black_box(found);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    (percentile(&times, 0.5), percentile(&times, 0.95))
+}
+
+#[tokio::main]
+async fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "1000,10000,100000".to_string())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let semantic =
+        SemanticSettings::resolve(std::env::var_os("CAIRN_MODEL_DIR").map(Into::into), true);
+    println!(
+        "search mode: {}",
+        if semantic.model_dir.is_some() {
+            "keyword + semantic"
+        } else {
+            "keyword"
+        }
+    );
+    let queries_by_kind: [(&str, &[&str]); 4] = [
+        (
+            "two words",
+            &[
+                "tenant permissions",
+                "nightly batch",
+                "flaky tests",
+                "second reviewer",
+            ],
+        ),
+        (
+            "identifier",
+            &[
+                "select_related",
+                "send_file",
+                "validate_token",
+                "cache.get_many",
+            ],
+        ),
+        (
+            "one common word",
+            &["transaction", "review", "database", "src"],
+        ),
+        (
+            "sentence",
+            &[
+                "why do we wrap billing writes in a transaction",
+                "what breaks when the tenant id is missing in checkout",
+            ],
+        ),
+    ];
+    println!(
+        "| memories | bulk write/s | remember p50/p95 ms (held) | remember p50/p95 ms (open per write) | query | search p50/p95 ms | store MB |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for &size in &sizes {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let root = dir.path();
+        let mut rng = fastrand::Rng::with_seed(42);
+        let records: Vec<ExportRecord> = (0..size).map(|i| record(&mut rng, i)).collect();
+
+        // Bulk load through import (one transaction per 1,000), with the store held open.
+        let store = MemoryStore::open(&data.join("memory")).await.unwrap();
+        let held: Arc<Memories> = Memories::held(root, store, semantic.clone());
+        let started = Instant::now();
+        for chunk in records.chunks(1_000) {
+            held.import(chunk.to_vec()).await.unwrap();
+        }
+        let bulk = size as f64 / started.elapsed().as_secs_f64();
+        let embedded = if semantic.model_dir.is_some() {
+            let started = Instant::now();
+            let n = held.embed_pending().await.unwrap();
+            Some(n as f64 / started.elapsed().as_secs_f64())
+        } else {
+            None
+        };
+
+        // remember, one at a time, with dedup against everything stored.
+        let mut held_times = Vec::new();
+        for _ in 0..200 {
+            let (kind, content, path) = text(&mut rng);
+            let started = Instant::now();
+            held.remember(
+                NewMemory {
+                    kind: Some(kind),
+                    content: format!("{content} Variant {}.", rng.u32(..)),
+                    paths: vec![path],
+                    ..NewMemory::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+            held_times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        held_times.sort_by(f64::total_cmp);
+        let mut rows = Vec::new();
+        for (label, queries) in queries_by_kind {
+            let (p50, p95) = timed_searches(&held, queries, 30).await;
+            rows.push((label, p50, p95));
+        }
+        drop(held);
+        // The store must be closed before another handle opens it.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+        let per_open = Memories::open(root, &data, SemanticSettings::default());
+        let mut open_times = Vec::new();
+        for _ in 0..50 {
+            let (kind, content, path) = text(&mut rng);
+            let started = Instant::now();
+            per_open
+                .remember(
+                    NewMemory {
+                        kind: Some(kind),
+                        content: format!("{content} Variant {}.", rng.u32(..)),
+                        paths: vec![path],
+                        ..NewMemory::default()
+                    },
+                    None,
+                )
+                .await
+                .unwrap();
+            open_times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        open_times.sort_by(f64::total_cmp);
+        let mb = dir_size(&data.join("memory")) as f64 / 1e6;
+        for (i, (label, p50, p95)) in rows.iter().enumerate() {
+            if i == 0 {
+                println!(
+                    "| {size} | {bulk:.0}{} | {:.2}/{:.2} | {:.1}/{:.1} | {label} | {p50:.2}/{p95:.2} | {mb:.1} |",
+                    embedded
+                        .map(|e| format!(" ({e:.0}/s embedded)"))
+                        .unwrap_or_default(),
+                    percentile(&held_times, 0.5),
+                    percentile(&held_times, 0.95),
+                    percentile(&open_times, 0.5),
+                    percentile(&open_times, 0.95),
+                );
+            } else {
+                println!("| | | | | {label} | {p50:.2}/{p95:.2} | |");
+            }
+        }
+    }
+}

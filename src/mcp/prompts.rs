@@ -1,0 +1,50 @@
+//! The text of cairn's MCP prompts.
+
+use crate::memory::Memory;
+
+/// Instructions for turning a finished review into `remember` calls.
+pub fn extract_learnings(
+    developer: Option<&str>,
+    profile: Option<&Memory>,
+    review: Option<&str>,
+) -> String {
+    let who = developer.map_or("the author".to_string(), |d| format!("@{d}"));
+    let profile_text = match (developer, profile) {
+        (Some(_), Some(p)) => format!(
+            "Current contributor profile of {who} ({}):\n> {}\n",
+            p.id, p.content
+        ),
+        (Some(_), None) => format!("{who} has no contributor profile yet.\n"),
+        (None, _) => "No developer given: skip developer-scoped learnings.\n".to_string(),
+    };
+    let review_text = review.map_or(String::new(), |r| {
+        format!("\nThe review:\n<review>\n{}\n</review>\n", r.trim())
+    });
+    format!(
+        "Extract durable learnings from the finished code review below and store each with one \
+`remember` call. Store only what will still be true and useful in a later review of this \
+repository; skip anything specific to this one diff, anything already served by cairn (lines \
+that start with a memory id), and never copy secrets, tokens or credentials.
+
+Kinds to look for (type = the value to pass):
+1. project_pattern — a convention this codebase follows (\"every DB write goes through a \
+transaction helper\"). Anchor on the paths it governs.
+2. decision — a choice made and why (\"PR #42: no eager loading on the feed, N+1 risk \
+accepted\"). Put the PR or review id in source_ref.
+3. developer_pattern — a habit of {who} a reviewer should watch for (\"forgets to close \
+connections in error paths\"). developer is required.
+4. developer_strength — what {who} does well. developer is required.
+5. risk_module — a file or module that needs extra care, and why. Anchor on its path.
+6. contributor_profile — one short paragraph about {who}: areas, habits, strengths. It \
+replaces the current profile (kept in history): merge what the profile already says with \
+what this review adds.
+7. rejection_pattern — a review comment the author rejected with a good reason, so it is not \
+raised again (\"flagging missing type hints in tests/ is noise here\"). Anchor on the file.
+
+{profile_text}
+Rules: 1–3 sentences per memory, specific (names, paths, identifiers), one learning per call. \
+If a learning contradicts an existing memory, pass its id as supersedes. Use \
+search_project_memory first to avoid repeating what is known; cairn also deduplicates and \
+answers each write with ADD, UPDATE, NONE or SUPERSEDE.{review_text}"
+    )
+}

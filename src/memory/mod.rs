@@ -1,0 +1,824 @@
+//! Review memory: typed, scoped, deduplicated, secret-free learnings about a repository and its
+//! developers, with keyword and (optionally) semantic search.
+//!
+//! SurrealDB ([`store`]) is the store of record; every process keeps all memories and a
+//! search index ([`index`]) in memory, loads them on first use and catches up on other
+//! processes' writes through a sequence marker file. Writes go through [`Memories::remember`],
+//! which redacts secrets, validates anchors against the code graph and decides the write's
+//! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
+
+pub mod embed;
+pub mod index;
+pub mod model;
+pub mod secrets;
+pub mod store;
+pub mod text;
+
+mod write;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+
+pub use model::{Event, Memory, MemoryError, MemoryType, Revision, Source};
+pub use write::{NewMemory, WriteOutcome};
+
+use embed::Embedder;
+use index::{Entry, Filter, SearchIndex};
+use store::{MemoryStore, StoredMemory};
+
+type Result<T> = std::result::Result<T, MemoryError>;
+
+fn store_error(e: crate::storage::StoreError) -> MemoryError {
+    MemoryError::Store(anyhow::Error::new(e))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Where the semantic layer's model comes from, and whether it is wanted.
+#[derive(Debug, Clone, Default)]
+pub struct SemanticSettings {
+    /// The model directory; `None` disables the semantic layer.
+    pub model_dir: Option<PathBuf>,
+}
+
+impl SemanticSettings {
+    /// The configured model directory (flag or `CAIRN_MODEL_DIR`, then `cairn.toml`, then the
+    /// default location), kept only if the model is there.
+    pub fn resolve(configured: Option<PathBuf>, enabled: bool) -> SemanticSettings {
+        if !enabled {
+            return SemanticSettings { model_dir: None };
+        }
+        let dir = configured.unwrap_or_else(embed::default_model_dir);
+        SemanticSettings {
+            model_dir: embed::model_present(&dir).then_some(dir),
+        }
+    }
+}
+
+/// Which search mode is on, for `cairn doctor`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchMode {
+    pub semantic: bool,
+    pub model_dir: Option<PathBuf>,
+    pub detail: String,
+}
+
+/// Where memories live.
+enum Backend {
+    /// A persistent store opened for each read or write (the embedded engine admits one
+    /// process at a time), with a marker file holding the last write's sequence number.
+    Disk { dir: PathBuf, marker: PathBuf },
+    /// A store held open by this process (tests, benchmarks).
+    Held(MemoryStore),
+}
+
+/// Everything a process knows of the memories.
+#[derive(Default)]
+struct State {
+    loaded: bool,
+    /// Sequence number of the last change applied.
+    seq: u64,
+    memories: HashMap<String, Memory>,
+    index: SearchIndex,
+    /// Reads not yet written back (id → count, last time).
+    access: HashMap<String, (u64, i64)>,
+}
+
+impl State {
+    fn apply(&mut self, stored: StoredMemory) {
+        self.seq = self.seq.max(stored.memory.seq);
+        let id = stored.memory.id.clone();
+        if stored.forgotten {
+            self.memories.remove(&id);
+            self.index.remove(&id);
+            return;
+        }
+        let memory = stored.memory;
+        let anchors: Vec<String> = memory.anchors().cloned().collect();
+        let partition = memory.partition();
+        self.index.upsert(&Entry {
+            id: &memory.id,
+            partition: &partition,
+            kind: memory.kind,
+            live: memory.is_live(),
+            title: &memory.title,
+            content: &memory.content,
+            anchors: &anchors,
+            vector: stored.vector.as_deref(),
+        });
+        self.memories.insert(id, memory);
+    }
+}
+
+/// A search request.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub text: String,
+    /// `None`: project memories; `Some(dev)`: that developer's memories.
+    pub developer: Option<String>,
+    pub types: Vec<MemoryType>,
+    /// Paths to favour (anchor overlap), besides those named in the text.
+    pub paths: Vec<String>,
+    pub limit: usize,
+    pub include_superseded: bool,
+    /// Skip the semantic layer (cheap rankings such as the context pack's).
+    pub keyword_only: bool,
+}
+
+/// A search result.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Found {
+    pub memory: Memory,
+    pub score: f64,
+}
+
+/// The memories of one repository.
+pub struct Memories {
+    root: PathBuf,
+    backend: Backend,
+    state: Mutex<State>,
+    semantic: SemanticSettings,
+    embedder: OnceLock<std::result::Result<Arc<Embedder>, String>>,
+    /// When read statistics were last written back.
+    flushed: std::sync::Mutex<std::time::Instant>,
+}
+
+/// How often a long-running process writes read statistics back.
+const ACCESS_FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Memories {
+    /// The memories kept in `data_dir/memory` for the repository at `root`.
+    pub fn open(root: &Path, data_dir: &Path, semantic: SemanticSettings) -> Arc<Memories> {
+        Arc::new(Memories {
+            root: root.to_path_buf(),
+            backend: Backend::Disk {
+                dir: data_dir.join("memory"),
+                marker: data_dir.join("memory.seq"),
+            },
+            state: Mutex::new(State::default()),
+            semantic,
+            embedder: OnceLock::new(),
+            flushed: std::sync::Mutex::new(std::time::Instant::now()),
+        })
+    }
+
+    /// Memories in a store this process holds open (tests and benchmarks).
+    pub fn held(root: &Path, store: MemoryStore, semantic: SemanticSettings) -> Arc<Memories> {
+        Arc::new(Memories {
+            root: root.to_path_buf(),
+            backend: Backend::Held(store),
+            state: Mutex::new(State::default()),
+            semantic,
+            embedder: OnceLock::new(),
+            flushed: std::sync::Mutex::new(std::time::Instant::now()),
+        })
+    }
+
+    /// The search mode in force.
+    pub fn mode(&self) -> SearchMode {
+        match &self.semantic.model_dir {
+            Some(dir) => SearchMode {
+                semantic: true,
+                model_dir: Some(dir.clone()),
+                detail: format!(
+                    "keyword (BM25) + semantic (all-MiniLM-L6-v2 from {})",
+                    dir.display()
+                ),
+            },
+            None => SearchMode {
+                semantic: false,
+                model_dir: None,
+                detail: format!(
+                    "keyword (BM25) only: no model at {} (run .ci/fetch-model or set {})",
+                    embed::default_model_dir().display(),
+                    embed::MODEL_DIR_ENV
+                ),
+            },
+        }
+    }
+
+    /// The embedder, loaded on first use; `None` without a model.
+    fn embedder(&self) -> Option<Arc<Embedder>> {
+        let dir = self.semantic.model_dir.as_ref()?;
+        let loaded = self
+            .embedder
+            .get_or_init(|| Embedder::load(dir).map(Arc::new).map_err(|e| e.to_string()));
+        match loaded {
+            Ok(embedder) => Some(embedder.clone()),
+            Err(error) => {
+                tracing::warn!("semantic search is off: {error}");
+                None
+            }
+        }
+    }
+
+    async fn embed(&self, texts: Vec<String>) -> Option<Vec<Vec<f32>>> {
+        self.semantic.model_dir.as_ref()?;
+        let this_embedder = {
+            // Loading reads ~90 MB: keep it off the async threads.
+            let cell = &self.embedder;
+            if cell.get().is_none() {
+                let dir = self.semantic.model_dir.clone()?;
+                let loaded = tokio::task::spawn_blocking(move || {
+                    Embedder::load(&dir)
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string())
+                })
+                .await
+                .ok()?;
+                let _ = cell.set(loaded);
+            }
+            self.embedder()?
+        };
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            this_embedder.embed(&refs)
+        })
+        .await
+        .ok()?
+        .map_err(|e| tracing::warn!("embedding failed: {e}"))
+        .ok()
+    }
+
+    /// Runs `f` with the store open, closing it afterwards.
+    async fn with_store<T>(
+        &self,
+        create: bool,
+        f: impl AsyncFnOnce(&MemoryStore) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match &self.backend {
+            Backend::Held(store) => f(store).await.map(Some),
+            Backend::Disk { dir, .. } => {
+                if !create && !dir.exists() {
+                    return Ok(None);
+                }
+                let store = MemoryStore::open(dir).await.map_err(store_error)?;
+                let result = f(&store).await;
+                store.close().await;
+                result.map(Some)
+            }
+        }
+    }
+
+    /// The last sequence number any process wrote, when it can be known without opening
+    /// the store.
+    fn marker(&self) -> Option<u64> {
+        match &self.backend {
+            Backend::Held(_) => None,
+            Backend::Disk { marker, .. } => std::fs::read_to_string(marker)
+                .ok()
+                .and_then(|s| s.trim().parse().ok()),
+        }
+    }
+
+    fn set_marker(&self, seq: u64) {
+        if let Backend::Disk { marker, .. } = &self.backend {
+            let tmp = marker.with_extension("seq.tmp");
+            let written =
+                std::fs::write(&tmp, seq.to_string()).and_then(|()| std::fs::rename(&tmp, marker));
+            if let Err(e) = written {
+                tracing::warn!("cannot update {}: {e}", marker.display());
+            }
+        }
+    }
+
+    /// Brings the state up to date with the store: everything on first use, then only rows
+    /// changed since.
+    async fn refresh(&self, state: &mut State) -> Result<()> {
+        if state.loaded {
+            match (&self.backend, self.marker()) {
+                (Backend::Held(_), _) => return Ok(()),
+                (_, Some(seq)) if seq <= state.seq => return Ok(()),
+                (_, None) => return Ok(()),
+                _ => {}
+            }
+        }
+        let after = state.seq;
+        let changes = self
+            .with_store(false, async |store| {
+                store.changes_since(after).await.map_err(store_error)
+            })
+            .await?
+            .unwrap_or_default();
+        for change in changes {
+            state.apply(change);
+        }
+        state.loaded = true;
+        Ok(())
+    }
+
+    /// Catches up with the store inside an open store (for writers).
+    async fn catch_up(store: &MemoryStore, state: &mut State) -> Result<()> {
+        for change in store.changes_since(state.seq).await.map_err(store_error)? {
+            state.apply(change);
+        }
+        state.loaded = true;
+        Ok(())
+    }
+
+    /// Writes changed memories under the next sequence numbers and applies them.
+    async fn commit(
+        store: &MemoryStore,
+        state: &mut State,
+        mut changed: Vec<Memory>,
+        vectors: &HashMap<String, Vec<f32>>,
+    ) -> Result<u64> {
+        let head = store.head().await.map_err(store_error)?.max(state.seq);
+        let mut seq = head;
+        let now = now_ms();
+        for memory in &mut changed {
+            seq += 1;
+            memory.seq = seq;
+            if let Some((count, last)) = state.access.remove(&memory.id) {
+                memory.access_count += count;
+                memory.last_access = Some(memory.last_access.unwrap_or(0).max(last));
+            }
+            if memory.updated_at == 0 {
+                memory.updated_at = now;
+            }
+        }
+        let current_vector = |m: &Memory| -> Option<Vec<f32>> {
+            vectors.get(&m.id).cloned().or_else(|| {
+                state
+                    .index
+                    .has_vector(&m.id)
+                    .then(|| state_vector(state, &m.id))
+                    .flatten()
+            })
+        };
+        let with_vectors: Vec<(Memory, Option<Vec<f32>>)> = changed
+            .into_iter()
+            .map(|m| {
+                let v = current_vector(&m);
+                (m, v)
+            })
+            .collect();
+        let rows: Vec<(&Memory, Option<&[f32]>)> = with_vectors
+            .iter()
+            .map(|(m, v)| (m, v.as_deref()))
+            .collect();
+        store.write(&rows, seq).await.map_err(store_error)?;
+        for (memory, vector) in with_vectors {
+            state.apply(StoredMemory {
+                memory,
+                vector,
+                forgotten: false,
+            });
+        }
+        state.seq = seq;
+        Ok(seq)
+    }
+
+    /// Stores a learning: redacts secrets, validates anchors against `graph`, and decides
+    /// whether it is new, a repeat, a refinement or a contradiction of a live memory.
+    pub async fn remember(
+        &self,
+        new: NewMemory,
+        graph: Option<&crate::graph::Graph>,
+    ) -> Result<WriteOutcome> {
+        let prepared = write::prepare(new, &self.root, graph)?;
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        let outcome = self
+            .with_store(true, async |store| {
+                Self::catch_up(store, state).await?;
+                let plan = write::decide(&prepared, state_view(state))?;
+                let outcome = plan.outcome.clone();
+                if !plan.changed.is_empty() {
+                    Self::commit(store, state, plan.changed, &HashMap::new()).await?;
+                }
+                Ok(outcome)
+            })
+            .await?
+            .expect("the store is created for writes");
+        let seq = state.seq;
+        self.set_marker(seq);
+        let outcome = outcome.finish(&state.memories);
+        Ok(outcome)
+    }
+
+    /// Computes vectors for live memories that lack one (after writes; with a model only).
+    /// Returns how many were embedded.
+    pub async fn embed_pending(&self) -> Result<usize> {
+        if self.semantic.model_dir.is_none() {
+            return Ok(0);
+        }
+        let pending: Vec<(String, String)> = {
+            let mut state = self.state.lock().await;
+            self.refresh(&mut state).await?;
+            let mut pending: Vec<(String, String)> = state
+                .memories
+                .values()
+                .filter(|m| m.is_live() && !state.index.has_vector(&m.id))
+                .map(|m| (m.id.clone(), embedding_text(m)))
+                .collect();
+            pending.sort();
+            pending
+        };
+        let mut done = 0;
+        for batch in pending.chunks(64) {
+            let texts = batch.iter().map(|(_, t)| t.clone()).collect();
+            let Some(vectors) = self.embed(texts).await else {
+                return Ok(done);
+            };
+            let vectors: HashMap<String, Vec<f32>> = batch
+                .iter()
+                .map(|(id, _)| id.clone())
+                .zip(vectors)
+                .collect();
+            let mut state = self.state.lock().await;
+            let state = &mut *state;
+            self.with_store(true, async |store| {
+                Self::catch_up(store, state).await?;
+                // Only memories whose text has not changed since it was embedded.
+                let changed: Vec<Memory> = batch
+                    .iter()
+                    .filter_map(|(id, text)| {
+                        let m = state.memories.get(id)?;
+                        (embedding_text(m) == *text).then(|| m.clone())
+                    })
+                    .collect();
+                if !changed.is_empty() {
+                    Self::commit(store, state, changed, &vectors).await?;
+                }
+                Ok(())
+            })
+            .await?;
+            self.set_marker(state.seq);
+            done += batch.len();
+        }
+        Ok(done)
+    }
+
+    /// Removes a memory for good (its row becomes a tombstone; its text is gone).
+    pub async fn forget(&self, id: &str) -> Result<Memory> {
+        let id = id.trim();
+        if !model::is_memory_id(id) {
+            return Err(MemoryError::Invalid(format!(
+                "`{id}` is not a memory id (ids look like m_0123456789abcdef)"
+            )));
+        }
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        let removed = self
+            .with_store(false, async |store| {
+                Self::catch_up(store, state).await?;
+                let removed = state
+                    .memories
+                    .get(id)
+                    .cloned()
+                    .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
+                let seq = store.head().await.map_err(store_error)?.max(state.seq) + 1;
+                store.tombstone(id, seq).await.map_err(store_error)?;
+                state.apply(StoredMemory {
+                    memory: Memory {
+                        seq,
+                        ..removed.clone()
+                    },
+                    vector: None,
+                    forgotten: true,
+                });
+                state.seq = seq;
+                Ok(removed)
+            })
+            .await?
+            .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
+        self.set_marker(state.seq);
+        Ok(removed)
+    }
+
+    /// One memory by id (live or superseded).
+    pub async fn get(&self, id: &str) -> Result<Memory> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        state
+            .memories
+            .get(id.trim())
+            .cloned()
+            .ok_or_else(|| MemoryError::NotFound(id.trim().to_string()))
+    }
+
+    /// All memories, oldest first (for listing and export).
+    pub async fn all(&self) -> Result<Vec<Memory>> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let mut all: Vec<Memory> = state.memories.values().cloned().collect();
+        all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        Ok(all)
+    }
+
+    /// The stored vector of a memory, if it has one.
+    pub async fn vector(&self, id: &str) -> Option<Vec<f32>> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await.ok()?;
+        state_vector(&state, id)
+    }
+
+    /// Ranked memories for a query, within one scope.
+    pub async fn search(&self, query: &Query) -> Result<Vec<Found>> {
+        let partition = match &query.developer {
+            Some(dev) => format!("dev:{}", model::developer_id(dev)?),
+            None => model::PROJECT_PARTITION.to_string(),
+        };
+        let filter = Filter {
+            types: query.types.iter().fold(0, |mask, t| mask | t.bit()),
+            include_superseded: query.include_superseded,
+        };
+        let limit = query.limit.clamp(1, 100);
+        let text = query.text.trim();
+        // Embed the query before taking the lock (it takes ~15 ms).
+        let query_vector = if text.is_empty() || query.keyword_only {
+            None
+        } else {
+            self.embed(vec![text.to_string()])
+                .await
+                .and_then(|mut v| v.pop())
+        };
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let now = now_ms();
+        let named_paths = write::paths_in(text, &query.paths);
+        let candidates = (limit * 4).max(40);
+        let mut fused: HashMap<String, f64> = HashMap::new();
+        if text.is_empty() {
+            for id in state.index.ids(&partition, filter) {
+                if let Some(m) = state.memories.get(id) {
+                    fused.insert(id.to_string(), standing(m, now));
+                }
+            }
+        } else {
+            // Reciprocal-rank fusion of the keyword and vector rankings.
+            let keyword = state.index.keyword(&partition, text, filter, candidates);
+            for (rank, hit) in keyword.iter().enumerate() {
+                *fused.entry(hit.id.clone()).or_default() += 1.0 / (60.0 + rank as f64);
+            }
+            if let Some(vector) = &query_vector {
+                let nearest = state.index.nearest(&partition, vector, filter, candidates);
+                for (rank, hit) in nearest.iter().enumerate() {
+                    // Vectors always rank everything: count only plausible neighbours.
+                    if hit.score >= 0.25 {
+                        *fused.entry(hit.id.clone()).or_default() += 1.0 / (60.0 + rank as f64);
+                    }
+                }
+            }
+        }
+        let mut found: Vec<Found> = fused
+            .into_iter()
+            .filter_map(|(id, base)| {
+                let memory = state.memories.get(&id)?;
+                let overlap = anchor_overlap(memory, &named_paths);
+                let age_days = (now - memory.updated_at).max(0) as f64 / 86_400_000.0;
+                let recency = 1.0 + 0.2 * (-age_days / 90.0).exp();
+                let score = base * (1.0 + 0.5 * overlap) * recency;
+                Some(Found {
+                    memory: memory.clone(),
+                    score: (score * 10_000.0).round() / 10_000.0,
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.memory.id.cmp(&b.memory.id))
+        });
+        found.truncate(limit);
+        for f in &found {
+            let entry = state.access.entry(f.memory.id.clone()).or_default();
+            entry.0 += 1;
+            entry.1 = now;
+        }
+        Ok(found)
+    }
+
+    /// Live memories anchored on any of `paths` or `symbols` (both scopes' project part only),
+    /// best first.
+    pub async fn anchored(&self, paths: &[String], symbols: &[String]) -> Result<Vec<Memory>> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let now = now_ms();
+        let mut hits: Vec<&Memory> = state
+            .memories
+            .values()
+            .filter(|m| m.is_live() && !m.kind.developer_scoped())
+            .filter(|m| {
+                m.paths.iter().any(|p| {
+                    paths
+                        .iter()
+                        .any(|q| q == p || q.starts_with(&format!("{p}/")))
+                }) || m.symbols.iter().any(|s| symbols.contains(s))
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            standing(b, now)
+                .total_cmp(&standing(a, now))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(hits.into_iter().cloned().collect())
+    }
+
+    /// The live contributor profile of a developer.
+    pub async fn profile(&self, developer: &str) -> Result<Option<Memory>> {
+        let developer = model::developer_id(developer)?;
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        Ok(state
+            .memories
+            .values()
+            .find(|m| {
+                m.kind == MemoryType::ContributorProfile
+                    && m.is_live()
+                    && m.developer.as_deref() == Some(developer.as_str())
+            })
+            .cloned())
+    }
+
+    /// Restores exported memories: ids already present are left alone, texts are scanned for
+    /// secrets again, and nothing is written unless every line is valid.
+    pub async fn import(&self, records: Vec<ExportRecord>) -> Result<ImportReport> {
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        let report = self
+            .with_store(true, async |store| {
+                Self::catch_up(store, state).await?;
+                let mut report = ImportReport::default();
+                let mut changed = Vec::new();
+                let mut vectors = HashMap::new();
+                for record in records {
+                    if state.memories.contains_key(&record.memory.id) {
+                        report.skipped.push(record.memory.id.clone());
+                        continue;
+                    }
+                    let mut memory = record.memory;
+                    write::scrub(&mut memory);
+                    if let Some(v) = record.vector.as_deref().and_then(store::decode_vector)
+                        && v.len() == embed::DIMENSION
+                    {
+                        vectors.insert(memory.id.clone(), v);
+                    }
+                    report.imported.push(memory.id.clone());
+                    changed.push(memory);
+                }
+                if !changed.is_empty() {
+                    Self::commit(store, state, changed, &vectors).await?;
+                }
+                Ok(report)
+            })
+            .await?
+            .unwrap_or_default();
+        self.set_marker(state.seq);
+        Ok(report)
+    }
+
+    /// Every memory with its vector, for `cairn memory export`.
+    pub async fn export(&self) -> Result<Vec<ExportRecord>> {
+        let all = self.all().await?;
+        let state = self.state.lock().await;
+        Ok(all
+            .into_iter()
+            .map(|mut memory| {
+                let vector = state_vector(&state, &memory.id).map(|v| store::encode_vector(&v));
+                memory.seq = 0;
+                ExportRecord { memory, vector }
+            })
+            .collect())
+    }
+
+    /// Writes back read statistics gathered since the last write.
+    pub async fn flush_access(&self) -> Result<()> {
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        if state.access.is_empty() {
+            return Ok(());
+        }
+        self.with_store(true, async |store| {
+            Self::catch_up(store, state).await?;
+            let changed: Vec<Memory> = state
+                .access
+                .keys()
+                .filter_map(|id| state.memories.get(id).cloned())
+                .collect();
+            Self::commit(store, state, changed, &HashMap::new()).await?;
+            state.access.clear();
+            Ok(())
+        })
+        .await?;
+        self.set_marker(state.seq);
+        Ok(())
+    }
+
+    /// Writes back read statistics if the last write-back is older than a minute (for
+    /// long-running servers; one-shot commands call [`Memories::flush_access`]).
+    pub async fn flush_access_now_and_then(&self) -> Result<()> {
+        {
+            let mut flushed = self
+                .flushed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if flushed.elapsed() < ACCESS_FLUSH_INTERVAL {
+                return Ok(());
+            }
+            *flushed = std::time::Instant::now();
+        }
+        self.flush_access().await
+    }
+
+    /// Rows as stored (for tests that prove what reached the disk).
+    pub async fn raw_rows(&self) -> Result<Vec<serde_json::Value>> {
+        Ok(self
+            .with_store(false, async |store| {
+                store.raw_rows().await.map_err(store_error)
+            })
+            .await?
+            .unwrap_or_default())
+    }
+}
+
+/// One line of a JSON Lines export: the memory as stored, and its vector (base64 of
+/// little-endian f32s) when it has one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportRecord {
+    #[serde(flatten)]
+    pub memory: Memory,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<String>,
+}
+
+/// What an import did.
+#[derive(Debug, Default, Serialize)]
+pub struct ImportReport {
+    pub imported: Vec<String>,
+    /// Ids already present, left as they are.
+    pub skipped: Vec<String>,
+}
+
+/// Parses a JSON Lines export; the first bad line fails the whole import.
+pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
+    let mut records = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: ExportRecord = serde_json::from_str(line).map_err(|e| {
+            MemoryError::Invalid(format!("line {}: not a cairn memory: {e}", n + 1))
+        })?;
+        write::validate_stored(&record.memory)
+            .map_err(|e| MemoryError::Invalid(format!("line {}: {e}", n + 1)))?;
+        records.push(record);
+    }
+    Ok(records)
+}
+
+fn state_vector(state: &State, id: &str) -> Option<Vec<f32>> {
+    state.index.vector(id)
+}
+
+fn state_view(state: &State) -> write::View<'_> {
+    write::View {
+        memories: &state.memories,
+        index: &state.index,
+    }
+}
+
+/// The text a memory's vector is computed from.
+fn embedding_text(memory: &Memory) -> String {
+    if memory.title.is_empty() || memory.content.starts_with(&memory.title) {
+        memory.content.clone()
+    } else {
+        format!("{}. {}", memory.title, memory.content)
+    }
+}
+
+/// How much a memory counts without a query: type, confidence, use and age.
+fn standing(memory: &Memory, now: i64) -> f64 {
+    let age_days = (now - memory.updated_at).max(0) as f64 / 86_400_000.0;
+    memory.kind.weight()
+        * (0.5 + 0.5 * memory.confidence)
+        * (1.0 + 0.1 * (memory.access_count as f64).ln_1p())
+        * (0.5 + (-age_days / 180.0).exp())
+}
+
+/// The share of `paths` a memory is anchored on (or anchored under).
+fn anchor_overlap(memory: &Memory, paths: &[String]) -> f64 {
+    if paths.is_empty() || memory.paths.is_empty() {
+        return 0.0;
+    }
+    let hit = paths
+        .iter()
+        .filter(|q| {
+            memory.paths.iter().any(|p| {
+                *q == p || q.starts_with(&format!("{p}/")) || p.starts_with(&format!("{q}/"))
+            })
+        })
+        .count();
+    hit as f64 / paths.len() as f64
+}

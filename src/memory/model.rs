@@ -1,0 +1,288 @@
+//! What a memory is: its type, scope, anchors, provenance, validity, statistics and history.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The ten kinds of memory.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryType {
+    ProjectPattern,
+    Decision,
+    DeveloperPattern,
+    DeveloperStrength,
+    RiskModule,
+    ContributorProfile,
+    RejectionPattern,
+    FrameworkKnowledge,
+    ReviewOutcome,
+    RuleEffectiveness,
+}
+
+impl MemoryType {
+    pub const ALL: [MemoryType; 10] = [
+        MemoryType::ProjectPattern,
+        MemoryType::Decision,
+        MemoryType::DeveloperPattern,
+        MemoryType::DeveloperStrength,
+        MemoryType::RiskModule,
+        MemoryType::ContributorProfile,
+        MemoryType::RejectionPattern,
+        MemoryType::FrameworkKnowledge,
+        MemoryType::ReviewOutcome,
+        MemoryType::RuleEffectiveness,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::ProjectPattern => "project_pattern",
+            MemoryType::Decision => "decision",
+            MemoryType::DeveloperPattern => "developer_pattern",
+            MemoryType::DeveloperStrength => "developer_strength",
+            MemoryType::RiskModule => "risk_module",
+            MemoryType::ContributorProfile => "contributor_profile",
+            MemoryType::RejectionPattern => "rejection_pattern",
+            MemoryType::FrameworkKnowledge => "framework_knowledge",
+            MemoryType::ReviewOutcome => "review_outcome",
+            MemoryType::RuleEffectiveness => "rule_effectiveness",
+        }
+    }
+
+    /// Types that belong to one developer: stored and searched in that developer's scope only.
+    pub fn developer_scoped(self) -> bool {
+        matches!(
+            self,
+            MemoryType::DeveloperPattern
+                | MemoryType::DeveloperStrength
+                | MemoryType::ContributorProfile
+        )
+    }
+
+    /// The index of this type in [`MemoryType::ALL`], for bit masks.
+    pub fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
+    /// How much a type counts in rankings without a query (the context pack).
+    pub fn weight(self) -> f64 {
+        match self {
+            MemoryType::RiskModule | MemoryType::Decision => 1.3,
+            MemoryType::ProjectPattern | MemoryType::RejectionPattern => 1.2,
+            MemoryType::FrameworkKnowledge => 1.0,
+            MemoryType::ReviewOutcome | MemoryType::RuleEffectiveness => 0.6,
+            _ => 1.0,
+        }
+    }
+}
+
+impl std::fmt::Display for MemoryType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for MemoryType {
+    type Err = MemoryError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('-', "_");
+        MemoryType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == wanted)
+            .ok_or_else(|| MemoryError::UnknownType(s.to_string()))
+    }
+}
+
+/// Where a memory came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Review,
+    #[default]
+    Manual,
+    Import,
+    Hook,
+}
+
+impl std::str::FromStr for Source {
+    type Err = MemoryError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "review" => Ok(Source::Review),
+            "manual" => Ok(Source::Manual),
+            "import" => Ok(Source::Import),
+            "hook" => Ok(Source::Hook),
+            other => Err(MemoryError::Invalid(format!(
+                "unknown source `{other}`: use review, manual, import or hook"
+            ))),
+        }
+    }
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Event {
+    /// A new memory.
+    Add,
+    /// An existing memory absorbed the write (its previous text is kept in history).
+    Update,
+    /// Nothing new: the existing memory is returned.
+    None,
+    /// The new memory replaces an older one, which stays in history as superseded.
+    Supersede,
+    /// The memory was removed.
+    Delete,
+}
+
+/// One change in a memory's life.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Revision {
+    /// Milliseconds since the Unix epoch.
+    pub at: i64,
+    pub event: Event,
+    /// The title and content as they were before this change (for UPDATE), or as written.
+    pub title: String,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A stored memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Memory {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+    pub title: String,
+    pub content: String,
+    /// The developer a developer-scoped memory belongs to (or whom a project memory is about).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub developer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// Repo-relative paths it is about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Symbols it is about (`path::Name` where the graph knows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    /// Anchors the code graph does not know (flagged, not refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_anchors: Vec<String>,
+    pub source: Source,
+    /// PR, commit or review id the learning came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_ref: Option<String>,
+    /// Who wrote it (the assistant or person calling `remember`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub valid_from: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalidated_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
+    #[serde(default)]
+    pub access_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_access: Option<i64>,
+    /// 0–1; grows when the same learning is written again.
+    pub confidence: f64,
+    /// A rejection pattern consumed by a guideline update.
+    #[serde(default)]
+    pub addressed: bool,
+    /// Kinds of secret redacted from what was written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Revision>,
+    /// The write sequence number of the last change (orders changes across processes).
+    #[serde(default)]
+    pub seq: u64,
+}
+
+impl Memory {
+    pub fn is_live(&self) -> bool {
+        self.invalidated_at.is_none()
+    }
+
+    /// The index partition the memory is searched in: the project, or one developer.
+    pub fn partition(&self) -> String {
+        partition(self.kind, self.developer.as_deref())
+    }
+
+    /// Every anchor, for display and search.
+    pub fn anchors(&self) -> impl Iterator<Item = &String> {
+        self.paths.iter().chain(self.symbols.iter())
+    }
+}
+
+/// The partition key of a type and developer.
+pub fn partition(kind: MemoryType, developer: Option<&str>) -> String {
+    match developer {
+        Some(dev) if kind.developer_scoped() => format!("dev:{dev}"),
+        _ => PROJECT_PARTITION.to_string(),
+    }
+}
+
+pub const PROJECT_PARTITION: &str = "project";
+
+/// Memory failures the caller can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error(
+        "unknown memory type `{0}`: use one of project_pattern, decision, developer_pattern, developer_strength, risk_module, contributor_profile, rejection_pattern, framework_knowledge, review_outcome, rule_effectiveness"
+    )]
+    UnknownType(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no memory with id `{0}`")]
+    NotFound(String),
+    #[error("{0:#}")]
+    Store(anyhow::Error),
+}
+
+/// Largest content accepted, in bytes: a memory is a learning of a few sentences.
+pub const MAX_CONTENT_BYTES: usize = 4_096;
+/// Largest title, in bytes.
+pub const MAX_TITLE_BYTES: usize = 200;
+/// Most anchors on one memory.
+pub const MAX_ANCHORS: usize = 32;
+/// Longest anchor, in bytes.
+pub const MAX_ANCHOR_BYTES: usize = 512;
+
+/// Normalises a developer handle: trimmed, without a leading `@`, lowercase.
+pub fn developer_id(raw: &str) -> Result<String, MemoryError> {
+    let id = raw.trim().trim_start_matches('@').to_lowercase();
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | '+'));
+    if valid {
+        Ok(id)
+    } else {
+        Err(MemoryError::Invalid(format!(
+            "invalid developer `{raw}`: use a handle or email (letters, digits, . _ - @ +)"
+        )))
+    }
+}
+
+/// A memory id: `m_` and 16 hex digits.
+pub fn is_memory_id(id: &str) -> bool {
+    id.strip_prefix("m_")
+        .is_some_and(|hex| hex.len() == 16 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+}

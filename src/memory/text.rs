@@ -1,0 +1,356 @@
+//! Text as memory search and deduplication see it: words and code identifiers split into
+//! terms (snake_case, camelCase, paths, `path::Symbol`), lightly stemmed, stop words dropped,
+//! a few review-vocabulary synonyms folded together.
+//!
+//! The same function feeds the index and the query, so `select_related`, `send_file`,
+//! `token_service.py` and `QuerySet.select_related` match whether they are written whole or
+//! in parts.
+
+use std::collections::BTreeSet;
+
+/// Words that carry no meaning for search or deduplication.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "always", "an", "and", "any", "are", "aren",
+    "as", "at", "be", "been", "before", "being", "but", "by", "can", "could", "did", "didn", "do",
+    "does", "doesn", "doing", "don", "each", "every", "for", "from", "had", "has", "have",
+    "having", "here", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just",
+    "may", "might", "more", "most", "must", "mustn", "my", "never", "no", "not", "of", "on",
+    "once", "only", "or", "other", "our", "ours", "out", "over", "own", "s", "same", "shall",
+    "should", "shouldn", "so", "some", "such", "t", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "too", "under", "until", "up", "very", "was",
+    "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "won", "would", "you", "your",
+];
+
+/// Words that flip a statement's meaning: two near-identical learnings that differ in these
+/// contradict each other.
+const NEGATIONS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "don't",
+    "dont",
+    "doesn't",
+    "doesnt",
+    "didn't",
+    "isn't",
+    "aren't",
+    "shouldn't",
+    "mustn't",
+    "won't",
+    "cannot",
+    "can't",
+    "avoid",
+    "avoids",
+    "stop",
+    "without",
+    "instead",
+];
+
+/// Review vocabulary written two ways.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("db", "database"),
+    ("repo", "repository"),
+    ("repos", "repository"),
+    ("codebase", "repository"),
+    ("fn", "function"),
+    ("func", "function"),
+    ("funcs", "function"),
+    ("cfg", "config"),
+    ("configuration", "config"),
+    ("txn", "transaction"),
+    ("tx", "transaction"),
+    ("pr", "pull"),
+    ("prs", "pull"),
+    ("deps", "dependency"),
+    ("dep", "dependency"),
+    ("perf", "performance"),
+    ("args", "argument"),
+    ("arg", "argument"),
+    ("params", "parameter"),
+    ("param", "parameter"),
+    ("msg", "message"),
+    ("err", "error"),
+    ("errors", "error"),
+    ("impl", "implementation"),
+];
+
+fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// A light suffix stemmer: enough to fold `wraps`/`wrapped`/`wrapping` and
+/// `queries`/`query` together, conservative enough not to mangle identifiers' parts.
+fn stem(word: &str) -> String {
+    let word = SYNONYMS
+        .iter()
+        .find(|(from, _)| *from == word)
+        .map_or(word, |(_, to)| to);
+    if !word.chars().all(|c| c.is_ascii_lowercase()) {
+        return word.to_string();
+    }
+    let n = word.len();
+    let strip = |suffix: &str, min_stem: usize| {
+        word.strip_suffix(suffix)
+            .filter(|stem| stem.len() >= min_stem)
+            .map(str::to_string)
+    };
+    let stemmed = if let Some(stem) = strip("ies", 2) {
+        format!("{stem}y")
+    } else if word.ends_with("sses") {
+        word[..n - 2].to_string()
+    } else if let Some(stem) = strip("ing", 3) {
+        undouble(stem)
+    } else if let Some(stem) = strip("ed", 3) {
+        undouble(stem)
+    } else if word.ends_with("ss") || word.ends_with("us") || word.ends_with("is") {
+        word.to_string()
+    } else if let Some(stem) = strip("es", 3)
+        .filter(|s| s.ends_with("ch") || s.ends_with("sh") || s.ends_with('x') || s.ends_with('z'))
+    {
+        stem
+    } else if let Some(stem) = strip("s", 3) {
+        stem
+    } else {
+        word.to_string()
+    };
+    // `wrapped` → `wrapp` → `wrap`; `caching` → `cach` stays as it is on both sides.
+    match stemmed.strip_suffix('e') {
+        Some(stem) if stem.len() >= 4 => stem.to_string(),
+        _ => stemmed,
+    }
+}
+
+fn undouble(stem: String) -> String {
+    let bytes = stem.as_bytes();
+    let n = bytes.len();
+    if n >= 2 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
+        stem[..n - 1].to_string()
+    } else {
+        stem
+    }
+}
+
+/// Splits a camelCase or PascalCase word at its humps (`sendFile` → `send`, `File`;
+/// `HTTPServer` → `HTTP`, `Server`).
+fn humps(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let prev = chars[i - 1].1;
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        let boundary = (c.is_uppercase() && prev.is_lowercase())
+            || (c.is_uppercase() && prev.is_uppercase() && next_lower)
+            || (c.is_ascii_digit() != prev.is_ascii_digit() && c.is_alphanumeric());
+        if boundary {
+            parts.push(&word[start..at]);
+            start = at;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Raw tokens: runs of word characters, joined by `.`, `/`, `:` or `-` when those stand
+/// between word characters (so paths and dotted names stay whole).
+fn raw_tokens(text: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !is_word_char(chars[i].1) {
+            i += 1;
+            continue;
+        }
+        let start = chars[i].0;
+        let mut end = i;
+        while end + 1 < chars.len() {
+            let c = chars[end + 1].1;
+            let joins = matches!(c, '.' | '/' | ':' | '-')
+                && chars
+                    .get(end + 2)
+                    .is_some_and(|(_, n)| is_word_char(*n) || (c == ':' && *n == ':'));
+            if is_word_char(c) || joins {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        let stop = chars.get(end + 1).map_or(text.len(), |(at, _)| *at);
+        tokens.push(&text[start..stop]);
+        i = end + 1;
+    }
+    tokens
+}
+
+/// The search terms of `text`, in order, with repeats (term frequency matters to ranking).
+///
+/// A compound token yields itself whole (lowercased) and its parts: `src/auth/token_service.py`
+/// gives `src/auth/token_service.py`, `token_service.py`, `token_service`, `token`, `service`,
+/// `src`, `auth`, `py`.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for token in raw_tokens(text) {
+        let token = token.trim_matches(|c: char| matches!(c, '.' | ':' | '-' | '/'));
+        if token.is_empty() {
+            continue;
+        }
+        let lower = token.to_lowercase();
+        let compound = token.contains(['.', '/', ':', '-', '_'])
+            || humps(token).len() > 1 && token.chars().any(|c| c.is_lowercase());
+        if !compound {
+            if lower.chars().count() > 1 && !is_stop_word(&lower) {
+                out.push(stem(&lower));
+            }
+            continue;
+        }
+        // The whole token, its path segments and dotted/`::` parts, then their word parts;
+        // each term once per token.
+        let mut emitted = BTreeSet::new();
+        let mut emit = |term: String, out: &mut Vec<String>| {
+            if term.chars().count() > 1 && emitted.insert(term.clone()) {
+                out.push(term);
+            }
+        };
+        emit(lower.clone(), &mut out);
+        let mut pieces: Vec<&str> = Vec::new();
+        for segment in token.split(['/', ':']).filter(|s| !s.is_empty()) {
+            pieces.push(segment);
+            if segment.contains('.') {
+                pieces.extend(segment.split('.').filter(|s| !s.is_empty()));
+            }
+        }
+        for piece in pieces {
+            emit(piece.to_lowercase(), &mut out);
+            if piece.contains('.') {
+                continue;
+            }
+            for word in piece.split(['_', '-']).flat_map(humps) {
+                let word = word.to_lowercase();
+                if !is_stop_word(&word) {
+                    emit(stem(&word), &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The distinct terms of a text, for near-duplicate detection.
+pub fn fingerprint(text: &str) -> BTreeSet<String> {
+    terms(text).into_iter().collect()
+}
+
+/// Jaccard similarity of two fingerprints (0 when both are empty).
+pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        return 0.0;
+    }
+    a.intersection(b).count() as f64 / union as f64
+}
+
+/// True when the text says something is not so (`do not`, `never`, `avoid`…).
+pub fn negated(text: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.to_lowercase())
+        .any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
+}
+
+/// Text compared for exact repeats: lowercase words, single spaces.
+pub fn normalised(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn has(text: &str, term: &str) -> bool {
+        terms(text).iter().any(|t| t == term)
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn identifiers_match_whole_and_in_parts() {
+        let text = "Prefer select_related over N+1 loops in src/auth/token_service.py; see QuerySet.select_related and sendFile.";
+        for term in [
+            "select_related",
+            "src/auth/token_service.py",
+            "token_service.py",
+            "token_service",
+            "queryset.select_related",
+            "queryset",
+            "sendfile",
+        ]
+        .into_iter()
+        .chain(
+            terms("select related token service send file")
+                .iter()
+                .map(String::as_str),
+        ) {
+            assert!(has(text, term), "{term} missing from {:?}", terms(text));
+        }
+        // A query written in parts meets the identifier.
+        for query in ["select related", "token service", "send file", "SendFile"] {
+            let q = terms(query);
+            assert!(
+                q.iter().all(|t| terms(text).contains(t)),
+                "{query}: {q:?} not all in {:?}",
+                terms(text)
+            );
+        }
+    }
+
+    #[test]
+    fn each_term_once_per_token_and_no_single_letters() {
+        let t = terms("src/auth/auth.py N+1");
+        assert_eq!(t.iter().filter(|x| *x == "auth").count(), 1, "{t:?}");
+        assert!(t.iter().all(|x| x.chars().count() > 1), "{t:?}");
+    }
+
+    #[test]
+    fn rewordings_share_a_fingerprint() {
+        let a = fingerprint("This repo wraps every database mutation in a transaction.");
+        let b = fingerprint("Every DB mutation in this repository is wrapped in a transaction");
+        let c = fingerprint("The codebase wraps each db mutation inside a transaction.");
+        assert!(jaccard(&a, &b) >= 0.8, "{a:?} vs {b:?}");
+        assert!(jaccard(&a, &c) >= 0.7, "{a:?} vs {c:?}");
+        let other = fingerprint("Templates are rendered with autoescape on.");
+        assert!(jaccard(&a, &other) < 0.2);
+    }
+
+    #[test]
+    fn negation_is_seen() {
+        assert!(negated("Do not use eager loading here"));
+        assert!(negated("We don't retry payments"));
+        assert!(negated("Avoid select_related on large joins"));
+        assert!(!negated("Use select_related for author lookups"));
+    }
+
+    #[test]
+    fn stemming_folds_forms() {
+        assert_eq!(stem("queries"), stem("query"));
+        assert_eq!(stem("wrapped"), stem("wraps"));
+        assert_eq!(stem("wrapping"), stem("wrap"));
+        assert_eq!(stem("caches"), stem("cache"));
+        assert_eq!(stem("class"), "class");
+        assert_eq!(stem("status"), "status");
+    }
+}

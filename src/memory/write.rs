@@ -1,0 +1,771 @@
+//! The write path: validation, secret redaction, anchor checks, and the decision of what a
+//! write does to the live memories of its scope.
+//!
+//! The decision compares the new text with the most similar live memories of the same type
+//! and scope, by their term sets (see [`super::text`]):
+//! - a near-duplicate that says the opposite (`never` vs. none) supersedes the old memory;
+//! - one that adds nothing (same terms, or a subset) is `NONE` and reinforces the old one;
+//! - one that adds detail (a superset) or rewords it closely is an `UPDATE`: the old text
+//!   goes to history;
+//! - anything else is `ADD`.
+//!
+//! A contributor profile is one live record per developer: a new profile updates it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+
+use super::index::{Filter, SearchIndex};
+use super::model::{
+    Event, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_TITLE_BYTES, Memory, MemoryError,
+    MemoryType, Revision, Source, developer_id, is_memory_id,
+};
+use super::{now_ms, secrets, text};
+use crate::graph::Graph;
+
+/// Jaccard similarity from which two texts are the same learning (when one holds the other's
+/// terms).
+const SAME_IF_CONTAINED: f64 = 0.5;
+/// Jaccard similarity from which two texts are the same learning reworded.
+const SAME_REWORDED: f64 = 0.85;
+/// Jaccard similarity from which a negated near-duplicate contradicts.
+const CONTRADICTS: f64 = 0.6;
+/// Most revisions kept per memory.
+const MAX_HISTORY: usize = 50;
+/// Longest optional label (org, agent, run, source ref, writer).
+const MAX_LABEL_BYTES: usize = 200;
+
+/// A learning to store.
+#[derive(Debug, Clone, Default)]
+pub struct NewMemory {
+    pub kind: Option<MemoryType>,
+    pub title: Option<String>,
+    pub content: String,
+    pub developer: Option<String>,
+    pub org: Option<String>,
+    pub agent: Option<String>,
+    pub run: Option<String>,
+    pub paths: Vec<String>,
+    pub symbols: Vec<String>,
+    pub supersedes: Option<String>,
+    pub source: Source,
+    pub source_ref: Option<String>,
+    pub written_by: Option<String>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct WriteOutcome {
+    pub event: Event,
+    /// The memory the write landed in (new, updated, or the existing one for NONE).
+    pub id: String,
+    /// The memory this write superseded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<String>,
+    /// Kinds of secret removed from the write.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
+    /// Anchors the code graph does not know.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_anchors: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub memory: Option<Memory>,
+}
+
+impl WriteOutcome {
+    /// Fills in the memory as stored.
+    pub(super) fn finish(mut self, memories: &HashMap<String, Memory>) -> WriteOutcome {
+        self.memory = memories.get(&self.id).cloned();
+        self
+    }
+}
+
+/// A validated, redacted write.
+pub(super) struct Prepared {
+    memory: Memory,
+    fingerprint: BTreeSet<String>,
+    negated: bool,
+    normalised: String,
+    supersedes: Option<String>,
+    notes: Vec<String>,
+}
+
+/// What the write path sees of the current memories.
+pub(super) struct View<'a> {
+    pub memories: &'a HashMap<String, Memory>,
+    pub index: &'a SearchIndex,
+}
+
+/// The rows a write changes and what to answer.
+pub(super) struct Plan {
+    pub changed: Vec<Memory>,
+    pub outcome: WriteOutcome,
+}
+
+fn invalid(message: impl Into<String>) -> MemoryError {
+    MemoryError::Invalid(message.into())
+}
+
+fn new_id(seed: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let material = format!(
+        "{seed}\0{nanos}\0{}\0{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    format!("m_{:016x}", xxhash_rust::xxh3::xxh3_64(material.as_bytes()))
+}
+
+/// A short label: trimmed, bounded, secret-free; `None` when empty.
+fn label(
+    value: Option<String>,
+    what: &str,
+    kinds: &mut BTreeSet<String>,
+) -> Result<Option<String>, MemoryError> {
+    let Some(value) = value
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+    else {
+        return Ok(None);
+    };
+    if value.len() > MAX_LABEL_BYTES {
+        return Err(invalid(format!(
+            "{what} is {} bytes; at most {MAX_LABEL_BYTES}",
+            value.len()
+        )));
+    }
+    Ok(Some(redact(&value, kinds)))
+}
+
+fn redact(text: &str, kinds: &mut BTreeSet<String>) -> String {
+    let redacted = secrets::redact(text);
+    kinds.extend(redacted.kinds.iter().map(|k| k.as_str().to_string()));
+    redacted.text
+}
+
+/// The default title: the first sentence, at most ~80 characters.
+fn title_of(content: &str) -> String {
+    let first = content
+        .split_inclusive(['.', '!', '?', '\n'])
+        .next()
+        .unwrap_or(content)
+        .trim()
+        .trim_end_matches(['.', '\n']);
+    if first.chars().count() <= 80 {
+        return first.to_string();
+    }
+    let mut cut: String = first.chars().take(77).collect();
+    if let Some(space) = cut.rfind(' ') {
+        cut.truncate(space);
+    }
+    format!("{cut}…")
+}
+
+/// Validates and redacts a write, and checks its anchors against the graph.
+pub(super) fn prepare(
+    new: NewMemory,
+    root: &Path,
+    graph: Option<&Graph>,
+) -> Result<Prepared, MemoryError> {
+    let kind = new.kind.ok_or_else(|| invalid("`type` is required"))?;
+    if kind == MemoryType::RuleEffectiveness {
+        return Err(invalid(
+            "rule_effectiveness records are computed from review outcomes (record_review), not written directly",
+        ));
+    }
+    let content = new.content.trim();
+    if content.is_empty() {
+        return Err(invalid(
+            "`content` is empty: a memory is a learning of 1–3 sentences",
+        ));
+    }
+    if content.len() > MAX_CONTENT_BYTES {
+        return Err(invalid(format!(
+            "`content` is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} (1–3 sentences): store the learning, not the evidence",
+            content.len()
+        )));
+    }
+    if let Some(title) = &new.title
+        && title.trim().len() > MAX_TITLE_BYTES
+    {
+        return Err(invalid(format!(
+            "`title` is {} bytes; at most {MAX_TITLE_BYTES}",
+            title.trim().len()
+        )));
+    }
+    let developer = new.developer.as_deref().map(developer_id).transpose()?;
+    if kind.developer_scoped() && developer.is_none() {
+        return Err(invalid(format!(
+            "type {kind} belongs to a developer: pass `developer`"
+        )));
+    }
+    if new.paths.len() + new.symbols.len() > MAX_ANCHORS {
+        return Err(invalid(format!(
+            "{} anchors; at most {MAX_ANCHORS}",
+            new.paths.len() + new.symbols.len()
+        )));
+    }
+    if let Some(id) = &new.supersedes
+        && !is_memory_id(id.trim())
+    {
+        return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
+    }
+
+    let mut kinds = BTreeSet::new();
+    let mut notes = Vec::new();
+    let (content, echo) = strip_served_marker(content);
+    if let Some(id) = echo {
+        notes.push(format!(
+            "the text quoted memory {id} as cairn served it; the marker was removed"
+        ));
+    }
+    let content = redact(content, &mut kinds);
+    let title = match new
+        .title
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(title) => redact(title, &mut kinds),
+        None => title_of(&content),
+    };
+    let (paths, symbols, unknown) = anchors(
+        &new.paths,
+        &new.symbols,
+        root,
+        graph,
+        &mut kinds,
+        &mut notes,
+    )?;
+    let now = now_ms();
+    let memory = Memory {
+        id: new_id(&content),
+        kind,
+        title,
+        content: content.clone(),
+        developer,
+        org: label(new.org, "`org`", &mut kinds)?,
+        agent: label(new.agent, "`agent`", &mut kinds)?,
+        run: label(new.run, "`run`", &mut kinds)?,
+        paths,
+        symbols,
+        unknown_anchors: unknown,
+        source: new.source,
+        source_ref: label(new.source_ref, "`source_ref`", &mut kinds)?,
+        written_by: label(new.written_by, "the writer", &mut kinds)?,
+        created_at: now,
+        updated_at: now,
+        valid_from: now,
+        invalidated_at: None,
+        superseded_by: None,
+        supersedes: None,
+        access_count: 0,
+        last_access: None,
+        confidence: if new.source == Source::Review {
+            0.6
+        } else {
+            0.5
+        },
+        addressed: false,
+        redacted: kinds.into_iter().collect(),
+        history: Vec::new(),
+        seq: 0,
+    };
+    if !memory.redacted.is_empty() {
+        notes.push(format!(
+            "secrets were redacted before storing: {}",
+            memory.redacted.join(", ")
+        ));
+    }
+    Ok(Prepared {
+        fingerprint: text::fingerprint(&content),
+        negated: text::negated(&content),
+        normalised: text::normalised(&content),
+        memory,
+        supersedes: new.supersedes.map(|s| s.trim().to_string()),
+        notes,
+    })
+}
+
+/// Removes a leading `m_0123456789abcdef:`-style marker cairn puts before memories it serves,
+/// so an echoed memory compares as its text.
+fn strip_served_marker(content: &str) -> (&str, Option<String>) {
+    let trimmed = content.trim_start_matches(['-', '*', ' ']);
+    let trimmed = match trimmed.strip_prefix('[') {
+        Some(rest) => rest
+            .split_once(']')
+            .map_or(trimmed, |(_, after)| after.trim_start()),
+        None => trimmed,
+    };
+    if let Some((id, rest)) = trimmed.split_once(':')
+        && is_memory_id(id.trim())
+        && !rest.trim().is_empty()
+    {
+        return (rest.trim(), Some(id.trim().to_string()));
+    }
+    (content, None)
+}
+
+/// Paths, symbols, and the anchors among them the graph does not know.
+type Anchors = (Vec<String>, Vec<String>, Vec<String>);
+
+/// Normalises anchors and splits off those the graph does not know.
+fn anchors(
+    paths: &[String],
+    symbols: &[String],
+    root: &Path,
+    graph: Option<&Graph>,
+    kinds: &mut BTreeSet<String>,
+    notes: &mut Vec<String>,
+) -> Result<Anchors, MemoryError> {
+    let mut out_paths = Vec::new();
+    let mut out_symbols = Vec::new();
+    let mut unknown = Vec::new();
+    let check = |anchor: &str| -> Result<String, MemoryError> {
+        if anchor.len() > MAX_ANCHOR_BYTES {
+            return Err(invalid(format!(
+                "anchor is {} bytes; at most {MAX_ANCHOR_BYTES}",
+                anchor.len()
+            )));
+        }
+        Ok(anchor.trim().to_string())
+    };
+    for raw in paths {
+        let raw = check(raw)?;
+        if raw.is_empty() {
+            continue;
+        }
+        if secrets::contains_secret(&raw) {
+            kinds.extend(
+                secrets::redact(&raw)
+                    .kinds
+                    .iter()
+                    .map(|k| k.as_str().to_string()),
+            );
+            notes.push("an anchor holding a secret was dropped".to_string());
+            continue;
+        }
+        let path = repo_relative(&raw, root)?;
+        let known = graph.is_none_or(|g| {
+            g.node(&path).is_some()
+                || path.is_empty()
+                || g.files().any(|f| f.path.starts_with(&format!("{path}/")))
+        });
+        if !known {
+            unknown.push(path.clone());
+        }
+        if !out_paths.contains(&path) {
+            out_paths.push(path);
+        }
+    }
+    for raw in symbols {
+        let raw = check(raw)?;
+        if raw.is_empty() {
+            continue;
+        }
+        if secrets::contains_secret(&raw) {
+            kinds.extend(
+                secrets::redact(&raw)
+                    .kinds
+                    .iter()
+                    .map(|k| k.as_str().to_string()),
+            );
+            notes.push("an anchor holding a secret was dropped".to_string());
+            continue;
+        }
+        let symbol = match graph.map(|g| crate::context::resolve_target(g, &raw)) {
+            Some(Ok(node)) => node.id.clone(),
+            Some(Err(_)) => {
+                unknown.push(raw.clone());
+                raw
+            }
+            None => raw,
+        };
+        if !out_symbols.contains(&symbol) {
+            out_symbols.push(symbol);
+        }
+    }
+    if graph.is_none() && !(paths.is_empty() && symbols.is_empty()) {
+        notes.push("anchors were not checked: the repository is not indexed yet".to_string());
+    }
+    Ok((out_paths, out_symbols, unknown))
+}
+
+/// A repo-relative path, or an error for one outside the repository.
+fn repo_relative(raw: &str, root: &Path) -> Result<String, MemoryError> {
+    let outside = || invalid(format!("path `{raw}` is outside the repository"));
+    let relative = if Path::new(raw).is_absolute() {
+        let absolute = Path::new(raw);
+        let stripped = absolute
+            .strip_prefix(root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned());
+        stripped.ok_or_else(outside)?
+    } else {
+        raw.to_string()
+    };
+    crate::context::normalise(&relative).ok_or_else(outside)
+}
+
+/// The paths a query names (tokens with a `/` or a source extension) and the given ones,
+/// normalised.
+pub(super) fn paths_in(text: &str, extra: &[String]) -> Vec<String> {
+    let registry = crate::languages::Registry::get();
+    let mut paths: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '"'))
+        .map(|t| t.split("::").next().unwrap_or(t))
+        .filter(|t| t.contains('/') || registry.for_path(t).is_some())
+        .chain(extra.iter().map(String::as_str))
+        .filter_map(|t| crate::context::normalise(t.trim_end_matches('/')))
+        .filter(|p| !p.is_empty())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+fn merge(into: &mut Vec<String>, from: &[String]) -> bool {
+    let mut grew = false;
+    for item in from {
+        if !into.contains(item) {
+            into.push(item.clone());
+            grew = true;
+        }
+    }
+    grew
+}
+
+fn push_history(memory: &mut Memory, revision: Revision) {
+    memory.history.push(revision);
+    if memory.history.len() > MAX_HISTORY {
+        // Keep the first (original) text and the most recent ones.
+        memory.history.remove(1);
+    }
+}
+
+fn revision(memory: &Memory, event: Event, by: &Option<String>, note: Option<String>) -> Revision {
+    Revision {
+        at: now_ms(),
+        event,
+        title: memory.title.clone(),
+        content: memory.content.clone(),
+        by: by.clone(),
+        note,
+    }
+}
+
+/// Decides what a prepared write does.
+pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
+    let new = &prepared.memory;
+    let outcome = |event: Event, id: &str| WriteOutcome {
+        event,
+        id: id.to_string(),
+        superseded: None,
+        redacted: new.redacted.clone(),
+        unknown_anchors: new.unknown_anchors.clone(),
+        notes: prepared.notes.clone(),
+        memory: None,
+    };
+
+    if let Some(old_id) = &prepared.supersedes {
+        let old = view
+            .memories
+            .get(old_id)
+            .ok_or_else(|| MemoryError::NotFound(old_id.clone()))?;
+        if let Some(by) = &old.superseded_by {
+            return Err(invalid(format!(
+                "{old_id} is already superseded by {by}; supersede that one"
+            )));
+        }
+        if old.partition() != new.partition() {
+            return Err(invalid(format!(
+                "{old_id} belongs to another scope; a memory can only supersede one of its own scope"
+            )));
+        }
+        return Ok(supersede(
+            old,
+            new,
+            outcome(Event::Supersede, &new.id),
+            None,
+        ));
+    }
+
+    if new.kind == MemoryType::ContributorProfile {
+        let current = view.memories.values().find(|m| {
+            m.kind == MemoryType::ContributorProfile && m.is_live() && m.developer == new.developer
+        });
+        return Ok(match current {
+            None => Plan {
+                changed: vec![new.clone()],
+                outcome: outcome(Event::Add, &new.id),
+            },
+            Some(old) if text::normalised(&old.content) == prepared.normalised => {
+                reinforce(old, new, outcome(Event::None, &old.id))
+            }
+            Some(old) => update(old, new, outcome(Event::Update, &old.id)),
+        });
+    }
+
+    let partition = new.partition();
+    let filter = Filter {
+        types: new.kind.bit(),
+        include_superseded: true,
+    };
+    let mut best: Option<(&Memory, f64)> = None;
+    for hit in view.index.keyword(&partition, &new.content, filter, 20) {
+        let Some(old) = view.memories.get(&hit.id) else {
+            continue;
+        };
+        if !old.is_live() {
+            // An echo of a superseded memory does not bring it back.
+            if text::normalised(&old.content) == prepared.normalised {
+                let mut plan = Plan {
+                    changed: Vec::new(),
+                    outcome: outcome(Event::None, &old.id),
+                };
+                plan.outcome.notes.push(format!(
+                    "this repeats {} which was superseded by {}; pass supersedes to restore it",
+                    old.id,
+                    old.superseded_by.as_deref().unwrap_or("another memory")
+                ));
+                return Ok(plan);
+            }
+            continue;
+        }
+        let similarity = text::jaccard(&text::fingerprint(&old.content), &prepared.fingerprint);
+        if best.is_none_or(|(_, s)| similarity > s) {
+            best = Some((old, similarity));
+        }
+    }
+    let Some((old, similarity)) = best else {
+        return Ok(Plan {
+            changed: vec![new.clone()],
+            outcome: outcome(Event::Add, &new.id),
+        });
+    };
+    let old_terms = text::fingerprint(&old.content);
+    let adds_terms = !prepared.fingerprint.is_subset(&old_terms);
+    let drops_terms = !old_terms.is_subset(&prepared.fingerprint);
+    let contradicts = text::negated(&old.content) != prepared.negated;
+    if contradicts && similarity >= CONTRADICTS {
+        let note = format!(
+            "contradicts {} (similar text, opposite polarity); it is kept in history as superseded",
+            old.id
+        );
+        return Ok(supersede(
+            old,
+            new,
+            outcome(Event::Supersede, &new.id),
+            Some(note),
+        ));
+    }
+    if contradicts {
+        return Ok(Plan {
+            changed: vec![new.clone()],
+            outcome: outcome(Event::Add, &new.id),
+        });
+    }
+    if !adds_terms && similarity >= SAME_IF_CONTAINED {
+        let mut plan = reinforce(old, new, outcome(Event::None, &old.id));
+        plan.outcome.notes.push(format!(
+            "already known as {} (similarity {similarity:.2})",
+            old.id
+        ));
+        return Ok(plan);
+    }
+    if (!drops_terms && similarity >= SAME_IF_CONTAINED) || similarity >= SAME_REWORDED {
+        let mut plan = update(old, new, outcome(Event::Update, &old.id));
+        plan.outcome
+            .notes
+            .push(format!("refines {} (similarity {similarity:.2})", old.id));
+        return Ok(plan);
+    }
+    Ok(Plan {
+        changed: vec![new.clone()],
+        outcome: outcome(Event::Add, &new.id),
+    })
+}
+
+/// The new memory replaces `old`, which stays as superseded.
+fn supersede(old: &Memory, new: &Memory, mut outcome: WriteOutcome, note: Option<String>) -> Plan {
+    let mut old = old.clone();
+    let mut new = new.clone();
+    new.supersedes = Some(old.id.clone());
+    let superseded = revision(
+        &old,
+        Event::Supersede,
+        &new.written_by,
+        Some(format!("superseded by {}", new.id)),
+    );
+    push_history(&mut old, superseded);
+    old.invalidated_at = Some(new.created_at);
+    old.superseded_by = Some(new.id.clone());
+    old.updated_at = new.created_at;
+    outcome.superseded = Some(old.id.clone());
+    outcome.notes.extend(note);
+    Plan {
+        changed: vec![old, new],
+        outcome,
+    }
+}
+
+/// The same learning again: more confidence, new anchors merged (then it is an update).
+fn reinforce(old: &Memory, new: &Memory, mut outcome: WriteOutcome) -> Plan {
+    let mut kept = old.clone();
+    kept.confidence = (kept.confidence + 0.1).min(1.0);
+    let grew = merge(&mut kept.paths, &new.paths) | merge(&mut kept.symbols, &new.symbols);
+    merge(&mut kept.unknown_anchors, &new.unknown_anchors);
+    merge(&mut kept.redacted, &new.redacted);
+    if grew {
+        outcome.event = Event::Update;
+        kept.updated_at = new.created_at;
+        push_history(
+            &mut kept,
+            revision(
+                old,
+                Event::Update,
+                &new.written_by,
+                Some("anchors added".into()),
+            ),
+        );
+    }
+    Plan {
+        changed: vec![kept],
+        outcome,
+    }
+}
+
+/// The new text replaces the old one, which goes to history.
+fn update(old: &Memory, new: &Memory, outcome: WriteOutcome) -> Plan {
+    let mut kept = old.clone();
+    push_history(
+        &mut kept,
+        revision(old, Event::Update, &new.written_by, None),
+    );
+    kept.title = new.title.clone();
+    kept.content = new.content.clone();
+    kept.confidence = (kept.confidence + 0.1).min(1.0);
+    kept.updated_at = new.created_at;
+    kept.source = new.source;
+    if new.source_ref.is_some() {
+        kept.source_ref = new.source_ref.clone();
+    }
+    merge(&mut kept.paths, &new.paths);
+    merge(&mut kept.symbols, &new.symbols);
+    merge(&mut kept.unknown_anchors, &new.unknown_anchors);
+    merge(&mut kept.redacted, &new.redacted);
+    Plan {
+        changed: vec![kept],
+        outcome,
+    }
+}
+
+/// Redacts every text of a memory that did not come through [`prepare`] (imports).
+pub(super) fn scrub(memory: &mut Memory) {
+    let mut kinds = BTreeSet::new();
+    memory.title = redact(&memory.title, &mut kinds);
+    memory.content = redact(&memory.content, &mut kinds);
+    for revision in &mut memory.history {
+        revision.title = redact(&revision.title, &mut kinds);
+        revision.content = redact(&revision.content, &mut kinds);
+    }
+    for field in [
+        &mut memory.source_ref,
+        &mut memory.written_by,
+        &mut memory.org,
+        &mut memory.agent,
+        &mut memory.run,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *field = redact(field, &mut kinds);
+    }
+    memory.paths.retain(|p| !secrets::contains_secret(p));
+    memory.symbols.retain(|s| !secrets::contains_secret(s));
+    for kind in kinds {
+        if !memory.redacted.contains(&kind) {
+            memory.redacted.push(kind);
+        }
+    }
+}
+
+/// Checks an imported memory's shape.
+pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
+    if !is_memory_id(&memory.id) {
+        return Err(invalid(format!("`{}` is not a memory id", memory.id)));
+    }
+    if memory.content.trim().is_empty() {
+        return Err(invalid("empty content"));
+    }
+    if memory.content.len() > MAX_CONTENT_BYTES {
+        return Err(invalid(format!(
+            "content is {} bytes; at most {MAX_CONTENT_BYTES}",
+            memory.content.len()
+        )));
+    }
+    if memory.kind.developer_scoped() && memory.developer.is_none() {
+        return Err(invalid(format!("type {} needs a developer", memory.kind)));
+    }
+    if let Some(dev) = &memory.developer {
+        developer_id(dev)?;
+    }
+    for path in &memory.paths {
+        if crate::context::normalise(path).as_deref() != Some(path.as_str()) {
+            return Err(invalid(format!("path `{path}` is not repo-relative")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_the_first_sentence() {
+        assert_eq!(
+            title_of("Wrap mutations in a transaction. Otherwise audit rows leak."),
+            "Wrap mutations in a transaction"
+        );
+        let long = "a ".repeat(100);
+        assert!(title_of(&long).chars().count() <= 80);
+    }
+
+    #[test]
+    fn served_markers_are_stripped() {
+        let (text, id) =
+            strip_served_marker("- [decision] m_0123456789abcdef: Use UTC everywhere.");
+        assert_eq!(text, "Use UTC everywhere.");
+        assert_eq!(id.as_deref(), Some("m_0123456789abcdef"));
+        let (text, id) = strip_served_marker("Note: use UTC");
+        assert_eq!(text, "Note: use UTC");
+        assert!(id.is_none());
+    }
+
+    #[test]
+    fn paths_outside_the_repository_are_refused() {
+        let root = Path::new("/work/repo");
+        assert_eq!(repo_relative("./src/a.py", root).unwrap(), "src/a.py");
+        assert_eq!(
+            repo_relative("/work/repo/src/a.py", root).unwrap(),
+            "src/a.py"
+        );
+        assert!(repo_relative("../etc/passwd", root).is_err());
+        assert!(repo_relative("/etc/passwd", root).is_err());
+    }
+
+    #[test]
+    fn query_paths_are_found() {
+        assert_eq!(
+            paths_in("why is src/auth/token.py slow, and app.py::main", &[]),
+            ["app.py", "src/auth/token.py"]
+        );
+    }
+}
