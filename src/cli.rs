@@ -108,6 +108,13 @@ pub enum MemoryCommand {
         /// PR, commit or review id.
         #[arg(long)]
         source_ref: Option<String>,
+        /// Organisation, agent and run/session labels (optional scopes).
+        #[arg(long)]
+        org: Option<String>,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        run: Option<String>,
         #[arg(long)]
         json: bool,
     },

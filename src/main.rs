@@ -133,6 +133,9 @@ async fn memory_command(
             supersedes,
             source,
             source_ref,
+            org,
+            agent,
+            run,
             json,
         } => {
             let new = memory::NewMemory {
@@ -145,8 +148,10 @@ async fn memory_command(
                 supersedes,
                 source: source.parse()?,
                 source_ref,
+                org,
+                agent,
+                run,
                 written_by: std::env::var("USER").ok(),
-                ..memory::NewMemory::default()
             };
             let outcome = cairn.remember(new).await?;
             if json {

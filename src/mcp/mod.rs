@@ -93,6 +93,13 @@ pub struct RememberArgs {
     /// PR, commit or review id.
     #[serde(default)]
     pub source_ref: Option<String>,
+    /// Optional scope labels: organisation, agent, run/session.
+    #[serde(default)]
+    pub org: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub run: Option<String>,
 }
 
 /// Arguments of `forget`.
@@ -267,8 +274,10 @@ impl Server {
                     None => memory::Source::Manual,
                 },
                 source_ref: args.source_ref,
+                org: args.org,
+                agent: args.agent,
+                run: args.run,
                 written_by: Some("mcp".to_string()),
-                ..memory::NewMemory::default()
             };
             cairn.remember(new).await
         }

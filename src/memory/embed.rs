@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::{Embedding, LayerNorm, LayerNormConfig, Linear, VarBuilder};
+use candle_nn::{Embedding, LayerNorm, LayerNormConfig, VarBuilder};
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
@@ -341,14 +341,42 @@ struct Bert {
 
 /// One transformer block, its weight names following `encoder.layer.N` in the checkpoint.
 struct BertLayer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attention_output: Linear,
+    query: Dense,
+    key: Dense,
+    value: Dense,
+    attention_output: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
+}
+
+/// A dense layer `x·Wᵀ + b` over the last dimension. The weight is kept transposed, `(in, out)`
+/// and contiguous: gemm then reads it in place, where candle-nn's `Linear` (which multiplies by
+/// a transposed view) makes gemm repack the whole matrix on every call — most of the time of a
+/// short query.
+struct Dense {
+    weight_t: Tensor,
+    bias: Tensor,
+}
+
+impl Dense {
+    fn load(in_dim: usize, out_dim: usize, vb: VarBuilder) -> candle_core::Result<Dense> {
+        let weight = vb.get((out_dim, in_dim), "weight")?;
+        Ok(Dense {
+            weight_t: weight.t()?.contiguous()?,
+            bias: vb.get(out_dim, "bias")?,
+        })
+    }
+
+    /// `(batch, seq, in)` -> `(batch, seq, out)`.
+    fn forward(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
+        let (batch, seq_len, in_dim) = xs.dims3()?;
+        xs.reshape((batch * seq_len, in_dim))?
+            .matmul(&self.weight_t)?
+            .broadcast_add(&self.bias)?
+            .reshape((batch, seq_len, ()))
+    }
 }
 
 impl Bert {
@@ -382,25 +410,17 @@ impl Bert {
                 let vb = vb.pp(format!("encoder.layer.{n}"));
                 let attention = vb.pp("attention");
                 Ok(BertLayer {
-                    query: candle_nn::linear(hidden, hidden, attention.pp("self.query"))?,
-                    key: candle_nn::linear(hidden, hidden, attention.pp("self.key"))?,
-                    value: candle_nn::linear(hidden, hidden, attention.pp("self.value"))?,
-                    attention_output: candle_nn::linear(
-                        hidden,
-                        hidden,
-                        attention.pp("output.dense"),
-                    )?,
+                    query: Dense::load(hidden, hidden, attention.pp("self.query"))?,
+                    key: Dense::load(hidden, hidden, attention.pp("self.key"))?,
+                    value: Dense::load(hidden, hidden, attention.pp("self.value"))?,
+                    attention_output: Dense::load(hidden, hidden, attention.pp("output.dense"))?,
                     attention_norm: norm(attention.pp("output.LayerNorm"))?,
-                    intermediate: candle_nn::linear(
+                    intermediate: Dense::load(
                         hidden,
                         config.intermediate_size,
                         vb.pp("intermediate.dense"),
                     )?,
-                    output: candle_nn::linear(
-                        config.intermediate_size,
-                        hidden,
-                        vb.pp("output.dense"),
-                    )?,
+                    output: Dense::load(config.intermediate_size, hidden, vb.pp("output.dense"))?,
                     output_norm: norm(vb.pp("output.LayerNorm"))?,
                 })
             })

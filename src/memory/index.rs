@@ -228,6 +228,19 @@ impl SearchIndex {
 
     /// BM25 ranking of the memories in `partition` for `query`, best first.
     pub fn keyword(&self, partition: &str, query: &str, filter: Filter, limit: usize) -> Vec<Hit> {
+        self.keyword_with(partition, query, filter, limit, usize::MAX)
+    }
+
+    /// BM25 ranking using only the `max_terms` rarest terms of `query`: near-duplicates share
+    /// their rare terms, and common terms' long posting lists are what a query pays for.
+    pub fn keyword_with(
+        &self,
+        partition: &str,
+        query: &str,
+        filter: Filter,
+        limit: usize,
+        max_terms: usize,
+    ) -> Vec<Hit> {
         let Some(p) = self.partitions.get(partition) else {
             return Vec::new();
         };
@@ -237,6 +250,11 @@ impl SearchIndex {
         let mut terms = text::terms(query);
         terms.sort();
         terms.dedup();
+        if terms.len() > max_terms {
+            terms.retain(|t| p.postings.contains_key(t));
+            terms.sort_by_key(|t| p.postings.get(t).map_or(0, Vec::len));
+            terms.truncate(max_terms);
+        }
         let n = p.alive as f32;
         let avg_len = (p.total_len as f32 / n).max(1.0);
         let mut scores = vec![0f32; p.slots.len()];

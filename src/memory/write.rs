@@ -32,6 +32,8 @@ const SAME_IF_CONTAINED: f64 = 0.5;
 const SAME_REWORDED: f64 = 0.85;
 /// Jaccard similarity from which a negated near-duplicate contradicts.
 const CONTRADICTS: f64 = 0.6;
+/// The rarest terms of a write that look for its near-duplicates.
+const DEDUP_TERMS: usize = 8;
 /// Most revisions kept per memory.
 const MAX_HISTORY: usize = 50;
 /// Longest optional label (org, agent, run, source ref, writer).
@@ -518,7 +520,10 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         include_superseded: true,
     };
     let mut best: Option<(&Memory, f64)> = None;
-    for hit in view.index.keyword(&partition, &new.content, filter, 20) {
+    for hit in view
+        .index
+        .keyword_with(&partition, &new.content, filter, 20, DEDUP_TERMS)
+    {
         let Some(old) = view.memories.get(&hit.id) else {
             continue;
         };

@@ -272,13 +272,21 @@ async fn memory_tools_over_stdio() {
             "paths": ["src/shop/cart.py"],
             "symbols": ["src/shop/cart.py::Cart.total"],
             "source": "review",
-            "source_ref": "PR #7"
+            "source_ref": "PR #7",
+            "agent": "claude-code",
+            "run": "session-1"
         }),
     )
     .await;
     assert_ne!(added.is_error, Some(true), "{}", text(&added));
     let added = added.structured_content.unwrap();
     assert_eq!(added["event"], "ADD");
+    assert_eq!(added["memory"]["run"], "session-1");
+    assert_eq!(added["memory"]["agent"], "claude-code");
+    assert_eq!(
+        added["memory"]["symbols"],
+        json!(["src/shop/cart.py::Cart.total"])
+    );
     let id = added["id"].as_str().unwrap().to_string();
 
     let repeat = call(
