@@ -70,7 +70,7 @@ pub enum Command {
     /// Review memories: add, search, list, forget, show, history, export, import.
     Memory {
         #[command(subcommand)]
-        action: MemoryCommand,
+        action: Box<MemoryCommand>,
     },
     /// Check the store, the index and the memory search mode.
     Doctor,

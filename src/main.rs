@@ -98,7 +98,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory { action } => {
-            memory_command(Cairn::with_model_dir(repo, model_dir), action).await
+            memory_command(Cairn::with_model_dir(repo, model_dir), *action).await
         }
         Command::Doctor => doctor(Cairn::with_model_dir(repo, model_dir)).await,
     }

@@ -140,7 +140,8 @@ impl Embedder {
 
     /// Embeds texts: mean pooling over the attention mask, L2-normalised, DIMENSION floats each.
     /// Inputs longer than the model's limit are truncated (256 word pieces for this model, as
-    /// sentence-transformers does).
+    /// sentence-transformers does). Any number of texts: they run sorted by length, in batches
+    /// of 32 padded to their longest, and come back in input order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
@@ -297,7 +298,11 @@ impl BertConfig {
                 config.hidden_size
             )));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
             return Err(bad(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 config.hidden_size, config.num_attention_heads
