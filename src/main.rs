@@ -186,10 +186,7 @@ async fn memory_command(
                 })
                 .await?;
             memories.flush_access().await?;
-            let answer = render::SearchAnswer {
-                profile,
-                memories: found,
-            };
+            let answer = render::SearchAnswer::within(profile, found, Some(16_000))?;
             if json {
                 print_json(&answer)?;
             } else {
@@ -232,7 +229,8 @@ async fn memory_command(
                 "{}",
                 render::forgotten(&render::Forgotten {
                     confirmed: true,
-                    memories: vec![removed],
+                    total: 1,
+                    memories: vec![render::brief(removed)],
                 })
             );
         }
@@ -305,9 +303,10 @@ async fn memory_command(
             let records = memory::parse_jsonl(&text)?;
             let report = memories.import(records).await?;
             println!(
-                "imported {} memories, skipped {} already present",
+                "imported {} memories, skipped {} already present, {} forgotten here (not restored)",
                 report.imported.len(),
-                report.skipped.len()
+                report.skipped.len(),
+                report.forgotten.len()
             );
             memories.embed_pending().await?;
         }

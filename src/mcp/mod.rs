@@ -138,6 +138,9 @@ pub struct SearchProjectArgs {
     /// Include superseded memories.
     #[serde(default)]
     pub include_superseded: bool,
+    /// Token budget (default 2000, max 16000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
 }
 
 /// Arguments of `search_developer_memory`.
@@ -150,6 +153,8 @@ pub struct SearchDeveloperArgs {
     pub types: Option<Vec<String>>,
     #[serde(default)]
     pub limit: Option<usize>,
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
 }
 
 /// Arguments of the `extract_learnings` prompt.
@@ -330,10 +335,7 @@ impl Server {
             };
             let mut found = self.cairn.memories.search(&query).await?;
             self.flag_gone(&mut found).await;
-            Ok::<_, AskError>(render::SearchAnswer {
-                profile: None,
-                memories: found,
-            })
+            render::SearchAnswer::within(None, found, args.max_tokens)
         }
         .await;
         Ok(memory_answer(result, render::search))
@@ -363,10 +365,7 @@ impl Server {
                 found.retain(|f| f.memory.id != p.id);
             }
             self.flag_gone(&mut found).await;
-            Ok::<_, AskError>(render::SearchAnswer {
-                profile,
-                memories: found,
-            })
+            render::SearchAnswer::within(profile, found, args.max_tokens)
         }
         .await;
         Ok(memory_answer(result, render::search))
@@ -455,7 +454,8 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
         let removed = cairn.memories.forget(id).await?;
         return Ok(render::Forgotten {
             confirmed: true,
-            memories: vec![removed],
+            total: 1,
+            memories: vec![render::brief(removed)],
         });
     }
     let kind = args
@@ -483,7 +483,8 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
         .all()
         .await?
         .into_iter()
-        .filter(|m| m.is_live())
+        // Another developer's memories are only reachable through their developer.
+        .filter(|m| developer.is_some() || !m.kind.developer_scoped())
         .filter(|m| kind.is_none_or(|k| m.kind == k))
         .filter(|m| developer.is_none() || m.developer == developer)
         .filter(|m| {
@@ -495,17 +496,24 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
         })
         .collect();
     if !args.confirm {
+        let total = matches.len();
+        let mut listed = matches;
+        listed.truncate(render::LISTED);
         return Ok(render::Forgotten {
             confirmed: false,
-            memories: matches,
+            total,
+            memories: listed.into_iter().map(render::brief).collect(),
         });
     }
+    let total = matches.len();
     let mut removed = Vec::new();
     for m in matches {
-        removed.push(cairn.memories.forget(&m.id).await?);
+        removed.push(render::brief(cairn.memories.forget(&m.id).await?));
     }
+    removed.truncate(render::LISTED);
     Ok(render::Forgotten {
         confirmed: true,
+        total,
         memories: removed,
     })
 }

@@ -2,7 +2,15 @@
 
 use serde::Serialize;
 
+use crate::app::AskError;
+use crate::context::{self, MemoryNote};
 use crate::memory::{Found, Memory, WriteOutcome};
+use crate::tokens;
+
+/// Most memories a `forget` answer lists.
+pub const LISTED: usize = 50;
+/// Default token budget of a memory search answer.
+pub const DEFAULT_SEARCH_TOKENS: usize = 2_000;
 
 /// What a search answers.
 #[derive(Debug, Serialize)]
@@ -10,14 +18,66 @@ pub struct SearchAnswer {
     /// The developer's live contributor profile (developer searches only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<Memory>,
+    /// Best first; histories are left out (`cairn memory history` shows them).
     pub memories: Vec<Found>,
+    /// Results left out to stay within the budget.
+    pub truncated: usize,
+    pub tokens: usize,
+}
+
+impl SearchAnswer {
+    /// The answer, cut to `max_tokens` of text (default 2,000; capped at 16,000).
+    pub fn within(
+        profile: Option<Memory>,
+        mut found: Vec<Found>,
+        max_tokens: Option<usize>,
+    ) -> Result<SearchAnswer, AskError> {
+        let (budget, _) = context::budget(max_tokens, DEFAULT_SEARCH_TOKENS)?;
+        let mut answer = SearchAnswer {
+            profile: profile.map(without_history),
+            memories: Vec::new(),
+            truncated: 0,
+            tokens: 0,
+        };
+        let mut used = answer
+            .profile
+            .as_ref()
+            .map_or(0, |p| tokens::count(&p.content) + 8);
+        for f in &mut found {
+            f.memory.history.clear();
+        }
+        let total = found.len();
+        for f in found {
+            let cost = tokens::count(&memory_line(&f.memory)) + 1;
+            if used + cost > budget && !answer.memories.is_empty() {
+                break;
+            }
+            used += cost;
+            answer.memories.push(f);
+        }
+        answer.truncated = total - answer.memories.len();
+        answer.tokens = used;
+        Ok(answer)
+    }
+}
+
+fn without_history(mut memory: Memory) -> Memory {
+    memory.history.clear();
+    memory
+}
+
+/// A memory in a listing: id, type, text and anchors.
+pub fn brief(memory: Memory) -> MemoryNote {
+    crate::app::note_of(&memory)
 }
 
 /// What `forget` removed (or, unconfirmed, would remove).
 #[derive(Debug, Serialize)]
 pub struct Forgotten {
     pub confirmed: bool,
-    pub memories: Vec<Memory>,
+    /// How many matched (the listing shows at most 50).
+    pub total: usize,
+    pub memories: Vec<MemoryNote>,
 }
 
 /// One memory on one line: `- [type] id: content (anchors) · scope · provenance`.
@@ -66,16 +126,22 @@ pub fn write_outcome(outcome: &WriteOutcome) -> String {
 
 pub fn forgotten(forgotten: &Forgotten) -> String {
     let mut text = if forgotten.confirmed {
-        format!("DELETE: {} memories removed", forgotten.memories.len())
+        format!("DELETE: {} memories removed", forgotten.total)
     } else {
         format!(
             "{} memories match; call again with confirm=true to remove them",
-            forgotten.memories.len()
+            forgotten.total
         )
     };
     for memory in &forgotten.memories {
         text.push('\n');
-        text.push_str(&memory_line(memory));
+        text.push_str(&memory.line());
+    }
+    if forgotten.total > forgotten.memories.len() {
+        text.push_str(&format!(
+            "\n… {} more",
+            forgotten.total - forgotten.memories.len()
+        ));
     }
     text
 }
@@ -97,6 +163,12 @@ pub fn search(answer: &SearchAnswer) -> String {
     for found in &answer.memories {
         text.push_str(&memory_line(&found.memory));
         text.push('\n');
+    }
+    if answer.truncated > 0 {
+        text.push_str(&format!(
+            "_truncated: {} more memories left out to fit the budget; raise max_tokens or narrow the query_\n",
+            answer.truncated
+        ));
     }
     text.trim_end().to_string()
 }

@@ -54,6 +54,17 @@ pub struct Entry<'a> {
     pub vector: Option<&'a [f32]>,
 }
 
+impl Entry<'_> {
+    fn text_hash(&self) -> u64 {
+        let mut text = format!("{}\0{}", self.title, self.content);
+        for anchor in self.anchors {
+            text.push('\0');
+            text.push_str(anchor);
+        }
+        xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+    }
+}
+
 struct Slot {
     id: String,
     kind: MemoryType,
@@ -62,6 +73,10 @@ struct Slot {
     /// Not removed from the index.
     alive: bool,
     len: u32,
+    /// Hash of the indexed text, to update metadata in place when only that changed.
+    text_hash: u64,
+    /// The slot's distinct terms, to keep live document frequencies when it is removed.
+    terms: Box<[String]>,
     vector: Option<Box<[f32]>>,
 }
 
@@ -70,6 +85,8 @@ struct Partition {
     slots: Vec<Slot>,
     by_id: HashMap<String, u32>,
     postings: HashMap<String, Vec<(u32, u16)>>,
+    /// Live documents per term (postings keep removed slots until compaction).
+    df: HashMap<String, u32>,
     total_len: u64,
     alive: u32,
     dead: u32,
@@ -81,6 +98,14 @@ impl Partition {
             let slot = &mut self.slots[slot as usize];
             slot.alive = false;
             slot.vector = None;
+            for term in std::mem::take(&mut slot.terms) {
+                if let Some(df) = self.df.get_mut(&term) {
+                    *df -= 1;
+                    if *df == 0 {
+                        self.df.remove(&term);
+                    }
+                }
+            }
             self.total_len -= slot.len as u64;
             self.alive -= 1;
             self.dead += 1;
@@ -108,6 +133,7 @@ impl Partition {
             });
         }
         self.postings.retain(|_, list| !list.is_empty());
+        self.by_id.clear();
         for (i, slot) in slots.iter().enumerate() {
             self.by_id.insert(slot.id.clone(), i as u32);
         }
@@ -130,8 +156,14 @@ impl Partition {
         for anchor in entry.anchors {
             add(anchor, 1);
         }
+        let mut terms = Vec::with_capacity(tf.len());
         for (term, count) in tf {
-            self.postings.entry(term).or_default().push((slot, count));
+            *self.df.entry(term.clone()).or_default() += 1;
+            self.postings
+                .entry(term.clone())
+                .or_default()
+                .push((slot, count));
+            terms.push(term);
         }
         self.slots.push(Slot {
             id: entry.id.to_string(),
@@ -139,6 +171,8 @@ impl Partition {
             live: entry.live,
             alive: true,
             len,
+            text_hash: entry.text_hash(),
+            terms: terms.into_boxed_slice(),
             vector: entry.vector.map(Box::from),
         });
         self.by_id.insert(entry.id.to_string(), slot);
@@ -160,8 +194,20 @@ impl SearchIndex {
         SearchIndex::default()
     }
 
-    /// Adds or replaces a memory.
+    /// Adds or replaces a memory. A memory whose text and partition did not change keeps
+    /// its slot (only its type, validity and vector are updated).
     pub fn upsert(&mut self, entry: &Entry) {
+        if self.home.get(entry.id).map(String::as_str) == Some(entry.partition)
+            && let Some(p) = self.partitions.get_mut(entry.partition)
+            && let Some(&slot) = p.by_id.get(entry.id)
+            && p.slots[slot as usize].text_hash == entry.text_hash()
+        {
+            let slot = &mut p.slots[slot as usize];
+            slot.kind = entry.kind;
+            slot.live = entry.live;
+            slot.vector = entry.vector.map(Box::from);
+            return;
+        }
         self.remove(entry.id);
         self.partitions
             .entry(entry.partition.to_string())
@@ -251,8 +297,8 @@ impl SearchIndex {
         terms.sort();
         terms.dedup();
         if terms.len() > max_terms {
-            terms.retain(|t| p.postings.contains_key(t));
-            terms.sort_by_key(|t| p.postings.get(t).map_or(0, Vec::len));
+            terms.retain(|t| p.df.contains_key(t));
+            terms.sort_by_key(|t| p.df.get(t).copied().unwrap_or(0));
             terms.truncate(max_terms);
         }
         let n = p.alive as f32;
@@ -260,10 +306,10 @@ impl SearchIndex {
         let mut scores = vec![0f32; p.slots.len()];
         let mut touched = Vec::new();
         for term in &terms {
-            let Some(list) = p.postings.get(term) else {
+            let (Some(list), Some(&df)) = (p.postings.get(term), p.df.get(term)) else {
                 continue;
             };
-            let df = list.len() as f32;
+            let df = df as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(slot, tf) in list {
                 let s = &p.slots[slot as usize];
@@ -467,6 +513,27 @@ mod tests {
             hits.iter()
                 .all(|h| h.id[1..].parse::<usize>().unwrap() >= 2_000)
         );
+    }
+
+    #[test]
+    fn rewrites_keep_rankings_sound() {
+        let mut index = SearchIndex::new();
+        index.upsert(&entry("a", "project", "retry payments with backoff"));
+        index.upsert(&entry("b", "project", "render templates with autoescape"));
+        // Metadata-only rewrites (statistics write-backs) must not skew frequencies.
+        for _ in 0..50 {
+            index.upsert(&entry("a", "project", "retry payments with backoff"));
+        }
+        let hits = index.keyword("project", "retry payments", ALL, 5);
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].score > 0.0, "{hits:?}");
+        // Text rewrites leave dead slots; their terms stop counting.
+        for i in 0..50 {
+            index.upsert(&entry("a", "project", &format!("retry payments {i}")));
+        }
+        let hits = index.keyword("project", "retry payments", ALL, 5);
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].score > 0.0, "{hits:?}");
     }
 
     #[test]

@@ -91,6 +91,8 @@ struct State {
     index: SearchIndex,
     /// Reads not yet written back (id → count, last time).
     access: HashMap<String, (u64, i64)>,
+    /// Ids removed by `forget` (an import must not bring them back).
+    forgotten: std::collections::HashSet<String>,
 }
 
 impl State {
@@ -100,6 +102,7 @@ impl State {
         if stored.forgotten {
             self.memories.remove(&id);
             self.index.remove(&id);
+            self.forgotten.insert(id);
             return;
         }
         let memory = stored.memory;
@@ -151,6 +154,11 @@ pub struct Memories {
     /// When read statistics were last written back.
     flushed: std::sync::Mutex<std::time::Instant>,
 }
+
+/// How long a write waits for another process to release the store.
+const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a read waits before answering from the memories it already holds.
+const READ_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How often a long-running process writes read statistics back.
 const ACCESS_FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
@@ -261,7 +269,15 @@ impl Memories {
                 if !create && !dir.exists() {
                     return Ok(None);
                 }
-                let store = MemoryStore::open(dir).await.map_err(store_error)?;
+                // Readers wait briefly and fall back to what they hold; writers wait longer.
+                let patience = if create {
+                    WRITE_PATIENCE
+                } else {
+                    READ_PATIENCE
+                };
+                let store = MemoryStore::open_within(dir, patience)
+                    .await
+                    .map_err(store_error)?;
                 let result = f(&store).await;
                 store.close().await;
                 result.map(Some)
@@ -280,9 +296,14 @@ impl Memories {
         }
     }
 
+    /// Records the last sequence number; called while the store is still open, so writers
+    /// update it in the order they wrote.
     fn set_marker(&self, seq: u64) {
         if let Backend::Disk { marker, .. } = &self.backend {
-            let tmp = marker.with_extension("seq.tmp");
+            if self.marker().is_some_and(|current| current >= seq) {
+                return;
+            }
+            let tmp = marker.with_extension(format!("seq.{}.tmp", std::process::id()));
             let written =
                 std::fs::write(&tmp, seq.to_string()).and_then(|()| std::fs::rename(&tmp, marker));
             if let Err(e) = written {
@@ -303,12 +324,20 @@ impl Memories {
             }
         }
         let after = state.seq;
-        let changes = self
+        let changes = match self
             .with_store(false, async |store| {
                 store.changes_since(after).await.map_err(store_error)
             })
-            .await?
-            .unwrap_or_default();
+            .await
+        {
+            Ok(changes) => changes.unwrap_or_default(),
+            // Another process holds the store: answer from what this one holds.
+            Err(error) if state.loaded => {
+                tracing::warn!("memories may be stale: {error}");
+                return Ok(());
+            }
+            Err(error) => return Err(error),
+        };
         for change in changes {
             state.apply(change);
         }
@@ -327,6 +356,7 @@ impl Memories {
 
     /// Writes changed memories under the next sequence numbers and applies them.
     async fn commit(
+        &self,
         store: &MemoryStore,
         state: &mut State,
         mut changed: Vec<Memory>,
@@ -339,18 +369,18 @@ impl Memories {
             seq += 1;
             memory.seq = seq;
             if let Some((count, last)) = state.access.remove(&memory.id) {
-                memory.access_count += count;
+                memory.access_count = memory.access_count.saturating_add(count);
                 memory.last_access = Some(memory.last_access.unwrap_or(0).max(last));
             }
             if memory.updated_at == 0 {
                 memory.updated_at = now;
             }
         }
+        // A memory keeps its vector only while the text it was computed from is unchanged.
         let current_vector = |m: &Memory| -> Option<Vec<f32>> {
             vectors.get(&m.id).cloned().or_else(|| {
-                state
-                    .index
-                    .has_vector(&m.id)
+                let before = state.memories.get(&m.id)?;
+                (embedding_text(before) == embedding_text(m))
                     .then(|| state_vector(state, &m.id))
                     .flatten()
             })
@@ -375,6 +405,7 @@ impl Memories {
             });
         }
         state.seq = seq;
+        self.set_marker(seq);
         Ok(seq)
     }
 
@@ -394,14 +425,13 @@ impl Memories {
                 let plan = write::decide(&prepared, state_view(state))?;
                 let outcome = plan.outcome.clone();
                 if !plan.changed.is_empty() {
-                    Self::commit(store, state, plan.changed, &HashMap::new()).await?;
+                    self.commit(store, state, plan.changed, &HashMap::new())
+                        .await?;
                 }
                 Ok(outcome)
             })
             .await?
             .expect("the store is created for writes");
-        let seq = state.seq;
-        self.set_marker(seq);
         let outcome = outcome.finish(&state.memories);
         Ok(outcome)
     }
@@ -448,12 +478,11 @@ impl Memories {
                     })
                     .collect();
                 if !changed.is_empty() {
-                    Self::commit(store, state, changed, &vectors).await?;
+                    self.commit(store, state, changed, &vectors).await?;
                 }
                 Ok(())
             })
             .await?;
-            self.set_marker(state.seq);
             done += batch.len();
         }
         Ok(done)
@@ -470,7 +499,7 @@ impl Memories {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let removed = self
-            .with_store(false, async |store| {
+            .with_store(true, async |store| {
                 Self::catch_up(store, state).await?;
                 let removed = state
                     .memories
@@ -488,11 +517,35 @@ impl Memories {
                     forgotten: true,
                 });
                 state.seq = seq;
+                self.set_marker(seq);
+                // The memory it had superseded is valid again.
+                if let Some(previous) = removed
+                    .supersedes
+                    .as_ref()
+                    .and_then(|p| state.memories.get(p))
+                    .filter(|p| p.superseded_by.as_deref() == Some(id))
+                {
+                    let mut restored = previous.clone();
+                    restored.history.push(Revision {
+                        at: now_ms(),
+                        event: Event::Update,
+                        title: restored.title.clone(),
+                        content: restored.content.clone(),
+                        by: None,
+                        note: Some(format!(
+                            "valid again: {id}, which superseded it, was forgotten"
+                        )),
+                    });
+                    restored.invalidated_at = None;
+                    restored.superseded_by = None;
+                    restored.updated_at = now_ms();
+                    self.commit(store, state, vec![restored], &HashMap::new())
+                        .await?;
+                }
                 Ok(removed)
             })
             .await?
             .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
-        self.set_marker(state.seq);
         Ok(removed)
     }
 
@@ -576,7 +629,7 @@ impl Memories {
             .filter_map(|(id, base)| {
                 let memory = state.memories.get(&id)?;
                 let overlap = anchor_overlap(memory, &named_paths);
-                let age_days = (now - memory.updated_at).max(0) as f64 / 86_400_000.0;
+                let age_days = now.saturating_sub(memory.updated_at).max(0) as f64 / 86_400_000.0;
                 let recency = 1.0 + 0.2 * (-age_days / 90.0).exp();
                 let score = base * (1.0 + 0.5 * overlap) * recency;
                 Some(Found {
@@ -653,8 +706,20 @@ impl Memories {
                 let mut changed = Vec::new();
                 let mut vectors = HashMap::new();
                 for record in records {
-                    if state.memories.contains_key(&record.memory.id) {
-                        report.skipped.push(record.memory.id.clone());
+                    let id = &record.memory.id;
+                    let second_profile = record.memory.kind == MemoryType::ContributorProfile
+                        && record.memory.is_live()
+                        && state.memories.values().chain(changed.iter()).any(|m| {
+                            m.kind == MemoryType::ContributorProfile
+                                && m.is_live()
+                                && m.developer == record.memory.developer
+                        });
+                    if state.memories.contains_key(id) || second_profile {
+                        report.skipped.push(id.clone());
+                        continue;
+                    }
+                    if state.forgotten.contains(id) {
+                        report.forgotten.push(id.clone());
                         continue;
                     }
                     let mut memory = record.memory;
@@ -668,13 +733,12 @@ impl Memories {
                     changed.push(memory);
                 }
                 if !changed.is_empty() {
-                    Self::commit(store, state, changed, &vectors).await?;
+                    self.commit(store, state, changed, &vectors).await?;
                 }
                 Ok(report)
             })
             .await?
             .unwrap_or_default();
-        self.set_marker(state.seq);
         Ok(report)
     }
 
@@ -706,12 +770,11 @@ impl Memories {
                 .keys()
                 .filter_map(|id| state.memories.get(id).cloned())
                 .collect();
-            Self::commit(store, state, changed, &HashMap::new()).await?;
+            self.commit(store, state, changed, &HashMap::new()).await?;
             state.access.clear();
             Ok(())
         })
         .await?;
-        self.set_marker(state.seq);
         Ok(())
     }
 
@@ -757,8 +820,10 @@ pub struct ExportRecord {
 #[derive(Debug, Default, Serialize)]
 pub struct ImportReport {
     pub imported: Vec<String>,
-    /// Ids already present, left as they are.
+    /// Ids already present (or a second live profile of a developer), left as they are.
     pub skipped: Vec<String>,
+    /// Ids that were forgotten here: not brought back.
+    pub forgotten: Vec<String>,
 }
 
 /// Parses a JSON Lines export; the first bad line fails the whole import.
@@ -800,7 +865,7 @@ fn embedding_text(memory: &Memory) -> String {
 
 /// How much a memory counts without a query: type, confidence, use and age.
 fn standing(memory: &Memory, now: i64) -> f64 {
-    let age_days = (now - memory.updated_at).max(0) as f64 / 86_400_000.0;
+    let age_days = now.saturating_sub(memory.updated_at).max(0) as f64 / 86_400_000.0;
     memory.kind.weight()
         * (0.5 + 0.5 * memory.confidence)
         * (1.0 + 0.1 * (memory.access_count as f64).ln_1p())

@@ -44,7 +44,12 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// Opens (creating if needed) the store in `dir`, waiting while another process holds it.
     pub async fn open(dir: &Path) -> Result<MemoryStore> {
-        let db = storage::open_engine(dir).await?;
+        MemoryStore::open_within(dir, std::time::Duration::from_secs(30)).await
+    }
+
+    /// Opens the store, waiting at most `patience` for another process to release it.
+    pub async fn open_within(dir: &Path, patience: std::time::Duration) -> Result<MemoryStore> {
+        let db = storage::open_engine_within(dir, patience).await?;
         let store = MemoryStore {
             db,
             lock_file: Some(dir.join("LOCK")),

@@ -10,16 +10,15 @@ use std::collections::BTreeSet;
 
 /// Words that carry no meaning for search or deduplication.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "again", "all", "also", "always", "an", "and", "any", "are", "aren",
-    "as", "at", "be", "been", "before", "being", "but", "by", "can", "could", "did", "didn", "do",
-    "does", "doesn", "doing", "don", "each", "every", "for", "from", "had", "has", "have",
-    "having", "here", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just",
-    "may", "might", "more", "most", "must", "mustn", "my", "never", "no", "not", "of", "on",
-    "once", "only", "or", "other", "our", "ours", "out", "over", "own", "s", "same", "shall",
-    "should", "shouldn", "so", "some", "such", "t", "than", "that", "the", "their", "them", "then",
-    "there", "these", "they", "this", "those", "to", "too", "under", "until", "up", "very", "was",
-    "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "why",
-    "will", "with", "won", "would", "you", "your",
+    "a", "about", "all", "also", "always", "an", "and", "any", "are", "aren", "as", "at", "be",
+    "been", "being", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing",
+    "don", "each", "every", "for", "from", "had", "has", "have", "having", "here", "how", "i",
+    "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "may", "might", "must",
+    "mustn", "my", "never", "no", "not", "of", "on", "or", "other", "our", "ours", "out", "own",
+    "s", "same", "shall", "should", "shouldn", "so", "some", "such", "t", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "very",
+    "was", "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "won", "would", "you", "your",
 ];
 
 /// Words that flip a statement's meaning: two near-identical learnings that differ in these
@@ -205,7 +204,8 @@ pub fn terms(text: &str) -> Vec<String> {
         let compound = token.contains(['.', '/', ':', '-', '_'])
             || humps(token).len() > 1 && token.chars().any(|c| c.is_lowercase());
         if !compound {
-            if lower.chars().count() > 1 && !is_stop_word(&lower) {
+            let number = lower.chars().all(|c| c.is_ascii_digit());
+            if (number || lower.chars().count() > 1) && !is_stop_word(&lower) {
                 out.push(stem(&lower));
             }
             continue;
@@ -258,6 +258,7 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
 
 /// True when the text says something is not so (`do not`, `never`, `avoid`…).
 pub fn negated(text: &str) -> bool {
+    let text = text.replace(['\u{2019}', '\u{2018}', '`'], "'");
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .map(|w| w.to_lowercase())
         .any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
@@ -322,7 +323,11 @@ mod tests {
     fn each_term_once_per_token_and_no_single_letters() {
         let t = terms("src/auth/auth.py N+1");
         assert_eq!(t.iter().filter(|x| *x == "auth").count(), 1, "{t:?}");
-        assert!(t.iter().all(|x| x.chars().count() > 1), "{t:?}");
+        assert!(
+            t.iter()
+                .all(|x| x.chars().count() > 1 || x.chars().all(|c| c.is_ascii_digit())),
+            "{t:?}"
+        );
     }
 
     #[test]
@@ -337,11 +342,24 @@ mod tests {
     }
 
     #[test]
+    fn numbers_and_order_words_tell_learnings_apart() {
+        assert_ne!(
+            fingerprint("Retry payments at most 3 times"),
+            fingerprint("Retry payments at most 5 times")
+        );
+        assert_ne!(
+            fingerprint("Run migrations before deploy"),
+            fingerprint("Run migrations after deploy")
+        );
+    }
+
+    #[test]
     fn negation_is_seen() {
         assert!(negated("Do not use eager loading here"));
         assert!(negated("We don't retry payments"));
         assert!(negated("Avoid select_related on large joins"));
         assert!(!negated("Use select_related for author lookups"));
+        assert!(negated("Don\u{2019}t use eager loading in feed views"));
     }
 
     #[test]

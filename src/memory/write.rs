@@ -30,8 +30,9 @@ use crate::graph::Graph;
 const SAME_IF_CONTAINED: f64 = 0.5;
 /// Jaccard similarity from which two texts are the same learning reworded.
 const SAME_REWORDED: f64 = 0.85;
-/// Jaccard similarity from which a negated near-duplicate contradicts.
-const CONTRADICTS: f64 = 0.6;
+/// Jaccard similarity from which a negated near-duplicate contradicts (the same statement
+/// with the opposite polarity, not a longer one that mentions an exception).
+const CONTRADICTS: f64 = 0.9;
 /// The rarest terms of a write that look for its near-duplicates.
 const DEDUP_TERMS: usize = 8;
 /// Most revisions kept per memory.
@@ -92,6 +93,8 @@ pub(super) struct Prepared {
     negated: bool,
     normalised: String,
     supersedes: Option<String>,
+    /// The memory the text quoted as cairn served it.
+    echo: Option<String>,
     notes: Vec<String>,
 }
 
@@ -222,11 +225,6 @@ pub(super) fn prepare(
     let mut kinds = BTreeSet::new();
     let mut notes = Vec::new();
     let (content, echo) = strip_served_marker(content);
-    if let Some(id) = echo {
-        notes.push(format!(
-            "the text quoted memory {id} as cairn served it; the marker was removed"
-        ));
-    }
     let content = redact(content, &mut kinds);
     let title = match new
         .title
@@ -291,13 +289,24 @@ pub(super) fn prepare(
         normalised: text::normalised(&content),
         memory,
         supersedes: new.supersedes.map(|s| s.trim().to_string()),
+        echo,
         notes,
     })
 }
 
 /// Removes a leading `m_0123456789abcdef:`-style marker cairn puts before memories it serves,
-/// so an echoed memory compares as its text.
+/// and the decorations after the text (` (anchors)`, ` · facts`), so an echoed memory
+/// compares as its text.
 fn strip_served_marker(content: &str) -> (&str, Option<String>) {
+    let (text, id) = strip_marker(content);
+    if id.is_none() {
+        return (text, id);
+    }
+    let text = text.split(" · ").next().unwrap_or(text).trim_end();
+    (text, id)
+}
+
+fn strip_marker(content: &str) -> (&str, Option<String>) {
     let trimmed = content.trim_start_matches(['-', '*', ' ']);
     let trimmed = match trimmed.strip_prefix('[') {
         Some(rest) => rest
@@ -475,6 +484,21 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         memory: None,
     };
 
+    // A memory cairn served, echoed back: nothing new, whatever was appended to it.
+    if prepared.supersedes.is_none()
+        && let Some(id) = &prepared.echo
+        && view.memories.contains_key(id)
+    {
+        let mut plan = Plan {
+            changed: Vec::new(),
+            outcome: outcome(Event::None, id),
+        };
+        plan.outcome.notes.push(format!(
+            "this quotes memory {id} as cairn served it; to change it, pass supersedes"
+        ));
+        return Ok(plan);
+    }
+
     if let Some(old_id) = &prepared.supersedes {
         let old = view
             .memories
@@ -489,6 +513,18 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
             return Err(invalid(format!(
                 "{old_id} belongs to another scope; a memory can only supersede one of its own scope"
             )));
+        }
+        if new.kind == MemoryType::ContributorProfile
+            && view.memories.values().any(|m| {
+                m.kind == MemoryType::ContributorProfile
+                    && m.is_live()
+                    && m.developer == new.developer
+                    && m.id != *old_id
+            })
+        {
+            return Err(invalid(
+                "a contributor profile can only supersede the developer's current profile",
+            ));
         }
         return Ok(supersede(
             old,
@@ -679,6 +715,9 @@ pub(super) fn scrub(memory: &mut Memory) {
     for revision in &mut memory.history {
         revision.title = redact(&revision.title, &mut kinds);
         revision.content = redact(&revision.content, &mut kinds);
+        for field in [&mut revision.by, &mut revision.note].into_iter().flatten() {
+            *field = redact(field, &mut kinds);
+        }
     }
     for field in [
         &mut memory.source_ref,
@@ -694,6 +733,15 @@ pub(super) fn scrub(memory: &mut Memory) {
     }
     memory.paths.retain(|p| !secrets::contains_secret(p));
     memory.symbols.retain(|s| !secrets::contains_secret(s));
+    memory
+        .unknown_anchors
+        .retain(|s| !secrets::contains_secret(s));
+    memory.redacted.retain(|s| !secrets::contains_secret(s));
+    for id in [&mut memory.superseded_by, &mut memory.supersedes] {
+        if id.as_deref().is_some_and(|id| !is_memory_id(id)) {
+            *id = None;
+        }
+    }
     for kind in kinds {
         if !memory.redacted.contains(&kind) {
             memory.redacted.push(kind);
@@ -718,8 +766,28 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
     if memory.kind.developer_scoped() && memory.developer.is_none() {
         return Err(invalid(format!("type {} needs a developer", memory.kind)));
     }
-    if let Some(dev) = &memory.developer {
-        developer_id(dev)?;
+    if let Some(dev) = &memory.developer
+        && developer_id(dev)? != *dev
+    {
+        return Err(invalid(format!(
+            "developer `{dev}` is not normalised (lowercase, no leading @)"
+        )));
+    }
+    // Between 2000 and 2200, in milliseconds.
+    let sane = |t: i64| (946_684_800_000..7_258_118_400_000).contains(&t);
+    for t in [memory.created_at, memory.updated_at, memory.valid_from]
+        .into_iter()
+        .chain(memory.invalidated_at)
+        .chain(memory.last_access)
+    {
+        if !sane(t) {
+            return Err(invalid(format!(
+                "timestamp {t} is not milliseconds since 1970"
+            )));
+        }
+    }
+    if !(0.0..=1.0).contains(&memory.confidence) || memory.access_count > u32::MAX as u64 {
+        return Err(invalid("confidence or access count out of range"));
     }
     for path in &memory.paths {
         if crate::context::normalise(path).as_deref() != Some(path.as_str()) {

@@ -503,6 +503,11 @@ impl<'a> Writer<'a> {
 /// Opens (creating if needed) the embedded engine in `dir`, waiting while another process
 /// holds it.
 pub(crate) async fn open_engine(dir: &Path) -> Result<Surreal<Db>> {
+    open_engine_within(dir, OPEN_PATIENCE).await
+}
+
+/// Opens the embedded engine in `dir`, waiting at most `patience` for another process.
+pub(crate) async fn open_engine_within(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
     std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
         path: dir.to_path_buf(),
         message: e.to_string(),
@@ -512,7 +517,7 @@ pub(crate) async fn open_engine(dir: &Path) -> Result<Surreal<Db>> {
         match Surreal::new::<SurrealKv>(dir.to_path_buf()).await {
             Ok(db) => return Ok(db),
             Err(e) if is_lock_error(&e) => {
-                if started.elapsed() > OPEN_PATIENCE {
+                if started.elapsed() > patience {
                     return Err(StoreError::Locked {
                         path: dir.to_path_buf(),
                         waited: started.elapsed(),

@@ -60,6 +60,12 @@ async fn scopes_keep_developers_and_repositories_apart() {
     assert_eq!(for_alice.len(), 1);
     assert_eq!(for_alice[0].memory.developer.as_deref(), Some("alice"));
 
+    let mut bob = learning(
+        MemoryType::DeveloperPattern,
+        "Closes database connections carefully but skips migration tests.",
+    );
+    bob.developer = Some("bob".to_string());
+    m.remember(bob, None).await.unwrap();
     let for_bob = m
         .search(&Query {
             developer: Some("bob".into()),
@@ -67,7 +73,8 @@ async fn scopes_keep_developers_and_repositories_apart() {
         })
         .await
         .unwrap();
-    assert!(for_bob.is_empty(), "{for_bob:?}");
+    assert_eq!(for_bob.len(), 1, "{for_bob:?}");
+    assert_eq!(for_bob[0].memory.developer.as_deref(), Some("bob"));
 
     let project = m
         .search(&search("close database connections"))
@@ -654,4 +661,143 @@ async fn semantic_search_finds_paraphrases_with_the_real_model() {
     // Vectors are stored with the memory: another process reads them back.
     let again = Memories::open(repo.path(), repo.data_dir(), SemanticSettings::default());
     assert_eq!(again.vector(&billing.id).await.unwrap(), vector);
+
+    // An update drops the stale vector; the next pass embeds the new text.
+    let updated = m
+        .remember(
+            learning(
+                MemoryType::ProjectPattern,
+                "Every database write in the billing service is wrapped in a transaction, refunds included.",
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.event, Event::Update);
+    assert!(m.vector(&billing.id).await.is_none());
+    assert_eq!(m.embed_pending().await.unwrap(), 1);
+    let fresh = m.vector(&billing.id).await.unwrap();
+    assert!(cairn::memory::embed::cosine(&fresh, &vector) < 0.9999);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn echoes_numbers_and_polarity_are_told_apart() {
+    let repo = TestRepo::new();
+    let m = memories(repo.path(), repo.data_dir());
+    let first = m
+        .remember(
+            NewMemory {
+                paths: vec!["src/pay/retry.py".into()],
+                source_ref: Some("PR #7".into()),
+                ..learning(MemoryType::Decision, "Retry payments at most 3 times.")
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    // An assistant echoing the line cairn served (with its decorations) adds nothing.
+    let served = cairn::mcp::render::memory_line(first.memory.as_ref().unwrap());
+    let echo = m
+        .remember(learning(MemoryType::Decision, &served), None)
+        .await
+        .unwrap();
+    assert_eq!(echo.event, Event::None, "{served}");
+    assert_eq!(
+        m.get(&first.id).await.unwrap().content,
+        "Retry payments at most 3 times."
+    );
+    // A different number is a different decision.
+    let five = m
+        .remember(
+            learning(MemoryType::Decision, "Retry payments at most 5 times."),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(five.event, Event::Add);
+    // A typographic apostrophe still negates.
+    let yes = m
+        .remember(
+            learning(
+                MemoryType::ProjectPattern,
+                "Use eager loading in the feed views.",
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    let no = m
+        .remember(
+            learning(
+                MemoryType::ProjectPattern,
+                "Don\u{2019}t use eager loading in the feed views.",
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(no.event, Event::Supersede);
+    assert_eq!(no.superseded.as_deref(), Some(yes.id.as_str()));
+    // A longer statement that mentions an exception does not contradict.
+    let exception = m
+        .remember(
+            learning(
+                MemoryType::Decision,
+                "Retry payments at most 3 times, but never retry refunds.",
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_ne!(exception.event, Event::Supersede, "{exception:?}");
+
+    // Forgetting the memory that superseded another makes that one valid again.
+    m.forget(&no.id).await.unwrap();
+    let back = m.get(&yes.id).await.unwrap();
+    assert!(back.is_live(), "{back:?}");
+    assert!(back.superseded_by.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn imports_are_scrubbed_and_do_not_resurrect_forgotten_memories() {
+    let repo = TestRepo::new();
+    let m = memories(repo.path(), repo.data_dir());
+    let kept = m
+        .remember(
+            learning(MemoryType::Decision, "Timestamps are stored in UTC."),
+            None,
+        )
+        .await
+        .unwrap();
+    let gone = m
+        .remember(
+            learning(
+                MemoryType::RiskModule,
+                "The importer deletes rows it cannot parse.",
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    let mut exported = m.export().await.unwrap();
+    m.forget(&gone.id).await.unwrap();
+
+    // A backup edited by hand with a secret in it, plus a forgotten memory.
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    exported[0].memory.id = "m_00000000000000aa".into();
+    exported[0].memory.content = format!("Staging uses key {aws} for uploads.");
+    let jsonl: String = exported
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    let report = m
+        .import(cairn::memory::parse_jsonl(&jsonl).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(report.imported, ["m_00000000000000aa"]);
+    assert_eq!(report.forgotten, [gone.id.clone()]);
+    let rows = serde_json::to_string(&m.raw_rows().await.unwrap()).unwrap();
+    assert!(!rows.contains(aws), "{rows}");
+    assert!(m.get(&gone.id).await.is_err());
+    assert!(m.get(&kept.id).await.is_ok());
 }
