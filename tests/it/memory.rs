@@ -795,7 +795,7 @@ async fn imports_are_scrubbed_and_do_not_resurrect_forgotten_memories() {
         .await
         .unwrap();
     assert_eq!(report.imported, ["m_00000000000000aa"]);
-    assert_eq!(report.forgotten, [gone.id.clone()]);
+    assert_eq!(report.forgotten, std::slice::from_ref(&gone.id));
     let rows = serde_json::to_string(&m.raw_rows().await.unwrap()).unwrap();
     assert!(!rows.contains(aws), "{rows}");
     assert!(m.get(&gone.id).await.is_err());
