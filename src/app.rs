@@ -20,6 +20,9 @@ use crate::index;
 use crate::memory::{self, Memories, SemanticSettings};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
+/// How long a server keeps the memory store open after using it.
+const MEMORY_LINGER: Duration = Duration::from_secs(1);
+
 /// How long a freshness check is reused.
 const FRESHNESS_TTL: Duration = Duration::from_secs(2);
 
@@ -72,11 +75,24 @@ impl Cairn {
     /// The service, with the semantic layer's model directory given explicitly (flag or
     /// environment) rather than from `cairn.toml` or the default location.
     pub fn with_model_dir(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        Cairn::build(repo, model_dir, None)
+    }
+
+    /// The service for a long-running server: the memory store stays open for a second
+    /// after each use, so a burst of `remember` calls opens it once.
+    pub fn serving(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        Cairn::build(repo, model_dir, Some(MEMORY_LINGER))
+    }
+
+    fn build(repo: Repo, model_dir: Option<PathBuf>, linger: Option<Duration>) -> Arc<Cairn> {
         let semantic = SemanticSettings::resolve(
             model_dir.or_else(|| repo.configured_model_dir()),
             repo.settings.memory.semantic,
         );
-        let memories = Memories::open(&repo.root, &repo.data_dir, semantic);
+        let memories = match linger {
+            Some(linger) => Memories::lingering(&repo.root, &repo.data_dir, semantic, linger),
+            None => Memories::open(&repo.root, &repo.data_dir, semantic),
+        };
         Arc::new(Cairn {
             memories,
             repo,

@@ -63,7 +63,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve => {
-            cairn::mcp::serve_stdio(Cairn::with_model_dir(repo, model_dir)).await?;
+            cairn::mcp::serve_stdio(Cairn::serving(repo, model_dir)).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Context {

@@ -422,11 +422,17 @@ impl ServerHandler for Server {
 
 /// Serves MCP over stdin/stdout until the client goes away.
 pub async fn serve_stdio(cairn: Arc<Cairn>) -> anyhow::Result<()> {
+    let memories = cairn.memories.clone();
     let service = Server::new(cairn)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
-    service.waiting().await?;
+    let ended = service.waiting().await;
+    if let Err(e) = memories.flush_access().await {
+        tracing::warn!("writing memory read statistics failed: {e}");
+    }
+    memories.close().await;
+    ended?;
     Ok(())
 }
 

@@ -76,7 +76,15 @@ pub struct SearchMode {
 enum Backend {
     /// A persistent store opened for each read or write (the embedded engine admits one
     /// process at a time), with a marker file holding the last write's sequence number.
-    Disk { dir: PathBuf, marker: PathBuf },
+    Disk {
+        dir: PathBuf,
+        marker: PathBuf,
+        /// A long-running process keeps the store open this long after its last use, so a
+        /// burst of writes (an assistant storing a review's learnings) opens it once.
+        linger: Option<std::time::Duration>,
+        /// The store while it lingers, with the time of its last use.
+        open: Arc<Mutex<Option<(MemoryStore, std::time::Instant)>>>,
+    },
     /// A store held open by this process (tests, benchmarks).
     Held(MemoryStore),
 }
@@ -171,12 +179,39 @@ impl Memories {
             backend: Backend::Disk {
                 dir: data_dir.join("memory"),
                 marker: data_dir.join("memory.seq"),
+                linger: None,
+                open: Arc::new(Mutex::new(None)),
             },
             state: Mutex::new(State::default()),
             semantic,
             embedder: OnceLock::new(),
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
         })
+    }
+
+    /// Memories for a long-running process (`cairn serve`): the store stays open for
+    /// `linger` after each use, then is closed so other processes can use it.
+    pub fn lingering(
+        root: &Path,
+        data_dir: &Path,
+        semantic: SemanticSettings,
+        linger: std::time::Duration,
+    ) -> Arc<Memories> {
+        let memories = Memories::open(root, data_dir, semantic);
+        let mut memories = Arc::into_inner(memories).expect("just created");
+        if let Backend::Disk { linger: l, .. } = &mut memories.backend {
+            *l = Some(linger);
+        }
+        Arc::new(memories)
+    }
+
+    /// Closes a lingering store now (before the process exits).
+    pub async fn close(&self) {
+        if let Backend::Disk { open, .. } = &self.backend
+            && let Some((store, _)) = open.lock().await.take()
+        {
+            store.close().await;
+        }
     }
 
     /// Memories in a store this process holds open (tests and benchmarks).
@@ -265,7 +300,9 @@ impl Memories {
     ) -> Result<Option<T>> {
         match &self.backend {
             Backend::Held(store) => f(store).await.map(Some),
-            Backend::Disk { dir, .. } => {
+            Backend::Disk {
+                dir, linger, open, ..
+            } => {
                 if !create && !dir.exists() {
                     return Ok(None);
                 }
@@ -275,11 +312,25 @@ impl Memories {
                 } else {
                     READ_PATIENCE
                 };
-                let store = MemoryStore::open_within(dir, patience)
-                    .await
-                    .map_err(store_error)?;
-                let result = f(&store).await;
-                store.close().await;
+                let Some(linger) = *linger else {
+                    let store = MemoryStore::open_within(dir, patience)
+                        .await
+                        .map_err(store_error)?;
+                    let result = f(&store).await;
+                    store.close().await;
+                    return result.map(Some);
+                };
+                let mut held = open.lock().await;
+                if held.is_none() {
+                    let store = MemoryStore::open_within(dir, patience)
+                        .await
+                        .map_err(store_error)?;
+                    *held = Some((store, std::time::Instant::now()));
+                    spawn_closer(open.clone(), linger);
+                }
+                let (store, last_use) = held.as_mut().expect("opened above");
+                let result = f(store).await;
+                *last_use = std::time::Instant::now();
                 result.map(Some)
             }
         }
@@ -803,6 +854,29 @@ impl Memories {
             .await?
             .unwrap_or_default())
     }
+}
+
+/// Closes a lingering store once it has been idle for `linger`.
+fn spawn_closer(
+    open: Arc<Mutex<Option<(MemoryStore, std::time::Instant)>>>,
+    linger: std::time::Duration,
+) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(linger).await;
+            let mut held = open.lock().await;
+            match held.as_ref() {
+                Some((_, last_use)) if last_use.elapsed() < linger => continue,
+                Some(_) => {
+                    if let Some((store, _)) = held.take() {
+                        store.close().await;
+                    }
+                    return;
+                }
+                None => return,
+            }
+        }
+    });
 }
 
 /// One line of a JSON Lines export: the memory as stored, and its vector (base64 of

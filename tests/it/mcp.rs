@@ -289,6 +289,27 @@ async fn memory_tools_over_stdio() {
     );
     let id = added["id"].as_str().unwrap().to_string();
 
+    // Another process writes while the server holds the memory store; the server sees it.
+    let cli = repo.cairn_ok(&[
+        "memory",
+        "add",
+        "--type",
+        "decision",
+        "Coupons are applied before tax, never after.",
+    ]);
+    assert!(cli.starts_with("ADD"), "{cli}");
+    let seen = call(
+        &client,
+        "search_project_memory",
+        json!({"query": "coupons tax"}),
+    )
+    .await;
+    assert!(
+        text(&seen).contains("Coupons are applied"),
+        "{}",
+        text(&seen)
+    );
+
     let repeat = call(
         &client,
         "remember",
