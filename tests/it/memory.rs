@@ -525,6 +525,14 @@ fn cli_memories_persist_export_and_import_exactly() {
         "developer memories stay out: {context}"
     );
 
+    // doctor reports the index, the memories and the search mode.
+    let doctor = repo.cairn_ok(&["doctor"]);
+    assert!(
+        doctor.contains("memories:   ok — 4 stored (3 live)"),
+        "{doctor}"
+    );
+    assert!(doctor.contains("keyword (BM25) only"), "{doctor}");
+
     // Export → import into a fresh data directory → export again: identical.
     let exported = repo.cairn_ok(&["memory", "export"]);
     assert_eq!(exported.lines().count(), 4);
