@@ -385,6 +385,12 @@ fn print_summary(repo: &Repo, report: &Report) {
         report.edges_written,
         repo.store_dir().display()
     );
+    if !report.moved.is_empty() {
+        println!(
+            "  moved {} files (memories anchored on them follow)",
+            report.moved.len()
+        );
+    }
     if !report.skipped.is_empty() {
         println!("  skipped {} files:", report.skipped.len());
         for skip in report.skipped.iter().take(20) {

@@ -30,6 +30,8 @@ pub struct Report {
     /// Files read and parsed this run (the rest came from the parse cache).
     pub parsed: usize,
     pub removed: usize,
+    /// Files that moved: a path gone and a new path with the same content.
+    pub moved: Vec<Moved>,
     pub skipped: Vec<Skipped>,
     /// Files that parsed with problems (kept, with what could be read).
     pub diagnostics: Vec<Skipped>,
@@ -39,6 +41,50 @@ pub struct Report {
     /// Whether anything was written to the store.
     pub wrote: bool,
     pub seconds: f64,
+}
+
+/// A file that moved (renamed or relocated with its content unchanged).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
+}
+
+/// Pairs each removed file with the one new file holding the same content; a content that
+/// several files share is ambiguous and left out.
+fn moves(
+    removed: &[String],
+    added: &[&SourceRecord],
+    cached: &HashMap<String, SourceRecord>,
+) -> Vec<Moved> {
+    let mut gone: HashMap<&str, Vec<&str>> = HashMap::new();
+    for path in removed {
+        if let Some(record) = cached.get(path) {
+            gone.entry(record.file.hash.as_str())
+                .or_default()
+                .push(path);
+        }
+    }
+    let mut new: HashMap<&str, Vec<&str>> = HashMap::new();
+    for record in added {
+        new.entry(record.file.hash.as_str())
+            .or_default()
+            .push(record.file.path.as_str());
+    }
+    let mut moved: Vec<Moved> = gone
+        .iter()
+        .filter_map(
+            |(hash, from)| match (from.as_slice(), new.get(hash)?.as_slice()) {
+                ([from], [to]) => Some(Moved {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                }),
+                _ => None,
+            },
+        )
+        .collect();
+    moved.sort_by(|a, b| a.from.cmp(&b.from));
+    moved
 }
 
 /// A file after reading: either still as the cache has it, or freshly parsed, or unusable.
@@ -92,6 +138,12 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
         .cloned()
         .collect();
     delta.delete_sources.sort();
+    let added: Vec<&SourceRecord> = delta
+        .upsert_sources
+        .iter()
+        .filter(|r| !cached.contains_key(&r.file.path))
+        .collect();
+    let moved = moves(&delta.delete_sources, &added, &cached);
     let files: Vec<SourceFile> = sources.into_iter().map(|s| s.file).collect();
     let aliases = tsconfig::aliases(&repo.root, &walked.configs);
     let (graph, stats) = graph::build(&files, &aliases);
@@ -135,6 +187,7 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
         stats,
         parsed,
         removed: delta.delete_sources.len(),
+        moved,
         skipped,
         diagnostics,
         nodes_written: delta.upsert_nodes.len() + delta.delete_nodes.len(),
@@ -188,6 +241,22 @@ pub async fn index_repository(
         std::fs::write(&temporary, stamp)
             .and_then(|()| std::fs::rename(&temporary, &marker))
             .with_context(|| format!("cannot write {}", marker.display()))?;
+    }
+    if !report.moved.is_empty() {
+        // Memories follow their files.
+        let memories = crate::memory::Memories::open(
+            &repo.root,
+            &repo.data_dir,
+            crate::memory::SemanticSettings::default(),
+        );
+        let moves: Vec<(String, String)> = report
+            .moved
+            .iter()
+            .map(|m| (m.from.clone(), m.to.clone()))
+            .collect();
+        if let Err(e) = memories.move_anchors(&moves).await {
+            tracing::warn!("memories anchored on moved files were not updated: {e}");
+        }
     }
     Ok(report)
 }

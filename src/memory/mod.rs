@@ -539,6 +539,68 @@ impl Memories {
         Ok(done)
     }
 
+    /// Rewrites the anchors of memories on files that moved (`from` → `to`), keeping a note
+    /// in their history. Returns how many memories changed.
+    pub async fn move_anchors(&self, moves: &[(String, String)]) -> Result<usize> {
+        if let Backend::Disk { dir, .. } = &self.backend
+            && !dir.exists()
+        {
+            return Ok(0);
+        }
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        self.with_store(true, async |store| {
+            Self::catch_up(store, state).await?;
+            let moved = |anchor: &str| {
+                moves.iter().find_map(|(from, to)| {
+                    if anchor == from {
+                        Some(to.clone())
+                    } else {
+                        anchor
+                            .strip_prefix(from.as_str())
+                            .filter(|rest| rest.starts_with("::"))
+                            .map(|rest| format!("{to}{rest}"))
+                    }
+                })
+            };
+            let mut changed = Vec::new();
+            for memory in state.memories.values() {
+                let mut updated = memory.clone();
+                let mut notes = Vec::new();
+                for anchor in updated
+                    .paths
+                    .iter_mut()
+                    .chain(updated.symbols.iter_mut())
+                    .chain(updated.unknown_anchors.iter_mut())
+                {
+                    if let Some(to) = moved(anchor) {
+                        notes.push(format!("{anchor} → {to}"));
+                        *anchor = to;
+                    }
+                }
+                if notes.is_empty() {
+                    continue;
+                }
+                updated.history.push(Revision {
+                    at: now_ms(),
+                    event: Event::Update,
+                    title: memory.title.clone(),
+                    content: memory.content.clone(),
+                    by: None,
+                    note: Some(format!("anchors moved: {}", notes.join(", "))),
+                });
+                changed.push(updated);
+            }
+            let count = changed.len();
+            if count > 0 {
+                self.commit(store, state, changed, &HashMap::new()).await?;
+            }
+            Ok(count)
+        })
+        .await
+        .map(Option::unwrap_or_default)
+    }
+
     /// Removes a memory for good (its row becomes a tombstone; its text is gone).
     pub async fn forget(&self, id: &str) -> Result<Memory> {
         let id = id.trim();

@@ -809,3 +809,58 @@ async fn imports_are_scrubbed_and_do_not_resurrect_forgotten_memories() {
     assert!(m.get(&gone.id).await.is_err());
     assert!(m.get(&kept.id).await.is_ok());
 }
+
+#[test]
+fn memories_follow_their_files_when_they_move() {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/billing/charge.py",
+        "def charge(amount):\n    return amount\n",
+    );
+    repo.write("src/other.py", "def other():\n    return 1\n");
+    repo.commit("init");
+    repo.index();
+    let added = repo.cairn_ok(&[
+        "memory",
+        "add",
+        "--type",
+        "risk_module",
+        "--path",
+        "src/billing/charge.py",
+        "--symbol",
+        "src/billing/charge.py::charge",
+        "charge() talks to the payment provider; retries must be idempotent.",
+    ]);
+    assert!(added.starts_with("ADD"), "{added}");
+
+    std::fs::create_dir_all(repo.path().join("src/payments")).unwrap();
+    std::fs::rename(
+        repo.path().join("src/billing/charge.py"),
+        repo.path().join("src/payments/charge.py"),
+    )
+    .unwrap();
+    let report = repo.index();
+    assert_eq!(
+        report["moved"],
+        serde_json::json!([{"from": "src/billing/charge.py", "to": "src/payments/charge.py"}])
+    );
+    let listed = repo.cairn_ok(&["memory", "list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(
+        listed[0]["paths"],
+        serde_json::json!(["src/payments/charge.py"])
+    );
+    assert_eq!(
+        listed[0]["symbols"],
+        serde_json::json!(["src/payments/charge.py::charge"])
+    );
+    assert!(
+        listed[0]["history"][0]["note"]
+            .as_str()
+            .unwrap()
+            .contains("src/billing/charge.py → src/payments/charge.py")
+    );
+    // expand on the new path shows it.
+    let expanded = repo.cairn_ok(&["expand", "src/payments/charge.py::charge"]);
+    assert!(expanded.contains("payment provider"), "{expanded}");
+}
