@@ -81,6 +81,18 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Expand { target, json, .. }
+            if cairn::memory::model::is_memory_id(target.trim()) =>
+        {
+            let cairn = Cairn::with_model_dir(repo, model_dir);
+            let m = cairn.memories.get(&target).await?;
+            if json {
+                print_json(&m)?;
+            } else {
+                println!("{}", cairn::mcp::render::memory_detail(&m));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Expand {
             target,
             include,
@@ -239,18 +251,7 @@ async fn memory_command(
             if json {
                 print_json(&m)?;
             } else {
-                println!("{}", render::memory_line(&m));
-                println!(
-                    "  title: {}\n  source: {:?}{}\n  confidence {:.1}, read {} times",
-                    m.title,
-                    m.source,
-                    m.source_ref
-                        .as_deref()
-                        .map(|r| format!(" ({r})"))
-                        .unwrap_or_default(),
-                    m.confidence,
-                    m.access_count
-                );
+                println!("{}", render::memory_detail(&m));
             }
         }
         MemoryCommand::History { id } => {

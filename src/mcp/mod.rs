@@ -55,7 +55,7 @@ impl Focus {
 /// Arguments of `expand`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExpandArgs {
-    /// `path`, `path::Symbol` or `path::Class.method` (repo-relative).
+    /// `path`, `path::Symbol`, `path::Class.method` (repo-relative) or a memory id.
     pub target: String,
     /// Sections to include (default: all but source).
     #[serde(default)]
@@ -240,6 +240,12 @@ impl Server {
         Parameters(args): Parameters<ExpandArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let include = args.include.unwrap_or_default();
+        if memory::model::is_memory_id(args.target.trim()) {
+            let found = self.cairn.memories.get(&args.target).await;
+            return Ok(memory_answer(found.map_err(AskError::from), |m| {
+                render::memory_detail(m)
+            }));
+        }
         Ok(
             match self
                 .cairn

@@ -172,3 +172,39 @@ pub fn search(answer: &SearchAnswer) -> String {
     }
     text.trim_end().to_string()
 }
+
+/// One memory in full: the line, its provenance and validity, and its history.
+pub fn memory_detail(memory: &Memory) -> String {
+    let mut text = memory_line(memory);
+    text.push_str(&format!(
+        "\ntitle: {}\nsource: {:?}{} · confidence {:.1} · read {} times",
+        memory.title,
+        memory.source,
+        memory
+            .source_ref
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default(),
+        memory.confidence,
+        memory.access_count
+    ));
+    if let Some(old) = &memory.supersedes {
+        text.push_str(&format!("\nsupersedes {old}"));
+    }
+    if !memory.history.is_empty() {
+        text.push_str("\n## History (earlier texts, oldest first)");
+        for revision in &memory.history {
+            text.push_str(&format!(
+                "\n- {:?}{}: {}",
+                revision.event,
+                revision
+                    .note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default(),
+                revision.content
+            ));
+        }
+    }
+    text
+}

@@ -400,6 +400,13 @@ async fn memory_tools_over_stdio() {
     .await;
     assert_eq!(orphan.is_error, Some(true));
 
+    let detail = call(&client, "expand", json!({"target": id})).await;
+    assert!(
+        text(&detail).contains("source: Review (PR #7)"),
+        "{}",
+        text(&detail)
+    );
+
     let listed = call(&client, "forget", json!({"type": "risk_module"})).await;
     assert!(text(&listed).contains("confirm=true"), "{}", text(&listed));
     let gone = call(&client, "forget", json!({"id": id})).await;
