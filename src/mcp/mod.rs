@@ -381,6 +381,32 @@ impl Server {
 #[prompt_router]
 impl Server {
     #[prompt(
+        name = "session_start",
+        description = "How to use cairn in this repository, with the team's top memories."
+    )]
+    async fn session_start(&self) -> Result<GetPromptResult, ErrorData> {
+        let memories = self
+            .cairn
+            .memories
+            .search(&memory::Query {
+                limit: 8,
+                keyword_only: true,
+                ..memory::Query::default()
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let notes: Vec<String> = memories
+            .iter()
+            .map(|f| crate::app::note_of(&f.memory).line())
+            .collect();
+        let text = prompts::session_start(&self.cairn.repo.name(), &notes);
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description("Start a session with cairn"),
+        )
+    }
+
+    #[prompt(
         name = "extract_learnings",
         description = "Turn a finished review into remember calls (patterns, decisions, developer habits and strengths, risks, profile, rejections)."
     )]

@@ -48,3 +48,26 @@ search_project_memory first to avoid repeating what is known; cairn also dedupli
 answers each write with ADD, UPDATE, NONE or SUPERSEDE.{review_text}"
     )
 }
+
+/// How to work with cairn in this repository, with the top project memories.
+pub fn session_start(repo: &str, memories: &[String]) -> String {
+    let known = if memories.is_empty() {
+        "No memories are stored for this repository yet.".to_string()
+    } else {
+        format!(
+            "What the team has learned here (most important first):\n{}",
+            memories.join("\n")
+        )
+    };
+    format!(
+        "You are working in {repo}; cairn knows its code graph and its review memory.\n\
+- Start with get_context (pass a focus: the paths or the task) for the shape, the top files and \
+symbols, hot spots and the team's memories.\n\
+- Before changing a file or symbol, expand it: callers with lines, tests that reach it, blast \
+radius, and the memories anchored on it.\n\
+- Before reviewing or deciding, search_project_memory for patterns, decisions, risks and \
+rejected suggestions; search_developer_memory for the author's habits.\n\
+- When a review or session teaches something durable, store it with remember (one learning per \
+call, with paths); the extract_learnings prompt walks through it.\n\n{known}"
+    )
+}
