@@ -147,7 +147,7 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 fn has_source_extension(token: &str) -> bool {
-    crate::languages::Registry::get().for_path(token).is_some()
+    crate::languages::Registry::is_source_path(token)
 }
 
 /// Builds the context pack within `max_tokens`.

@@ -153,6 +153,22 @@ impl Registry {
         Ok(Registry { languages })
     }
 
+    /// Whether a path has the extension of a registered language. Reads only the language
+    /// tables (compiling every grammar's queries, as [`Registry::get`] does, takes a while):
+    /// for callers that only need to tell paths from words.
+    pub fn is_source_path(path: &str) -> bool {
+        static EXTENSIONS: OnceLock<Vec<String>> = OnceLock::new();
+        let extensions = EXTENSIONS.get_or_init(|| {
+            GRAMMARS
+                .iter()
+                .filter_map(|(name, _)| parse_table(name).ok())
+                .flat_map(|table| table.extensions)
+                .collect()
+        });
+        path.rsplit_once('.')
+            .is_some_and(|(_, ext)| extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)))
+    }
+
     /// The language a file belongs to, by its extension.
     pub fn for_path(&self, path: &str) -> Option<&Language> {
         let extension = path.rsplit_once('.')?.1;
@@ -243,6 +259,21 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_paths_are_told_without_compiling_queries() {
+        assert!(Registry::is_source_path("src/app.py"));
+        assert!(Registry::is_source_path("web/App.TSX"));
+        assert!(!Registry::is_source_path("README.md"));
+        assert!(!Registry::is_source_path("select_related"));
+        for path in ["a.py", "b.ts", "c.tsx", "d.js"] {
+            assert_eq!(
+                Registry::is_source_path(path),
+                Registry::get().for_path(path).is_some(),
+                "{path}"
+            );
+        }
+    }
 
     #[test]
     fn every_query_of_every_language_compiles() {
