@@ -115,36 +115,42 @@ fn record(rng: &mut fastrand::Rng, i: usize) -> ExportRecord {
     let now = cairn::memory::now_ms();
     ExportRecord {
         memory: Memory {
-            id: format!("m_{:016x}", i as u64 * 2654435761 + 1),
-            kind,
-            title: content.chars().take(60).collect(),
-            content,
-            developer: None,
-            org: None,
-            agent: None,
-            run: None,
             paths: vec![path],
-            symbols: Vec::new(),
-            unknown_anchors: Vec::new(),
             source: cairn::memory::Source::Review,
-            source_ref: None,
-            written_by: None,
             created_at: now - rng.i64(0..86_400_000 * 365),
-            updated_at: now,
-            valid_from: now,
-            invalidated_at: None,
-            superseded_by: None,
-            supersedes: None,
-            access_count: 0,
-            last_access: None,
-            confidence: 0.5,
-            addressed: false,
-            redacted: Vec::new(),
-            history: Vec::new(),
-            seq: 0,
+            ..Memory::new(
+                format!("m_{:016x}", i as u64 * 2654435761 + 1),
+                kind,
+                content.chars().take(60).collect(),
+                content,
+                now,
+            )
         },
         vector: None,
     }
+}
+
+/// Milliseconds of `count` new learnings written one at a time, sorted.
+async fn timed_remembers(m: &Memories, rng: &mut fastrand::Rng, count: usize) -> Vec<f64> {
+    let mut times = Vec::new();
+    for _ in 0..count {
+        let (kind, content, path) = text(rng);
+        let started = Instant::now();
+        m.remember(
+            NewMemory {
+                kind: Some(kind),
+                content: format!("{content} Variant {}.", rng.u32(..)),
+                paths: vec![path],
+                ..NewMemory::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    times
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -270,24 +276,7 @@ async fn main() {
         };
 
         // remember, one at a time, with dedup against everything stored.
-        let mut held_times = Vec::new();
-        for _ in 0..200 {
-            let (kind, content, path) = text(&mut rng);
-            let started = Instant::now();
-            held.remember(
-                NewMemory {
-                    kind: Some(kind),
-                    content: format!("{content} Variant {}.", rng.u32(..)),
-                    paths: vec![path],
-                    ..NewMemory::default()
-                },
-                None,
-            )
-            .await
-            .unwrap();
-            held_times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
-        held_times.sort_by(f64::total_cmp);
+        let held_times = timed_remembers(&held, &mut rng, 200).await;
         let mut rows = Vec::new();
         for (label, queries) in queries_by_kind {
             let (p50, p95) = timed_searches(&held, queries, 30).await;
@@ -308,25 +297,7 @@ async fn main() {
             .await
             .unwrap();
         let load = started.elapsed().as_secs_f64();
-        let mut open_times = Vec::new();
-        for _ in 0..50 {
-            let (kind, content, path) = text(&mut rng);
-            let started = Instant::now();
-            per_open
-                .remember(
-                    NewMemory {
-                        kind: Some(kind),
-                        content: format!("{content} Variant {}.", rng.u32(..)),
-                        paths: vec![path],
-                        ..NewMemory::default()
-                    },
-                    None,
-                )
-                .await
-                .unwrap();
-            open_times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
-        open_times.sort_by(f64::total_cmp);
+        let open_times = timed_remembers(&per_open, &mut rng, 50).await;
         drop(per_open);
 
         // As `cairn serve` writes: the store lingers open for a second after each use.
@@ -337,25 +308,7 @@ async fn main() {
             std::time::Duration::from_secs(1),
         );
         serving.all().await.unwrap();
-        let mut serve_times = Vec::new();
-        for _ in 0..100 {
-            let (kind, content, path) = text(&mut rng);
-            let started = Instant::now();
-            serving
-                .remember(
-                    NewMemory {
-                        kind: Some(kind),
-                        content: format!("{content} Variant {}.", rng.u32(..)),
-                        paths: vec![path],
-                        ..NewMemory::default()
-                    },
-                    None,
-                )
-                .await
-                .unwrap();
-            serve_times.push(started.elapsed().as_secs_f64() * 1000.0);
-        }
-        serve_times.sort_by(f64::total_cmp);
+        let serve_times = timed_remembers(&serving, &mut rng, 100).await;
         serving.close().await;
         let mb = dir_size(&data.join("memory")) as f64 / 1e6;
         for (i, (label, p50, p95)) in rows.iter().enumerate() {

@@ -509,7 +509,12 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
     let path = args
         .path
         .as_deref()
-        .map(|p| crate::context::normalise(p).unwrap_or_default());
+        .map(|p| {
+            crate::context::normalise(p).ok_or_else(|| {
+                memory::MemoryError::Invalid(format!("path `{p}` is outside the repository"))
+            })
+        })
+        .transpose()?;
     if kind.is_none() && developer.is_none() && path.is_none() {
         return Err(memory::MemoryError::Invalid(
             "pass an `id`, or a filter (`type`, `path`, `developer`)".to_string(),
@@ -544,10 +549,14 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
         });
     }
     let total = matches.len();
-    let mut removed = Vec::new();
-    for m in matches {
-        removed.push(render::brief(cairn.memories.forget(&m.id).await?));
-    }
+    let ids: Vec<String> = matches.into_iter().map(|m| m.id).collect();
+    let mut removed: Vec<_> = cairn
+        .memories
+        .forget_many(&ids)
+        .await?
+        .into_iter()
+        .map(render::brief)
+        .collect();
     removed.truncate(render::LISTED);
     Ok(render::Forgotten {
         confirmed: true,

@@ -603,63 +603,66 @@ impl Memories {
 
     /// Removes a memory for good (its row becomes a tombstone; its text is gone).
     pub async fn forget(&self, id: &str) -> Result<Memory> {
-        let id = id.trim();
-        if !model::is_memory_id(id) {
+        let mut removed = self.forget_many(&[id.to_string()]).await?;
+        Ok(removed.remove(0))
+    }
+
+    /// Removes memories for good, in one transaction; a memory one of them had superseded is
+    /// valid again. Fails without removing anything if an id is unknown.
+    pub async fn forget_many(&self, ids: &[String]) -> Result<Vec<Memory>> {
+        let ids: Vec<String> = ids.iter().map(|id| id.trim().to_string()).collect();
+        if let Some(bad) = ids.iter().find(|id| !model::is_memory_id(id)) {
             return Err(MemoryError::Invalid(format!(
-                "`{id}` is not a memory id (ids look like m_0123456789abcdef)"
+                "`{bad}` is not a memory id (ids look like m_0123456789abcdef)"
             )));
+        }
+        if ids.is_empty() {
+            return Ok(Vec::new());
         }
         let mut state = self.state.lock().await;
         let state = &mut *state;
-        let removed = self
-            .with_store(true, async |store| {
-                Self::catch_up(store, state).await?;
-                let removed = state
-                    .memories
-                    .get(id)
-                    .cloned()
-                    .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
-                let seq = store.head().await.map_err(store_error)?.max(state.seq) + 1;
-                store.tombstone(id, seq).await.map_err(store_error)?;
+        self.with_store(true, async |store| {
+            Self::catch_up(store, state).await?;
+            let removed = ids
+                .iter()
+                .map(|id| {
+                    state
+                        .memories
+                        .get(id)
+                        .cloned()
+                        .ok_or_else(|| MemoryError::NotFound(id.clone()))
+                })
+                .collect::<Result<Vec<Memory>>>()?;
+            let first = store.head().await.map_err(store_error)?.max(state.seq) + 1;
+            store.tombstones(&ids, first).await.map_err(store_error)?;
+            for (i, memory) in removed.iter().enumerate() {
                 state.apply(StoredMemory {
                     memory: Memory {
-                        seq,
-                        ..removed.clone()
+                        seq: first + i as u64,
+                        ..memory.clone()
                     },
                     vector: None,
                     forgotten: true,
                 });
-                state.seq = seq;
-                self.set_marker(seq);
-                // The memory it had superseded is valid again.
-                if let Some(previous) = removed
-                    .supersedes
-                    .as_ref()
-                    .and_then(|p| state.memories.get(p))
-                    .filter(|p| p.superseded_by.as_deref() == Some(id))
-                {
-                    let mut restored = previous.clone();
-                    restored.history.push(Revision {
-                        at: now_ms(),
-                        event: Event::Update,
-                        title: restored.title.clone(),
-                        content: restored.content.clone(),
-                        by: None,
-                        note: Some(format!(
-                            "valid again: {id}, which superseded it, was forgotten"
-                        )),
-                    });
-                    restored.invalidated_at = None;
-                    restored.superseded_by = None;
-                    restored.updated_at = now_ms();
-                    self.commit(store, state, vec![restored], &HashMap::new())
-                        .await?;
-                }
-                Ok(removed)
-            })
-            .await?
-            .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
-        Ok(removed)
+            }
+            state.seq = first + ids.len() as u64 - 1;
+            self.set_marker(state.seq);
+            // The memories they had superseded are valid again.
+            let restored: Vec<Memory> = removed
+                .iter()
+                .filter_map(|gone| {
+                    let previous = state.memories.get(gone.supersedes.as_ref()?)?;
+                    (previous.superseded_by.as_deref() == Some(gone.id.as_str()))
+                        .then(|| restore(previous, &gone.id))
+                })
+                .collect();
+            if !restored.is_empty() {
+                self.commit(store, state, restored, &HashMap::new()).await?;
+            }
+            Ok(removed)
+        })
+        .await
+        .map(Option::unwrap_or_default)
     }
 
     /// One memory by id (live or superseded).
@@ -988,6 +991,25 @@ fn state_view(state: &State) -> write::View<'_> {
         memories: &state.memories,
         index: &state.index,
     }
+}
+
+/// A superseded memory made valid again because `gone`, which superseded it, was forgotten.
+fn restore(previous: &Memory, gone: &str) -> Memory {
+    let mut restored = previous.clone();
+    restored.history.push(Revision {
+        at: now_ms(),
+        event: Event::Update,
+        title: restored.title.clone(),
+        content: restored.content.clone(),
+        by: None,
+        note: Some(format!(
+            "valid again: {gone}, which superseded it, was forgotten"
+        )),
+    });
+    restored.invalidated_at = None;
+    restored.superseded_by = None;
+    restored.updated_at = now_ms();
+    restored
 }
 
 /// The text a memory's vector is computed from.

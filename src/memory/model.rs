@@ -215,6 +215,39 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A live memory written at `now` (milliseconds), with no anchors, labels or history.
+    pub fn new(id: String, kind: MemoryType, title: String, content: String, now: i64) -> Memory {
+        Memory {
+            id,
+            kind,
+            title,
+            content,
+            developer: None,
+            org: None,
+            agent: None,
+            run: None,
+            paths: Vec::new(),
+            symbols: Vec::new(),
+            unknown_anchors: Vec::new(),
+            source: Source::Manual,
+            source_ref: None,
+            written_by: None,
+            created_at: now,
+            updated_at: now,
+            valid_from: now,
+            invalidated_at: None,
+            superseded_by: None,
+            supersedes: None,
+            access_count: 0,
+            last_access: None,
+            confidence: 0.5,
+            addressed: false,
+            redacted: Vec::new(),
+            history: Vec::new(),
+            seq: 0,
+        }
+    }
+
     pub fn is_live(&self) -> bool {
         self.invalidated_at.is_none()
     }

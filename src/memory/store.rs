@@ -9,7 +9,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use surrealdb::Surreal;
-use surrealdb::engine::local::{Db, Mem};
+use surrealdb::engine::local::Db;
 use surrealdb::types::{Object, RecordId};
 
 use super::model::Memory;
@@ -55,22 +55,6 @@ impl MemoryStore {
             lock_file: Some(dir.join("LOCK")),
         };
         store.prepare(dir).await?;
-        Ok(store)
-    }
-
-    /// An in-memory store, for tests.
-    pub async fn memory() -> Result<MemoryStore> {
-        let db = Surreal::new::<Mem>(())
-            .await
-            .map_err(|e| StoreError::Open {
-                path: PathBuf::from("memory"),
-                message: e.to_string(),
-            })?;
-        let store = MemoryStore {
-            db,
-            lock_file: None,
-        };
-        store.prepare(Path::new("memory")).await?;
         Ok(store)
     }
 
@@ -173,20 +157,33 @@ impl MemoryStore {
         Ok(())
     }
 
-    /// Replaces a forgotten memory's row with a tombstone (id and sequence number only).
-    pub async fn tombstone(&self, id: &str, seq: u64) -> Result<()> {
+    /// Replaces forgotten memories' rows with tombstones (id and sequence number only), in
+    /// one transaction; the i-th id gets sequence number `first + i`.
+    pub async fn tombstones(&self, ids: &[String], first: u64) -> Result<()> {
+        let rows: Vec<Object> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let mut row = Object::new();
+                row.insert("id", RecordId::new("memory", id.as_str()));
+                row.insert("seq", (first + i as u64) as i64);
+                row.insert("forgotten", true);
+                row
+            })
+            .collect();
+        let head = first + ids.len() as u64 - 1;
         self.db
             .query(
                 "BEGIN TRANSACTION;
-                 UPSERT $id CONTENT { seq: $seq, forgotten: true };
-                 UPSERT memory_meta:head SET seq = $seq;
+                 FOR $row IN $rows { UPSERT $row.id CONTENT { seq: $row.seq, forgotten: true } };
+                 UPSERT memory_meta:head SET seq = $head;
                  COMMIT TRANSACTION;",
             )
-            .bind(("id", RecordId::new("memory", id)))
-            .bind(("seq", seq as i64))
+            .bind(("rows", rows))
+            .bind(("head", head as i64))
             .await
             .and_then(|r| r.check())
-            .map_err(query_error("forgetting a memory"))?;
+            .map_err(query_error("forgetting memories"))?;
         Ok(())
     }
 
@@ -278,33 +275,14 @@ fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
 
 fn tombstone_memory(id: String, seq: u64) -> Memory {
     Memory {
-        id,
-        kind: super::model::MemoryType::ProjectPattern,
-        title: String::new(),
-        content: String::new(),
-        developer: None,
-        org: None,
-        agent: None,
-        run: None,
-        paths: Vec::new(),
-        symbols: Vec::new(),
-        unknown_anchors: Vec::new(),
-        source: super::model::Source::Manual,
-        source_ref: None,
-        written_by: None,
-        created_at: 0,
-        updated_at: 0,
-        valid_from: 0,
-        invalidated_at: None,
-        superseded_by: None,
-        supersedes: None,
-        access_count: 0,
-        last_access: None,
-        confidence: 0.0,
-        addressed: false,
-        redacted: Vec::new(),
-        history: Vec::new(),
         seq,
+        ..Memory::new(
+            id,
+            super::model::MemoryType::ProjectPattern,
+            String::new(),
+            String::new(),
+            0,
+        )
     }
 }
 

@@ -243,12 +243,7 @@ pub(super) fn prepare(
         &mut kinds,
         &mut notes,
     )?;
-    let now = now_ms();
     let memory = Memory {
-        id: new_id(&content),
-        kind,
-        title,
-        content: content.clone(),
         developer,
         org: label(new.org, "`org`", &mut kinds)?,
         agent: label(new.agent, "`agent`", &mut kinds)?,
@@ -259,23 +254,13 @@ pub(super) fn prepare(
         source: new.source,
         source_ref: label(new.source_ref, "`source_ref`", &mut kinds)?,
         written_by: label(new.written_by, "the writer", &mut kinds)?,
-        created_at: now,
-        updated_at: now,
-        valid_from: now,
-        invalidated_at: None,
-        superseded_by: None,
-        supersedes: None,
-        access_count: 0,
-        last_access: None,
         confidence: if new.source == Source::Review {
             0.6
         } else {
             0.5
         },
-        addressed: false,
         redacted: kinds.into_iter().collect(),
-        history: Vec::new(),
-        seq: 0,
+        ..Memory::new(new_id(&content), kind, title, content.clone(), now_ms())
     };
     if !memory.redacted.is_empty() {
         notes.push(format!(
@@ -323,6 +308,17 @@ fn strip_marker(content: &str) -> (&str, Option<String>) {
     (content, None)
 }
 
+/// True (and the kinds and a note recorded) when an anchor holds a secret: it is dropped.
+fn holds_secret(anchor: &str, kinds: &mut BTreeSet<String>, notes: &mut Vec<String>) -> bool {
+    let found = secrets::redact(anchor).kinds;
+    if found.is_empty() {
+        return false;
+    }
+    kinds.extend(found.iter().map(|k| k.as_str().to_string()));
+    notes.push("an anchor holding a secret was dropped".to_string());
+    true
+}
+
 /// Paths, symbols, and the anchors among them the graph does not know.
 type Anchors = (Vec<String>, Vec<String>, Vec<String>);
 
@@ -352,14 +348,7 @@ fn anchors(
         if raw.is_empty() {
             continue;
         }
-        if secrets::contains_secret(&raw) {
-            kinds.extend(
-                secrets::redact(&raw)
-                    .kinds
-                    .iter()
-                    .map(|k| k.as_str().to_string()),
-            );
-            notes.push("an anchor holding a secret was dropped".to_string());
+        if holds_secret(&raw, kinds, notes) {
             continue;
         }
         let path = repo_relative(&raw, root)?;
@@ -380,14 +369,7 @@ fn anchors(
         if raw.is_empty() {
             continue;
         }
-        if secrets::contains_secret(&raw) {
-            kinds.extend(
-                secrets::redact(&raw)
-                    .kinds
-                    .iter()
-                    .map(|k| k.as_str().to_string()),
-            );
-            notes.push("an anchor holding a secret was dropped".to_string());
+        if holds_secret(&raw, kinds, notes) {
             continue;
         }
         let symbol = match graph.map(|g| crate::context::resolve_target(g, &raw)) {

@@ -864,3 +864,37 @@ fn memories_follow_their_files_when_they_move() {
     let expanded = repo.cairn_ok(&["expand", "src/payments/charge.py::charge"]);
     assert!(expanded.contains("payment provider"), "{expanded}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forgetting_several_memories_is_one_write() {
+    let repo = TestRepo::new();
+    let m = memories(repo.path(), repo.data_dir());
+    let mut ids = Vec::new();
+    for text in [
+        "Caches are keyed by tenant.",
+        "Uploads are scanned before storage.",
+        "Exports run in the nightly batch.",
+    ] {
+        ids.push(
+            m.remember(learning(MemoryType::ProjectPattern, text), None)
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    // An unknown id fails the whole call and removes nothing.
+    let err = m
+        .forget_many(&[ids[0].clone(), "m_00000000000000ff".into()])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no memory"), "{err}");
+    assert_eq!(m.all().await.unwrap().len(), 3);
+
+    let removed = m.forget_many(&ids[..2]).await.unwrap();
+    assert_eq!(removed.len(), 2);
+    let left = memories(repo.path(), repo.data_dir()).all().await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, ids[2]);
+    let rows = serde_json::to_string(&m.raw_rows().await.unwrap()).unwrap();
+    assert!(!rows.contains("Caches are keyed"), "{rows}");
+}
