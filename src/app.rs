@@ -17,7 +17,10 @@ use crate::context::{self, ContextReport, ExpandReport, Freshness, Include, Memo
 use crate::graph::score::Access;
 use crate::graph::{Graph, Node, NodeKind};
 use crate::index;
-use crate::memory::{self, Memories, SemanticSettings};
+use crate::memory::{self, Memories, MemoryType, SemanticSettings};
+use crate::review::briefing::{self, ReviewReport};
+use crate::review::history::{CommitInfo, History};
+use crate::review::{self, git::Git};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
 /// How long a server keeps the memory store open after using it.
@@ -30,6 +33,9 @@ const FRESHNESS_TTL: Duration = Duration::from_secs(2);
 pub struct Snapshot {
     pub graph: Graph,
     pub meta: IndexMeta,
+    /// The commit history as the last index run stored it, and the HEAD it was mined at.
+    pub commits: Vec<CommitInfo>,
+    pub history_head: Option<String>,
     stamps: Vec<FileStamp>,
     generation: Option<String>,
 }
@@ -47,6 +53,23 @@ pub enum AskError {
     Store(anyhow::Error),
     #[error(transparent)]
     Memory(#[from] memory::MemoryError),
+    #[error(transparent)]
+    Diff(#[from] review::DiffError),
+    #[error(transparent)]
+    Git(#[from] review::git::GitError),
+    #[error("{0}")]
+    Review(String),
+}
+
+/// What to review: a unified diff, or git revisions; nothing means the working tree (staged
+/// and unstaged changes) against HEAD.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewRequest {
+    pub diff: Option<String>,
+    pub base: Option<String>,
+    pub head: Option<String>,
+    pub author: Option<String>,
+    pub max_tokens: Option<usize>,
 }
 
 /// The service.
@@ -55,6 +78,8 @@ pub struct Cairn {
     pub memories: Arc<Memories>,
     snapshot: Mutex<Option<Arc<Snapshot>>>,
     freshness: Mutex<Option<(Instant, Freshness)>>,
+    /// The commit history at the current HEAD (stored window plus commits mined since).
+    history: Mutex<Option<(Option<String>, Arc<History>)>>,
 }
 
 /// The marker file an index run rewrites after every commit to the store.
@@ -98,6 +123,7 @@ impl Cairn {
             repo,
             snapshot: Mutex::new(None),
             freshness: Mutex::new(None),
+            history: Mutex::new(None),
         })
     }
 
@@ -200,8 +226,23 @@ impl Cairn {
         } else {
             Vec::new()
         };
+        let history = if include.is_empty() || include.contains(&Include::History) {
+            let history = self.history(&snapshot).await;
+            file_history(&history, &node.path)
+        } else {
+            Vec::new()
+        };
         Ok(context::expand(
-            &scorer, node, include, &memories, budget, &read, notes,
+            &scorer,
+            node,
+            include,
+            context::Known {
+                memories: &memories,
+                history: &history,
+            },
+            budget,
+            &read,
+            notes,
         ))
     }
 
@@ -277,6 +318,458 @@ impl Cairn {
     }
 }
 
+/// How many files of a change get experts and co-change partners listed.
+const HISTORY_FILES: usize = 5;
+
+impl Cairn {
+    /// The commit history at the current HEAD: the stored window, plus commits made since
+    /// the last index run (read once per HEAD, not stored by readers).
+    async fn history(&self, snapshot: &Snapshot) -> Arc<History> {
+        if !self.repo.is_git {
+            return Arc::new(History::default());
+        }
+        let head = index::head_commit(&self.repo.root);
+        let mut cached = self.history.lock().await;
+        if let Some((at, history)) = cached.as_ref()
+            && *at == head
+        {
+            return history.clone();
+        }
+        let mut commits = snapshot.commits.clone();
+        if head != snapshot.history_head {
+            let known: std::collections::HashSet<String> =
+                commits.iter().map(|c| c.id.clone()).collect();
+            let max = self.repo.settings.history.max_commits;
+            match Git::open(&self.repo.root).and_then(|git| git.mine(&known, max)) {
+                Ok(mined) => {
+                    let window: std::collections::HashSet<&str> =
+                        mined.window.iter().map(String::as_str).collect();
+                    commits.retain(|c| window.contains(c.id.as_str()));
+                    commits.extend(mined.commits);
+                }
+                Err(e) => tracing::warn!("history not refreshed: {e}"),
+            }
+        }
+        let history = Arc::new(History::new(commits));
+        *cached = Some((head, history.clone()));
+        history
+    }
+
+    /// The change a review request names, with file texts where they can be had.
+    fn changes_for(
+        &self,
+        request: &ReviewRequest,
+    ) -> Result<(Vec<review::FileChange>, String), AskError> {
+        let root = &self.repo.root;
+        if let Some(text) = request.diff.as_deref() {
+            if request.base.is_some() || request.head.is_some() {
+                return Err(AskError::Review(
+                    "pass either `diff` or `base`/`head`, not both".to_string(),
+                ));
+            }
+            let mut changes = review::diff::parse(text)?;
+            let git = if self.repo.is_git {
+                Git::open(root).ok()
+            } else {
+                None
+            };
+            for change in &mut changes {
+                fill_texts(change, root, git.as_ref());
+            }
+            return Ok((changes, "pasted diff".to_string()));
+        }
+        if !self.repo.is_git {
+            return Err(AskError::Review(
+                "not a git repository: pass the change as `diff` (unified diff text)".to_string(),
+            ));
+        }
+        let git = Git::open(root)?;
+        match (request.base.as_deref(), request.head.as_deref()) {
+            (None, None) => Ok((
+                git.worktree_changes(root)?,
+                "HEAD → working tree".to_string(),
+            )),
+            (base, head) => {
+                let head = head.unwrap_or("HEAD");
+                let base = base.map_or_else(|| format!("{head}~1"), str::to_string);
+                Ok((git.changes_between(&base, head)?, format!("{base}..{head}")))
+            }
+        }
+    }
+
+    /// The review briefing for a change (DESIGN §6).
+    pub async fn review(&self, request: &ReviewRequest) -> Result<ReviewReport, AskError> {
+        let (budget, note) = context::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
+        let snapshot = self.snapshot().await?;
+        let (changes, label) = self.changes_for(request)?;
+        let graph = &snapshot.graph;
+        let access = HashMap::<String, Access>::new();
+        let scorer = Scorer::new(graph, &access, index::now());
+        let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
+        let root = self.repo.root.clone();
+        let read = move |path: &str| std::fs::read_to_string(root.join(path)).ok();
+        let mut analysis = review::analyse(&changes, graph, &rank, &read);
+        analysis.notes.extend(note);
+        if changes.is_empty() {
+            analysis.notes.push(format!("no changes ({label})"));
+        }
+        let mut extras = briefing::Extras {
+            label: label.clone(),
+            ..briefing::Extras::default()
+        };
+        let paths = analysis.paths();
+        let symbols = analysis.symbol_ids();
+        let text = analysis.query_text();
+
+        // The team's memories on these files and symbols, then those the text matches.
+        let memories_failed = |e: memory::MemoryError, notes: &mut Vec<String>| {
+            notes.push(format!("memories unavailable: {e}"));
+        };
+        match self.memories.anchored(&paths, &symbols).await {
+            Ok(anchored) => {
+                for m in anchored {
+                    let note = note_of(&m);
+                    match m.kind {
+                        MemoryType::RiskModule => extras.risks.push(briefing::Risk {
+                            kind: "risk_module".to_string(),
+                            subject: m.anchors().next().cloned().unwrap_or_default(),
+                            detail: format!("{}: {}", m.id, m.content),
+                        }),
+                        MemoryType::RejectionPattern if !m.addressed => {
+                            extras.rejections.push(note)
+                        }
+                        MemoryType::ProjectPattern
+                        | MemoryType::Decision
+                        | MemoryType::FrameworkKnowledge => extras.memories.push(note),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => memories_failed(e, &mut extras.notes),
+        }
+        if !text.is_empty() {
+            let searches = [
+                (
+                    vec![
+                        MemoryType::ProjectPattern,
+                        MemoryType::Decision,
+                        MemoryType::FrameworkKnowledge,
+                    ],
+                    6,
+                ),
+                (vec![MemoryType::RejectionPattern], 4),
+            ];
+            for (types, limit) in searches {
+                let rejection = types.contains(&MemoryType::RejectionPattern);
+                let found = self
+                    .memories
+                    .search(&memory::Query {
+                        text: text.clone(),
+                        types,
+                        paths: paths.clone(),
+                        limit,
+                        keyword_only: true,
+                        ..memory::Query::default()
+                    })
+                    .await;
+                match found {
+                    Ok(found) => {
+                        let list = if rejection {
+                            &mut extras.rejections
+                        } else {
+                            &mut extras.memories
+                        };
+                        for f in found {
+                            if list.len() >= limit || (rejection && f.memory.addressed) {
+                                continue;
+                            }
+                            if !list.iter().any(|n| n.id == f.memory.id) {
+                                list.push(note_of(&f.memory));
+                            }
+                        }
+                    }
+                    Err(e) => memories_failed(e, &mut extras.notes),
+                }
+            }
+        }
+        match self.memories.rule_stats().await {
+            Ok(stats) => {
+                let mut high: Vec<_> = stats
+                    .into_iter()
+                    .filter(|s| review::outcome::is_high_rejection(s, 3, 0.5))
+                    .collect();
+                high.sort_by(|a, b| b.rejection_rate.total_cmp(&a.rejection_rate));
+                high.truncate(5);
+                extras.rules = high;
+            }
+            Err(e) => memories_failed(e, &mut extras.notes),
+        }
+
+        // Risk from the graph: changes to the most depended-on code.
+        let mut reaches: Vec<u32> = graph
+            .nodes
+            .iter()
+            .filter(|n| n.kind.is_symbol())
+            .map(|n| n.reach)
+            .collect();
+        reaches.sort_unstable();
+        let p95 = reaches
+            .get(reaches.len().saturating_sub(1) * 95 / 100)
+            .copied()
+            .unwrap_or(0)
+            .max(50);
+        for file in &analysis.files {
+            for s in &file.symbols {
+                if s.indexed && s.reach >= p95 && s.change != review::SymbolChangeKind::Added {
+                    extras.risks.push(briefing::Risk {
+                        kind: "central".to_string(),
+                        subject: s.id.clone(),
+                        detail: format!(
+                            "reaches {} nodes (top 5% of this repository's symbols)",
+                            s.reach
+                        ),
+                    });
+                }
+            }
+        }
+
+        // History: fix-prone files, experts, partners missing from the diff, past commits.
+        let history = self.history(&snapshot).await;
+        if !history.is_empty() {
+            let now = index::now();
+            for path in paths.iter().take(HISTORY_FILES * 2) {
+                if let Some(fixes) = history.is_fix_prone(path) {
+                    extras.risks.push(briefing::Risk {
+                        kind: "fix_prone".to_string(),
+                        subject: path.clone(),
+                        detail: format!(
+                            "{} of its {} recent commits were fixes or reverts ({:.1}× this repository's share)",
+                            fixes.fixes, fixes.commits, fixes.lift
+                        ),
+                    });
+                }
+            }
+            for file in analysis.files.iter().take(HISTORY_FILES) {
+                let experts = history.experts(&file.path, now, 3);
+                if !experts.is_empty() {
+                    extras.experts.push(briefing::FileExperts {
+                        path: file.path.clone(),
+                        experts,
+                    });
+                }
+                for partner in history.co_changes(&file.path, 3, 0.3) {
+                    let exists = graph.node(&partner.path).is_some()
+                        || self.repo.root.join(&partner.path).is_file();
+                    if exists
+                        && !paths.contains(&partner.path)
+                        && !extras.co_changes.iter().any(|p| p.path == partner.path)
+                    {
+                        extras.co_changes.push(briefing::MissingPartner {
+                            path: partner.path,
+                            with: file.path.clone(),
+                            support: partner.support,
+                            confidence: partner.confidence,
+                        });
+                    }
+                }
+            }
+            extras.co_changes.truncate(5);
+            let mut seen = std::collections::HashSet::new();
+            let mut related: Vec<&CommitInfo> = paths
+                .iter()
+                .flat_map(|p| history.commits_of(p))
+                .filter(|c| seen.insert(c.id.clone()))
+                .collect();
+            related.sort_by_key(|c| std::cmp::Reverse(c.time));
+            extras.commits = related
+                .into_iter()
+                .take(5)
+                .map(|c| briefing::CommitBrief {
+                    id: c.id.chars().take(10).collect(),
+                    date: date_of(c.time),
+                    author: c.author.clone(),
+                    summary: c.summary.clone(),
+                    fix: c.fix,
+                })
+                .collect();
+        } else if self.repo.is_git {
+            extras
+                .notes
+                .push("no commit history mined yet: run `cairn index`".to_string());
+        }
+
+        // The author: given, or from git.
+        let author = match request.author.as_deref().filter(|a| !a.trim().is_empty()) {
+            Some(a) => Some((a.to_string(), "given")),
+            None if request.diff.is_some() => None,
+            None => Git::open(&self.repo.root).ok().and_then(|git| {
+                match (request.base.is_some() || request.head.is_some(), &git) {
+                    (true, git) => git
+                        .author_of(request.head.as_deref().unwrap_or("HEAD"))
+                        .ok(),
+                    (false, git) => git.configured_author(),
+                }
+                .map(|a| (a, "git"))
+            }),
+        };
+        if let Some((raw, from)) = author {
+            match memory::model::developer_id(&raw) {
+                Ok(developer) => {
+                    let profile = self.memories.profile(&developer).await.ok().flatten();
+                    let stats = self
+                        .memories
+                        .author_stats(&developer)
+                        .await
+                        .unwrap_or_default();
+                    let memories = self
+                        .memories
+                        .search(&memory::Query {
+                            text: text.clone(),
+                            developer: Some(developer.clone()),
+                            types: vec![
+                                MemoryType::DeveloperPattern,
+                                MemoryType::DeveloperStrength,
+                            ],
+                            paths: paths.clone(),
+                            limit: 3,
+                            keyword_only: true,
+                            ..memory::Query::default()
+                        })
+                        .await
+                        .map(|found| found.iter().map(|f| note_of(&f.memory)).collect())
+                        .unwrap_or_default();
+                    extras.author = Some(briefing::AuthorBrief {
+                        developer,
+                        from: from.to_string(),
+                        profile: profile.as_ref().map(note_of),
+                        stats,
+                        memories,
+                    });
+                }
+                Err(e) => extras.notes.push(format!("author left out: {e}")),
+            }
+        } else if request.diff.is_some() {
+            extras
+                .notes
+                .push("pass `author` to include the author's profile".to_string());
+        }
+        Ok(briefing::render(analysis, extras, budget))
+    }
+
+    /// Records a review's outcome (anchors checked against the graph when there is one).
+    pub async fn record_review(
+        &self,
+        input: memory::ReviewInput,
+    ) -> Result<memory::RecordedReview, AskError> {
+        let snapshot = self.graph_if_indexed().await;
+        Ok(self
+            .memories
+            .record_review(input, snapshot.as_ref().map(|s| &s.graph))
+            .await?)
+    }
+}
+
+/// A file's experts and latest commits, one line each, for `expand`.
+fn file_history(history: &History, path: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let experts = history.experts(path, index::now(), 3);
+    if !experts.is_empty() {
+        lines.push(format!(
+            "- experts: {}",
+            experts
+                .iter()
+                .map(|e| format!(
+                    "{} ({} commits, last {})",
+                    e.author,
+                    e.commits,
+                    date_of(e.last)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(fixes) = history.is_fix_prone(path) {
+        lines.push(format!(
+            "- fix-prone: {} of {} commits were fixes or reverts",
+            fixes.fixes, fixes.commits
+        ));
+    }
+    for partner in history.co_changes(path, 3, 0.3).into_iter().take(3) {
+        lines.push(format!(
+            "- usually changes with {} ({} commits)",
+            partner.path, partner.support
+        ));
+    }
+    for c in history.commits_of(path).into_iter().take(3) {
+        lines.push(format!(
+            "- {} {} {}: {}",
+            &c.id[..c.id.len().min(10)],
+            date_of(c.time),
+            c.author,
+            c.summary
+        ));
+    }
+    lines
+}
+
+/// `YYYY-MM-DD` of a time in seconds since the epoch (UTC).
+pub fn date_of(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Gives a parsed change its texts: the working tree's new side with the old side rebuilt
+/// from it, or HEAD's old side with the new side rebuilt; added and deleted files carry
+/// their whole text in the diff.
+fn fill_texts(change: &mut review::FileChange, root: &Path, git: Option<&Git>) {
+    use review::ChangeKind;
+    if change.binary {
+        return;
+    }
+    let whole = |lines: Vec<&str>| {
+        let mut text = lines.join("\n");
+        text.push('\n');
+        text
+    };
+    match change.kind {
+        ChangeKind::Added => {
+            change.new_text = Some(whole(change.added().map(|(_, t)| t).collect()));
+            return;
+        }
+        ChangeKind::Deleted => {
+            change.old_text = Some(whole(change.removed().map(|(_, t)| t).collect()));
+            return;
+        }
+        _ => {}
+    }
+    if let Some(new_path) = change.new_path.as_deref()
+        && let Some(current) =
+            context::normalise(new_path).and_then(|p| std::fs::read_to_string(root.join(p)).ok())
+        && let Some(old) = review::diff::reconstruct(change, &current, true)
+    {
+        change.old_text = Some(old);
+        change.new_text = Some(review::diff::normalise_newlines(&current));
+        return;
+    }
+    if let (Some(git), Some(old_path)) = (git, change.old_path.as_deref())
+        && let Some(before) = git.text_at_head(old_path)
+        && let Some(new) = review::diff::reconstruct(change, &before, false)
+    {
+        change.new_text = Some(new);
+        change.old_text = Some(review::diff::normalise_newlines(&before));
+    }
+}
+
 /// A memory as the context and expansions show it.
 pub fn note_of(memory: &memory::Memory) -> MemoryNote {
     MemoryNote {
@@ -296,14 +789,17 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
             store.load_graph().await?,
             store.meta().await?.unwrap_or_default(),
             store.file_stamps().await?,
+            store.load_history().await?,
         ))
     }
     .await;
     store.close().await;
-    let (graph, meta, stamps) = loaded?;
+    let (graph, meta, stamps, (commits, history_head)) = loaded?;
     Ok(Snapshot {
         graph,
         meta,
+        commits,
+        history_head,
         stamps,
         generation,
     })

@@ -72,6 +72,46 @@ pub enum Command {
         #[command(subcommand)]
         action: Box<MemoryCommand>,
     },
+    /// Review briefing for a change (what `review_diff` answers): the working tree against
+    /// HEAD by default, `--base/--head` revisions, or a unified diff (`--diff FILE`, `-` for
+    /// stdin).
+    Review {
+        #[arg(long, conflicts_with = "diff")]
+        base: Option<String>,
+        #[arg(long, conflicts_with = "diff")]
+        head: Option<String>,
+        /// A unified diff file, or `-` to read it from stdin.
+        #[arg(long)]
+        diff: Option<PathBuf>,
+        /// The change's author (default: from git).
+        #[arg(long)]
+        author: Option<String>,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store a review outcome from JSON (the `record_review` arguments; a file or `-`).
+    RecordReview {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rule effectiveness: findings per category, how many were rejected, and the
+    /// high-rejection categories with their rejection patterns.
+    Rules {
+        /// Fewest findings before a category can count as high-rejection.
+        #[arg(long, default_value_t = 3)]
+        min_sample: u64,
+        /// Lowest rejection rate (0–1) that counts as high.
+        #[arg(long, default_value_t = 0.5)]
+        min_rate: f64,
+        /// Mark CATEGORY's rejection patterns as addressed (the guidelines were updated).
+        #[arg(long, value_name = "CATEGORY")]
+        addressed: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the store, the index and the memory search mode.
     Doctor,
 }

@@ -17,6 +17,29 @@ pub struct Settings {
     pub index: IndexSettings,
     #[serde(default)]
     pub memory: MemorySettings,
+    #[serde(default)]
+    pub history: HistorySettings,
+}
+
+/// The `[history]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySettings {
+    /// How many of the latest commits are mined for experts, fixes and co-change.
+    #[serde(default = "default_max_commits")]
+    pub max_commits: usize,
+}
+
+impl Default for HistorySettings {
+    fn default() -> Self {
+        HistorySettings {
+            max_commits: default_max_commits(),
+        }
+    }
+}
+
+fn default_max_commits() -> usize {
+    crate::review::history::DEFAULT_MAX_COMMITS
 }
 
 /// The `[memory]` table.

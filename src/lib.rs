@@ -11,5 +11,6 @@ pub mod languages;
 pub mod lock;
 pub mod mcp;
 pub mod memory;
+pub mod review;
 pub mod storage;
 pub mod tokens;

@@ -112,8 +112,105 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Memory { action } => {
             memory_command(Cairn::with_model_dir(repo, model_dir), *action).await
         }
+        Command::Review {
+            base,
+            head,
+            diff,
+            author,
+            max_tokens,
+            json,
+        } => {
+            let diff = match diff {
+                Some(path) => Some(read_input(&path)?),
+                None => None,
+            };
+            let request = cairn::app::ReviewRequest {
+                diff,
+                base,
+                head,
+                author,
+                max_tokens,
+            };
+            let report = Cairn::with_model_dir(repo, model_dir)
+                .review(&request)
+                .await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                println!("{}", report.text);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::RecordReview { file, json } => {
+            let text = read_input(&file)?;
+            let args: cairn::mcp::RecordReviewArgs =
+                serde_json::from_str(&text).with_context(|| {
+                    format!("{} is not a record_review JSON object", file.display())
+                })?;
+            let cairn = Cairn::with_model_dir(repo, model_dir);
+            let recorded = cairn
+                .record_review(args.into_input(std::env::var("USER").ok())?)
+                .await?;
+            if json {
+                print_json(&recorded)?;
+            } else {
+                println!("{}", cairn::mcp::render::recorded_review(&recorded));
+            }
+            cairn.memories.embed_pending().await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Rules {
+            min_sample,
+            min_rate,
+            addressed,
+            json,
+        } => {
+            let cairn = Cairn::with_model_dir(repo, model_dir);
+            if let Some(category) = addressed {
+                let ids = cairn.memories.mark_addressed(&category).await?;
+                println!(
+                    "{} rejection pattern{} of `{category}` marked addressed{}",
+                    ids.len(),
+                    if ids.len() == 1 { "" } else { "s" },
+                    if ids.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", ids.join(", "))
+                    }
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let stats = cairn.memories.rule_stats().await?;
+            if json {
+                print_json(&stats)?;
+            } else {
+                print!(
+                    "{}",
+                    cairn::mcp::render::rules_report(&stats, min_sample, min_rate)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Doctor => doctor(Cairn::with_model_dir(repo, model_dir)).await,
     }
+}
+
+/// A file's text, or stdin's for `-`.
+fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    const LIMIT: u64 = cairn::review::diff::MAX_DIFF_BYTES as u64 + 1;
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .take(LIMIT)
+            .read_to_string(&mut text)
+            .context("cannot read stdin as text")?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(LIMIT).read_to_string(&mut text))
+            .with_context(|| format!("cannot read {} as text", path.display()))?;
+    }
+    Ok(text)
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -164,6 +261,7 @@ async fn memory_command(
                 agent,
                 run,
                 written_by: std::env::var("USER").ok(),
+                category: None,
             };
             let outcome = cairn.remember(new).await?;
             if json {

@@ -59,6 +59,9 @@ pub struct ExpandReport {
     pub top_dependents: Vec<Link>,
     /// Memories anchored on the node, its file or its enclosing definitions.
     pub memories: Vec<super::MemoryNote>,
+    /// The file's history: experts and recent commits, one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     pub tokens: usize,
@@ -68,6 +71,14 @@ pub struct ExpandReport {
     pub notes: Vec<String>,
     #[serde(skip)]
     pub text: String,
+}
+
+/// What cairn knows about a node beyond the graph: memories anchored on it and its file's
+/// history lines.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Known<'a> {
+    pub memories: &'a [super::MemoryNote],
+    pub history: &'a [String],
 }
 
 /// How many of the nearest dependents an expansion walks.
@@ -82,11 +93,12 @@ pub fn expand(
     scorer: &Scorer,
     node: &Node,
     include: &[Include],
-    memories: &[super::MemoryNote],
+    known: Known,
     max_tokens: usize,
     read_source: SourceReader,
     mut notes: Vec<String>,
 ) -> ExpandReport {
+    let Known { memories, history } = known;
     let graph = scorer.graph();
     let wants = |part: Include| {
         if include.is_empty() {
@@ -236,6 +248,7 @@ pub fn expand(
             })
             .collect(),
         memories: Vec::new(),
+        history: Vec::new(),
         source: None,
         tokens: 0,
         max_tokens,
@@ -243,18 +256,6 @@ pub fn expand(
         notes: Vec::new(),
         text: String::new(),
     };
-    for part in [Include::History, Include::Memories] {
-        if include.contains(&part) {
-            notes.push(format!(
-                "{} are not recorded in this index yet",
-                if part == Include::History {
-                    "history"
-                } else {
-                    "memories"
-                }
-            ));
-        }
-    }
 
     let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
     out.force(format!(
@@ -310,6 +311,19 @@ pub fn expand(
             }
         } else {
             out.dropped += total;
+        }
+    }
+    if wants(Include::History) && !history.is_empty() {
+        if out.push("## History".to_string()) {
+            let limit = out.used() + section_share / 2;
+            for line in history {
+                if !out.push_until(line.clone(), limit) {
+                    break;
+                }
+                report.history.push(line.clone());
+            }
+        } else {
+            out.dropped += history.len();
         }
     }
     for (title, links, _) in sections {

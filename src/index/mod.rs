@@ -38,6 +38,9 @@ pub struct Report {
     pub nodes_written: usize,
     pub edges_written: usize,
     pub commit: Option<String>,
+    /// Commits in the mined history window, and how many were read this run.
+    pub history_commits: usize,
+    pub history_new: usize,
     /// Whether anything was written to the store.
     pub wrote: bool,
     pub seconds: f64,
@@ -193,6 +196,8 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
         nodes_written: delta.upsert_nodes.len() + delta.delete_nodes.len(),
         edges_written: delta.upsert_edges.len() + delta.delete_edges.len(),
         commit: commit.clone(),
+        history_commits: 0,
+        history_new: 0,
         wrote: false,
         seconds: 0.0,
     };
@@ -225,7 +230,19 @@ pub async fn index_repository(
     use anyhow::Context as _;
     let _lock = crate::lock::acquire(&repo.lock_path(), patience, on_wait)?;
     let store = Store::open(&repo.store_dir()).await?;
-    let report = run(repo, &store).await;
+    let mut report = run(repo, &store).await;
+    if let Ok(report) = report.as_mut()
+        && repo.is_git
+    {
+        match crate::review::refresh_history(repo, &store).await {
+            Ok((window, new)) => {
+                report.history_commits = window;
+                report.history_new = new;
+                report.wrote |= new > 0;
+            }
+            Err(e) => tracing::warn!("the commit history was not mined: {e:#}"),
+        }
+    }
     store.close().await;
     let report = report?;
     let marker = crate::app::generation_path(repo);

@@ -157,6 +157,105 @@ pub struct SearchDeveloperArgs {
     pub max_tokens: Option<usize>,
 }
 
+/// Arguments of `review_diff`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewDiffArgs {
+    /// Unified diff text. Omit (with base/head) to review the working tree against HEAD.
+    #[serde(default)]
+    pub diff: Option<String>,
+    /// Git revisions: base..head; head alone reviews that commit.
+    #[serde(default)]
+    pub base: Option<String>,
+    #[serde(default)]
+    pub head: Option<String>,
+    /// Author of the change (default: from git).
+    #[serde(default)]
+    pub author: Option<String>,
+    /// Token budget (default 1500, max 16000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+/// A learning stored with a review outcome.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct LearningArg {
+    /// A memory type, as for remember.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub content: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub developer: Option<String>,
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    #[serde(default)]
+    pub symbols: Option<Vec<String>>,
+}
+
+/// Arguments of `record_review` (also the JSON `cairn record-review` reads).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct RecordReviewArgs {
+    /// approve, request_changes or comment.
+    pub verdict: String,
+    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason.
+    #[serde(default)]
+    pub findings: Vec<crate::review::outcome::Finding>,
+    /// The change's author.
+    pub author: String,
+    #[serde(default)]
+    pub reviewer: Option<String>,
+    /// PR or review id; recording the same id again replaces the earlier record.
+    #[serde(default)]
+    pub review_id: Option<String>,
+    #[serde(default)]
+    pub learnings: Option<Vec<LearningArg>>,
+}
+
+impl RecordReviewArgs {
+    /// The review as the memory layer takes it.
+    pub fn into_input(self, written_by: Option<String>) -> Result<memory::ReviewInput, AskError> {
+        let learnings = self
+            .learnings
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| {
+                Ok(memory::NewMemory {
+                    kind: Some(l.kind.parse::<MemoryType>()?),
+                    title: l.title,
+                    content: l.content,
+                    developer: l.developer,
+                    paths: l.paths.unwrap_or_default(),
+                    symbols: l.symbols.unwrap_or_default(),
+                    ..memory::NewMemory::default()
+                })
+            })
+            .collect::<Result<Vec<_>, AskError>>()?;
+        Ok(memory::ReviewInput {
+            review_id: self.review_id,
+            verdict: self.verdict.parse()?,
+            findings: self.findings,
+            author: self.author,
+            reviewer: self.reviewer,
+            learnings,
+            written_by,
+        })
+    }
+}
+
+/// Arguments of the `review` prompt.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewPromptArgs {
+    /// What to review: a base revision (default: the working tree against HEAD).
+    #[serde(default)]
+    pub base: Option<String>,
+    #[serde(default)]
+    pub head: Option<String>,
+    /// The change's author.
+    #[serde(default)]
+    pub author: Option<String>,
+}
+
 /// Arguments of the `extract_learnings` prompt.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExtractArgs {
@@ -289,6 +388,7 @@ impl Server {
                 agent: args.agent,
                 run: args.run,
                 written_by: Some("mcp".to_string()),
+                category: None,
             };
             cairn.remember(new).await
         }
@@ -376,10 +476,79 @@ impl Server {
         .await;
         Ok(memory_answer(result, render::search))
     }
+
+    #[tool(
+        description = "Hunk-precise review briefing (default: working tree vs HEAD): changed symbols, callers, tests to run, untested code, side effects, risk, team memories, author, history.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn review_diff(
+        &self,
+        Parameters(args): Parameters<ReviewDiffArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let request = crate::app::ReviewRequest {
+            diff: args.diff,
+            base: args.base,
+            head: args.head,
+            author: args.author,
+            max_tokens: args.max_tokens,
+        };
+        Ok(match self.cairn.review(&request).await {
+            Ok(report) => answer(report.text.clone(), &report),
+            Err(error) => refusal(error),
+        })
+    }
+
+    #[tool(
+        description = "Store a review outcome: verdict, findings with disposition (rejected ones become rejection patterns), learnings; updates rule statistics.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn record_review(
+        &self,
+        Parameters(args): Parameters<RecordReviewArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = async {
+            let input = args.into_input(Some("mcp".to_string()))?;
+            self.cairn.record_review(input).await
+        }
+        .await;
+        if result.is_ok() {
+            let memories = self.cairn.memories.clone();
+            tokio::spawn(async move {
+                if let Err(e) = memories.embed_pending().await {
+                    tracing::warn!("embedding new memories failed: {e}");
+                }
+            });
+        }
+        Ok(memory_answer(result, render::recorded_review))
+    }
 }
 
 #[prompt_router]
 impl Server {
+    #[prompt(
+        name = "review",
+        description = "Review a change with cairn: review_diff, then the review, then record_review."
+    )]
+    async fn review(
+        &self,
+        Parameters(args): Parameters<ReviewPromptArgs>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let text = prompts::review(
+            args.base.as_deref(),
+            args.head.as_deref(),
+            args.author.as_deref(),
+        );
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description("Review a change with cairn's briefing and record the outcome"),
+        )
+    }
+
     #[prompt(
         name = "session_start",
         description = "How to use cairn in this repository, with the team's top memories."

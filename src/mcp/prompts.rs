@@ -71,3 +71,41 @@ rejected suggestions; search_developer_memory for the author's habits.\n\
 call, with paths); the extract_learnings prompt walks through it.\n\n{known}"
     )
 }
+
+/// How to review a change with cairn, from the briefing to the recorded outcome.
+pub fn review(base: Option<&str>, head: Option<&str>, author: Option<&str>) -> String {
+    let mut args: Vec<String> = Vec::new();
+    if let Some(base) = base {
+        args.push(format!("base: \"{base}\""));
+    }
+    if let Some(head) = head {
+        args.push(format!("head: \"{head}\""));
+    }
+    if let Some(author) = author {
+        args.push(format!("author: \"{author}\""));
+    }
+    let call = if args.is_empty() {
+        "review_diff with no arguments (the working tree and index against HEAD)".to_string()
+    } else {
+        format!("review_diff with {}", args.join(", "))
+    };
+    let who = author.map_or("the author".to_string(), |a| format!("@{a}"));
+    format!(
+        "Review this change with cairn.\n\n\
+1. Call {call}. It lists the changed symbols with their callers (with lines), the tests to \
+run, the changed code no test reaches, side effects the change adds, risky files, the team's \
+patterns and decisions, rejection patterns and rule categories that are usually rejected here, \
+{who}'s habits, the files' experts, and files that usually change together with these.\n\
+2. expand any symbol whose callers or dependents you need to read (include source when the \
+diff alone is not enough).\n\
+3. Review: check the change against the patterns and decisions; raise nothing the rejection \
+patterns say is noise here, and be sparing with categories the briefing lists as usually \
+rejected; ask for tests where changed code is unreached; name co-change partners that seem \
+forgotten. Give each finding a category (e.g. correctness, security, error-handling, naming, \
+tests, performance, style), a file and line, and a message.\n\
+4. When {who} has answered, call record_review with the verdict, every finding with its \
+disposition (implemented, rejected with the reason, or deferred), the author, and a \
+review_id (the PR number) so a repeat does not count twice. Add learnings for anything durable \
+(see the extract_learnings prompt): patterns, decisions, risks, {who}'s habits and strengths.\n"
+    )
+}

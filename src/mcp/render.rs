@@ -208,3 +208,105 @@ pub fn memory_detail(memory: &Memory) -> String {
     }
     text
 }
+
+/// The answer of `record_review`.
+pub fn recorded_review(r: &crate::memory::RecordedReview) -> String {
+    let mut text = if r.repeated {
+        format!(
+            "review {}: already recorded with the same findings; statistics unchanged",
+            r.review_id
+        )
+    } else {
+        format!("review {} recorded", r.review_id)
+    };
+    if let Some(outcome) = &r.outcome {
+        text.push_str(&format!("\noutcome: {:?} {}", outcome.event, outcome.id));
+    }
+    for w in &r.rejections {
+        text.push_str(&format!("\nrejection pattern: {:?} {}", w.event, w.id));
+    }
+    for w in &r.learnings {
+        text.push_str(&format!("\nlearning: {:?} {}", w.event, w.id));
+    }
+    for s in &r.rules {
+        text.push_str(&format!(
+            "\nrule `{}`: flagged {}, implemented {}, rejected {}, deferred {} (rejection rate {:.0}%)",
+            s.category,
+            s.flagged,
+            s.implemented,
+            s.rejected,
+            s.deferred,
+            s.rejection_rate * 100.0
+        ));
+    }
+    let a = &r.author;
+    text.push_str(&format!(
+        "\nauthor: {} reviews, {} findings ({} implemented, {} rejected, {} deferred)",
+        a.reviews, a.findings, a.implemented, a.rejected, a.deferred
+    ));
+    if !r.redacted.is_empty() {
+        text.push_str(&format!("\n_redacted: {}_", r.redacted.join(", ")));
+    }
+    text
+}
+
+/// The `cairn rules` report: categories by rejection rate, high ones marked.
+pub fn rules_report(
+    stats: &[crate::review::outcome::RuleStat],
+    min_sample: u64,
+    min_rate: f64,
+) -> String {
+    if stats.is_empty() {
+        return "no review outcomes recorded yet (record_review)".to_string();
+    }
+    let mut sorted: Vec<&crate::review::outcome::RuleStat> = stats.iter().collect();
+    sorted.sort_by(|a, b| {
+        b.rejection_rate
+            .total_cmp(&a.rejection_rate)
+            .then(b.flagged.cmp(&a.flagged))
+            .then(a.category.cmp(&b.category))
+    });
+    let mut text = format!(
+        "{:<24} {:>7} {:>11} {:>8} {:>8} {:>9}\n",
+        "category", "flagged", "implemented", "rejected", "deferred", "rejection"
+    );
+    for s in &sorted {
+        let high = crate::review::outcome::is_high_rejection(s, min_sample, min_rate);
+        text.push_str(&format!(
+            "{:<24} {:>7} {:>11} {:>8} {:>8} {:>8.0}%{}\n",
+            s.category,
+            s.flagged,
+            s.implemented,
+            s.rejected,
+            s.deferred,
+            s.rejection_rate * 100.0,
+            if high { "  ← high" } else { "" }
+        ));
+    }
+    let high: Vec<&&crate::review::outcome::RuleStat> = sorted
+        .iter()
+        .filter(|s| crate::review::outcome::is_high_rejection(s, min_sample, min_rate))
+        .collect();
+    if high.is_empty() {
+        text.push_str(&format!(
+            "\nno category is rejected in {:.0}%+ of at least {min_sample} findings",
+            min_rate * 100.0
+        ));
+    } else {
+        text.push_str("\nHigh-rejection categories (update the review guidelines, then `cairn rules --addressed CATEGORY`):\n");
+        for s in high {
+            text.push_str(&format!(
+                "- {}: {} of {} rejected; supporting memories: {}\n",
+                s.category,
+                s.rejected,
+                s.flagged,
+                if s.memories.is_empty() {
+                    "none".to_string()
+                } else {
+                    s.memories.join(", ")
+                }
+            ));
+        }
+    }
+    text
+}

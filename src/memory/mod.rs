@@ -14,6 +14,7 @@ pub mod secrets;
 pub mod store;
 pub mod text;
 
+mod reviews;
 mod write;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 pub use model::{Event, Memory, MemoryError, MemoryType, Revision, Source};
+pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{NewMemory, WriteOutcome};
 
 use embed::Embedder;
@@ -101,9 +103,18 @@ struct State {
     access: HashMap<String, (u64, i64)>,
     /// Ids removed by `forget` (an import must not bring them back).
     forgotten: std::collections::HashSet<String>,
+    /// Review records by review id.
+    reviews: HashMap<String, crate::review::outcome::ReviewRecord>,
 }
 
 impl State {
+    fn apply_reviews(&mut self, reviews: Vec<crate::review::outcome::ReviewRecord>) {
+        for review in reviews {
+            self.seq = self.seq.max(review.seq);
+            self.reviews.insert(review.id.clone(), review);
+        }
+    }
+
     fn apply(&mut self, stored: StoredMemory) {
         self.seq = self.seq.max(stored.memory.seq);
         let id = stored.memory.id.clone();
@@ -375,9 +386,11 @@ impl Memories {
             }
         }
         let after = state.seq;
-        let changes = match self
+        let (changes, reviews) = match self
             .with_store(false, async |store| {
-                store.changes_since(after).await.map_err(store_error)
+                let changes = store.changes_since(after).await.map_err(store_error)?;
+                let reviews = store.reviews_since(after).await.map_err(store_error)?;
+                Ok((changes, reviews))
             })
             .await
         {
@@ -392,15 +405,18 @@ impl Memories {
         for change in changes {
             state.apply(change);
         }
+        state.apply_reviews(reviews);
         state.loaded = true;
         Ok(())
     }
 
     /// Catches up with the store inside an open store (for writers).
     async fn catch_up(store: &MemoryStore, state: &mut State) -> Result<()> {
-        for change in store.changes_since(state.seq).await.map_err(store_error)? {
+        let after = state.seq;
+        for change in store.changes_since(after).await.map_err(store_error)? {
             state.apply(change);
         }
+        state.apply_reviews(store.reviews_since(after).await.map_err(store_error)?);
         state.loaded = true;
         Ok(())
     }

@@ -201,6 +201,9 @@ pub struct Memory {
     pub last_access: Option<i64>,
     /// 0–1; grows when the same learning is written again.
     pub confidence: f64,
+    /// The review rule category a rejection pattern is about (`naming`, `security`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// A rejection pattern consumed by a guideline update.
     #[serde(default)]
     pub addressed: bool,
@@ -241,6 +244,7 @@ impl Memory {
             access_count: 0,
             last_access: None,
             confidence: 0.5,
+            category: None,
             addressed: false,
             redacted: Vec::new(),
             history: Vec::new(),

@@ -13,17 +13,20 @@ use surrealdb::engine::local::Db;
 use surrealdb::types::{Object, RecordId};
 
 use super::model::Memory;
+use crate::review::outcome::ReviewRecord;
 use crate::storage::{self, StoreError, decode, object, query_error};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
 /// The memory schema version this cairn writes.
-pub const MEMORY_SCHEMA_VERSION: u32 = 1;
+pub const MEMORY_SCHEMA_VERSION: u32 = 2;
 
 const SCHEMA: &str = "
     DEFINE TABLE IF NOT EXISTS memory SCHEMALESS;
     DEFINE INDEX IF NOT EXISTS memory_seq ON memory FIELDS seq;
     DEFINE TABLE IF NOT EXISTS memory_meta SCHEMALESS;
+    DEFINE TABLE IF NOT EXISTS review SCHEMALESS;
+    DEFINE INDEX IF NOT EXISTS review_seq ON review FIELDS seq;
 ";
 
 /// A memory as stored, with its vector.
@@ -144,6 +147,7 @@ impl MemoryStore {
                     superseded_by = $input.superseded_by, supersedes = $input.supersedes,
                     access_count = $input.access_count, last_access = $input.last_access,
                     confidence = $input.confidence, addressed = $input.addressed,
+                    category = $input.category,
                     redacted = $input.redacted, history = $input.history, seq = $input.seq,
                     vector = $input.vector, forgotten = $input.forgotten;
                  UPSERT memory_meta:head SET seq = $head;
@@ -187,6 +191,44 @@ impl MemoryStore {
         Ok(())
     }
 
+    /// Review records written after sequence number `after`.
+    pub async fn reviews_since(&self, after: u64) -> Result<Vec<ReviewRecord>> {
+        let doing = "reading review records";
+        let mut response = self
+            .db
+            .query("SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq")
+            .bind(("after", after as i64))
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error(doing))?;
+        let rows: Vec<serde_json::Value> = response.take(0).map_err(query_error(doing))?;
+        decode(rows, doing)
+    }
+
+    /// Stores a review record (replacing an earlier record of the same review) and advances
+    /// the sequence, in one transaction.
+    pub async fn write_review(&self, record: &ReviewRecord) -> Result<()> {
+        self.db
+            .query(
+                "BEGIN TRANSACTION;
+                 UPSERT $id CONTENT $row;
+                 UPSERT memory_meta:head SET seq = $head;
+                 COMMIT TRANSACTION;",
+            )
+            .bind(("id", RecordId::new("review", record.id.as_str())))
+            .bind(("row", {
+                let mut row = object(record);
+                row.remove("id");
+                row.insert("review_id", record.id.as_str());
+                row
+            }))
+            .bind(("head", record.seq as i64))
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error("writing a review record"))?;
+        Ok(())
+    }
+
     /// Every stored row, raw (for tests that check what reached the disk).
     pub async fn raw_rows(&self) -> Result<Vec<serde_json::Value>> {
         let mut response = self
@@ -218,6 +260,7 @@ fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Object {
         "superseded_by",
         "supersedes",
         "last_access",
+        "category",
     ] {
         if !row.contains_key(field) {
             row.insert(field, surrealdb::types::Value::None);

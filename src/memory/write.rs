@@ -56,6 +56,8 @@ pub struct NewMemory {
     pub source: Source,
     pub source_ref: Option<String>,
     pub written_by: Option<String>,
+    /// Review rule category (rejection patterns from `record_review`).
+    pub category: Option<String>,
 }
 
 /// What a write did.
@@ -96,6 +98,13 @@ pub(super) struct Prepared {
     /// The memory the text quoted as cairn served it.
     echo: Option<String>,
     notes: Vec<String>,
+}
+
+impl Prepared {
+    /// Makes the write replace `id` (a memory of the same scope).
+    pub(super) fn set_supersedes(&mut self, id: String) {
+        self.supersedes = Some(id);
+    }
 }
 
 /// What the write path sees of the current memories.
@@ -253,6 +262,7 @@ pub(super) fn prepare(
         unknown_anchors: unknown,
         source: new.source,
         source_ref: label(new.source_ref, "`source_ref`", &mut kinds)?,
+        category: new.category,
         written_by: label(new.written_by, "the writer", &mut kinds)?,
         confidence: if new.source == Source::Review {
             0.6

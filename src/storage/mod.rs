@@ -13,6 +13,7 @@ use surrealdb::engine::local::{Db, Mem, SurrealKv};
 use surrealdb::types::{Object, RecordId};
 
 use crate::graph::{Edge, EdgeKind, Graph, Node, SourceFile};
+use crate::review::history::CommitInfo;
 
 pub use schema::SCHEMA_VERSION;
 
@@ -301,6 +302,56 @@ impl Store {
             .select("SELECT * OMIT id FROM meta:index", "reading index facts")
             .await?;
         Ok(rows.into_iter().next())
+    }
+
+    /// The mined commit history, and the HEAD it was mined at.
+    pub async fn load_history(&self) -> Result<(Vec<CommitInfo>, Option<String>)> {
+        let doing = "loading the commit history";
+        let commits: Vec<CommitInfo> = self
+            .select("SELECT *, record::id(id) AS id FROM commit", doing)
+            .await?;
+        #[derive(Deserialize)]
+        struct Head {
+            head: Option<String>,
+        }
+        let head: Vec<Head> = self.select("SELECT head FROM meta:history", doing).await?;
+        Ok((commits, head.into_iter().next().and_then(|h| h.head)))
+    }
+
+    /// Stores newly mined commits and drops those that left the window, in one transaction.
+    pub async fn write_history(
+        &self,
+        added: &[CommitInfo],
+        dropped: &[String],
+        head: Option<&str>,
+    ) -> Result<()> {
+        let rows: Vec<Object> = added
+            .iter()
+            .map(|c| {
+                let mut row = object(c);
+                row.insert("id", RecordId::new("commit", c.id.as_str()));
+                row
+            })
+            .collect();
+        let gone: Vec<RecordId> = dropped
+            .iter()
+            .map(|id| RecordId::new("commit", id.as_str()))
+            .collect();
+        self.db
+            .query(
+                "BEGIN TRANSACTION;
+                 INSERT INTO commit $rows ON DUPLICATE KEY UPDATE files = $input.files;
+                 FOR $id IN $gone { DELETE $id };
+                 UPSERT meta:history SET head = $head;
+                 COMMIT TRANSACTION;",
+            )
+            .bind(("rows", rows))
+            .bind(("gone", gone))
+            .bind(("head", head.map(str::to_string)))
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error("writing the commit history"))?;
+        Ok(())
     }
 
     /// Applies a delta and the new index facts, in transactions of bounded size.

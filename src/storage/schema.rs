@@ -9,7 +9,7 @@ use super::{StoreError, query_error};
 use crate::graph::EdgeKind;
 
 /// The schema version this cairn writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Stored fields of a node, besides its id.
 pub const NODE_FIELDS: &[&str] = &[
@@ -54,6 +54,11 @@ fn version_1() -> String {
     sql
 }
 
+/// Version 2: the mined commit history (one row per commit in the window).
+fn version_2() -> String {
+    "DEFINE TABLE IF NOT EXISTS commit SCHEMALESS;".to_string()
+}
+
 /// Brings a store's schema up to [`SCHEMA_VERSION`]; refuses a store from a newer cairn.
 pub async fn migrate(db: &Surreal<Db>, path: &Path) -> Result<(), StoreError> {
     let mut response = db
@@ -72,7 +77,7 @@ pub async fn migrate(db: &Surreal<Db>, path: &Path) -> Result<(), StoreError> {
     if found == SCHEMA_VERSION {
         return Ok(());
     }
-    let migrations: [(u32, fn() -> String); 1] = [(1, version_1)];
+    let migrations: [(u32, fn() -> String); 2] = [(1, version_1), (2, version_2)];
     for (version, sql) in migrations.iter().filter(|(v, _)| *v > found) {
         db.query(format!(
             "BEGIN TRANSACTION; {} UPSERT meta:schema SET version = {version}; COMMIT TRANSACTION;",

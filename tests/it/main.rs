@@ -7,4 +7,5 @@ mod incremental;
 mod indexing;
 mod mcp;
 mod memory;
+mod review;
 mod support;

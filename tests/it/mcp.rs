@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::TestRepo;
 
-async fn connect(repo: &TestRepo) -> RunningService<rmcp::RoleClient, ()> {
+pub async fn connect(repo: &TestRepo) -> RunningService<rmcp::RoleClient, ()> {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     command
         .arg("--repo")
@@ -20,7 +20,7 @@ async fn connect(repo: &TestRepo) -> RunningService<rmcp::RoleClient, ()> {
     ().serve(transport).await.expect("MCP handshake")
 }
 
-async fn call(
+pub async fn call(
     client: &RunningService<rmcp::RoleClient, ()>,
     tool: &'static str,
     args: Value,
@@ -34,7 +34,7 @@ async fn call(
         .expect("tool call answered")
 }
 
-fn text(result: &CallToolResult) -> String {
+pub fn text(result: &CallToolResult) -> String {
     result
         .content
         .iter()
@@ -58,14 +58,16 @@ async fn tools_answer_over_stdio() {
             "expand",
             "forget",
             "get_context",
+            "record_review",
             "remember",
+            "review_diff",
             "search_developer_memory",
             "search_project_memory"
         ]
     );
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotated");
-        let writes = ["remember", "forget"].contains(&tool.name.as_ref());
+        let writes = ["remember", "forget", "record_review"].contains(&tool.name.as_ref());
         assert_eq!(annotations.read_only_hint, Some(!writes), "{}", tool.name);
         assert!(
             tool.description.as_ref().unwrap().len() < 200,

@@ -96,6 +96,34 @@ impl TestRepo {
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
     }
 
+    /// Commits everything as `name <email>`, `days_ago` days back.
+    pub fn commit_as(&self, message: &str, name: &str, email: &str, days_ago: i64) {
+        self.git(&["add", "-A"]);
+        let when = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+            - days_ago * 86_400;
+        let date = format!("{when} +0000");
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(self.path())
+            .args(["commit", "-q", "--allow-empty", "-m", message])
+            .env("GIT_AUTHOR_NAME", name)
+            .env("GIT_AUTHOR_EMAIL", email)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email)
+            .env("GIT_COMMITTER_DATE", &date)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "git commit: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
     /// A `cairn` command for this repository and data directory.
     pub fn cairn_command(&self, data_dir: &Path) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));

@@ -1,0 +1,428 @@
+//! Git through gix (no `git` process, no parsing of its text output): the change between two
+//! revisions or in the working tree, file contents at a revision, authors through the
+//! mailmap, and the commit history mined for experts, fix-prone files and co-change.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+
+use super::diff::{self, ChangeKind, FileChange};
+use super::history::CommitInfo;
+
+/// A git failure, named by what was being done.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("{0} is not a git repository: {1}")]
+    NotARepository(String, String),
+    #[error("unknown revision `{0}`: {1}")]
+    UnknownRevision(String, String),
+    #[error("git: {doing}: {message}")]
+    Failed { doing: String, message: String },
+}
+
+fn failed(doing: &str) -> impl Fn(Box<dyn std::error::Error + Send + Sync>) -> GitError + '_ {
+    move |e| GitError::Failed {
+        doing: doing.to_string(),
+        message: e.to_string(),
+    }
+}
+
+macro_rules! git {
+    ($expr:expr, $doing:expr) => {
+        $expr.map_err(|e| failed($doing)(Box::new(e)))
+    };
+}
+
+/// Largest file read whole for a review (bigger ones are treated as binary).
+const MAX_BLOB_BYTES: usize = 4 * 1024 * 1024;
+
+/// An open repository.
+pub struct Git {
+    repo: gix::Repository,
+}
+
+/// Text of a blob, or `None` for binary (NUL bytes, not UTF-8, too large).
+fn text_of(data: &[u8]) -> Option<String> {
+    if data.len() > MAX_BLOB_BYTES || data.contains(&0) {
+        return None;
+    }
+    String::from_utf8(data.to_vec()).ok()
+}
+
+/// What a file holds on one side of a change.
+enum Side {
+    Missing,
+    Binary,
+    Text(String),
+}
+
+impl Git {
+    pub fn open(root: &Path) -> Result<Git, GitError> {
+        let repo = gix::open(root)
+            .map_err(|e| GitError::NotARepository(root.display().to_string(), e.to_string()))?;
+        Ok(Git { repo })
+    }
+
+    /// The commit HEAD points at (`None` in a repository without commits).
+    pub fn head(&self) -> Option<String> {
+        self.repo.head_id().ok().map(|id| id.detach().to_string())
+    }
+
+    fn tree_of(&self, rev: &str) -> Result<gix::Tree<'_>, GitError> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|e| GitError::UnknownRevision(rev.to_string(), e.to_string()))?;
+        let object = git!(id.object(), "reading a revision")?;
+        object
+            .peel_to_tree()
+            .map_err(|e| GitError::UnknownRevision(rev.to_string(), e.to_string()))
+    }
+
+    fn blob_at(&self, tree: &gix::Tree<'_>, path: &str) -> Result<Side, GitError> {
+        let Some(entry) = git!(tree.lookup_entry_by_path(path), "looking up a path")? else {
+            return Ok(Side::Missing);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(Side::Missing);
+        }
+        let object = git!(entry.object(), "reading a file")?;
+        Ok(text_of(&object.data).map_or(Side::Binary, Side::Text))
+    }
+
+    fn blob(&self, id: &gix::oid) -> Result<Side, GitError> {
+        let object = git!(self.repo.find_object(id), "reading a file")?;
+        Ok(text_of(&object.data).map_or(Side::Binary, Side::Text))
+    }
+
+    /// The text of `path` at HEAD (`None` when absent or binary).
+    pub fn text_at_head(&self, path: &str) -> Option<String> {
+        let tree = self.repo.head_tree().ok()?;
+        match self.blob_at(&tree, path).ok()? {
+            Side::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The change from revision `base` to revision `head`, renames detected.
+    pub fn changes_between(&self, base: &str, head: &str) -> Result<Vec<FileChange>, GitError> {
+        let old = self.tree_of(base)?;
+        let new = self.tree_of(head)?;
+        let mut options = gix::diff::Options::default();
+        options
+            .track_path()
+            .track_rewrites(Some(gix::diff::Rewrites::default()));
+        let changes = git!(
+            self.repo
+                .diff_tree_to_tree(Some(&old), Some(&new), Some(options)),
+            "comparing trees"
+        )?;
+        use gix::object::tree::diff::ChangeDetached as C;
+        let mut out = Vec::new();
+        for change in changes {
+            let (kind, old_path, new_path, old_id, new_id) = match change {
+                C::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } if entry_mode.is_blob() => {
+                    (ChangeKind::Added, None, Some(location), None, Some(id))
+                }
+                C::Deletion {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } if entry_mode.is_blob() => {
+                    (ChangeKind::Deleted, Some(location), None, Some(id), None)
+                }
+                C::Modification {
+                    location,
+                    entry_mode,
+                    previous_id,
+                    id,
+                    ..
+                } if entry_mode.is_blob() => (
+                    ChangeKind::Modified,
+                    Some(location.clone()),
+                    Some(location),
+                    Some(previous_id),
+                    Some(id),
+                ),
+                C::Rewrite {
+                    source_location,
+                    source_id,
+                    location,
+                    id,
+                    entry_mode,
+                    copy,
+                    ..
+                } if entry_mode.is_blob() => (
+                    if copy {
+                        ChangeKind::Copied
+                    } else {
+                        ChangeKind::Renamed
+                    },
+                    Some(source_location),
+                    Some(location),
+                    Some(source_id),
+                    Some(id),
+                ),
+                _ => continue,
+            };
+            let old_side = match old_id {
+                Some(id) => self.blob(&id)?,
+                None => Side::Missing,
+            };
+            let new_side = match new_id {
+                Some(id) => self.blob(&id)?,
+                None => Side::Missing,
+            };
+            let old_path = old_path.map(|p| p.to_str_lossy().into_owned());
+            let new_path = new_path.map(|p| p.to_str_lossy().into_owned());
+            out.push(file_change(kind, old_path, new_path, old_side, new_side));
+        }
+        out.sort_by(|a, b| a.path().cmp(b.path()));
+        Ok(out)
+    }
+
+    /// The change from HEAD to the working tree, staged or not (untracked files left out,
+    /// as `git diff HEAD` does). Files staged as renames are reported as renames.
+    pub fn worktree_changes(&self, root: &Path) -> Result<Vec<FileChange>, GitError> {
+        let status = git!(
+            self.repo.status(gix::progress::Discard),
+            "reading the status"
+        )?;
+        let items = git!(
+            status
+                .untracked_files(gix::status::UntrackedFiles::None)
+                .into_iter(None),
+            "reading the status"
+        )?;
+        let mut paths: BTreeSet<String> = BTreeSet::new();
+        let mut renames: BTreeMap<String, String> = BTreeMap::new();
+        for item in items {
+            let item = git!(item, "reading the status")?;
+            if let gix::status::Item::TreeIndex(gix::diff::index::Change::Rewrite {
+                source_location,
+                location,
+                copy: false,
+                ..
+            }) = &item
+            {
+                renames.insert(
+                    location.to_str_lossy().into_owned(),
+                    source_location.to_str_lossy().into_owned(),
+                );
+            }
+            paths.insert(item.location().to_str_lossy().into_owned());
+        }
+        let head_tree = self.repo.head_tree().ok();
+        let mut out = Vec::new();
+        for path in paths {
+            let old_path = renames.get(&path).cloned().unwrap_or_else(|| path.clone());
+            let old_side = match &head_tree {
+                Some(tree) => self.blob_at(tree, &old_path)?,
+                None => Side::Missing,
+            };
+            let new_side = match std::fs::read(root.join(&path)) {
+                Ok(data) => text_of(&data).map_or(Side::Binary, Side::Text),
+                Err(_) => Side::Missing,
+            };
+            let kind = match (&old_side, &new_side) {
+                (Side::Missing, Side::Missing) => continue,
+                (Side::Missing, _) => ChangeKind::Added,
+                (_, Side::Missing) => ChangeKind::Deleted,
+                _ if old_path != path => ChangeKind::Renamed,
+                _ => ChangeKind::Modified,
+            };
+            if let (Side::Text(a), Side::Text(b)) = (&old_side, &new_side)
+                && diff::normalise_newlines(a) == diff::normalise_newlines(b)
+                && old_path == path
+            {
+                continue;
+            }
+            let (old_path, new_path) = match kind {
+                ChangeKind::Added => (None, Some(path)),
+                ChangeKind::Deleted => (Some(path), None),
+                _ => (Some(old_path), Some(path)),
+            };
+            out.push(file_change(kind, old_path, new_path, old_side, new_side));
+        }
+        // A staged rename also shows its source as deleted: keep the rename only.
+        let sources: HashSet<String> = renames.values().cloned().collect();
+        out.retain(|c| !(c.kind == ChangeKind::Deleted && sources.contains(c.path())));
+        Ok(out)
+    }
+
+    /// The author a review of the working tree is for: the configured user (email first).
+    pub fn configured_author(&self) -> Option<String> {
+        let author = self.repo.author()?.ok()?;
+        let email = author.email.to_str_lossy().trim().to_string();
+        if email.is_empty() {
+            let name = author.name.to_str_lossy().trim().to_string();
+            (!name.is_empty()).then_some(name)
+        } else {
+            Some(email)
+        }
+    }
+
+    /// The author of a revision, through the mailmap.
+    pub fn author_of(&self, rev: &str) -> Result<String, GitError> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|e| GitError::UnknownRevision(rev.to_string(), e.to_string()))?;
+        let commit = git!(id.object(), "reading a revision")?
+            .peel_to_commit()
+            .map_err(|e| GitError::UnknownRevision(rev.to_string(), e.to_string()))?;
+        let author = git!(commit.author(), "reading an author")?;
+        let resolved = self.repo.open_mailmap().resolve(author);
+        Ok(identity(
+            &resolved.name.to_string(),
+            &resolved.email.to_string(),
+        ))
+    }
+
+    /// Commits reachable from HEAD, newest first, at most `max_commits` of them; those in
+    /// `known` are listed by id only (their changes are not read again). Merge commits are
+    /// left out: their changes arrive with the commits they merge.
+    pub fn mine(&self, known: &HashSet<String>, max_commits: usize) -> Result<Mined, GitError> {
+        let mut mined = Mined::default();
+        let Ok(head) = self.repo.head_id() else {
+            return Ok(mined);
+        };
+        mined.head = Some(head.detach().to_string());
+        let mailmap = self.repo.open_mailmap();
+        let walk = git!(
+            head.ancestors()
+                .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                    gix::traverse::commit::simple::CommitTimeOrder::NewestFirst
+                ))
+                .all(),
+            "walking the history"
+        )?;
+        let mut state = gix::diff::tree::State::default();
+        for info in walk {
+            if mined.window.len() >= max_commits {
+                break;
+            }
+            let info = git!(info, "walking the history")?;
+            if info.parent_ids.len() > 1 {
+                continue;
+            }
+            let id = info.id.to_string();
+            mined.window.push(id.clone());
+            if known.contains(&id) {
+                continue;
+            }
+            let commit = git!(info.object(), "reading a commit")?;
+            let tree = git!(commit.tree(), "reading a commit's tree")?;
+            let parent_tree = match info.parent_ids.first() {
+                Some(parent) => {
+                    let parent = git!(self.repo.find_object(*parent), "reading a parent")?;
+                    Some(git!(
+                        git!(parent.try_into_commit(), "reading a parent")?.tree(),
+                        "reading a parent's tree"
+                    )?)
+                }
+                None => None,
+            };
+            let mut recorder = gix::diff::tree::Recorder::default();
+            let empty: &[u8] = &[];
+            let hash = self.repo.object_hash();
+            git!(
+                gix::diff::tree(
+                    gix::objs::TreeRefIter::from_bytes(
+                        parent_tree.as_ref().map_or(empty, |t| &t.data),
+                        hash
+                    ),
+                    gix::objs::TreeRefIter::from_bytes(&tree.data, hash),
+                    &mut state,
+                    &self.repo.objects,
+                    &mut recorder,
+                ),
+                "comparing a commit with its parent"
+            )?;
+            use gix::diff::tree::recorder::Change as R;
+            let mut files: Vec<String> = recorder
+                .records
+                .into_iter()
+                .filter_map(|change| match change {
+                    R::Addition {
+                        entry_mode, path, ..
+                    }
+                    | R::Deletion {
+                        entry_mode, path, ..
+                    }
+                    | R::Modification {
+                        entry_mode, path, ..
+                    } if entry_mode.is_blob() => Some(path.to_str_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect();
+            files.sort();
+            files.dedup();
+            let author = git!(commit.author(), "reading an author")?;
+            let resolved = mailmap.resolve(author);
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            let summary = message
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            mined.commits.push(CommitInfo {
+                id,
+                time: info.commit_time.unwrap_or(resolved.time.seconds),
+                author: identity(&resolved.name.to_string(), &resolved.email.to_string()),
+                name: resolved.name.to_string(),
+                summary: crate::extract::truncate(&summary, 120),
+                fix: super::history::is_fix(&message),
+                files,
+            });
+        }
+        Ok(mined)
+    }
+}
+
+/// How a developer is named: the email (lowercase) when there is one, else the name.
+pub fn identity(name: &str, email: &str) -> String {
+    let email = email.trim().to_lowercase();
+    if email.is_empty() {
+        name.trim().to_string()
+    } else {
+        email
+    }
+}
+
+/// What a history walk found.
+#[derive(Debug, Default)]
+pub struct Mined {
+    pub head: Option<String>,
+    /// Ids of the commits in the window, newest first.
+    pub window: Vec<String>,
+    /// Commits read this walk (those not already known).
+    pub commits: Vec<CommitInfo>,
+}
+
+fn file_change(
+    kind: ChangeKind,
+    old_path: Option<String>,
+    new_path: Option<String>,
+    old: Side,
+    new: Side,
+) -> FileChange {
+    match (old, new) {
+        (Side::Binary, _) | (_, Side::Binary) => diff::binary(kind, old_path, new_path),
+        (old, new) => {
+            let text = |s: Side| match s {
+                Side::Text(t) => Some(t),
+                _ => None,
+            };
+            diff::between(kind, old_path, new_path, text(old), text(new))
+        }
+    }
+}

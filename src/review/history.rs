@@ -1,0 +1,287 @@
+//! What the commit history says about files: who knows them (authors weighted by recency and
+//! number of commits), which ones attract fixes and reverts, and which change together.
+//! Pure: commits come from `git::Git::mine` (and the store, which keeps the mined window).
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Commits are looked at this far back by default.
+pub const DEFAULT_MAX_COMMITS: usize = 2_000;
+/// Commits touching more files than this are left out of co-change (mass renames, reformats).
+pub const MAX_COCHANGE_FILES: usize = 30;
+/// Half-life of a commit's weight in expertise, in days.
+const EXPERTISE_HALF_LIFE_DAYS: f64 = 180.0;
+
+/// One commit, as mined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitInfo {
+    pub id: String,
+    /// Seconds since the epoch (commit time).
+    pub time: i64,
+    /// The author's identity after the mailmap: email, or name without one.
+    pub author: String,
+    pub name: String,
+    pub summary: String,
+    /// The message speaks of a fix, bug, regression or revert.
+    pub fix: bool,
+    pub files: Vec<String>,
+}
+
+/// Whether a commit message reads as a fix or a revert.
+pub fn is_fix(message: &str) -> bool {
+    static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(fix(es|ed|ing)?|bug(fix)?s?|hotfix|revert(s|ed)?|regression|crash(es|ed)?)\b",
+        )
+        .expect("valid pattern")
+    });
+    WORDS.is_match(message)
+}
+
+/// Someone who knows a file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Expert {
+    pub author: String,
+    pub name: String,
+    pub commits: usize,
+    /// Commits weighted by recency (half-life 180 days).
+    pub weight: f64,
+    /// Seconds since the epoch of their last commit to the file.
+    pub last: i64,
+}
+
+/// A file that usually changes with another.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CoChange {
+    pub path: String,
+    /// Commits that changed both.
+    pub support: usize,
+    /// Share of the file's commits that also changed the partner.
+    pub confidence: f64,
+}
+
+/// A file's history of fixes.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FixHistory {
+    pub commits: usize,
+    pub fixes: usize,
+    /// Fix share of this file over the repository's.
+    pub lift: f64,
+}
+
+/// The mined window of history, indexed by file.
+#[derive(Debug, Default)]
+pub struct History {
+    /// Newest first.
+    pub commits: Vec<CommitInfo>,
+    by_file: HashMap<String, Vec<usize>>,
+    fix_share: f64,
+}
+
+impl History {
+    pub fn new(mut commits: Vec<CommitInfo>) -> History {
+        commits.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.id.cmp(&b.id)));
+        let mut by_file: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, commit) in commits.iter().enumerate() {
+            for file in &commit.files {
+                by_file.entry(file.clone()).or_default().push(i);
+            }
+        }
+        let fixes = commits.iter().filter(|c| c.fix).count();
+        let fix_share = if commits.is_empty() {
+            0.0
+        } else {
+            fixes as f64 / commits.len() as f64
+        };
+        History {
+            commits,
+            by_file,
+            fix_share,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.commits.is_empty()
+    }
+
+    fn of(&self, path: &str) -> impl Iterator<Item = &CommitInfo> {
+        self.by_file
+            .get(path)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.commits[i])
+    }
+
+    /// Commits that changed `path`, newest first.
+    pub fn commits_of(&self, path: &str) -> Vec<&CommitInfo> {
+        self.of(path).collect()
+    }
+
+    /// Authors of `path` by recency-weighted commit count, best first.
+    pub fn experts(&self, path: &str, now: i64, limit: usize) -> Vec<Expert> {
+        let mut by_author: HashMap<&str, Expert> = HashMap::new();
+        for commit in self.of(path) {
+            let age_days = ((now - commit.time).max(0)) as f64 / 86_400.0;
+            let weight = 0.5f64.powf(age_days / EXPERTISE_HALF_LIFE_DAYS);
+            let expert = by_author
+                .entry(commit.author.as_str())
+                .or_insert_with(|| Expert {
+                    author: commit.author.clone(),
+                    name: commit.name.clone(),
+                    commits: 0,
+                    weight: 0.0,
+                    last: commit.time,
+                });
+            expert.commits += 1;
+            expert.weight += weight;
+            expert.last = expert.last.max(commit.time);
+        }
+        let mut experts: Vec<Expert> = by_author.into_values().collect();
+        for e in &mut experts {
+            e.weight = (e.weight * 100.0).round() / 100.0;
+        }
+        experts.sort_by(|a, b| {
+            b.weight
+                .total_cmp(&a.weight)
+                .then_with(|| b.commits.cmp(&a.commits))
+                .then_with(|| a.author.cmp(&b.author))
+        });
+        experts.truncate(limit);
+        experts
+    }
+
+    /// How often `path` was fixed, against the repository's usual share of fix commits
+    /// (projects that name every ticket "Fixed #…" have a high baseline).
+    pub fn fixes(&self, path: &str) -> Option<FixHistory> {
+        let commits: Vec<&CommitInfo> = self.of(path).collect();
+        if commits.is_empty() {
+            return None;
+        }
+        let fixes = commits.iter().filter(|c| c.fix).count();
+        let share = fixes as f64 / commits.len() as f64;
+        let lift = if self.fix_share > 0.0 {
+            share / self.fix_share
+        } else {
+            0.0
+        };
+        Some(FixHistory {
+            commits: commits.len(),
+            fixes,
+            lift: (lift * 100.0).round() / 100.0,
+        })
+    }
+
+    /// Whether `path` attracts fixes: at least three, and a fix share well above the norm.
+    pub fn is_fix_prone(&self, path: &str) -> Option<FixHistory> {
+        self.fixes(path)
+            .filter(|f| f.fixes >= 3 && (f.lift >= 1.5 || self.fix_share == 0.0))
+    }
+
+    /// Files that changed together with `path` in at least `min_support` commits and in at
+    /// least `min_confidence` of its commits, strongest first.
+    pub fn co_changes(&self, path: &str, min_support: usize, min_confidence: f64) -> Vec<CoChange> {
+        let mut counted = 0usize;
+        let mut together: HashMap<&str, usize> = HashMap::new();
+        for commit in self.of(path) {
+            if commit.files.len() > MAX_COCHANGE_FILES {
+                continue;
+            }
+            counted += 1;
+            for other in &commit.files {
+                if other != path {
+                    *together.entry(other.as_str()).or_default() += 1;
+                }
+            }
+        }
+        let mut out: Vec<CoChange> = together
+            .into_iter()
+            .filter(|(_, n)| *n >= min_support)
+            .map(|(p, n)| CoChange {
+                path: p.to_string(),
+                support: n,
+                confidence: ((n as f64 / counted.max(1) as f64) * 100.0).round() / 100.0,
+            })
+            .filter(|c| c.confidence >= min_confidence)
+            .collect();
+        out.sort_by(|a, b| {
+            b.support
+                .cmp(&a.support)
+                .then_with(|| b.confidence.total_cmp(&a.confidence))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(id: &str, days_ago: i64, author: &str, summary: &str, files: &[&str]) -> CommitInfo {
+        CommitInfo {
+            id: id.to_string(),
+            time: 1_000_000_000 - days_ago * 86_400,
+            author: author.to_string(),
+            name: author.to_string(),
+            summary: summary.to_string(),
+            fix: is_fix(summary),
+            files: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn fixes_are_recognised_by_their_words() {
+        assert!(is_fix("Fix crash in dispatch"));
+        assert!(is_fix("Revert \"Add cache\""));
+        assert!(is_fix("bugfix: off by one"));
+        assert!(!is_fix("Add prefix support"));
+        assert!(!is_fix("Refactor the suffixes"));
+    }
+
+    #[test]
+    fn experts_cochange_and_fix_proneness() {
+        let now = 1_000_000_000;
+        let history = History::new(vec![
+            commit("1", 400, "old@x", "Add models", &["models.py", "views.py"]),
+            commit(
+                "2",
+                300,
+                "old@x",
+                "Tweak models",
+                &["models.py", "views.py"],
+            ),
+            commit(
+                "3",
+                10,
+                "new@x",
+                "Fix models bug",
+                &["models.py", "views.py"],
+            ),
+            commit("4", 5, "new@x", "Fix models again", &["models.py"]),
+            commit(
+                "5",
+                2,
+                "new@x",
+                "Fix crash in models",
+                &["models.py", "urls.py"],
+            ),
+            commit("6", 1, "other@x", "Add docs", &["README.md"]),
+            commit("7", 1, "other@x", "Add more docs", &["README.md"]),
+            commit("8", 1, "other@x", "Add docs index", &["docs.md"]),
+        ]);
+        let experts = history.experts("models.py", now, 5);
+        assert_eq!(experts[0].author, "new@x", "recent work weighs more");
+        assert_eq!(experts[0].commits, 3);
+        assert_eq!(experts[1].commits, 2);
+        let partners = history.co_changes("models.py", 2, 0.3);
+        assert_eq!(partners.len(), 1);
+        assert_eq!(partners[0].path, "views.py");
+        assert_eq!(partners[0].support, 3);
+        assert!((partners[0].confidence - 0.6).abs() < 1e-9);
+        assert!(history.is_fix_prone("models.py").is_some());
+        assert!(history.is_fix_prone("README.md").is_none());
+        assert!(history.fixes("nowhere.py").is_none());
+    }
+}

@@ -1,0 +1,799 @@
+//! `review_diff`: a hunk-precise briefing for a change. Which symbols the hunks touch (on
+//! both sides of the change), who depends on them, which tests reach them, what side effects
+//! the change adds or drops, what history and the team's memories say about these files.
+//!
+//! `analyse` is pure (changes + graph in, per-file findings out); the caller gathers memories
+//! and history for what it found, and `briefing::render` writes the answer within a budget.
+
+pub mod briefing;
+pub mod diff;
+pub mod git;
+pub mod history;
+pub mod outcome;
+
+use std::collections::{BTreeSet, HashMap};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::context::nearest_dependents;
+use crate::extract::{self, FileExtract, Symbol};
+use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
+use crate::languages::Registry;
+pub use diff::{ChangeKind, DiffError, FileChange};
+
+/// How a symbol changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SymbolChangeKind {
+    Added,
+    Removed,
+    Modified,
+}
+
+impl SymbolChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolChangeKind::Added => "added",
+            SymbolChangeKind::Removed => "removed",
+            SymbolChangeKind::Modified => "modified",
+        }
+    }
+}
+
+/// A caller or importer with the lines of the use.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Use {
+    pub id: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<u32>,
+}
+
+/// A changed symbol and what depends on it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SymbolChange {
+    /// `path::Qual.name`, the graph's id.
+    pub id: String,
+    pub kind: String,
+    pub change: SymbolChangeKind,
+    /// Its lines on the side it lives on (new side; old side for a removal).
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Changed lines inside it (new side; old side for removed lines).
+    pub added_lines: Vec<u32>,
+    pub removed_lines: Vec<u32>,
+    /// Whether the indexed graph has it (a new symbol is not indexed yet).
+    pub indexed: bool,
+    /// Resolved callers, with call-site lines.
+    pub callers: Vec<Use>,
+    pub importers: Vec<Use>,
+    pub subclasses: Vec<Use>,
+    /// Nodes a change here can reach (from the index).
+    pub reach: u32,
+    /// The highest-ranked few of the nearest dependents.
+    pub top_dependents: Vec<String>,
+    /// Side-effect categories the change adds to or removes from the symbol.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects_added: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects_removed: Vec<String>,
+    #[serde(skip)]
+    pub name: String,
+    /// Changed lines as `+`/`-` text, for the briefing.
+    #[serde(skip)]
+    pub diff_lines: Vec<String>,
+}
+
+/// One changed file and its symbols.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileReport {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub change: ChangeKind,
+    pub added: usize,
+    pub removed: usize,
+    pub binary: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    pub indexed: bool,
+    pub symbols: Vec<SymbolChange>,
+    /// Changed lines outside any definition (imports, module code), new side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub module_lines: Vec<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects_added: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects_removed: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub module_diff: Vec<String>,
+}
+
+/// A test to run, and why.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TestToRun {
+    /// The test file (or test symbol, when it asserts on a changed symbol directly).
+    pub id: String,
+    /// `asserts_on`, `calls`, or `reaches` (through imports and calls).
+    pub how: String,
+    /// Changed symbols it covers.
+    pub covers: Vec<String>,
+    /// Lines of the test file that name a changed symbol.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<u32>,
+    #[serde(skip)]
+    distance: usize,
+}
+
+/// Changed code that no test reaches.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Untested {
+    pub id: String,
+    pub reason: String,
+}
+
+/// What analysis of the diff found, before memories and history are added.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    pub files: Vec<FileReport>,
+    pub tests: Vec<TestToRun>,
+    pub untested: Vec<Untested>,
+    pub notes: Vec<String>,
+}
+
+impl Analysis {
+    /// Repository paths the change touches (both sides of renames).
+    pub fn paths(&self) -> Vec<String> {
+        let mut paths: BTreeSet<String> = BTreeSet::new();
+        for f in &self.files {
+            paths.insert(f.path.clone());
+            if let Some(old) = &f.old_path {
+                paths.insert(old.clone());
+            }
+        }
+        paths.into_iter().collect()
+    }
+
+    /// Changed symbols' ids.
+    pub fn symbol_ids(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .flat_map(|f| f.symbols.iter().map(|s| s.id.clone()))
+            .collect()
+    }
+
+    /// Words for a memory search: changed symbol names and file names.
+    pub fn query_text(&self) -> String {
+        let mut words: Vec<String> = Vec::new();
+        for f in &self.files {
+            words.push(f.path.clone());
+            for s in &f.symbols {
+                words.push(s.name.clone());
+            }
+        }
+        words.dedup();
+        words.join(" ")
+    }
+}
+
+/// Brings the stored commit history up to HEAD: reads only commits not stored yet and drops
+/// those that left the window. Returns (commits in the window, commits read).
+pub async fn refresh_history(
+    repo: &crate::config::Repo,
+    store: &crate::storage::Store,
+) -> anyhow::Result<(usize, usize)> {
+    let (stored, head) = store.load_history().await?;
+    let git = git::Git::open(&repo.root)?;
+    let current = git.head();
+    if current.is_some() && current == head {
+        return Ok((stored.len(), 0));
+    }
+    let known: std::collections::HashSet<String> = stored.iter().map(|c| c.id.clone()).collect();
+    let mined = git.mine(&known, repo.settings.history.max_commits)?;
+    let window: std::collections::HashSet<&str> = mined.window.iter().map(String::as_str).collect();
+    let dropped: Vec<String> = known
+        .iter()
+        .filter(|id| !window.contains(id.as_str()))
+        .cloned()
+        .collect();
+    store
+        .write_history(&mined.commits, &dropped, mined.head.as_deref())
+        .await?;
+    Ok((mined.window.len(), mined.commits.len()))
+}
+
+/// How many test files a review reads to find the lines that name a changed symbol.
+const MENTION_READS: usize = 200;
+/// How many of the nearest dependents are walked per symbol.
+const RADIUS_WALK: usize = 3_000;
+/// Changed lines shown per symbol.
+pub const DIFF_LINES_SHOWN: usize = 12;
+
+/// Reads a repository file's text (for test mentions).
+pub type FileReader<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Maps every change onto symbols, dependents and tests.
+pub fn analyse(
+    changes: &[FileChange],
+    graph: &Graph,
+    rank: &dyn Fn(&str) -> f64,
+    read: FileReader,
+) -> Analysis {
+    let registry = Registry::get();
+    let mut analysis = Analysis::default();
+    for change in changes {
+        analysis
+            .files
+            .push(analyse_file(change, graph, registry, rank));
+    }
+    tests_for(&mut analysis, graph, read);
+    analysis
+}
+
+/// A touched symbol: qualname, how it changed, the symbol on its side, added and removed lines.
+type Touched = (String, SymbolChangeKind, Symbol, Vec<u32>, Vec<u32>);
+
+fn analyse_file(
+    change: &FileChange,
+    graph: &Graph,
+    registry: &Registry,
+    rank: &dyn Fn(&str) -> f64,
+) -> FileReport {
+    let path = change.path().to_string();
+    let language = registry.for_path(&path);
+    let mut report = FileReport {
+        path: path.clone(),
+        old_path: change
+            .old_path
+            .clone()
+            .filter(|old| change.new_path.as_deref() != Some(old.as_str())),
+        change: change.kind,
+        added: change.added_count(),
+        removed: change.removed_count(),
+        binary: change.binary,
+        language: language.map(|l| l.name.clone()),
+        indexed: graph.node(&path).is_some()
+            || change
+                .old_path
+                .as_deref()
+                .is_some_and(|p| graph.node(p).is_some()),
+        symbols: Vec::new(),
+        module_lines: Vec::new(),
+        effects_added: Vec::new(),
+        effects_removed: Vec::new(),
+        notes: Vec::new(),
+        module_diff: Vec::new(),
+    };
+    if change.binary {
+        report
+            .notes
+            .push("binary file: no lines to map".to_string());
+        return report;
+    }
+    let Some(language) = language else {
+        if !change.hunks.is_empty() {
+            report
+                .notes
+                .push("not a language cairn parses: changed lines only".to_string());
+        }
+        report.module_lines = change.added().map(|(n, _)| n).collect();
+        report.module_diff = diff_lines(change, None, None);
+        return report;
+    };
+    if !report.indexed {
+        report
+            .notes
+            .push("not in the index (new, ignored or not indexed yet)".to_string());
+    }
+
+    // The texts on both sides: from git or the working tree; a pasted diff of a file whose
+    // content is not at hand is mapped by line numbers onto the indexed symbols.
+    let old_path = change.old_path.as_deref().unwrap_or(&path);
+    let old_extract = change
+        .old_text
+        .as_deref()
+        .map(|t| extract::extract(language, t));
+    let new_extract = change
+        .new_text
+        .as_deref()
+        .map(|t| extract::extract(language, t));
+    let indexed_symbols = |p: &str| -> Vec<Symbol> { symbols_from_graph(graph, p) };
+    let old_symbols: Vec<Symbol> = match (&old_extract, change.kind) {
+        (Some(x), _) => x.symbols.clone(),
+        (None, ChangeKind::Added) => Vec::new(),
+        (None, _) => indexed_symbols(old_path),
+    };
+    let new_symbols: Vec<Symbol> = match (&new_extract, change.kind) {
+        (Some(x), _) => x.symbols.clone(),
+        (None, ChangeKind::Deleted) => Vec::new(),
+        (None, _) => indexed_symbols(&path),
+    };
+    if (change.old_text.is_none() && change.kind != ChangeKind::Added)
+        || (change.new_text.is_none() && change.kind != ChangeKind::Deleted)
+    {
+        report.notes.push(
+            "file content not at hand: symbols mapped by line numbers from the index".to_string(),
+        );
+    }
+
+    let old_names: HashMap<&str, usize> = old_symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.qualname.as_str(), i))
+        .collect();
+    let new_names: HashMap<&str, usize> = new_symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.qualname.as_str(), i))
+        .collect();
+
+    // qualname → (change, symbol on its side, added lines, removed lines)
+    let mut touched: Vec<Touched> = Vec::new();
+    let mut touch = |qualname: &str,
+                     kind: SymbolChangeKind,
+                     symbol: &Symbol,
+                     added: Option<u32>,
+                     removed: Option<u32>| {
+        let entry = match touched.iter_mut().find(|t| t.0 == qualname) {
+            Some(entry) => entry,
+            None => {
+                touched.push((
+                    qualname.to_string(),
+                    kind,
+                    symbol.clone(),
+                    Vec::new(),
+                    Vec::new(),
+                ));
+                touched.last_mut().expect("just pushed")
+            }
+        };
+        entry.3.extend(added);
+        entry.4.extend(removed);
+    };
+    let mut module_added: Vec<u32> = Vec::new();
+    let mut module_removed: Vec<u32> = Vec::new();
+    for (line, _) in change.added() {
+        match innermost(&new_symbols, line) {
+            Some(i) => {
+                let symbol = &new_symbols[i];
+                let kind = if old_names.contains_key(symbol.qualname.as_str()) {
+                    SymbolChangeKind::Modified
+                } else {
+                    SymbolChangeKind::Added
+                };
+                touch(&symbol.qualname, kind, symbol, Some(line), None);
+            }
+            None => module_added.push(line),
+        }
+    }
+    for (line, _) in change.removed() {
+        match innermost(&old_symbols, line) {
+            Some(i) => {
+                let symbol = &old_symbols[i];
+                match new_names.get(symbol.qualname.as_str()) {
+                    Some(&j) => touch(
+                        &symbol.qualname,
+                        SymbolChangeKind::Modified,
+                        &new_symbols[j],
+                        None,
+                        Some(line),
+                    ),
+                    None => touch(
+                        &symbol.qualname,
+                        SymbolChangeKind::Removed,
+                        symbol,
+                        None,
+                        Some(line),
+                    ),
+                }
+            }
+            None => module_removed.push(line),
+        }
+    }
+
+    // Side effects per symbol, before and after, from a build of the file on its own (the
+    // categories come from external modules and calls, which need no other file).
+    let effects = |extract: &Option<FileExtract>, p: &str| -> HashMap<String, Vec<String>> {
+        let Some(extract) = extract else {
+            return HashMap::new();
+        };
+        let file = SourceFile {
+            path: p.to_string(),
+            language: language.name.clone(),
+            hash: String::new(),
+            size: 0,
+            last_change: 0,
+            is_test: language.is_test_path(p),
+            extract: extract.clone(),
+        };
+        let (alone, _) = graph::build(&[file], &[]);
+        alone
+            .nodes
+            .into_iter()
+            .filter(|n| n.kind != NodeKind::External)
+            .map(|n| {
+                let key =
+                    n.id.strip_prefix(&format!("{p}::"))
+                        .unwrap_or_default()
+                        .to_string();
+                (key, n.side_effects)
+            })
+            .collect()
+    };
+    let before = effects(&old_extract, old_path);
+    let after = effects(&new_extract, &path);
+    let delta = |key: &str| -> (Vec<String>, Vec<String>) {
+        let empty = Vec::new();
+        let b = before.get(key).unwrap_or(&empty);
+        let a = after.get(key).unwrap_or(&empty);
+        (
+            a.iter().filter(|c| !b.contains(c)).cloned().collect(),
+            b.iter().filter(|c| !a.contains(c)).cloned().collect(),
+        )
+    };
+    if !before.is_empty() || !after.is_empty() {
+        let (added, removed) = delta("");
+        report.effects_added = added;
+        report.effects_removed = removed;
+    }
+
+    if !module_added.is_empty() || !module_removed.is_empty() {
+        report.module_diff = diff_lines(change, Some(&module_added), Some(&module_removed));
+        // New-side lines, and for pure deletions the line they happened at.
+        report.module_lines = module_added;
+        if report.module_lines.is_empty() {
+            report.module_lines = module_removed;
+        }
+    }
+
+    for (qualname, kind, symbol, mut added, mut removed) in touched {
+        added.sort_unstable();
+        added.dedup();
+        removed.sort_unstable();
+        removed.dedup();
+        let side_path = if kind == SymbolChangeKind::Removed {
+            old_path
+        } else {
+            &path
+        };
+        let id = graph::symbol_id(side_path, &qualname);
+        let node = graph.node(&id);
+        let (effects_added, effects_removed) = match kind {
+            SymbolChangeKind::Modified => delta(&qualname),
+            SymbolChangeKind::Added => (
+                after.get(&qualname).cloned().unwrap_or_default(),
+                Vec::new(),
+            ),
+            SymbolChangeKind::Removed => (
+                Vec::new(),
+                before.get(&qualname).cloned().unwrap_or_default(),
+            ),
+        };
+        let mut entry = SymbolChange {
+            id: id.clone(),
+            kind: symbol.kind.as_str().to_string(),
+            change: kind,
+            start_line: symbol.start_line,
+            end_line: symbol.end_line,
+            diff_lines: diff_lines(change, Some(&added), Some(&removed)),
+            added_lines: added,
+            removed_lines: removed,
+            indexed: node.is_some(),
+            callers: Vec::new(),
+            importers: Vec::new(),
+            subclasses: Vec::new(),
+            reach: node.map_or(0, |n| n.reach),
+            top_dependents: Vec::new(),
+            effects_added,
+            effects_removed,
+            name: symbol.name.clone(),
+        };
+        if node.is_some() {
+            let uses = |kind: EdgeKind| -> Vec<Use> {
+                let mut uses: Vec<Use> = graph
+                    .incoming(&id)
+                    .filter(|e| e.kind == kind)
+                    .map(|e| Use {
+                        id: e.src.clone(),
+                        kind: graph
+                            .node(&e.src)
+                            .map_or("unknown", |n| n.kind.as_str())
+                            .to_string(),
+                        lines: e.lines.clone(),
+                    })
+                    .collect();
+                uses.sort_by(|a, b| rank(&b.id).total_cmp(&rank(&a.id)).then(a.id.cmp(&b.id)));
+                uses
+            };
+            entry.callers = uses(EdgeKind::Calls);
+            entry.importers = uses(EdgeKind::Imports);
+            entry.subclasses = uses(EdgeKind::Inherits);
+            let mut dependents: Vec<(f64, &str)> = nearest_dependents(graph, &id, RADIUS_WALK)
+                .into_iter()
+                .filter(|d| {
+                    graph
+                        .node(d)
+                        .is_some_and(|n| !n.is_test && n.path != path && n.kind.is_symbol())
+                })
+                .map(|d| (rank(d), d))
+                .collect();
+            dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+            entry.top_dependents = dependents
+                .iter()
+                .take(5)
+                .map(|(_, d)| d.to_string())
+                .collect();
+        }
+        report.symbols.push(entry);
+    }
+    report.symbols.sort_by_key(|s| (s.start_line, s.id.clone()));
+    report
+}
+
+/// The changed lines as `+L12 text` / `-L9 text`, limited to the given lines when asked.
+fn diff_lines(change: &FileChange, added: Option<&[u32]>, removed: Option<&[u32]>) -> Vec<String> {
+    let mut out = Vec::new();
+    for hunk in &change.hunks {
+        for line in &hunk.lines {
+            let keep = match line.op {
+                '+' => line
+                    .new
+                    .is_some_and(|n| added.is_none_or(|a| a.contains(&n))),
+                '-' => line
+                    .old
+                    .is_some_and(|n| removed.is_none_or(|r| r.contains(&n))),
+                _ => false,
+            };
+            if keep {
+                let number = if line.op == '+' { line.new } else { line.old };
+                out.push(format!(
+                    "{}L{} {}",
+                    line.op,
+                    number.unwrap_or_default(),
+                    extract::truncate(line.text.trim_end(), 160)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The innermost symbol whose lines hold `line`.
+fn innermost(symbols: &[Symbol], line: u32) -> Option<usize> {
+    symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.start_line <= line && line <= s.end_line)
+        .min_by_key(|(_, s)| (s.end_line - s.start_line, std::cmp::Reverse(s.start_line)))
+        .map(|(i, _)| i)
+}
+
+/// A file's symbols as the index has them (for diffs whose text is not at hand).
+fn symbols_from_graph(graph: &Graph, path: &str) -> Vec<Symbol> {
+    let prefix = format!("{path}::");
+    graph
+        .nodes
+        .iter()
+        .filter(|n| n.path == path && n.kind.is_symbol())
+        .filter_map(|n| {
+            let qualname = n.id.strip_prefix(&prefix)?.to_string();
+            Some(Symbol {
+                kind: match n.kind {
+                    NodeKind::Class => extract::SymbolKind::Class,
+                    NodeKind::Method => extract::SymbolKind::Method,
+                    NodeKind::Interface => extract::SymbolKind::Interface,
+                    NodeKind::Type => extract::SymbolKind::Type,
+                    NodeKind::Enum => extract::SymbolKind::Enum,
+                    NodeKind::Constant => extract::SymbolKind::Constant,
+                    _ => extract::SymbolKind::Function,
+                },
+                name: n.name.clone(),
+                qualname,
+                start_line: n.start_line,
+                end_line: n.end_line,
+                signature: n.signature.clone().unwrap_or_default(),
+                doc: None,
+                parent: None,
+            })
+        })
+        .collect()
+}
+
+/// Tests that reach the changed symbols (or their files, for module-level changes), nearest
+/// first; tests whose text names a changed symbol rank above those that only import it.
+fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
+    let mut tests: HashMap<String, TestToRun> = HashMap::new();
+    let mut reached_by_any: HashMap<String, bool> = HashMap::new();
+    let mut names: HashMap<String, String> = HashMap::new();
+    for file in &analysis.files {
+        let mut starts: Vec<(String, String)> = file
+            .symbols
+            .iter()
+            .filter(|s| s.indexed && s.change != SymbolChangeKind::Removed)
+            .map(|s| (s.id.clone(), s.name.clone()))
+            .collect();
+        if !file.module_lines.is_empty() && graph.node(&file.path).is_some() {
+            starts.push((file.path.clone(), String::new()));
+        }
+        for s in &file.symbols {
+            names.insert(s.id.clone(), s.name.clone());
+        }
+        for (id, _) in starts {
+            let mut found = false;
+            // Tests asserting on it directly.
+            for edge in graph
+                .incoming(&id)
+                .filter(|e| e.kind == EdgeKind::AssertsOn)
+            {
+                found = true;
+                let test = tests.entry(edge.src.clone()).or_insert_with(|| TestToRun {
+                    id: edge.src.clone(),
+                    how: "asserts_on".to_string(),
+                    covers: Vec::new(),
+                    mentions: Vec::new(),
+                    distance: 0,
+                });
+                test.covers.push(id.clone());
+            }
+            // Test symbols calling it, then test files anywhere in its radius.
+            for edge in graph.incoming(&id).filter(|e| e.kind == EdgeKind::Calls) {
+                if graph.node(&edge.src).is_some_and(|n| n.is_test) {
+                    found = true;
+                    let file_id = graph
+                        .node(&edge.src)
+                        .map(|n| n.path.clone())
+                        .unwrap_or_default();
+                    let test = tests.entry(file_id.clone()).or_insert_with(|| TestToRun {
+                        id: file_id,
+                        how: "calls".to_string(),
+                        covers: Vec::new(),
+                        mentions: Vec::new(),
+                        distance: 1,
+                    });
+                    if test.how == "reaches" {
+                        test.how = "calls".to_string();
+                    }
+                    test.distance = test.distance.min(1);
+                    test.mentions.extend(edge.lines.iter().copied());
+                    test.covers.push(id.clone());
+                }
+            }
+            for (distance, dep) in nearest_dependents(graph, &id, RADIUS_WALK)
+                .into_iter()
+                .enumerate()
+            {
+                let Some(node) = graph.node(dep) else {
+                    continue;
+                };
+                if !(node.is_test && node.kind == NodeKind::File) {
+                    continue;
+                }
+                found = true;
+                let test = tests.entry(node.id.clone()).or_insert_with(|| TestToRun {
+                    id: node.id.clone(),
+                    how: "reaches".to_string(),
+                    covers: Vec::new(),
+                    mentions: Vec::new(),
+                    distance: distance + 2,
+                });
+                test.distance = test.distance.min(distance + 2);
+                test.covers.push(id.clone());
+            }
+            reached_by_any.insert(id, found);
+        }
+    }
+    // Read the nearest test files for lines naming the changed symbols.
+    let mut ordered: Vec<TestToRun> = tests.into_values().collect();
+    ordered.sort_by(|a, b| a.distance.cmp(&b.distance).then(a.id.cmp(&b.id)));
+    for test in ordered.iter_mut().take(MENTION_READS) {
+        test.covers.sort();
+        test.covers.dedup();
+        let wanted: Vec<&str> = test
+            .covers
+            .iter()
+            .filter_map(|c| names.get(c).map(String::as_str))
+            .filter(|n| n.len() >= 3)
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let path = graph
+            .node(&test.id)
+            .map_or(test.id.as_str(), |n| n.path.as_str());
+        if let Some(text) = read(path) {
+            for (i, line) in text.lines().enumerate() {
+                if wanted.iter().any(|w| mentions(line, w)) {
+                    test.mentions.push(i as u32 + 1);
+                }
+            }
+        }
+        test.mentions.sort_unstable();
+        test.mentions.dedup();
+    }
+    ordered.sort_by(|a, b| {
+        let named = |t: &TestToRun| t.how == "asserts_on" || !t.mentions.is_empty();
+        named(b)
+            .cmp(&named(a))
+            .then(b.covers.len().cmp(&a.covers.len()))
+            .then(a.distance.cmp(&b.distance))
+            .then(a.id.cmp(&b.id))
+    });
+    analysis.tests = ordered;
+
+    for file in &analysis.files {
+        for s in &file.symbols {
+            let reason = match s.change {
+                SymbolChangeKind::Removed => continue,
+                _ if !s.indexed => {
+                    "new since the last index: no test is known to reach it (run `cairn index`)"
+                        .to_string()
+                }
+                _ if reached_by_any.get(&s.id) == Some(&false) => {
+                    "no test calls it, asserts on it or reaches it through its dependents"
+                        .to_string()
+                }
+                _ => continue,
+            };
+            // A new symbol named by a test that reaches its file is not flagged.
+            if !s.indexed
+                && analysis
+                    .tests
+                    .iter()
+                    .any(|t| t.covers.contains(&file.path) && !t.mentions.is_empty())
+            {
+                continue;
+            }
+            analysis.untested.push(Untested {
+                id: s.id.clone(),
+                reason,
+            });
+        }
+    }
+}
+
+/// Whether `line` names `word` as a whole identifier.
+fn mentions(line: &str, word: &str) -> bool {
+    let bytes = line.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    line.match_indices(word).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + word.len()).copied();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_whole_identifiers_only() {
+        assert!(mentions("    app.dispatch_request()", "dispatch_request"));
+        assert!(!mentions(
+            "    app.full_dispatch_request()",
+            "dispatch_request"
+        ));
+        assert!(!mentions("dispatch_requests", "dispatch_request"));
+    }
+
+    #[test]
+    fn innermost_prefers_the_method_over_its_class() {
+        let sym = |q: &str, a: u32, b: u32| Symbol {
+            kind: extract::SymbolKind::Function,
+            name: q.to_string(),
+            qualname: q.to_string(),
+            start_line: a,
+            end_line: b,
+            signature: String::new(),
+            doc: None,
+            parent: None,
+        };
+        let symbols = vec![sym("A", 1, 50), sym("A.f", 10, 20), sym("A.g", 21, 30)];
+        assert_eq!(innermost(&symbols, 15), Some(1));
+        assert_eq!(innermost(&symbols, 40), Some(0));
+        assert_eq!(innermost(&symbols, 60), None);
+    }
+}

@@ -1,0 +1,406 @@
+//! Review outcomes: what a review found and what became of each finding, and the rule
+//! statistics derived from them (per category: flagged, implemented, rejected, deferred).
+//!
+//! Statistics are never counters that a write bumps: they are sums over the stored review
+//! records, one per review id. Recording the same review twice replaces its record, so it is
+//! counted once; two reviews recorded at the same time are two records.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::memory::MemoryError;
+
+/// What became of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Disposition {
+    /// The author changed the code as the finding asked.
+    Implemented,
+    /// The finding was wrong or not wanted here.
+    Rejected,
+    /// Agreed but left for later.
+    Deferred,
+}
+
+impl Disposition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disposition::Implemented => "implemented",
+            Disposition::Rejected => "rejected",
+            Disposition::Deferred => "deferred",
+        }
+    }
+}
+
+/// The review's conclusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Approve,
+    RequestChanges,
+    Comment,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approve => "approve",
+            Verdict::RequestChanges => "request_changes",
+            Verdict::Comment => "comment",
+        }
+    }
+}
+
+impl std::str::FromStr for Verdict {
+    type Err = MemoryError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', ' '], "_")
+            .as_str()
+        {
+            "approve" | "approved" | "lgtm" => Ok(Verdict::Approve),
+            "request_changes" | "changes_requested" | "reject" | "rejected" => {
+                Ok(Verdict::RequestChanges)
+            }
+            "comment" | "commented" => Ok(Verdict::Comment),
+            other => Err(MemoryError::Invalid(format!(
+                "unknown verdict `{other}`: use approve, request_changes or comment"
+            ))),
+        }
+    }
+}
+
+/// One finding of a review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    /// The rule or kind of finding: `security`, `naming`, `error-handling`, …
+    pub category: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub message: String,
+    pub disposition: Disposition,
+    /// Why it was rejected or deferred.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A review as stored: one record per review id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    #[serde(alias = "review_id")]
+    pub id: String,
+    /// Milliseconds since the epoch.
+    pub at: i64,
+    pub author: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    pub verdict: Verdict,
+    pub findings: Vec<Finding>,
+    /// The `review_outcome` memory written for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    #[serde(default)]
+    pub seq: u64,
+}
+
+/// Rule effectiveness for one category.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct RuleStat {
+    pub category: String,
+    pub flagged: u64,
+    pub implemented: u64,
+    pub rejected: u64,
+    pub deferred: u64,
+    /// rejected / flagged.
+    pub rejection_rate: f64,
+    /// Live rejection patterns of this category (the reasons behind the rate).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memories: Vec<String>,
+}
+
+/// A developer's record as an author of reviewed changes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct AuthorStats {
+    pub reviews: u64,
+    pub approved: u64,
+    pub changes_requested: u64,
+    pub findings: u64,
+    pub implemented: u64,
+    pub rejected: u64,
+    pub deferred: u64,
+    /// Categories most often flagged on their changes, with counts.
+    pub top_categories: Vec<(String, u64)>,
+}
+
+/// A category as stored: trimmed, lowercase, words joined by `-`.
+pub fn normalise_category(raw: &str) -> Result<String, MemoryError> {
+    let category: String = raw
+        .trim()
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-");
+    let valid = !category.is_empty()
+        && category.len() <= 64
+        && category
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '/' | '.' | ':'));
+    if valid {
+        Ok(category)
+    } else {
+        Err(MemoryError::Invalid(format!(
+            "invalid finding category `{raw}`: up to 64 letters, digits, - _ / . :"
+        )))
+    }
+}
+
+/// The id of a review that came without one: the same author, verdict and findings give the
+/// same id, so recording it again changes nothing.
+pub fn derived_id(author: &str, verdict: Verdict, findings: &[Finding]) -> String {
+    let mut text = format!("{author}\u{1}{}", verdict.as_str());
+    for f in findings {
+        text.push_str(&format!(
+            "\u{1}{}\u{2}{}\u{2}{}\u{2}{}\u{2}{}",
+            f.category,
+            f.file.as_deref().unwrap_or_default(),
+            f.line.unwrap_or_default(),
+            f.message,
+            f.disposition.as_str()
+        ));
+    }
+    format!("r_{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+}
+
+/// Per-category statistics over review records, categories sorted by name.
+pub fn rule_stats<'a>(reviews: impl IntoIterator<Item = &'a ReviewRecord>) -> Vec<RuleStat> {
+    let mut by: BTreeMap<&str, RuleStat> = BTreeMap::new();
+    for review in reviews {
+        for f in &review.findings {
+            let stat = by.entry(f.category.as_str()).or_insert_with(|| RuleStat {
+                category: f.category.clone(),
+                ..RuleStat::default()
+            });
+            stat.flagged += 1;
+            match f.disposition {
+                Disposition::Implemented => stat.implemented += 1,
+                Disposition::Rejected => stat.rejected += 1,
+                Disposition::Deferred => stat.deferred += 1,
+            }
+        }
+    }
+    by.into_values()
+        .map(|mut s| {
+            s.rejection_rate =
+                ((s.rejected as f64 / s.flagged.max(1) as f64) * 1000.0).round() / 1000.0;
+            s
+        })
+        .collect()
+}
+
+/// Whether a category's findings are usually rejected here.
+pub fn is_high_rejection(stat: &RuleStat, min_sample: u64, min_rate: f64) -> bool {
+    stat.flagged >= min_sample && stat.rejection_rate >= min_rate
+}
+
+/// An author's statistics over review records.
+pub fn author_stats<'a>(
+    author: &str,
+    reviews: impl IntoIterator<Item = &'a ReviewRecord>,
+) -> AuthorStats {
+    let mut stats = AuthorStats::default();
+    let mut categories: BTreeMap<String, u64> = BTreeMap::new();
+    for review in reviews.into_iter().filter(|r| r.author == author) {
+        stats.reviews += 1;
+        match review.verdict {
+            Verdict::Approve => stats.approved += 1,
+            Verdict::RequestChanges => stats.changes_requested += 1,
+            Verdict::Comment => {}
+        }
+        for f in &review.findings {
+            stats.findings += 1;
+            *categories.entry(f.category.clone()).or_default() += 1;
+            match f.disposition {
+                Disposition::Implemented => stats.implemented += 1,
+                Disposition::Rejected => stats.rejected += 1,
+                Disposition::Deferred => stats.deferred += 1,
+            }
+        }
+    }
+    let mut top: Vec<(String, u64)> = categories.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(5);
+    stats.top_categories = top;
+    stats
+}
+
+/// The text of a review's `review_outcome` memory.
+pub fn outcome_text(record: &ReviewRecord) -> String {
+    let count = |d: Disposition| {
+        record
+            .findings
+            .iter()
+            .filter(|f| f.disposition == d)
+            .count()
+    };
+    let mut text = format!(
+        "Review {} of {}'s change{}: {}; {} finding{} ({} implemented, {} rejected, {} deferred).",
+        record.id,
+        record.author,
+        record
+            .reviewer
+            .as_deref()
+            .map(|r| format!(" by {r}"))
+            .unwrap_or_default(),
+        record.verdict.as_str().replace('_', " "),
+        record.findings.len(),
+        if record.findings.len() == 1 { "" } else { "s" },
+        count(Disposition::Implemented),
+        count(Disposition::Rejected),
+        count(Disposition::Deferred),
+    );
+    for f in &record.findings {
+        let place = match (&f.file, f.line) {
+            (Some(file), Some(line)) => format!(" {file}:{line}"),
+            (Some(file), None) => format!(" {file}"),
+            _ => String::new(),
+        };
+        let item = format!(
+            " [{}{}] {} ({})",
+            f.category,
+            place,
+            crate::extract::truncate(&f.message, 160),
+            f.disposition.as_str()
+        );
+        if text.len() + item.len() > crate::memory::model::MAX_CONTENT_BYTES - 64 {
+            text.push_str(" …");
+            break;
+        }
+        text.push_str(&item);
+        text.push(';');
+    }
+    text
+}
+
+/// The text of the rejection pattern a rejected finding becomes.
+pub fn rejection_text(finding: &Finding) -> (String, String) {
+    let title = crate::extract::truncate(
+        &format!("{}: {}", finding.category, finding.message),
+        crate::memory::model::MAX_TITLE_BYTES - 8,
+    );
+    let mut content = format!(
+        "Rejected {} finding{}: {}",
+        finding.category,
+        finding
+            .file
+            .as_deref()
+            .map(|f| format!(" on {f}"))
+            .unwrap_or_default(),
+        crate::extract::truncate(&finding.message, 1500)
+    );
+    match &finding.reason {
+        Some(reason) if !reason.trim().is_empty() => {
+            content.push_str(&format!(
+                " — reason: {}",
+                crate::extract::truncate(reason.trim(), 1500)
+            ));
+        }
+        _ => content.push_str(" — no reason given"),
+    }
+    (title, content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(category: &str, disposition: Disposition) -> Finding {
+        Finding {
+            category: category.to_string(),
+            file: Some("a.py".to_string()),
+            line: Some(3),
+            message: "m".to_string(),
+            disposition,
+            reason: None,
+        }
+    }
+
+    fn review(id: &str, author: &str, findings: Vec<Finding>) -> ReviewRecord {
+        ReviewRecord {
+            id: id.to_string(),
+            at: 0,
+            author: author.to_string(),
+            reviewer: None,
+            verdict: Verdict::RequestChanges,
+            findings,
+            memory: None,
+            seq: 0,
+        }
+    }
+
+    #[test]
+    fn statistics_sum_review_records() {
+        let reviews = [
+            review(
+                "1",
+                "alice",
+                vec![
+                    finding("naming", Disposition::Rejected),
+                    finding("naming", Disposition::Rejected),
+                    finding("security", Disposition::Implemented),
+                ],
+            ),
+            review(
+                "2",
+                "bob",
+                vec![
+                    finding("naming", Disposition::Implemented),
+                    finding("security", Disposition::Deferred),
+                ],
+            ),
+        ];
+        let stats = rule_stats(&reviews);
+        assert_eq!(stats.len(), 2);
+        let naming = &stats[0];
+        assert_eq!(
+            (naming.flagged, naming.implemented, naming.rejected),
+            (3, 1, 2)
+        );
+        assert!((naming.rejection_rate - 0.667).abs() < 1e-9);
+        assert!(is_high_rejection(naming, 3, 0.5));
+        assert!(!is_high_rejection(&stats[1], 3, 0.5));
+        let alice = author_stats("alice", &reviews);
+        assert_eq!((alice.reviews, alice.findings, alice.rejected), (1, 3, 2));
+        assert_eq!(alice.top_categories[0], ("naming".to_string(), 2));
+    }
+
+    #[test]
+    fn categories_and_ids() {
+        assert_eq!(
+            normalise_category(" Error Handling ").unwrap(),
+            "error-handling"
+        );
+        assert!(normalise_category("").is_err());
+        assert!(normalise_category("a;drop").is_err());
+        let f = vec![finding("naming", Disposition::Rejected)];
+        assert_eq!(
+            derived_id("alice", Verdict::Approve, &f),
+            derived_id("alice", Verdict::Approve, &f)
+        );
+        assert_ne!(
+            derived_id("alice", Verdict::Approve, &f),
+            derived_id("bob", Verdict::Approve, &f)
+        );
+        assert_eq!(
+            "changes requested".parse::<Verdict>().unwrap(),
+            Verdict::RequestChanges
+        );
+        assert!("maybe".parse::<Verdict>().is_err());
+    }
+}
