@@ -214,14 +214,16 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
             push_diff(&mut out, &file.module_diff, limit);
         }
         for s in &file.symbols {
-            let mut changed = ranges(&s.added_lines);
+            let mut changed = if s.added_lines.is_empty() {
+                String::new()
+            } else {
+                format!("L{}", ranges(&s.added_lines))
+            };
             if !s.removed_lines.is_empty() {
                 if !changed.is_empty() {
                     changed.push_str("; ");
                 }
                 changed.push_str(&format!("old L{} removed", ranges(&s.removed_lines)));
-            } else {
-                changed = format!("L{changed}");
             }
             let line = format!(
                 "- {} {} `{}` L{}-{} · changed {changed}{}",

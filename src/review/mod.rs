@@ -208,7 +208,7 @@ pub async fn refresh_history(
 /// How many test files a review reads to find the lines that name a changed symbol.
 const MENTION_READS: usize = 200;
 /// How many of the nearest dependents are walked per symbol.
-const RADIUS_WALK: usize = 3_000;
+const RADIUS_WALK: usize = 1_000;
 /// Changed lines shown per symbol.
 pub const DIFF_LINES_SHOWN: usize = 12;
 
@@ -703,7 +703,9 @@ fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
         let path = graph
             .node(&test.id)
             .map_or(test.id.as_str(), |n| n.path.as_str());
-        if let Some(text) = read(path) {
+        // Most files in a radius never name the symbol: a whole-text search rules them out
+        // before any line is looked at.
+        if let Some(text) = read(path).filter(|t| wanted.iter().any(|w| t.contains(w))) {
             for (i, line) in text.lines().enumerate() {
                 if wanted.iter().any(|w| mentions(line, w)) {
                     test.mentions.push(i as u32 + 1);
