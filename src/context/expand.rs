@@ -405,7 +405,8 @@ pub fn expand(
     report
 }
 
-fn lines_note(lines: &[u32]) -> String {
+/// ` L12`, ` L3,9`, ` L3,9,12,… (7 sites)`: the lines of a use, compactly.
+pub fn lines_note(lines: &[u32]) -> String {
     match lines {
         [] => String::new(),
         [one] => format!(" L{one}"),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact};
 
-pub use expand::{ExpandReport, Include, Known, expand};
+pub use expand::{ExpandReport, Include, Known, expand, lines_note};
 
 /// A memory as the context pack and expansions show it.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]

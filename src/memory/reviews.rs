@@ -87,6 +87,19 @@ fn review_id(raw: &str) -> Result<String> {
     }
 }
 
+/// Live rejection patterns of `category` that no guideline update has addressed yet.
+fn open_rejections<'a>(
+    memories: &'a HashMap<String, super::Memory>,
+    category: &'a str,
+) -> impl Iterator<Item = &'a super::Memory> {
+    memories.values().filter(move |m| {
+        m.kind == MemoryType::RejectionPattern
+            && m.is_live()
+            && !m.addressed
+            && m.category.as_deref() == Some(category)
+    })
+}
+
 impl Memories {
     /// Records a review's outcome. Everything is validated before anything is written; the
     /// memories go first (each deduplicated as any write is) and the review record last, in
@@ -300,16 +313,8 @@ impl Memories {
         self.refresh(&mut state).await?;
         let mut stats = outcome::rule_stats(state.reviews.values());
         for stat in &mut stats {
-            let mut ids: Vec<&super::Memory> = state
-                .memories
-                .values()
-                .filter(|m| {
-                    m.kind == MemoryType::RejectionPattern
-                        && m.is_live()
-                        && !m.addressed
-                        && m.category.as_deref() == Some(stat.category.as_str())
-                })
-                .collect();
+            let mut ids: Vec<&super::Memory> =
+                open_rejections(&state.memories, &stat.category).collect();
             ids.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
             stat.memories = ids.into_iter().map(|m| m.id.clone()).collect();
         }
@@ -332,15 +337,7 @@ impl Memories {
         let state = &mut *state;
         self.with_store(true, async |store| {
             Self::catch_up(store, state).await?;
-            let changed: Vec<super::Memory> = state
-                .memories
-                .values()
-                .filter(|m| {
-                    m.kind == MemoryType::RejectionPattern
-                        && m.is_live()
-                        && !m.addressed
-                        && m.category.as_deref() == Some(category.as_str())
-                })
+            let changed: Vec<super::Memory> = open_rejections(&state.memories, &category)
                 .map(|m| super::Memory {
                     addressed: true,
                     updated_at: 0,

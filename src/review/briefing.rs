@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::history::Expert;
 use super::outcome::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, TestToRun, Untested, Use};
-use crate::context::MemoryNote;
+use crate::context::{MemoryNote, lines_note};
 use crate::tokens::Budget;
 
 /// The default budget of a briefing.
@@ -103,17 +103,6 @@ pub struct ReviewReport {
     pub text: String,
 }
 
-fn lines_of(lines: &[u32]) -> String {
-    match lines {
-        [] => String::new(),
-        few if few.len() <= 3 => format!(
-            " L{}",
-            few.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-        ),
-        many => format!(" L{},{},… ({} sites)", many[0], many[1], many.len()),
-    }
-}
-
 fn uses_line(title: &str, uses: &[Use], shown: usize) -> Option<String> {
     if uses.is_empty() {
         return None;
@@ -121,7 +110,7 @@ fn uses_line(title: &str, uses: &[Use], shown: usize) -> Option<String> {
     let mut parts: Vec<String> = uses
         .iter()
         .take(shown)
-        .map(|u| format!("{}{}", u.id, lines_of(&u.lines)))
+        .map(|u| format!("{}{}", u.id, lines_note(&u.lines)))
         .collect();
     if uses.len() > shown {
         parts.push(format!("+{} more", uses.len() - shown));
@@ -274,7 +263,7 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
                     if t.mentions.is_empty() {
                         String::new()
                     } else {
-                        format!(", names it{}", lines_of(&t.mentions))
+                        format!(", names it{}", lines_note(&t.mentions))
                     }
                 );
                 if kept >= 10 || !out.push_until(line, limit) {

@@ -392,6 +392,17 @@ fn malformed_and_escaping_diffs_are_refused_clearly() {
     }
 }
 
+/// The `naming` category's statistics in a list of rule statistics.
+fn naming_rule(rules: &Value) -> Value {
+    rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["category"] == "naming")
+        .expect("naming has statistics")
+        .clone()
+}
+
 fn record(repo: &TestRepo, review: &Value) -> Value {
     let path = repo.data_dir().join(format!(
         "review-{}.json",
@@ -436,13 +447,7 @@ fn recorded_reviews_count_once_and_feed_the_next_briefing() {
     assert_eq!(first["outcome"]["event"], "ADD");
     assert_eq!(first["rejections"].as_array().unwrap().len(), 2);
     assert_eq!(first["learnings"][0]["event"], "ADD");
-    let naming = first["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap()
-        .clone();
+    let naming = naming_rule(&first["rules"]);
     assert_eq!(
         (naming["flagged"].as_u64(), naming["rejected"].as_u64()),
         (Some(3), Some(2))
@@ -455,12 +460,7 @@ fn recorded_reviews_count_once_and_feed_the_next_briefing() {
     assert_eq!(again["learnings"][0]["event"], "NONE");
     assert_eq!(again["author"]["reviews"], 1);
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    let naming = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap();
+    let naming = naming_rule(&rules);
     assert_eq!(naming["flagged"], 3);
     assert_eq!(naming["rejected"], 2);
     assert_eq!(naming["memories"].as_array().unwrap().len(), 2);
@@ -505,12 +505,7 @@ fn recorded_reviews_count_once_and_feed_the_next_briefing() {
     let out = repo.cairn_ok(&["rules", "--addressed", "naming"]);
     assert!(out.starts_with("2 rejection patterns"), "{out}");
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    let naming = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap();
+    let naming = naming_rule(&rules);
     assert!(naming.get("memories").is_none(), "{naming}");
 
     // Changed findings under the same id replace the record.
@@ -520,12 +515,7 @@ fn recorded_reviews_count_once_and_feed_the_next_briefing() {
     assert_eq!(replaced["repeated"], false);
     assert_eq!(replaced["outcome"]["event"], "SUPERSEDE");
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    let naming = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap();
+    let naming = naming_rule(&rules);
     assert_eq!(
         (naming["flagged"].as_u64(), naming["rejected"].as_u64()),
         (Some(3), Some(1))
@@ -603,12 +593,7 @@ fn concurrent_record_reviews_both_land() {
         );
     }
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    let naming = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap();
+    let naming = naming_rule(&rules);
     assert_eq!(
         naming["flagged"], 9,
         "three reviews of three naming findings"
