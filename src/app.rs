@@ -31,13 +31,33 @@ const FRESHNESS_TTL: Duration = Duration::from_secs(2);
 
 /// A loaded view of the store.
 pub struct Snapshot {
-    pub graph: Graph,
+    pub graph: Arc<Graph>,
     pub meta: IndexMeta,
     /// The commit history as the last index run stored it, and the HEAD it was mined at.
     pub commits: Vec<CommitInfo>,
     pub history_head: Option<String>,
     stamps: Vec<FileStamp>,
     generation: Option<String>,
+}
+
+impl Snapshot {
+    /// A snapshot of an index held in memory (the daemon's), not loaded from the store.
+    pub fn resident(
+        graph: Arc<Graph>,
+        meta: IndexMeta,
+        stamps: Vec<FileStamp>,
+        commits: Vec<CommitInfo>,
+        history_head: Option<String>,
+    ) -> Snapshot {
+        Snapshot {
+            graph,
+            meta,
+            commits,
+            history_head,
+            stamps,
+            generation: None,
+        }
+    }
 }
 
 /// A tool-level failure the caller can fix (bad target, bad budget, no index yet).
@@ -80,6 +100,10 @@ pub struct Cairn {
     freshness: Mutex<Option<(Instant, Freshness)>>,
     /// The commit history at the current HEAD (stored window plus commits mined since).
     history: Mutex<Option<(Option<String>, Arc<History>)>>,
+    /// Assistant activity per node, from the hook's event file.
+    tally: std::sync::Mutex<crate::events::Tally>,
+    /// Snapshots are published by the daemon that holds the index, never loaded.
+    resident: bool,
 }
 
 /// The marker file an index run rewrites after every commit to the store.
@@ -100,16 +124,26 @@ impl Cairn {
     /// The service, with the semantic layer's model directory given explicitly (flag or
     /// environment) rather than from `cairn.toml` or the default location.
     pub fn with_model_dir(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
-        Cairn::build(repo, model_dir, None)
+        Cairn::build(repo, model_dir, None, false)
     }
 
     /// The service for a long-running server: the memory store stays open for a second
     /// after each use, so a burst of `remember` calls opens it once.
     pub fn serving(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
-        Cairn::build(repo, model_dir, Some(MEMORY_LINGER))
+        Cairn::build(repo, model_dir, Some(MEMORY_LINGER), false)
     }
 
-    fn build(repo: Repo, model_dir: Option<PathBuf>, linger: Option<Duration>) -> Arc<Cairn> {
+    /// The service inside the daemon: snapshots come from [`Cairn::publish`].
+    pub fn resident(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        Cairn::build(repo, model_dir, Some(MEMORY_LINGER), true)
+    }
+
+    fn build(
+        repo: Repo,
+        model_dir: Option<PathBuf>,
+        linger: Option<Duration>,
+        resident: bool,
+    ) -> Arc<Cairn> {
         let semantic = SemanticSettings::resolve(
             model_dir.or_else(|| repo.configured_model_dir()),
             repo.settings.memory.semantic,
@@ -118,18 +152,37 @@ impl Cairn {
             Some(linger) => Memories::lingering(&repo.root, &repo.data_dir, semantic, linger),
             None => Memories::open(&repo.root, &repo.data_dir, semantic),
         };
+        let tally = crate::events::Tally::new(crate::daemon::files::events_path(&repo.data_dir));
         Arc::new(Cairn {
             memories,
             repo,
             snapshot: Mutex::new(None),
             freshness: Mutex::new(None),
             history: Mutex::new(None),
+            tally: std::sync::Mutex::new(tally),
+            resident,
         })
+    }
+
+    /// Replaces the snapshot (the daemon, after each refresh of its index).
+    pub async fn publish(&self, snapshot: Snapshot) {
+        *self.snapshot.lock().await = Some(Arc::new(snapshot));
+        *self.freshness.lock().await = None;
+    }
+
+    /// Assistant activity per node id (reads, edits, searches recorded by `cairn hook`).
+    pub fn access(&self) -> Arc<HashMap<String, Access>> {
+        self.tally.lock().expect("no tally reader panics").current()
     }
 
     /// The current snapshot, reloaded if the store changed since it was taken.
     pub async fn snapshot(&self) -> Result<Arc<Snapshot>, AskError> {
         let mut current = self.snapshot.lock().await;
+        if self.resident {
+            return current
+                .clone()
+                .ok_or_else(|| AskError::NotIndexed(self.repo.root.clone()));
+        }
         let generation = read_generation(&self.repo);
         if generation.is_none() {
             return Err(AskError::NotIndexed(self.repo.root.clone()));
@@ -150,7 +203,7 @@ impl Cairn {
     }
 
     /// Which indexed files changed on disk and where HEAD is; cached for a moment.
-    async fn freshness(&self, snapshot: &Snapshot) -> Freshness {
+    pub async fn freshness(&self, snapshot: &Snapshot) -> Freshness {
         let mut cached = self.freshness.lock().await;
         if let Some((at, freshness)) = cached.as_ref()
             && at.elapsed() < FRESHNESS_TTL
@@ -171,7 +224,7 @@ impl Cairn {
         let (budget, note) = context::budget(max_tokens, context::DEFAULT_CONTEXT_TOKENS)?;
         let snapshot = self.snapshot().await?;
         let freshness = self.freshness(&snapshot).await;
-        let access = HashMap::<String, Access>::new();
+        let access = self.access();
         let scorer = Scorer::new(&snapshot.graph, &access, index::now());
         let mut notes: Vec<String> = note.into_iter().collect();
         let memories = match self.top_memories(focus).await {
@@ -202,7 +255,7 @@ impl Cairn {
         let (budget, note) = context::budget(max_tokens, context::DEFAULT_EXPAND_TOKENS)?;
         let snapshot = self.snapshot().await?;
         let node = context::resolve_target(&snapshot.graph, target)?;
-        let access = HashMap::<String, Access>::new();
+        let access = self.access();
         let scorer = Scorer::new(&snapshot.graph, &access, index::now());
         let root = self.repo.root.clone();
         let read = move |node: &Node| read_node_source(&root, node);
@@ -313,7 +366,7 @@ impl Cairn {
         let snapshot = self.graph_if_indexed().await;
         Ok(self
             .memories
-            .remember(new, snapshot.as_ref().map(|s| &s.graph))
+            .remember(new, snapshot.as_ref().map(|s| &*s.graph))
             .await?)
     }
 }
@@ -403,7 +456,7 @@ impl Cairn {
         let snapshot = self.snapshot().await?;
         let (changes, label) = self.changes_for(request)?;
         let graph = &snapshot.graph;
-        let access = HashMap::<String, Access>::new();
+        let access = self.access();
         let scorer = Scorer::new(graph, &access, index::now());
         let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
         let root = self.repo.root.clone();
@@ -664,7 +717,7 @@ impl Cairn {
         let snapshot = self.graph_if_indexed().await;
         Ok(self
             .memories
-            .record_review(input, snapshot.as_ref().map(|s| &s.graph))
+            .record_review(input, snapshot.as_ref().map(|s| &*s.graph))
             .await?)
     }
 }
@@ -780,6 +833,16 @@ pub fn note_of(memory: &memory::Memory) -> MemoryNote {
     }
 }
 
+/// The commit history the store holds and the HEAD it was mined at.
+pub async fn stored_history(store_dir: &Path) -> anyhow::Result<(Vec<CommitInfo>, Option<String>)> {
+    let store = Store::open(store_dir)
+        .await
+        .context("cannot open the index")?;
+    let history = store.load_history().await;
+    store.close().await;
+    Ok(history?)
+}
+
 async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::Result<Snapshot> {
     let store = Store::open(store_dir)
         .await
@@ -796,7 +859,7 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
     store.close().await;
     let (graph, meta, stamps, (commits, history_head)) = loaded?;
     Ok(Snapshot {
-        graph,
+        graph: Arc::new(graph),
         meta,
         commits,
         history_head,

@@ -112,8 +112,52 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check the store, the index and the memory search mode.
+    /// Check the store, the index, the daemon, the token and the client registrations, and
+    /// say what to fix.
     Doctor,
+    /// Keep the index in step with the working tree and serve MCP over streamable HTTP on
+    /// 127.0.0.1 (one daemon per repository; runs until SIGTERM/SIGINT).
+    Daemon {
+        /// TCP port (default: cairn.toml's [daemon] port, else a free one).
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// Whether the daemon runs, where it listens, and how fresh the index is.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Register cairn with assistants (MCP server, session-start hooks, instructions) and
+    /// optionally run the daemon as a user service. Backs up what it changes; re-runs are
+    /// idempotent.
+    Install {
+        /// claude, cursor, codex, windsurf, gemini or all (repeatable; default: the
+        /// assistants whose configuration folders exist).
+        #[arg(long = "client")]
+        clients: Vec<String>,
+        /// Also install and start the daemon as a systemd user unit / launchd agent.
+        #[arg(long)]
+        service: bool,
+        /// Show the plan; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove exactly what `cairn install` added (restoring files byte for byte when they
+    /// were not edited since).
+    Uninstall {
+        /// Clients to remove (repeatable; default: everything installed).
+        #[arg(long = "client")]
+        clients: Vec<String>,
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record a Claude Code hook event read from stdin; on SessionStart print the context.
+    /// Always exits 0.
+    Hook,
 }
 
 /// `cairn memory …`.

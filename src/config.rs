@@ -19,6 +19,34 @@ pub struct Settings {
     pub memory: MemorySettings,
     #[serde(default)]
     pub history: HistorySettings,
+    #[serde(default)]
+    pub daemon: DaemonSettings,
+}
+
+/// The `[daemon]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonSettings {
+    /// TCP port on 127.0.0.1 for MCP over HTTP; 0 picks a free one (recorded in
+    /// `daemon.json` in the data directory and shown by `cairn status`).
+    #[serde(default)]
+    pub port: u16,
+    /// Quiet time after the last file event before re-indexing, in milliseconds.
+    #[serde(default = "default_debounce_ms")]
+    pub debounce_ms: u64,
+}
+
+impl Default for DaemonSettings {
+    fn default() -> Self {
+        DaemonSettings {
+            port: 0,
+            debounce_ms: default_debounce_ms(),
+        }
+    }
+}
+
+fn default_debounce_ms() -> u64 {
+    50
 }
 
 /// The `[history]` table.

@@ -4,9 +4,13 @@
 pub mod app;
 pub mod config;
 pub mod context;
+pub mod daemon;
+pub mod events;
 pub mod extract;
 pub mod graph;
+pub mod hook;
 pub mod index;
+pub mod install;
 pub mod languages;
 pub mod lock;
 pub mod mcp;

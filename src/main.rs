@@ -15,6 +15,11 @@ use cli::{Cli, Command, MemoryCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Hook = cli.command {
+        // Cheap and quiet: no runtime or logging unless the event needs them.
+        cairn::hook::run(cli.global.repo.as_deref(), cli.global.data_dir.as_deref());
+        return ExitCode::SUCCESS;
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -63,9 +68,71 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve => {
+            #[cfg(unix)]
+            if let Some(record) = cairn::daemon::DaemonRecord::running(&repo.data_dir) {
+                match tokio::net::UnixStream::connect(&record.socket).await {
+                    Ok(stream) => {
+                        cairn::daemon::client::relay(stream).await?;
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    Err(e) => tracing::warn!(
+                        "the daemon's socket {} did not answer ({e}); serving from the store",
+                        record.socket.display()
+                    ),
+                }
+            }
             cairn::mcp::serve_stdio(Cairn::serving(repo, model_dir)).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Daemon { port } => {
+            let root = repo.root.clone();
+            match cairn::daemon::run(repo, model_dir, port, |record| {
+                eprintln!(
+                    "cairn: daemon for {} serving {} (pid {})",
+                    root.display(),
+                    record.url,
+                    record.pid
+                );
+            })
+            .await
+            {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e @ cairn::daemon::StartError::Running { .. }) => {
+                    eprintln!("cairn: {e}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Command::Status { json } => status(&repo, json),
+        Command::Install {
+            clients,
+            service,
+            dry_run,
+            json,
+        } => {
+            let options = cairn::install::Options {
+                clients: cairn::install::parse_clients(&clients)?,
+                service,
+                dry_run,
+            };
+            let outcome = cairn::install::install(&install_setup(&repo)?, &options)?;
+            print_outcome(&outcome, json)
+        }
+        Command::Uninstall {
+            clients,
+            dry_run,
+            json,
+        } => {
+            let options = cairn::install::Options {
+                clients: cairn::install::parse_clients(&clients)?,
+                service: false,
+                dry_run,
+            };
+            let outcome = cairn::install::uninstall(&install_setup(&repo)?, &options)?;
+            print_outcome(&outcome, json)
+        }
+        Command::Hook => Ok(ExitCode::SUCCESS),
         Command::Context {
             focus,
             max_tokens,
@@ -415,42 +482,222 @@ async fn memory_command(
 
 /// Checks what cairn depends on and says what to do about problems.
 async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
-    let mut healthy = true;
-    println!("repository: {}", cairn.repo.root.display());
-    println!("data:       {}", cairn.repo.data_dir.display());
-    match cairn.snapshot().await {
-        Ok(snapshot) => println!(
-            "index:      ok — {} nodes, schema {}, indexed at commit {}",
-            snapshot.graph.nodes.len(),
-            cairn::storage::SCHEMA_VERSION,
-            snapshot
-                .meta
-                .commit
-                .as_deref()
-                .unwrap_or("(not a git repository)")
-        ),
-        Err(e) => {
-            healthy = false;
-            println!("index:      PROBLEM — {e}");
+    use cairn::daemon::{client, files};
+    let mut problems = 0;
+    let mut report = |name: &str, verdict: Result<String, String>| match verdict {
+        Ok(detail) => println!("{}ok — {detail}", label(name)),
+        Err(detail) => {
+            problems += 1;
+            println!("{}PROBLEM — {detail}", label(name));
         }
+    };
+    let repo = &cairn.repo;
+    println!("{}{}", label("repository"), repo.root.display());
+    println!("{}{}", label("data"), repo.data_dir.display());
+    match cairn.snapshot().await {
+        Ok(snapshot) => {
+            report(
+                "store",
+                Ok(format!(
+                    "opens, schema {}, {} nodes",
+                    cairn::storage::SCHEMA_VERSION,
+                    snapshot.graph.nodes.len()
+                )),
+            );
+            let fresh = cairn.freshness(&snapshot).await;
+            let behind = fresh.head_commit.is_some() && fresh.head_commit != fresh.indexed_commit;
+            report(
+                "index",
+                if behind || fresh.changed_count > 0 {
+                    Err(format!(
+                        "indexed at {}, HEAD is {}, {} file(s) changed since (first: {}) — run `cairn index`, or keep `cairn daemon` running",
+                        fresh.indexed_commit.as_deref().unwrap_or("(no commit)"),
+                        fresh.head_commit.as_deref().unwrap_or("(no commit)"),
+                        fresh.changed_count,
+                        fresh.changed_files.first().map_or("-", String::as_str)
+                    ))
+                } else {
+                    Ok(format!(
+                        "fresh at {}",
+                        fresh
+                            .indexed_commit
+                            .as_deref()
+                            .unwrap_or("(not a git repository)")
+                    ))
+                },
+            );
+        }
+        Err(e) => report("store", Err(format!("{e} — run `cairn index`"))),
     }
     match cairn.memories.all().await {
-        Ok(all) => println!(
-            "memories:   ok — {} stored ({} live)",
-            all.len(),
-            all.iter().filter(|m| m.is_live()).count()
+        Ok(all) => report(
+            "memories",
+            Ok(format!(
+                "{} stored ({} live)",
+                all.len(),
+                all.iter().filter(|m| m.is_live()).count()
+            )),
         ),
-        Err(e) => {
-            healthy = false;
-            println!("memories:   PROBLEM — {e}");
-        }
+        Err(e) => report("memories", Err(e.to_string())),
     }
-    println!("search:     {}", cairn.memories.mode().detail);
-    Ok(if healthy {
+    println!("{}{}", label("search"), cairn.memories.mode().detail);
+    let token = files::read_token(&repo.data_dir);
+    match files::DaemonRecord::running(&repo.data_dir) {
+        // Not a fault: the CLI and `cairn serve` work without a daemon, only slower to follow
+        // edits. An installed service that is not running shows up in the service check.
+        None => println!(
+            "{}not running — start it with `cairn daemon`, or `cairn install --service` to run it as a user service",
+            label("daemon")
+        ),
+        Some(record) => report(
+            "daemon",
+            match client::get(
+                record.port,
+                token.as_deref().unwrap_or(""),
+                "/health",
+                Duration::from_secs(2),
+            ) {
+                Ok(_) => Ok(format!("running (pid {}) at {}", record.pid, record.url)),
+                Err(e) => Err(format!(
+                    "pid {} holds the lock but {} does not answer ({e:#}) — restart it",
+                    record.pid, record.url
+                )),
+            },
+        ),
+    }
+    for check in cairn::install::check(&install_setup(repo)?) {
+        // Not faults: the CLI and `cairn serve` work unregistered and without the HTTP token.
+        let optional = check.name == "clients" || (check.name == "token" && token.is_none());
+        if !check.ok && optional {
+            println!(
+                "{}{} — {}",
+                label(&check.name),
+                check.detail,
+                check.fix.unwrap_or_default()
+            );
+            continue;
+        }
+        report(
+            &check.name,
+            if check.ok {
+                Ok(check.detail)
+            } else {
+                Err(match check.fix {
+                    Some(fix) => format!("{} — {fix}", check.detail),
+                    None => check.detail,
+                })
+            },
+        );
+    }
+    Ok(if problems == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `name:` padded so doctor's verdicts line up.
+fn label(name: &str) -> String {
+    format!("{:<12}", format!("{name}:"))
+}
+
+fn print_outcome(outcome: &cairn::install::Outcome, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(outcome)?);
+    } else {
+        print!("{outcome}");
+    }
+    Ok(if outcome.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Where `cairn install` writes for this repository.
+fn install_setup(repo: &Repo) -> anyhow::Result<cairn::install::Setup> {
+    Ok(cairn::install::Setup {
+        repo_root: repo.root.clone(),
+        home: dirs::home_dir().context("no home directory")?,
+        binary: std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .context("cannot tell where the cairn binary is")?,
+        data_dir: repo.data_dir.clone(),
+    })
+}
+
+/// `cairn status`: the daemon and the index's freshness, without opening the store.
+fn status(repo: &Repo, json: bool) -> anyhow::Result<ExitCode> {
+    use cairn::daemon::{client, files};
+    let record = files::DaemonRecord::running(&repo.data_dir);
+    let token = files::read_token(&repo.data_dir);
+    let health = record.as_ref().map(|r| {
+        client::get(
+            r.port,
+            token.as_deref().unwrap_or(""),
+            "/health",
+            Duration::from_secs(2),
+        )
+        .and_then(|body| Ok(serde_json::from_str::<serde_json::Value>(&body)?))
+    });
+    let head = repo
+        .is_git
+        .then(|| index::head_commit(&repo.root))
+        .flatten();
+    let indexed = health
+        .as_ref()
+        .and_then(|h| h.as_ref().ok())
+        .and_then(|h| h["commit"].as_str().map(str::to_string));
+    let status = serde_json::json!({
+        "repository": repo.root,
+        "data_dir": repo.data_dir,
+        "indexed": cairn::app::generation_path(repo).exists(),
+        "head": head,
+        "daemon": record.as_ref().map(|r| serde_json::json!({
+            "pid": r.pid,
+            "url": r.url,
+            "socket": r.socket,
+            "started_at": r.started_at,
+            "reachable": health.as_ref().is_some_and(|h| h.is_ok()),
+            "health": health.as_ref().and_then(|h| h.as_ref().ok()),
+            "error": health.as_ref().and_then(|h| h.as_ref().err()).map(|e| format!("{e:#}")),
+        })),
+        "token": files::token_path(&repo.data_dir),
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&status)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("repository: {}", repo.root.display());
+    println!("data:       {}", repo.data_dir.display());
+    match (&record, &health) {
+        (Some(r), Some(Ok(h))) => {
+            println!("daemon:     running (pid {}) at {}", r.pid, r.url);
+            println!(
+                "index:      {} nodes in memory, at commit {}{}",
+                h["nodes"].as_u64().unwrap_or(0),
+                indexed.as_deref().unwrap_or("(none)"),
+                match (&indexed, &head) {
+                    (Some(i), Some(h)) if i != h => format!(" — HEAD is {h}, catching up"),
+                    _ => String::new(),
+                }
+            );
+        }
+        (Some(r), Some(Err(e))) => {
+            println!(
+                "daemon:     running (pid {}) but not answering: {e:#}",
+                r.pid
+            )
+        }
+        _ => println!(
+            "daemon:     not running (start it with `cairn daemon` or `cairn install --service`)"
+        ),
+    }
+    println!(
+        "token:      {}",
+        files::token_path(&repo.data_dir).display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_summary(repo: &Repo, report: &Report) {

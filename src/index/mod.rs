@@ -5,8 +5,8 @@ pub mod tsconfig;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -15,7 +15,7 @@ use crate::config::Repo;
 use crate::extract;
 use crate::graph::{self, BuildStats, SourceFile};
 use crate::languages::Registry;
-use crate::storage::{Delta, IndexMeta, SourceRecord, Store, StoreError};
+use crate::storage::{Delta, FileStamp, IndexMeta, SourceRecord, Store, StoreError};
 use walk::{Found, Skipped};
 
 /// What an index run did.
@@ -91,118 +91,312 @@ fn moves(
 }
 
 /// A file after reading: either still as the cache has it, or freshly parsed, or unusable.
-enum Read {
-    Cached(SourceRecord),
-    Parsed(SourceRecord),
+pub(crate) enum Read {
+    Cached,
+    Parsed(Box<SourceRecord>),
     Skipped(Skipped),
 }
 
 /// Indexes the repository into the store, re-parsing only what changed since the last run.
 pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
     let started = Instant::now();
-    let cached: HashMap<String, SourceRecord> = store
-        .load_sources()
-        .await?
-        .into_iter()
-        .map(|s| (s.file.path.clone(), s))
-        .collect();
-    let old_graph = store.load_graph().await?;
+    let mut live = Live::load(store).await?;
     tracing::info!(elapsed = ?started.elapsed(), "loaded the stored index");
-    let walked = walk::walk(
-        &repo.root,
-        &repo.settings.index.exclude,
-        repo.settings.index.max_file_bytes,
-    );
-    let mut skipped = walked.skipped;
-    tracing::info!(elapsed = ?started.elapsed(), files = walked.sources.len(), "walked");
-    let reads = read_all(&walked.sources, &cached);
-    tracing::info!(elapsed = ?started.elapsed(), "read and parsed");
-    let mut sources = Vec::new();
-    let mut delta = Delta::default();
-    let mut parsed = 0;
-    for read in reads {
-        match read {
-            Read::Cached(record) => sources.push(record),
-            Read::Parsed(record) => {
-                parsed += 1;
-                if cached.get(&record.file.path) != Some(&record) {
-                    delta.upsert_sources.push(record.clone());
-                }
-                sources.push(record);
-            }
-            Read::Skipped(skip) => skipped.push(skip),
+    let update = live.refresh(repo, None);
+    tracing::info!(elapsed = ?started.elapsed(), "read, parsed and built the graph");
+    commit(repo, store, &mut live, update, started).await
+}
+
+/// The index held in memory between runs (by the daemon): every file's extraction and the
+/// graph built from them. `refresh` re-reads what changed and says what to write.
+pub struct Live {
+    sources: BTreeMap<String, SourceRecord>,
+    graph: Arc<graph::Graph>,
+    /// The store generation this index equals.
+    generation: u64,
+    stats: BuildStats,
+    /// Module-resolution configs found by the last walk.
+    configs: Vec<String>,
+    /// What the last walk passed over (build outputs are not listed; oversized files are).
+    walk_skipped: Vec<Skipped>,
+    /// Files that could not be read, by path.
+    read_skipped: BTreeMap<String, Skipped>,
+}
+
+/// What one refresh changed: the rows to write and the facts for the report.
+#[derive(Default)]
+pub struct Update {
+    pub delta: Delta,
+    pub parsed: usize,
+    pub moved: Vec<Moved>,
+}
+
+impl Live {
+    /// The index as the store holds it.
+    pub async fn load(store: &Store) -> Result<Live, StoreError> {
+        let sources = store
+            .load_sources()
+            .await?
+            .into_iter()
+            .map(|s| (s.file.path.clone(), s))
+            .collect();
+        let graph = Arc::new(store.load_graph().await?);
+        let generation = store.meta().await?.map_or(0, |m| m.generation);
+        Ok(Live {
+            sources,
+            graph,
+            generation,
+            stats: BuildStats::default(),
+            configs: Vec::new(),
+            walk_skipped: Vec::new(),
+            read_skipped: BTreeMap::new(),
+        })
+    }
+
+    /// Forgets which store generation this index equals, so the next write reloads the
+    /// store's view and writes the whole difference (after a write that failed).
+    pub fn invalidate(&mut self) {
+        self.generation = u64::MAX;
+    }
+
+    /// The graph as of the last refresh.
+    pub fn graph(&self) -> Arc<graph::Graph> {
+        self.graph.clone()
+    }
+
+    /// Size and modification time of every indexed file (for freshness checks).
+    pub fn stamps(&self) -> Vec<FileStamp> {
+        self.sources
+            .values()
+            .map(|s| FileStamp {
+                path: s.file.path.clone(),
+                mtime_ns: s.mtime_ns,
+                size: s.file.size,
+            })
+            .collect()
+    }
+
+    /// Index facts for a snapshot of this index.
+    pub fn meta(&self, commit: Option<String>) -> IndexMeta {
+        IndexMeta {
+            indexed_at: now(),
+            commit,
+            generation: self.generation,
+            summary: serde_json::Value::Null,
         }
     }
-    let present: std::collections::HashSet<&str> =
-        sources.iter().map(|s| s.file.path.as_str()).collect();
-    delta.delete_sources = cached
-        .keys()
-        .filter(|p| !present.contains(p.as_str()))
-        .cloned()
-        .collect();
-    delta.delete_sources.sort();
-    let added: Vec<&SourceRecord> = delta
-        .upsert_sources
-        .iter()
-        .filter(|r| !cached.contains_key(&r.file.path))
-        .collect();
-    let moved = moves(&delta.delete_sources, &added, &cached);
-    let files: Vec<SourceFile> = sources.into_iter().map(|s| s.file).collect();
-    let aliases = tsconfig::aliases(&repo.root, &walked.configs);
-    let (graph, stats) = graph::build(&files, &aliases);
-    tracing::info!(elapsed = ?started.elapsed(), "built the graph");
-    let graph_delta = Delta::between(&old_graph, &graph);
-    delta.fresh = graph_delta.fresh;
-    delta.upsert_nodes = graph_delta.upsert_nodes;
-    delta.delete_nodes = graph_delta.delete_nodes;
-    delta.upsert_edges = graph_delta.upsert_edges;
-    delta.delete_edges = graph_delta.delete_edges;
 
-    let diagnostics: Vec<Skipped> = files
-        .iter()
-        .flat_map(|f| {
-            f.extract.diagnostics.iter().map(|d| Skipped {
-                path: f.path.clone(),
-                reason: d.clone(),
+    /// Re-reads `paths` (repository-relative), or walks the whole tree when `None`, and
+    /// rebuilds the graph. A path that names a module-resolution config, or no longer a
+    /// plain file or a missing one (a directory), makes the refresh a whole walk.
+    pub fn refresh(&mut self, repo: &Repo, paths: Option<&[String]>) -> Update {
+        if paths.is_some_and(|paths| paths.is_empty()) {
+            return Update::default();
+        }
+        let registry = Registry::get();
+        let targeted = paths.filter(|paths| {
+            paths.iter().all(|path| {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                !tsconfig::CONFIG_NAMES.contains(&name)
+                    && registry.for_path(path).is_some()
+                    && !repo.root.join(path).is_dir()
             })
-        })
-        .collect();
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        });
+        let mut reads: Vec<(String, Option<Read>)> = Vec::new();
+        match targeted {
+            Some(paths) => {
+                for path in paths {
+                    let read = match found(repo, path) {
+                        Ok(Some(file)) => Some(read_one(&file, self.sources.get(path))),
+                        Ok(None) => None,
+                        Err(skip) => Some(Read::Skipped(skip)),
+                    };
+                    reads.push((path.clone(), read));
+                }
+            }
+            None => {
+                let walked = walk::walk(
+                    &repo.root,
+                    &repo.settings.index.exclude,
+                    repo.settings.index.max_file_bytes,
+                );
+                let present: std::collections::HashSet<&str> =
+                    walked.sources.iter().map(|f| f.path.as_str()).collect();
+                for path in self.sources.keys().chain(self.read_skipped.keys()) {
+                    if !present.contains(path.as_str()) {
+                        reads.push((path.clone(), None));
+                    }
+                }
+                for (file, read) in walked
+                    .sources
+                    .iter()
+                    .zip(read_all(&walked.sources, &self.sources))
+                {
+                    reads.push((file.path.clone(), Some(read)));
+                }
+                self.configs = walked.configs;
+                self.walk_skipped = walked.skipped;
+            }
+        }
+        let mut delta = Delta::default();
+        let mut removed = HashMap::new();
+        let mut added = Vec::new();
+        let mut parsed = 0;
+        for (path, read) in reads {
+            self.read_skipped.remove(&path);
+            match read {
+                Some(Read::Cached) => {}
+                Some(Read::Parsed(record)) => {
+                    let record = *record;
+                    parsed += 1;
+                    let old = self.sources.get(&path);
+                    if old != Some(&record) {
+                        if old.is_none() {
+                            added.push(record.clone());
+                        }
+                        delta.upsert_sources.push(record.clone());
+                        self.sources.insert(path, record);
+                    }
+                }
+                Some(Read::Skipped(skip)) => {
+                    self.read_skipped.insert(path.clone(), skip);
+                    if let Some(old) = self.sources.remove(&path) {
+                        delta.delete_sources.push(path.clone());
+                        removed.insert(path, old);
+                    }
+                }
+                None => {
+                    if let Some(old) = self.sources.remove(&path) {
+                        delta.delete_sources.push(path.clone());
+                        removed.insert(path, old);
+                    }
+                }
+            }
+        }
+        delta.delete_sources.sort();
+        let added: Vec<&SourceRecord> = added.iter().collect();
+        let moved = moves(&delta.delete_sources, &added, &removed);
+        let files: Vec<SourceFile> = self.sources.values().map(|s| s.file.clone()).collect();
+        let aliases = tsconfig::aliases(&repo.root, &self.configs);
+        let (graph, stats) = graph::build(&files, &aliases);
+        let graph_delta = Delta::between(&self.graph, &graph);
+        delta.fresh = graph_delta.fresh;
+        delta.upsert_nodes = graph_delta.upsert_nodes;
+        delta.delete_nodes = graph_delta.delete_nodes;
+        delta.upsert_edges = graph_delta.upsert_edges;
+        delta.delete_edges = graph_delta.delete_edges;
+        self.graph = Arc::new(graph);
+        self.stats = stats;
+        Update {
+            delta,
+            parsed,
+            moved,
+        }
+    }
+
+    /// The report of a refresh.
+    fn report(&self, update: &Update, commit: Option<String>) -> Report {
+        let graph = &*self.graph;
+        let mut skipped: Vec<Skipped> = self
+            .walk_skipped
+            .iter()
+            .chain(self.read_skipped.values())
+            .cloned()
+            .collect();
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        let diagnostics: Vec<Skipped> = self
+            .sources
+            .values()
+            .flat_map(|s| {
+                s.file.extract.diagnostics.iter().map(|d| Skipped {
+                    path: s.file.path.clone(),
+                    reason: d.clone(),
+                })
+            })
+            .collect();
+        let delta = &update.delta;
+        Report {
+            files: self.sources.len(),
+            symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
+            external_modules: graph
+                .nodes
+                .iter()
+                .filter(|n| n.kind == graph::NodeKind::External)
+                .count(),
+            edges: graph
+                .edge_counts()
+                .into_iter()
+                .map(|(k, n)| (k.table().to_string(), n))
+                .collect(),
+            unresolved_call_share: self.stats.unresolved_call_share(),
+            stats: self.stats.clone(),
+            parsed: update.parsed,
+            removed: delta.delete_sources.len(),
+            moved: update.moved.clone(),
+            skipped,
+            diagnostics,
+            nodes_written: delta.upsert_nodes.len() + delta.delete_nodes.len(),
+            edges_written: delta.upsert_edges.len() + delta.delete_edges.len(),
+            commit,
+            history_commits: 0,
+            history_new: 0,
+            wrote: false,
+            seconds: 0.0,
+        }
+    }
+}
+
+/// The file at `path` as a walk would find it: `None` if it is gone, an error if it is too
+/// large or unreadable.
+fn found(repo: &Repo, path: &str) -> Result<Option<Found>, Skipped> {
+    let absolute = repo.root.join(path);
+    let metadata = match std::fs::symlink_metadata(&absolute) {
+        Ok(m) if m.is_file() => m,
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Skipped {
+                path: path.to_string(),
+                reason: format!("unreadable: {e}"),
+            });
+        }
+    };
+    let max_bytes = repo.settings.index.max_file_bytes;
+    if metadata.len() > max_bytes {
+        return Err(Skipped {
+            path: path.to_string(),
+            reason: format!(
+                "larger than the limit ({} > {} bytes; raise index.max_file_bytes in cairn.toml)",
+                metadata.len(),
+                max_bytes
+            ),
+        });
+    }
+    Ok(Some(Found {
+        path: path.to_string(),
+        absolute,
+        size: metadata.len(),
+        mtime_ns: walk::mtime_ns(&metadata),
+    }))
+}
+
+/// Writes a refresh to the store (when anything changed, or nothing was ever written) with
+/// the index facts, and reports it.
+async fn commit(
+    repo: &Repo,
+    store: &Store,
+    live: &mut Live,
+    update: Update,
+    started: Instant,
+) -> Result<Report, StoreError> {
     let commit = if repo.is_git {
         head_commit(&repo.root)
     } else {
         None
     };
-    let mut report = Report {
-        files: files.len(),
-        symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
-        external_modules: graph
-            .nodes
-            .iter()
-            .filter(|n| n.kind == graph::NodeKind::External)
-            .count(),
-        edges: graph
-            .edge_counts()
-            .into_iter()
-            .map(|(k, n)| (k.table().to_string(), n))
-            .collect(),
-        unresolved_call_share: stats.unresolved_call_share(),
-        stats,
-        parsed,
-        removed: delta.delete_sources.len(),
-        moved,
-        skipped,
-        diagnostics,
-        nodes_written: delta.upsert_nodes.len() + delta.delete_nodes.len(),
-        edges_written: delta.upsert_edges.len() + delta.delete_edges.len(),
-        commit: commit.clone(),
-        history_commits: 0,
-        history_new: 0,
-        wrote: false,
-        seconds: 0.0,
-    };
+    let mut report = live.report(&update, commit.clone());
     let previous = store.meta().await?.unwrap_or_default();
-    let changed = !delta.is_empty() || previous.commit != commit;
+    let changed = !update.delta.is_empty() || previous.commit != commit;
     if changed || previous.generation == 0 {
         report.seconds = started.elapsed().as_secs_f64();
         let meta = IndexMeta {
@@ -211,10 +405,12 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
             generation: previous.generation + 1,
             summary: serde_json::to_value(&report).unwrap_or_default(),
         };
-        tracing::info!(elapsed = ?started.elapsed(), "diffed");
-        store.apply(&delta, &meta).await?;
+        store.apply(&update.delta, &meta).await?;
         tracing::info!(elapsed = ?started.elapsed(), "written");
+        live.generation = meta.generation;
         report.wrote = true;
+    } else {
+        live.generation = previous.generation;
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -227,12 +423,79 @@ pub async fn index_repository(
     patience: std::time::Duration,
     on_wait: impl FnOnce(Option<&str>),
 ) -> anyhow::Result<Report> {
-    use anyhow::Context as _;
+    load_live(repo, patience, on_wait)
+        .await
+        .map(|(report, _)| report)
+}
+
+/// Indexes like [`index_repository`] and keeps the index in memory for later refreshes.
+pub async fn load_live(
+    repo: &Repo,
+    patience: std::time::Duration,
+    on_wait: impl FnOnce(Option<&str>),
+) -> anyhow::Result<(Report, Live)> {
+    let started = Instant::now();
     let _lock = crate::lock::acquire(&repo.lock_path(), patience, on_wait)?;
     let store = Store::open(&repo.store_dir()).await?;
-    let mut report = run(repo, &store).await;
+    let mut held = None;
+    let result = async {
+        let mut live = Live::load(&store).await?;
+        tracing::info!(elapsed = ?started.elapsed(), "loaded the stored index");
+        let update = live.refresh(repo, None);
+        let report = commit(repo, &store, &mut live, update, started).await;
+        held = Some(live);
+        report
+    }
+    .await;
+    let report = finish(repo, store, result).await?;
+    Ok((
+        report,
+        held.expect("the index loaded when the report is ready"),
+    ))
+}
+
+/// Writes a refresh of an index held in memory. When another process wrote the store since
+/// (`cairn index` beside the daemon), the index is reloaded and refreshed whole instead, so the
+/// store never receives a difference taken against a view it no longer holds.
+pub async fn write_update(
+    repo: &Repo,
+    live: &mut Live,
+    update: Update,
+    patience: std::time::Duration,
+) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let _lock = crate::lock::acquire(&repo.lock_path(), patience, |_| {})?;
+    let store = Store::open(&repo.store_dir()).await?;
+    let result = async {
+        let stored = store.meta().await?.unwrap_or_default().generation;
+        let update = if stored == live.generation {
+            update
+        } else {
+            tracing::info!(
+                stored,
+                held = live.generation,
+                "the store was written by another process; reloading the index"
+            );
+            *live = Live::load(&store).await?;
+            live.refresh(repo, None)
+        };
+        commit(repo, &store, live, update, started).await
+    }
+    .await;
+    finish(repo, store, result).await
+}
+
+/// After a write: the commit history, closing the store, the generation file, and memories
+/// following moved files.
+async fn finish(
+    repo: &Repo,
+    store: Store,
+    mut report: Result<Report, StoreError>,
+) -> anyhow::Result<Report> {
+    use anyhow::Context as _;
     if let Ok(report) = report.as_mut()
         && repo.is_git
+        && report.commit.is_some()
     {
         match crate::review::refresh_history(repo, &store).await {
             Ok((window, new)) => {
@@ -280,7 +543,7 @@ pub async fn index_repository(
 
 /// Reads and parses files in parallel; unchanged files (same size and mtime, or same content
 /// hash) come from the cache.
-fn read_all(found: &[Found], cached: &HashMap<String, SourceRecord>) -> Vec<Read> {
+fn read_all(found: &[Found], cached: &BTreeMap<String, SourceRecord>) -> Vec<Read> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Read)>> = Mutex::new(Vec::with_capacity(found.len()));
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -313,7 +576,7 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
         && record.mtime_ns == file.mtime_ns
         && record.file.size == file.size
     {
-        return Read::Cached(record.clone());
+        return Read::Cached;
     }
     let skip = |reason: String| {
         Read::Skipped(Skipped {
@@ -345,9 +608,9 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
         let mut record = record.clone();
         record.mtime_ns = file.mtime_ns;
         record.file.last_change = last_change;
-        return Read::Parsed(record);
+        return Read::Parsed(Box::new(record));
     }
-    Read::Parsed(SourceRecord {
+    Read::Parsed(Box::new(SourceRecord {
         file: SourceFile {
             path: file.path.clone(),
             language: language.name.clone(),
@@ -358,7 +621,7 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
             extract: extract::extract(language, &text),
         },
         mtime_ns: file.mtime_ns,
-    })
+    }))
 }
 
 /// The commit HEAD points at, if git can tell.

@@ -137,11 +137,7 @@ pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
             });
             continue;
         }
-        let mtime_ns = metadata
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i64);
+        let mtime_ns = mtime_ns(&metadata);
         found.push(Found {
             path,
             absolute: entry.path().to_path_buf(),
@@ -156,4 +152,13 @@ pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
         skipped,
         configs,
     }
+}
+
+/// A file's modification time in nanoseconds since the epoch (0 if unknown).
+pub fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
+    metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
 }

@@ -2,9 +2,11 @@
 //! store and rmcp's own MCP client.
 
 mod bad_input;
+mod daemon;
 mod embed;
 mod incremental;
 mod indexing;
+mod install;
 mod mcp;
 mod memory;
 mod review;

@@ -1,0 +1,190 @@
+//! The daemon's files in the repository's data directory: the bearer token (0600), the
+//! record of a running daemon (pid, port, socket), and the lock that keeps it one per
+//! repository.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The bearer token HTTP clients present (`Authorization: Bearer …`).
+pub fn token_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("daemon.token")
+}
+
+/// Where a running daemon says how to reach it.
+pub fn record_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("daemon.json")
+}
+
+/// Held by the running daemon for its whole life.
+pub fn lock_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("daemon.lock")
+}
+
+/// The Unix socket `cairn serve` relays stdio through when a daemon runs.
+pub fn socket_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("daemon.sock")
+}
+
+/// The append-only file of assistant events written by `cairn hook`.
+pub fn events_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("events.jsonl")
+}
+
+/// The token, created (32 random bytes, hex, mode 0600) if there is none yet. A token file
+/// that others can read is tightened to 0600.
+pub fn ensure_token(data_dir: &Path) -> std::io::Result<String> {
+    std::fs::create_dir_all(data_dir)?;
+    let path = token_path(data_dir);
+    match std::fs::read_to_string(&path) {
+        Ok(token) if token.trim().len() >= 32 => {
+            restrict(&path)?;
+            return Ok(token.trim().to_string());
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let token = random_hex(32)?;
+    let staging = path.with_extension("token.new");
+    {
+        let mut file = private_file(&staging)?;
+        file.write_all(token.as_bytes())?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&staging, &path)?;
+    Ok(token)
+}
+
+/// The token if one exists.
+pub fn read_token(data_dir: &Path) -> Option<String> {
+    let token = std::fs::read_to_string(token_path(data_dir)).ok()?;
+    let token = token.trim();
+    (!token.is_empty()).then(|| token.to_string())
+}
+
+/// Creates (truncating) a file only its owner can read and write.
+pub fn private_file(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path)?;
+    restrict(path)?;
+    Ok(file)
+}
+
+/// Sets mode 0600 (a no-op off Unix).
+pub fn restrict(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        if mode != 0o600 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
+}
+
+/// The permission bits of `path` (Unix), for `cairn doctor`.
+pub fn mode_of(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut buffer = vec![0u8; bytes];
+    File::open("/dev/urandom")?.read_exact(&mut buffer)?;
+    Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What a running daemon writes about itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DaemonRecord {
+    pub pid: u32,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    pub port: u16,
+    pub socket: PathBuf,
+    pub root: PathBuf,
+    pub version: String,
+    /// Seconds since the epoch.
+    pub started_at: i64,
+}
+
+impl DaemonRecord {
+    pub fn write(&self, data_dir: &Path) -> std::io::Result<()> {
+        let path = record_path(data_dir);
+        let staging = path.with_extension("json.new");
+        {
+            let mut file = private_file(&staging)?;
+            file.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
+            file.sync_all()?;
+        }
+        std::fs::rename(staging, path)
+    }
+
+    /// The record of the daemon running now for this data directory, if one is: the record
+    /// exists and its lock is held.
+    pub fn running(data_dir: &Path) -> Option<DaemonRecord> {
+        let text = std::fs::read_to_string(record_path(data_dir)).ok()?;
+        let record: DaemonRecord = serde_json::from_str(&text).ok()?;
+        is_locked(&lock_path(data_dir)).then_some(record)
+    }
+}
+
+/// Whether another process holds the lock at `path`.
+pub fn is_locked(path: &Path) -> bool {
+    match File::open(path) {
+        Ok(file) => match file.try_lock_shared() {
+            Ok(()) => false,
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(std::fs::TryLockError::Error(_)) => false,
+        },
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_private_and_stable() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_token(dir.path()).unwrap();
+        assert_eq!(first.len(), 64);
+        assert!(first.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(mode_of(&token_path(dir.path())), Some(0o600));
+        assert_eq!(ensure_token(dir.path()).unwrap(), first);
+        assert_eq!(read_token(dir.path()).as_deref(), Some(first.as_str()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_readable_token_is_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let token = ensure_token(dir.path()).unwrap();
+        let path = token_path(dir.path());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(ensure_token(dir.path()).unwrap(), token);
+        assert_eq!(mode_of(&path), Some(0o600));
+    }
+}

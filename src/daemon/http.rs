@@ -1,0 +1,207 @@
+//! The daemon's HTTP face on 127.0.0.1: MCP over streamable HTTP at `/mcp`, the session-start
+//! context at `/context`, Claude Code hook events at `/hook`, and `/health`. Every request
+//! must carry the bearer token, a loopback `Host` naming the daemon's port (DNS rebinding),
+//! no foreign `Origin`, and a body under the size limit.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::app::Cairn;
+use crate::mcp::Server;
+
+/// The largest request body accepted (a `review_diff` of a large pasted diff fits).
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024 + 64 * 1024;
+
+/// The largest hook event accepted.
+const MAX_HOOK_BYTES: usize = 1024 * 1024;
+
+struct Guard {
+    token: String,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+}
+
+#[derive(Clone)]
+struct Shared {
+    cairn: Arc<Cairn>,
+}
+
+/// The router for a daemon listening on `port`.
+pub fn router(cairn: Arc<Cairn>, token: String, port: u16, cancel: CancellationToken) -> Router {
+    let hosts = vec![
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ];
+    let origins = vec![
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts.clone())
+        .with_allowed_origins(origins.clone())
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .with_cancellation_token(cancel);
+    let serving = cairn.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(Server::new(serving.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let guard = Arc::new(Guard {
+        token,
+        hosts,
+        origins,
+    });
+    Router::new()
+        .route_service("/mcp", mcp)
+        .route("/context", get(context))
+        .route("/hook", post(hook))
+        .route("/health", get(health))
+        .with_state(Shared { cairn })
+        .layer(axum::middleware::from_fn_with_state(guard, check))
+}
+
+async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    if !host.is_some_and(|h| guard.hosts.iter().any(|allowed| allowed == h)) {
+        return refuse(StatusCode::FORBIDDEN, "this Host is not served");
+    }
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin
+            .to_str()
+            .is_ok_and(|o| guard.origins.iter().any(|allowed| allowed == o))
+    {
+        return refuse(StatusCode::FORBIDDEN, "this Origin is not served");
+    }
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !same(presented.trim().as_bytes(), guard.token.as_bytes()) {
+        let mut response = refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+        return response;
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large",
+        );
+    }
+    next.run(request).await
+}
+
+/// Compares in time independent of where the inputs differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response {
+    (status, format!("{message}\n")).into_response()
+}
+
+async fn health(State(shared): State<Shared>) -> Response {
+    let snapshot = shared.cairn.snapshot().await.ok();
+    let body = serde_json::json!({
+        "root": shared.cairn.repo.root,
+        "pid": std::process::id(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "nodes": snapshot.as_ref().map(|s| s.graph.nodes.len()),
+        "generation": snapshot.as_ref().map(|s| s.meta.generation),
+        "commit": snapshot.as_ref().and_then(|s| s.meta.commit.clone()),
+    });
+    json(body)
+}
+
+async fn context(State(shared): State<Shared>, request: Request) -> Response {
+    let focus = request.uri().query().and_then(|q| {
+        q.split('&')
+            .find_map(|pair| pair.strip_prefix("focus="))
+            .map(percent_decode)
+    });
+    match shared.cairn.context(focus.as_deref(), None).await {
+        Ok(report) => (StatusCode::OK, report.text).into_response(),
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+}
+
+async fn hook(State(shared): State<Shared>, request: Request) -> Response {
+    let body = match axum::body::to_bytes(request.into_body(), MAX_HOOK_BYTES).await {
+        Ok(body) => body,
+        Err(_) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "the hook event is too large"),
+    };
+    match crate::hook::handle_in(&shared.cairn, &body).await {
+        Ok(output) => (StatusCode::OK, output.unwrap_or_default()).into_response(),
+        Err(e) => refuse(StatusCode::BAD_REQUEST, &format!("{e:#}")),
+    }
+}
+
+fn json(value: serde_json::Value) -> Response {
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(value.to_string()))
+        .expect("a static response builds")
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len()
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit() =>
+            {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).expect("hex digits are ASCII");
+                out.push(u8::from_str_radix(hex, 16).expect("two hex digits"));
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"abcd"));
+        assert!(!same(b"", b"abc"));
+    }
+
+    #[test]
+    fn queries_are_decoded() {
+        assert_eq!(percent_decode("src%2Fa.py+b"), "src/a.py b");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
+}

@@ -1,0 +1,451 @@
+//! `cairn install` / `cairn uninstall`: registers cairn with coding assistants (MCP server
+//! entries, Claude Code hooks, instruction blocks) and as a user service, backing up every
+//! file it changes so that uninstall gives back exactly what was there.
+//!
+//! Every change is planned before anything is written: a config that does not parse stops the
+//! whole install with an error naming the file, and nothing is touched.
+
+mod block;
+mod clients;
+mod codex;
+mod doctor;
+mod files;
+mod jsonc;
+mod manifest;
+mod outcome;
+mod piece;
+mod service;
+mod shell;
+
+use std::path::{Path, PathBuf};
+
+pub use clients::{Client, detect_clients, parse_clients};
+pub use doctor::{Check, check};
+pub use outcome::{Action, Item, Outcome, Step};
+
+use crate::daemon::files::{ensure_token, token_path};
+use clients::Target;
+use manifest::{Manifest, Record, hash};
+use piece::{Kind, Piece};
+use service::{Commands, Manager, ServiceRecord};
+
+/// Where cairn is installed from and to.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The repository's root.
+    pub repo_root: PathBuf,
+    /// The user's home directory (user-level configs and the service file live under it).
+    pub home: PathBuf,
+    /// The absolute path of the cairn binary the assistants and the service run.
+    pub binary: PathBuf,
+    /// cairn's data directory for this repository (outside it): the token, the install
+    /// manifest and the backups.
+    pub data_dir: PathBuf,
+}
+
+/// What to install or uninstall.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The assistants; empty means the ones detected (install) or everything recorded
+    /// (uninstall).
+    pub clients: Vec<Client>,
+    /// Also install (or uninstall) the user service that runs `cairn daemon`.
+    pub service: bool,
+    /// Compute and report the changes without making them.
+    pub dry_run: bool,
+}
+
+/// Why an install or uninstall could not go ahead.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A config does not parse; nothing was written.
+    #[error("{} is not valid {format} (line {line}, column {column}: {message})", path.display())]
+    Syntax {
+        path: PathBuf,
+        format: &'static str,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A config parses but holds something other than expected where cairn writes.
+    #[error("{}: `{key}` is not {expected}", path.display())]
+    Shape {
+        path: PathBuf,
+        key: String,
+        expected: &'static str,
+    },
+    /// An instruction file has a begin marker and no end marker.
+    #[error("{}: a `<!-- cairn:begin -->` marker has no `<!-- cairn:end -->` after it", path.display())]
+    OpenBlock { path: PathBuf },
+    /// A file cairn would edit is not text.
+    #[error("{} is not UTF-8 text", path.display())]
+    NotText { path: PathBuf },
+    /// A file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file could not be written or removed.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `install.json` in the data directory does not parse.
+    #[error("the install record {} is unreadable: {message}", path.display())]
+    Manifest { path: PathBuf, message: String },
+    /// A `--client` name cairn does not know.
+    #[error("unknown client `{0}` (expected claude, cursor, codex, windsurf, gemini or all)")]
+    UnknownClient(String),
+    /// No client was named and none was found in use.
+    #[error(
+        "no assistant found in this repository or home directory; name one with --client \
+         (claude, cursor, codex, windsurf, gemini or all)"
+    )]
+    NoClient,
+}
+
+/// Registers cairn with the chosen assistants (and as a service), backing up what it changes.
+/// Running it again changes nothing.
+pub fn install(setup: &Setup, options: &Options) -> anyhow::Result<Outcome> {
+    Ok(install_with(
+        setup,
+        options,
+        Manager::current(),
+        service::commands,
+    )?)
+}
+
+/// Takes out what [`install`] put in: a file as cairn left it gets its original bytes back (or
+/// goes, if cairn created it); a file edited since loses only cairn's entries.
+pub fn uninstall(setup: &Setup, options: &Options) -> anyhow::Result<Outcome> {
+    Ok(uninstall_with(setup, options, service::commands)?)
+}
+
+/// A file install will write, worked out before anything is written.
+struct Change {
+    target: Target,
+    before: Option<Vec<u8>>,
+    after: Vec<u8>,
+    action: Action,
+}
+
+/// A file uninstall will put back, clean or delete, worked out before anything is written.
+struct Undo {
+    client: Option<Client>,
+    item: Item,
+    path: PathBuf,
+    /// The bytes to leave in the file; `None` deletes it.
+    after: Option<Vec<u8>>,
+    action: Action,
+    /// What the manifest says about the file, if anything.
+    record: Option<Record>,
+}
+
+fn install_with(
+    setup: &Setup,
+    options: &Options,
+    manager: Manager,
+    commands: impl FnOnce(Manager) -> Commands,
+) -> Result<Outcome, Error> {
+    let clients = if options.clients.is_empty() {
+        detect_clients(setup)
+    } else {
+        unique(&options.clients)
+    };
+    if clients.is_empty() && !options.service {
+        return Err(Error::NoClient);
+    }
+    let mut targets: Vec<Target> = clients
+        .iter()
+        .flat_map(|&client| clients::targets(setup, client))
+        .collect();
+    if options.service {
+        targets.push(service::target(setup, manager));
+    }
+    let mut manifest = Manifest::load(&setup.data_dir)?;
+    let changes = targets
+        .into_iter()
+        .map(plan_change)
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut outcome = Outcome::new(options.dry_run);
+    let token = token_path(&setup.data_dir);
+    let token_action = if token.exists() {
+        Action::Unchanged
+    } else {
+        Action::Created
+    };
+    let service = options.service.then(|| ServiceRecord::new(setup, manager));
+    if options.dry_run {
+        outcome.steps.extend(changes.into_iter().map(Change::step));
+        outcome
+            .steps
+            .push(Step::file(None, Item::Token, token, token_action));
+        if let Some(service) = &service {
+            outcome
+                .steps
+                .push(Step::command(Action::Ran, service.enable_command(), None));
+        }
+        return Ok(outcome);
+    }
+
+    for change in changes {
+        write_change(&setup.data_dir, &mut manifest, &change)?;
+        outcome.steps.push(change.step());
+    }
+    ensure_token(&setup.data_dir).map_err(|source| Error::Write {
+        path: token.clone(),
+        source,
+    })?;
+    outcome
+        .steps
+        .push(Step::file(None, Item::Token, token, token_action));
+    if let Some(service) = service {
+        let command = service.enable_command();
+        let step = match commands(manager) {
+            Commands::Run => match service.enable() {
+                Ok(()) => Step::command(Action::Ran, command, None),
+                Err(why) => Step::command(Action::Failed, command, Some(why)),
+            },
+            Commands::Show(why) => Step::command(Action::Manual, command, Some(why)),
+        };
+        outcome.steps.push(step);
+        if manifest.service.as_ref() != Some(&service) {
+            manifest.service = Some(service);
+            manifest.save(&setup.data_dir)?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn plan_change(target: Target) -> Result<Change, Error> {
+    let before = files::read(&target.path)?;
+    let text = before
+        .as_deref()
+        .map(|bytes| files::text(&target.path, bytes))
+        .transpose()?;
+    let after = target.piece.apply(&target.path, text)?.into_bytes();
+    let action = match &before {
+        Some(bytes) if *bytes == after => Action::Unchanged,
+        Some(_) if target.piece.kind() == Kind::File => Action::Updated,
+        Some(_) => Action::Merged,
+        None => Action::Created,
+    };
+    Ok(Change {
+        target,
+        before,
+        after,
+        action,
+    })
+}
+
+/// Records the file (backing up its original bytes the first time), then writes it.
+fn write_change(data_dir: &Path, manifest: &mut Manifest, change: &Change) -> Result<(), Error> {
+    let path = &change.target.path;
+    if change.action == Action::Unchanged {
+        // Already as cairn would write it; if the user changed it since cairn last wrote it,
+        // an uninstall must keep their change.
+        if let (Some(record), Some(before)) = (manifest.record_mut(path), &change.before) {
+            let current = hash(before);
+            if record.written != current {
+                record.written = current;
+                record.edited_since = true;
+                manifest.save(data_dir)?;
+            }
+        }
+        return Ok(());
+    }
+    manifest.prepare(data_dir, &change.target, change.before.as_deref())?;
+    manifest.save(data_dir)?;
+    let created = files::write(path, &change.after)?;
+    let record = manifest.record_mut(path).expect("prepare records the file");
+    record.written = hash(&change.after);
+    record.created_dirs.extend(created);
+    manifest.save(data_dir)
+}
+
+impl Change {
+    fn step(self) -> Step {
+        Step::file(
+            self.target.client,
+            self.target.item,
+            self.target.path,
+            self.action,
+        )
+    }
+}
+
+fn uninstall_with(
+    setup: &Setup,
+    options: &Options,
+    commands: impl FnOnce(Manager) -> Commands,
+) -> Result<Outcome, Error> {
+    let mut manifest = Manifest::load(&setup.data_dir)?;
+    let everything = options.clients.is_empty();
+    let clients = if everything {
+        manifest.clients()
+    } else {
+        unique(&options.clients)
+    };
+    let with_service = everything || options.service;
+    let mut undos = Vec::new();
+    for record in &manifest.files {
+        let chosen = match record.client {
+            Some(client) => clients.contains(&client),
+            None => with_service,
+        };
+        if chosen {
+            undos.push(plan_undo(setup, record)?);
+        }
+    }
+    if !everything {
+        for target in clients.iter().flat_map(|&c| clients::targets(setup, c)) {
+            if manifest.record(&target.path).is_none()
+                && let Some(undo) = plan_untracked_undo(setup, target)?
+            {
+                undos.push(undo);
+            }
+        }
+    }
+    let service = manifest.service.clone().filter(|_| with_service);
+
+    let mut outcome = Outcome::new(options.dry_run);
+    if options.dry_run {
+        if let Some(service) = &service {
+            outcome
+                .steps
+                .push(Step::command(Action::Ran, service.disable_command(), None));
+        }
+        outcome.steps.extend(undos.into_iter().map(Undo::step));
+        return Ok(outcome);
+    }
+
+    let how = service.as_ref().map(|s| commands(s.manager));
+    if let (Some(service), Some(how)) = (&service, &how) {
+        let command = service.disable_command();
+        outcome.steps.push(match how {
+            Commands::Run => match service.disable() {
+                Ok(()) => Step::command(Action::Ran, command, None),
+                Err(why) => Step::command(Action::Failed, command, Some(why)),
+            },
+            Commands::Show(why) => Step::command(Action::Manual, command, Some(why.clone())),
+        });
+    }
+    let mut created_dirs = Vec::new();
+    for undo in undos {
+        if undo.action != Action::Unchanged {
+            match &undo.after {
+                Some(bytes) => {
+                    files::write(&undo.path, bytes)?;
+                }
+                None => files::remove(&undo.path)?,
+            }
+        }
+        if let Some(record) = &undo.record {
+            created_dirs.extend(record.created_dirs.iter().cloned());
+            manifest.forget(&setup.data_dir, &record.path)?;
+        }
+        outcome.steps.push(undo.step());
+    }
+    files::remove_empty_dirs(created_dirs);
+    if let Some(service) = service {
+        if how == Some(Commands::Run) {
+            service.forget_removed();
+        }
+        manifest.service = None;
+    }
+    manifest.save(&setup.data_dir)?;
+    Ok(outcome)
+}
+
+/// How to undo one recorded file: its original bytes back (or the file gone, if cairn created
+/// it) when it is as cairn left it; otherwise only cairn's piece taken out.
+fn plan_undo(setup: &Setup, record: &Record) -> Result<Undo, Error> {
+    let undo = |after, action| Undo {
+        client: record.client,
+        item: record.item,
+        path: record.path.clone(),
+        after,
+        action,
+        record: Some(record.clone()),
+    };
+    let Some(current) = files::read(&record.path)? else {
+        return Ok(undo(None, Action::Unchanged));
+    };
+    let as_left = !record.edited_since && hash(&current) == record.written;
+    let original = manifest::read_backup(&setup.data_dir, record)?;
+    let (after, action) = match (
+        as_left || record.kind == Kind::File,
+        record.existed,
+        original,
+    ) {
+        (true, false, _) => (None, Action::Removed),
+        (true, true, Some(original)) => (Some(original), Action::Restored),
+        _ => {
+            let text = files::text(&record.path, &current)?;
+            let stripped = record.kind.strip(&record.path, text, &setup.binary)?;
+            if stripped.empty && !record.existed {
+                (None, Action::Removed)
+            } else {
+                (Some(stripped.text.into_bytes()), Action::Cleaned)
+            }
+        }
+    };
+    if after.as_deref() == Some(current.as_slice()) {
+        return Ok(undo(after, Action::Unchanged));
+    }
+    Ok(undo(after, action))
+}
+
+/// cairn's piece taken out of a file the manifest does not know (installed by hand, or by a
+/// cairn without a manifest). A whole file of cairn's goes only if it is exactly as cairn
+/// writes it.
+fn plan_untracked_undo(setup: &Setup, target: Target) -> Result<Option<Undo>, Error> {
+    let Some(current) = files::read(&target.path)? else {
+        return Ok(None);
+    };
+    let text = files::text(&target.path, &current)?;
+    let after = match &target.piece {
+        Piece::File(text) if text.as_bytes() == current => None,
+        Piece::File(_) => Some(current.clone()),
+        piece => {
+            let stripped = piece.kind().strip(&target.path, text, &setup.binary)?;
+            Some(stripped.text.into_bytes())
+        }
+    };
+    let action = match &after {
+        None => Action::Removed,
+        Some(bytes) if *bytes == current => Action::Unchanged,
+        Some(_) => Action::Cleaned,
+    };
+    Ok(Some(Undo {
+        client: target.client,
+        item: target.item,
+        path: target.path,
+        after,
+        action,
+        record: None,
+    }))
+}
+
+impl Undo {
+    fn step(self) -> Step {
+        Step::file(self.client, self.item, self.path, self.action)
+    }
+}
+
+/// The clients, each once, in the order given.
+fn unique(clients: &[Client]) -> Vec<Client> {
+    let mut unique = Vec::new();
+    for &client in clients {
+        if !unique.contains(&client) {
+            unique.push(client);
+        }
+    }
+    unique
+}
+
+#[cfg(test)]
+mod tests;

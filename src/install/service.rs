@@ -1,0 +1,345 @@
+//! The user service that keeps `cairn daemon` running for a repository: a systemd user unit
+//! on Linux, a launchd agent on macOS, both rendered from the templates in `install/`, and
+//! the commands that enable and disable them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use super::clients::Target;
+use super::manifest::hash;
+use super::piece::Piece;
+use super::shell::shell_quote;
+use super::{Item, Setup, files};
+
+const UNIT_TEMPLATE: &str = include_str!("../../install/cairn.service");
+const PLIST_TEMPLATE: &str = include_str!("../../install/cairn.plist");
+
+/// The service manager a service file is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Manager {
+    Systemd,
+    Launchd,
+}
+
+/// Whether the service manager's commands are run, or shown for the user to run and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Commands {
+    Run,
+    Show(String),
+}
+
+/// The installed service, as the install record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct ServiceRecord {
+    pub manager: Manager,
+    /// The systemd unit name or the launchd label.
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl Manager {
+    /// The manager of the platform cairn runs on.
+    pub fn current() -> Manager {
+        if cfg!(target_os = "macos") {
+            Manager::Launchd
+        } else {
+            Manager::Systemd
+        }
+    }
+
+    fn program(self) -> &'static str {
+        match self {
+            Manager::Systemd => "systemctl",
+            Manager::Launchd => "launchctl",
+        }
+    }
+}
+
+/// Whether the manager's commands can be run here: not when `CAIRN_SERVICE_MANAGER=none`,
+/// when its program is not on PATH, or when there is no systemd user session.
+pub(super) fn commands(manager: Manager) -> Commands {
+    if std::env::var_os("CAIRN_SERVICE_MANAGER").is_some_and(|v| v == "none") {
+        return Commands::Show("CAIRN_SERVICE_MANAGER=none".into());
+    }
+    let program = manager.program();
+    if !on_path(program) {
+        return Commands::Show(format!("{program} is not on PATH"));
+    }
+    if manager == Manager::Systemd
+        && !Command::new(program)
+            .args(["--user", "show-environment"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    {
+        return Commands::Show("no systemd user session (`systemctl --user` fails)".into());
+    }
+    Commands::Run
+}
+
+/// The service file for this repository.
+pub(super) fn target(setup: &Setup, manager: Manager) -> Target {
+    let record = ServiceRecord::new(setup, manager);
+    let text = match manager {
+        Manager::Systemd => render_unit(setup),
+        Manager::Launchd => render_plist(setup, &record.name),
+    };
+    Target {
+        client: None,
+        item: Item::Service,
+        path: record.path,
+        piece: Piece::File(text),
+    }
+}
+
+impl ServiceRecord {
+    pub fn new(setup: &Setup, manager: Manager) -> Self {
+        let id = service_id(&setup.repo_root);
+        let (name, path) = match manager {
+            Manager::Systemd => {
+                let unit = format!("cairn-{id}.service");
+                let path = setup.home.join(".config/systemd/user").join(&unit);
+                (unit, path)
+            }
+            Manager::Launchd => {
+                let label = format!("dev.cairn.{id}");
+                let path = setup
+                    .home
+                    .join("Library/LaunchAgents")
+                    .join(format!("{label}.plist"));
+                (label, path)
+            }
+        };
+        ServiceRecord {
+            manager,
+            name,
+            path,
+        }
+    }
+
+    fn enable_commands(&self) -> Vec<Vec<String>> {
+        match self.manager {
+            Manager::Systemd => vec![
+                words(&["systemctl", "--user", "daemon-reload"]),
+                words(&["systemctl", "--user", "enable", "--now", &self.name]),
+            ],
+            Manager::Launchd => vec![words(&["launchctl", "load", "-w", &self.plist()])],
+        }
+    }
+
+    fn disable_commands(&self) -> Vec<Vec<String>> {
+        match self.manager {
+            Manager::Systemd => vec![words(&[
+                "systemctl",
+                "--user",
+                "disable",
+                "--now",
+                &self.name,
+            ])],
+            Manager::Launchd => vec![words(&["launchctl", "unload", "-w", &self.plist()])],
+        }
+    }
+
+    /// What starts the service, as one shell line.
+    pub fn enable_command(&self) -> String {
+        shell_line(&self.enable_commands())
+    }
+
+    /// What stops and disables the service, as one shell line.
+    pub fn disable_command(&self) -> String {
+        shell_line(&self.disable_commands())
+    }
+
+    /// Starts the service now and at every login.
+    pub fn enable(&self) -> Result<(), String> {
+        run_all(&self.enable_commands())
+    }
+
+    /// Stops the service and keeps it from starting again.
+    pub fn disable(&self) -> Result<(), String> {
+        run_all(&self.disable_commands())
+    }
+
+    /// Tells systemd its unit file is gone (launchd needs nothing).
+    pub fn forget_removed(&self) {
+        if self.manager == Manager::Systemd {
+            // The unit is already stopped and disabled; a stale entry only lingers in
+            // `systemctl --user list-units` until the next reload.
+            let _ = run_all(&[words(&["systemctl", "--user", "daemon-reload"])]);
+        }
+    }
+
+    fn plist(&self) -> String {
+        self.path.to_string_lossy().into_owned()
+    }
+}
+
+/// `<repository name>-<8 hex digits of its path's hash>`: readable, and distinct for two
+/// checkouts with the same name.
+pub(super) fn service_id(repo: &Path) -> String {
+    let name: String = repo
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{name}-{}", &hash(repo.to_string_lossy().as_bytes())[..8])
+}
+
+/// The systemd user unit.
+pub(super) fn render_unit(setup: &Setup) -> String {
+    let mut exec_start = daemon_args(setup).into_iter();
+    let program = systemd_word(&exec_start.next().unwrap_or_default());
+    let args = exec_start.map(|arg| systemd_word(&arg.replace('$', "$$")));
+    fill(
+        UNIT_TEMPLATE,
+        &[
+            (
+                "description",
+                systemd_specifiers(&setup.repo_root.to_string_lossy()),
+            ),
+            (
+                "exec_start",
+                std::iter::once(program)
+                    .chain(args)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            ("working_directory", systemd_path(&setup.repo_root)),
+            ("log", systemd_path(&log_path(setup))),
+        ],
+    )
+}
+
+/// The launchd agent.
+pub(super) fn render_plist(setup: &Setup, label: &str) -> String {
+    let text = |path: &Path| xml_escape(&path.to_string_lossy());
+    fill(
+        PLIST_TEMPLATE,
+        &[
+            ("label", xml_escape(label)),
+            ("binary", text(&setup.binary)),
+            ("repo", text(&setup.repo_root)),
+            ("data_dir", text(&setup.data_dir)),
+            ("log", text(&log_path(setup))),
+        ],
+    )
+}
+
+/// `cairn daemon` for this repository and its data directory.
+fn daemon_args(setup: &Setup) -> Vec<String> {
+    let path = |p: &Path| p.to_string_lossy().into_owned();
+    vec![
+        path(&setup.binary),
+        "daemon".into(),
+        "--repo".into(),
+        path(&setup.repo_root),
+        "--data-dir".into(),
+        path(&setup.data_dir),
+    ]
+}
+
+fn log_path(setup: &Setup) -> PathBuf {
+    setup.data_dir.join("daemon.log")
+}
+
+/// The template with each `{{name}}` replaced.
+fn fill(template: &str, values: &[(&str, String)]) -> String {
+    let mut text = template.to_string();
+    for (name, value) in values {
+        text = text.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    debug_assert!(!text.contains("{{"), "a template value is missing");
+    text
+}
+
+/// One word of a systemd command line: quoted (C-style escapes) when it holds anything but
+/// plain path characters, with `%` escaped so systemd does not expand it. (`$` is the
+/// caller's: arguments escape it, the program path takes it literally.)
+fn systemd_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@=,".contains(c));
+    let word = systemd_specifiers(word);
+    if plain {
+        word
+    } else {
+        format!("\"{}\"", word.replace('\\', r"\\").replace('"', "\\\""))
+    }
+}
+
+/// A path as a systemd setting takes it (whole line, no quoting): only `%` is special.
+fn systemd_path(path: &Path) -> String {
+    systemd_specifiers(&path.to_string_lossy())
+}
+
+fn systemd_specifiers(text: &str) -> String {
+    text.replace('%', "%%")
+}
+
+fn xml_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&apos;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+fn words(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+fn shell_line(commands: &[Vec<String>]) -> String {
+    commands
+        .iter()
+        .map(|command| {
+            command
+                .iter()
+                .map(|word| shell_quote(word))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
+/// Runs the commands in turn, stopping at the first that fails.
+fn run_all(commands: &[Vec<String>]) -> Result<(), String> {
+    for command in commands {
+        let output = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", command[0]))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(format!("`{}` failed: {}", command.join(" "), stderr.trim()));
+        }
+    }
+    Ok(())
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| files::is_executable(&dir.join(program)))
+    })
+}

@@ -1,0 +1,459 @@
+//! The daemon as a user runs it: a real `cairn daemon` process on a temporary repository,
+//! followed through file edits, creations, deletions and renames; reached over streamable HTTP
+//! with rmcp's client and over stdio through `cairn serve`; stopped by signals and killed.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use crate::mcp::{call, connect, text};
+use crate::support::{TestRepo, graph_lines, stored_graph};
+
+/// How long a test waits for the daemon to reflect a change before failing.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+pub struct Daemon {
+    child: Child,
+    pub port: u16,
+    pub token: String,
+}
+
+impl Daemon {
+    /// Starts `cairn daemon` and waits until it serves.
+    pub fn start(repo: &TestRepo) -> Daemon {
+        let log = std::fs::File::create(repo.data_dir().join("test-daemon.log")).unwrap();
+        let child = repo
+            .cairn_command(repo.data_dir())
+            .env("CAIRN_LOG", "info")
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut daemon = Daemon {
+            child,
+            port: 0,
+            token: String::new(),
+        };
+        let record = wait_for(&mut daemon, || {
+            let text = std::fs::read_to_string(repo.data_dir().join("daemon.json")).ok()?;
+            serde_json::from_str::<Value>(&text).ok()
+        });
+        daemon.port = record["port"].as_u64().unwrap() as u16;
+        daemon.token = std::fs::read_to_string(repo.data_dir().join("daemon.token"))
+            .unwrap()
+            .trim()
+            .to_string();
+        daemon
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// SIGTERM, then the exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        signal(&self.child, "TERM");
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < DEADLINE, "the daemon did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Polls `probe` until it answers, failing if the daemon exits or the deadline passes.
+fn wait_for<T>(daemon: &mut Daemon, mut probe: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            panic!("the daemon exited early: {status}");
+        }
+        assert!(started.elapsed() < DEADLINE, "gave up waiting");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Polls an async probe until it holds.
+async fn eventually(what: &str, mut probe: impl AsyncFnMut() -> bool) {
+    let started = Instant::now();
+    while !probe().await {
+        assert!(started.elapsed() < DEADLINE, "gave up waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+pub async fn http_client(daemon: &Daemon) -> RunningService<rmcp::RoleClient, ()> {
+    let config = StreamableHttpClientTransportConfig::with_uri(daemon.url())
+        .auth_header(daemon.token.clone());
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    ().serve(transport).await.expect("MCP handshake over HTTP")
+}
+
+async fn expand(client: &RunningService<rmcp::RoleClient, ()>, target: &str) -> String {
+    text(&call(client, "expand", json!({ "target": target })).await)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_daemon_follows_edits_creations_deletions_and_renames() {
+    let repo = TestRepo::with_fixture("mixed");
+    let mut daemon = Daemon::start(&repo);
+    let client = http_client(&daemon).await;
+
+    repo.write("src/shop/fresh.py", "def brand_new():\n    return 1\n");
+    eventually("a created file", async || {
+        expand(&client, "src/shop/fresh.py::brand_new")
+            .await
+            .contains("brand_new")
+            && !expand(&client, "src/shop/fresh.py::brand_new")
+                .await
+                .contains("error")
+    })
+    .await;
+
+    repo.write(
+        "src/shop/fresh.py",
+        "def brand_new():\n    return 1\n\n\ndef second():\n    return brand_new()\n",
+    );
+    eventually("an edit", async || {
+        expand(&client, "src/shop/fresh.py::brand_new")
+            .await
+            .contains("second")
+    })
+    .await;
+
+    std::fs::rename(
+        repo.path().join("src/shop/fresh.py"),
+        repo.path().join("src/shop/moved.py"),
+    )
+    .unwrap();
+    eventually("a rename", async || {
+        let moved = expand(&client, "src/shop/moved.py::second").await;
+        let old = expand(&client, "src/shop/fresh.py").await;
+        !moved.starts_with("error") && old.starts_with("error")
+    })
+    .await;
+
+    // The same answers through `cairn serve`, which relays to the daemon.
+    let relayed = connect(&repo).await;
+    let over_stdio = expand(&relayed, "src/shop/moved.py::second").await;
+    assert!(!over_stdio.starts_with("error"), "{over_stdio}");
+    relayed.cancel().await.unwrap();
+
+    std::fs::remove_file(repo.path().join("src/shop/moved.py")).unwrap();
+    eventually("a deletion", async || {
+        expand(&client, "src/shop/moved.py")
+            .await
+            .starts_with("error")
+    })
+    .await;
+
+    // A new directory with a file in it.
+    repo.write("src/shop/pkg/inner.py", "def deep():\n    return 2\n");
+    eventually("a new directory", async || {
+        !expand(&client, "src/shop/pkg/inner.py::deep")
+            .await
+            .starts_with("error")
+    })
+    .await;
+    repo.write(
+        "src/shop/pkg/inner.py",
+        "def deep():\n    return 2\n\n\ndef deeper():\n    return deep()\n",
+    );
+    eventually("an edit in the new directory", async || {
+        !expand(&client, "src/shop/pkg/inner.py::deeper")
+            .await
+            .starts_with("error")
+    })
+    .await;
+    client.cancel().await.unwrap();
+
+    let status = daemon_stop(&mut daemon);
+    assert!(status.success(), "{status}");
+    assert!(!repo.data_dir().join("daemon.json").exists());
+
+    // Everything reached the store, and it equals a fresh index of the same tree.
+    let again = repo.index();
+    assert_eq!(again["wrote"], json!(false), "{again}");
+    let fresh = TestRepo::plain();
+    let output = repo
+        .cairn_command(fresh.data_dir())
+        .args(["index", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        graph_lines(&stored_graph(repo.data_dir()).await),
+        graph_lines(&stored_graph(fresh.data_dir()).await)
+    );
+}
+
+fn daemon_stop(daemon: &mut Daemon) -> std::process::ExitStatus {
+    let placeholder = Daemon {
+        child: Command::new("true").spawn().unwrap(),
+        port: 0,
+        token: String::new(),
+    };
+    std::mem::replace(daemon, placeholder).stop()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_daemon_per_repository() {
+    let repo = TestRepo::with_fixture("mixed");
+    let daemon = Daemon::start(&repo);
+    let second = repo.cairn(&["daemon"]);
+    assert!(second.status.success());
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("already running"), "{said}");
+    assert!(said.contains(&daemon.port.to_string()), "{said}");
+    let status = repo.cairn_ok(&["status", "--json"]);
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["daemon"]["reachable"], json!(true), "{status}");
+    assert!(daemon.stop().success());
+    let status: Value = serde_json::from_str(&repo.cairn_ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["daemon"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_needs_the_token_a_loopback_host_and_no_foreign_origin() {
+    let repo = TestRepo::with_fixture("mixed");
+    let daemon = Daemon::start(&repo);
+    let http = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}}
+    });
+    let post = |token: Option<&str>| {
+        let mut request = http
+            .post(daemon.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize.to_string());
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        request
+    };
+    assert_eq!(post(None).send().await.unwrap().status(), 401);
+    assert_eq!(post(Some("wrong")).send().await.unwrap().status(), 401);
+    let foreign = post(Some(&daemon.token))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    let rebound = post(Some(&daemon.token))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
+    // An oversized body is refused from its declared length, before it is read.
+    let huge = raw_status(
+        daemon.port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            daemon.port,
+            daemon.token,
+            9 * 1024 * 1024
+        ),
+    );
+    assert_eq!(huge, 413);
+    let health = http
+        .get(format!("http://127.0.0.1:{}/health", daemon.port))
+        .header("authorization", format!("Bearer {}", daemon.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+
+    // The right token: the same tools as over stdio, and they answer.
+    let client = http_client(&daemon).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 8);
+    let context = text(&call(&client, "get_context", json!({})).await);
+    assert!(context.contains("src/shop"), "{context}");
+    client.cancel().await.unwrap();
+    assert!(daemon.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_while_indexing_the_next_daemon_leaves_the_store_consistent() {
+    let repo = TestRepo::new();
+    for i in 0..400 {
+        repo.write(
+            &format!("pkg/m{i}.py"),
+            format!(
+                "from pkg.m{} import f{}\n\n\ndef f{i}():\n    return f{}() + {i}\n",
+                (i + 1) % 400,
+                (i + 1) % 400,
+                (i + 1) % 400
+            ),
+        );
+    }
+    repo.commit("many modules");
+    let lock = repo.data_dir().join("index.lock");
+    let mut victim = repo
+        .cairn_command(repo.data_dir())
+        .arg("daemon")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !cairn::daemon::files::is_locked(&lock) {
+        assert!(started.elapsed() < DEADLINE, "indexing never started");
+        assert!(victim.try_wait().unwrap().is_none(), "the daemon exited");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+
+    // A new daemon starts despite the stale record and socket, and finishes the job.
+    let daemon = Daemon::start(&repo);
+    let client = http_client(&daemon).await;
+    let answer = expand(&client, "pkg/m7.py::f7").await;
+    assert!(answer.contains("f8"), "{answer}");
+    client.cancel().await.unwrap();
+    assert!(daemon.stop().success());
+    let fresh = TestRepo::plain();
+    let output = repo
+        .cairn_command(fresh.data_dir())
+        .args(["index", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        graph_lines(&stored_graph(repo.data_dir()).await),
+        graph_lines(&stored_graph(fresh.data_dir()).await)
+    );
+}
+
+/// Sends a raw HTTP request head and returns the response status.
+fn raw_status(port: u16, head: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut response = [0u8; 64];
+    let n = stream.read(&mut response).unwrap();
+    let line = String::from_utf8_lossy(&response[..n]).into_owned();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Runs `cairn hook` with `event` on stdin; returns its exit status and stdout.
+fn hook(repo: &TestRepo, event: &Value) -> (bool, String) {
+    use std::io::Write;
+    let mut child = repo
+        .cairn_command(repo.data_dir())
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn frequency_of(repo: &TestRepo, path: &str) -> f64 {
+    let report: Value = serde_json::from_str(&repo.cairn_ok(&["expand", path, "--json"])).unwrap();
+    report["score"]["frequency"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no frequency in {report}"))
+}
+
+#[test]
+fn hook_events_feed_frequency_and_the_session_starts_with_context() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let file = "src/shop/pricing.py".to_string();
+    assert_eq!(frequency_of(&repo, &file), 0.0);
+    let read = json!({
+        "hook_event_name": "PostToolUse", "session_id": "s1", "cwd": repo.path(),
+        "tool_name": "Read",
+        "tool_input": {"file_path": repo.path().join(&file)}
+    });
+    for _ in 0..3 {
+        let (ok, out) = hook(&repo, &read);
+        assert!(ok);
+        assert!(out.is_empty());
+    }
+    let frequency = frequency_of(&repo, &file);
+    assert!((frequency - 4f64.ln()).abs() < 0.01, "{frequency}");
+
+    // SessionStart prints the context pack, without a daemon and with one.
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "s2", "cwd": repo.path()});
+    let (ok, alone) = hook(&repo, &start);
+    assert!(ok);
+    assert!(alone.contains(&file), "{alone}");
+    let daemon = Daemon::start(&repo);
+    let (ok, served) = hook(&repo, &start);
+    assert!(ok);
+    assert!(served.contains(&file), "{served}");
+    assert!(daemon.stop().success());
+
+    // Garbage never breaks the assistant: exit 0, nothing printed, a line in the log.
+    let (ok, out) = hook(&repo, &json!("not an event"));
+    assert!(ok);
+    assert!(out.is_empty());
+    let log = std::fs::read_to_string(dirs_cache().join("cairn/hook.log")).unwrap_or_default();
+    let local = std::fs::read_to_string(repo.data_dir().join("hook.log")).unwrap_or_default();
+    assert!(
+        log.contains("not Claude Code hook JSON") || local.contains("not Claude Code hook JSON")
+    );
+}
+
+fn dirs_cache() -> std::path::PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(Into::into)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
+        })
+}
