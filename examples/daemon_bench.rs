@@ -125,14 +125,27 @@ async fn main() -> anyhow::Result<()> {
                 written.elapsed() < Duration::from_secs(60),
                 "the change never showed"
             );
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
         latencies.push(written.elapsed().as_secs_f64() * 1000.0);
-        // Let the write to the store finish before the next save, as between real edits.
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        if std::env::var_os("BENCH_VERBOSE").is_some() {
+            eprintln!(
+                "save {i}: answered after {:.0} ms (written at {:?})",
+                latencies[latencies.len() - 1],
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs_f64()
+                    - written.elapsed().as_secs_f64()
+            );
+        }
+        // Saves a second and a half apart, as between real edits: the exact rebuild and the
+        // write to the store that follow each save finish in between.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
     }
     std::fs::write(&path, &original)?;
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // The last rebuild and write settle before idle is measured.
+    tokio::time::sleep(Duration::from_secs(10)).await;
     let rss_after = rss_mb(pid);
 
     client.cancel().await?;

@@ -166,8 +166,12 @@ impl Cairn {
 
     /// Replaces the snapshot (the daemon, after each refresh of its index).
     pub async fn publish(&self, snapshot: Snapshot) {
-        *self.snapshot.lock().await = Some(Arc::new(snapshot));
+        let old = self.snapshot.lock().await.replace(Arc::new(snapshot));
         *self.freshness.lock().await = None;
+        // Freeing a large graph takes a while: not on the way to the next answer.
+        if let Some(old) = old {
+            tokio::task::spawn_blocking(move || drop(old));
+        }
     }
 
     /// Assistant activity per node id (reads, edits, searches recorded by `cairn hook`).

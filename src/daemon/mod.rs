@@ -33,8 +33,15 @@ const WRITE_PATIENCE: Duration = Duration::from_secs(30);
 /// The longest a burst of events can postpone a refresh.
 const MAX_DELAY: Duration = Duration::from_millis(1000);
 
+/// Changes to at most this many files are patched into the graph before the exact rebuild.
+const PATCH_FILES: usize = 8;
+
 /// How soon a write that failed (store busy) is tried again.
 const RETRY: Duration = Duration::from_secs(5);
+
+/// How often a write is tried at shutdown before the changes are left to the next start's
+/// catch-up index.
+const SHUTDOWN_TRIES: usize = 3;
 
 /// Why the daemon did not start.
 #[derive(Debug, thiserror::Error)]
@@ -85,13 +92,21 @@ pub async fn run(
     );
     trim_heap();
     let cairn = Cairn::resident(repo.clone(), model_dir);
+    let (jobs, job_queue) = mpsc::unbounded_channel();
+    let (news_sender, mut news) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(writer(
+        repo.clone(),
+        live.generation(),
+        job_queue,
+        news_sender,
+    ));
     let mut state = State {
         repo: repo.clone(),
         cairn: cairn.clone(),
         live,
         commit: report.commit.clone(),
         history: crate::app::stored_history(&repo.store_dir()).await.ok(),
-        unwritten: false,
+        jobs,
     };
     state.publish().await;
 
@@ -137,11 +152,11 @@ pub async fn run(
     loop {
         let wake = match first {
             Some(first) => (last + debounce).min(first + MAX_DELAY),
-            None if state.unwritten => Instant::now() + RETRY,
             None => Instant::now() + Duration::from_secs(3600),
         };
         tokio::select! {
             _ = shutdown.cancelled() => break,
+            Some(news) = news.recv() => state.heard(news).await,
             event = events.recv() => {
                 let Some(event) = event else { break };
                 match event {
@@ -175,8 +190,10 @@ pub async fn run(
     if let Some(relay) = relay {
         let _ = relay.await;
     }
-    if state.unwritten {
-        state.write(index::Update::default()).await;
+    // The writer finishes what is queued, then stops.
+    drop(state);
+    if let Err(e) = writer.await {
+        tracing::error!("the writer failed: {e}");
     }
     if let Err(e) = cairn.memories.flush_access().await {
         tracing::warn!("writing memory read statistics failed: {e}");
@@ -194,8 +211,39 @@ struct State {
     live: Live,
     commit: Option<String>,
     history: Option<(Vec<crate::review::history::CommitInfo>, Option<String>)>,
-    /// The last refresh is published but not yet in the store (it was busy).
-    unwritten: bool,
+    /// Changes for the writer.
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+/// Work for the writer: changes to write, and whether to write even if there are none (HEAD
+/// moved). `generation` resets what the writer expects the store to hold (after a reload).
+struct Job {
+    pending: index::Pending,
+    report: index::Report,
+    force: bool,
+    generation: Option<u64>,
+}
+
+impl Job {
+    fn merge(&mut self, later: Job) {
+        if later.generation.is_some() {
+            *self = later;
+            return;
+        }
+        self.pending.merge(later.pending);
+        self.report = later.report;
+        self.force |= later.force;
+    }
+}
+
+/// What the writer reports back.
+enum News {
+    Written {
+        commit: Option<String>,
+        history_new: usize,
+    },
+    /// Another process wrote the store: the index in memory must be reloaded.
+    Stale,
 }
 
 impl State {
@@ -212,50 +260,168 @@ impl State {
             .await;
     }
 
+    /// Re-reads what a batch of events names, publishes the new graph for answers at once,
+    /// and queues the write.
     async fn refresh(&mut self, batch: watch::Batch) {
-        if batch.is_empty() && !self.unwritten {
+        if batch.is_empty() {
             return;
         }
         let started = Instant::now();
         let paths: Vec<String> = batch.files.into_iter().collect();
         let scope = (!batch.rescan).then_some(paths.as_slice());
-        let update = tokio::task::block_in_place(|| self.live.refresh(&self.repo, scope));
-        let changed = !update.delta.is_empty();
-        if changed {
+        let reading = tokio::task::block_in_place(|| self.live.read(&self.repo, scope));
+        if !reading.changed.is_empty() || reading.whole {
+            // Answers first see a quick patch of the changed files, then the exact graph.
+            if !reading.whole && reading.changed.len() <= PATCH_FILES {
+                tokio::task::block_in_place(|| self.live.patch(&self.repo, &reading.changed));
+                self.publish().await;
+                tracing::info!(
+                    files = reading.changed.len(),
+                    elapsed = ?started.elapsed(),
+                    "patched"
+                );
+            }
+            tokio::task::block_in_place(|| self.live.rebuild(&self.repo));
             self.publish().await;
             tracing::info!(
-                files = paths.len(),
+                files = reading.changed.len(),
+                parsed = reading.parsed,
                 rescan = batch.rescan,
                 elapsed = ?started.elapsed(),
-                "published"
+                "rebuilt"
             );
         }
-        if changed || batch.head_moved || self.unwritten {
-            self.write(update).await;
-            if batch.head_moved {
-                self.history = crate::app::stored_history(&self.repo.store_dir())
-                    .await
-                    .ok();
-            }
-            self.publish().await;
+        self.queue(reading.parsed, batch.head_moved, None);
+    }
+
+    fn queue(&mut self, parsed: usize, force: bool, generation: Option<u64>) {
+        let pending = self.live.take_pending();
+        if pending.is_empty() && !force && generation.is_none() {
+            return;
+        }
+        let report = self.live.report(&index::Update {
+            parsed,
+            ..index::Update::default()
+        });
+        let job = Job {
+            pending,
+            report,
+            force,
+            generation,
+        };
+        if self.jobs.send(job).is_err() {
+            tracing::error!("the writer stopped; changes stay in memory until restart");
         }
     }
 
-    async fn write(&mut self, update: index::Update) {
-        match index::write_update(&self.repo, &mut self.live, update, WRITE_PATIENCE).await {
-            Ok(report) => {
-                self.commit = report.commit;
-                self.unwritten = false;
-                tracing::debug!(wrote = report.wrote, "stored");
+    async fn heard(&mut self, news: News) {
+        match news {
+            News::Written {
+                commit,
+                history_new,
+            } => {
+                let moved = commit != self.commit;
+                self.commit = commit;
+                if history_new > 0 || moved {
+                    self.history = crate::app::stored_history(&self.repo.store_dir())
+                        .await
+                        .ok();
+                }
+                if moved || history_new > 0 {
+                    self.publish().await;
+                }
             }
-            Err(e) => {
-                // The next write reloads from the store and writes the whole difference.
-                tracing::warn!("the index could not be stored yet: {e:#}");
-                self.live.invalidate();
-                self.unwritten = true;
+            News::Stale => {
+                tracing::info!("the store was written by another process; reloading the index");
+                match index::load_live(&self.repo, WRITE_PATIENCE, |_| {}).await {
+                    Ok((report, live)) => {
+                        self.live = live;
+                        self.commit = report.commit;
+                        self.history = crate::app::stored_history(&self.repo.store_dir())
+                            .await
+                            .ok();
+                        self.publish().await;
+                        let generation = self.live.generation();
+                        self.queue(0, false, Some(generation));
+                    }
+                    Err(e) => tracing::error!("reloading the index failed: {e:#}"),
+                }
             }
         }
-        trim_heap();
+    }
+}
+
+/// Writes queued changes one job at a time, folding jobs that queued up meanwhile into one
+/// write. A failed write is kept and retried (newer changes join it); when the queue closes
+/// (shutdown) what is left is tried a few times more.
+async fn writer(
+    repo: Repo,
+    mut expected: u64,
+    mut queue: mpsc::UnboundedReceiver<Job>,
+    news: mpsc::UnboundedSender<News>,
+) {
+    let mut held: Option<Job> = None;
+    let mut open = true;
+    let mut failures = 0;
+    loop {
+        if held.is_none() {
+            match queue.recv().await {
+                Some(job) => held = Some(job),
+                None => return,
+            }
+        }
+        let mut job = held.take().expect("a job is held");
+        loop {
+            match queue.try_recv() {
+                Ok(later) => job.merge(later),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        if let Some(generation) = job.generation.take() {
+            expected = generation;
+        }
+        if job.pending.is_empty() && !job.force {
+            continue;
+        }
+        let retry = Job {
+            pending: index::Pending {
+                old: job.pending.old.clone(),
+                new: job.pending.new.clone(),
+                sources: job.pending.sources.clone(),
+                moved: job.pending.moved.clone(),
+            },
+            report: job.report.clone(),
+            force: job.force,
+            generation: None,
+        };
+        match index::write_pending(&repo, job.pending, job.report, expected, WRITE_PATIENCE).await {
+            Ok((report, generation)) => {
+                expected = generation;
+                failures = 0;
+                trim_heap();
+                let _ = news.send(News::Written {
+                    commit: report.commit,
+                    history_new: report.history_new,
+                });
+            }
+            Err(index::WriteError::Stale { .. }) => {
+                let _ = news.send(News::Stale);
+            }
+            Err(index::WriteError::Failed(e)) => {
+                failures += 1;
+                tracing::warn!("the index could not be stored yet (try {failures}): {e:#}");
+                if !open && failures >= SHUTDOWN_TRIES {
+                    tracing::error!("leaving unwritten changes to the next start's index run");
+                    return;
+                }
+                held = Some(retry);
+                tokio::time::sleep(RETRY).await;
+            }
+        }
     }
 }
 

@@ -152,6 +152,27 @@ struct Resolution<'a> {
 
 /// Builds the whole graph of a repository from its parsed files.
 pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStats) {
+    let (nodes, edges, stats) = build_parts(files, aliases, None);
+    (promote::promote(nodes, edges), stats)
+}
+
+/// The nodes of the files at `focus` (and the external modules any file imports) and the
+/// edges out of them, resolved against all `files`; no promotions or measures. This is what
+/// changes when those files change and no name elsewhere does (see `index::Live::patch`).
+pub fn build_focused(
+    files: &[SourceFile],
+    aliases: &[PathAliases],
+    focus: &std::collections::HashSet<usize>,
+) -> (Vec<Node>, Vec<Edge>) {
+    let (nodes, edges, _) = build_parts(files, aliases, Some(focus));
+    (nodes, edges)
+}
+
+fn build_parts(
+    files: &[SourceFile],
+    aliases: &[PathAliases],
+    focus: Option<&std::collections::HashSet<usize>>,
+) -> (Vec<Node>, Vec<Edge>, BuildStats) {
     let registry = Registry::get();
     let languages: Vec<&Language> = files
         .iter()
@@ -183,7 +204,10 @@ pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStat
         names: Vec::new(),
         members: RefCell::new(HashMap::new()),
     };
-    let mut builder = Builder::default();
+    let mut builder = Builder {
+        focus: focus.cloned(),
+        ..Builder::default()
+    };
     resolution.names = (0..files.len())
         .map(|i| resolution.file_names(i, &mut builder))
         .collect();
@@ -208,8 +232,7 @@ pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStat
             reasons: reasons.into_iter().map(String::from).collect(),
         })
         .collect();
-    let graph = promote::promote(nodes, edges);
-    (graph, stats)
+    (nodes, edges, stats)
 }
 
 /// An edge being built: (kind, source id, destination id).
@@ -227,6 +250,8 @@ struct Builder {
     externals: BTreeSet<String>,
     /// Side-effect categories per (file, scope symbol).
     effects: BTreeMap<(usize, Option<usize>), BTreeSet<String>>,
+    /// Only these files' nodes and outgoing edges are built (all when `None`).
+    focus: Option<std::collections::HashSet<usize>>,
 }
 
 fn symbol_kind(kind: SymbolKind) -> NodeKind {
@@ -242,6 +267,11 @@ fn symbol_kind(kind: SymbolKind) -> NodeKind {
 }
 
 impl Builder {
+    /// Whether file `f`'s nodes and edges are wanted.
+    fn wants(&self, f: usize) -> bool {
+        self.focus.as_ref().is_none_or(|focus| focus.contains(&f))
+    }
+
     fn edge(&mut self, kind: EdgeKind, src: String, dst: String, line: Option<u32>) {
         self.edge_because(kind, src, dst, line, None);
     }
@@ -272,6 +302,9 @@ impl Builder {
 
     fn nodes_and_containment(&mut self, files: &[SourceFile]) {
         for (f, file) in files.iter().enumerate() {
+            if !self.wants(f) {
+                continue;
+            }
             let mutations_by_scope = file.extract.mutations.iter().fold(
                 HashMap::<Option<usize>, u32>::new(),
                 |mut counts, m| {
@@ -349,6 +382,9 @@ impl Builder {
     /// `from module import Symbol` also imports the symbol itself.
     fn imports(&mut self, r: &Resolution) {
         for (f, names) in r.names.iter().enumerate() {
+            if !self.wants(f) {
+                continue;
+            }
             for (import, module) in &names.modules {
                 // An import inside a function is that function's dependency, not the file's.
                 let importer = Self::node_id(r.files, f, import.scope);
@@ -396,6 +432,10 @@ impl Builder {
                             .entry((f, base.class))
                             .or_default()
                             .push((bf, bs));
+                        if !self.wants(f) {
+                            // Bases of every class are needed to resolve methods.
+                            continue;
+                        }
                         let line = file.extract.symbols[base.class].start_line;
                         self.edge(
                             EdgeKind::Inherits,
@@ -448,6 +488,9 @@ impl Builder {
 
     fn calls(&mut self, r: &Resolution) {
         for (f, file) in r.files.iter().enumerate() {
+            if !self.wants(f) {
+                continue;
+            }
             let language = r.languages[f];
             for call in &file.extract.calls {
                 let caller = Self::node_id(r.files, f, call.scope);
@@ -574,6 +617,9 @@ impl Builder {
 
     fn side_effects(&mut self, r: &Resolution) {
         for (f, file) in r.files.iter().enumerate() {
+            if !self.wants(f) {
+                continue;
+            }
             let language = r.languages[f];
             for import in &file.extract.imports {
                 let module = import.module.trim_start_matches("node:");

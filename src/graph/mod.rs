@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::extract::FileExtract;
 
-pub use build::{BuildStats, PathAliases, build};
+pub use build::{BuildStats, PathAliases, build, build_focused};
 
 /// A parsed source file, the input of a graph build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,8 +180,9 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,
     index: HashMap<String, usize>,
-    outgoing: HashMap<usize, Vec<usize>>,
-    incoming: HashMap<usize, Vec<usize>>,
+    /// Edge positions by source and by destination node position.
+    outgoing: Vec<Vec<u32>>,
+    incoming: Vec<Vec<u32>>,
 }
 
 impl Graph {
@@ -201,19 +202,18 @@ impl Graph {
 
     /// Builds the indexes over nodes and edges.
     pub fn new(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
-        nodes.sort_by(|a, b| a.id.cmp(&b.id));
-        edges.sort();
-        let index: HashMap<String, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id.clone(), i))
-            .collect();
-        let mut outgoing: HashMap<usize, Vec<usize>> = HashMap::new();
-        let mut incoming: HashMap<usize, Vec<usize>> = HashMap::new();
+        // Ids are unique, so an unstable sort gives the one order; edges may repeat only
+        // when equal in every field.
+        nodes.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        edges.sort_unstable();
+        let mut index: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
+        index.extend(nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)));
+        let mut outgoing: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
         for (e, edge) in edges.iter().enumerate() {
             if let (Some(&s), Some(&d)) = (index.get(&edge.src), index.get(&edge.dst)) {
-                outgoing.entry(s).or_default().push(e);
-                incoming.entry(d).or_default().push(e);
+                outgoing[s].push(e as u32);
+                incoming[d].push(e as u32);
             }
         }
         Graph {
@@ -255,17 +255,13 @@ impl Graph {
         self.edges_at(&self.incoming, id)
     }
 
-    fn edges_at<'a>(
-        &'a self,
-        map: &'a HashMap<usize, Vec<usize>>,
-        id: &str,
-    ) -> impl Iterator<Item = &'a Edge> {
+    fn edges_at<'a>(&'a self, map: &'a [Vec<u32>], id: &str) -> impl Iterator<Item = &'a Edge> {
         self.index
             .get(id)
-            .and_then(|i| map.get(i))
+            .and_then(|&i| map.get(i))
             .into_iter()
             .flatten()
-            .map(|&e| &self.edges[e])
+            .map(|&e| &self.edges[e as usize])
     }
 
     pub fn files(&self) -> impl Iterator<Item = &Node> {

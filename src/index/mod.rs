@@ -104,7 +104,10 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
     tracing::info!(elapsed = ?started.elapsed(), "loaded the stored index");
     let update = live.refresh(repo, None);
     tracing::info!(elapsed = ?started.elapsed(), "read, parsed and built the graph");
-    commit(repo, store, &mut live, update, started).await
+    let report = live.report(&update);
+    commit(repo, store, &update, report, started)
+        .await
+        .map(|(report, _)| report)
 }
 
 /// The index held in memory between runs (by the daemon): every file's extraction and the
@@ -112,6 +115,11 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
 pub struct Live {
     sources: BTreeMap<String, SourceRecord>,
     graph: Arc<graph::Graph>,
+    /// The graph the store holds (`graph` once the pending changes are written).
+    written: Arc<graph::Graph>,
+    /// Source records changed since the last write: `None` for a file gone.
+    pending: BTreeMap<String, Option<SourceRecord>>,
+    pending_moves: Vec<Moved>,
     /// The store generation this index equals.
     generation: u64,
     stats: BuildStats,
@@ -131,6 +139,59 @@ pub struct Update {
     pub moved: Vec<Moved>,
 }
 
+/// What a read found.
+#[derive(Debug, Default)]
+pub struct Reading {
+    pub parsed: usize,
+    /// Files whose content changed, appeared or went.
+    pub changed: Vec<String>,
+    /// A whole walk was done (the graph must be rebuilt even if no file changed).
+    pub whole: bool,
+}
+
+/// Changes waiting to be written: the graph the store holds, the graph to write, and the
+/// source records that changed (`None`: the file is gone).
+pub struct Pending {
+    pub old: Arc<graph::Graph>,
+    pub new: Arc<graph::Graph>,
+    pub sources: BTreeMap<String, Option<SourceRecord>>,
+    pub moved: Vec<Moved>,
+}
+
+impl Pending {
+    /// Nothing to write.
+    pub fn is_empty(&self) -> bool {
+        Arc::ptr_eq(&self.old, &self.new) && self.sources.is_empty()
+    }
+
+    /// Folds later changes in: still from the graph the store holds, now to the later graph.
+    pub fn merge(&mut self, later: Pending) {
+        self.new = later.new;
+        self.sources.extend(later.sources);
+        self.moved.extend(later.moved);
+    }
+
+    /// The rows to write (diffing the two graphs: the costly part, kept off the answer path).
+    pub fn into_update(self) -> Update {
+        let mut delta = if Arc::ptr_eq(&self.old, &self.new) {
+            Delta::default()
+        } else {
+            Delta::between(&self.old, &self.new)
+        };
+        for (path, record) in self.sources {
+            match record {
+                Some(record) => delta.upsert_sources.push(record),
+                None => delta.delete_sources.push(path),
+            }
+        }
+        Update {
+            delta,
+            parsed: 0,
+            moved: self.moved,
+        }
+    }
+}
+
 impl Live {
     /// The index as the store holds it.
     pub async fn load(store: &Store) -> Result<Live, StoreError> {
@@ -144,7 +205,10 @@ impl Live {
         let generation = store.meta().await?.map_or(0, |m| m.generation);
         Ok(Live {
             sources,
+            written: graph.clone(),
             graph,
+            pending: BTreeMap::new(),
+            pending_moves: Vec::new(),
             generation,
             stats: BuildStats::default(),
             configs: Vec::new(),
@@ -153,10 +217,9 @@ impl Live {
         })
     }
 
-    /// Forgets which store generation this index equals, so the next write reloads the
-    /// store's view and writes the whole difference (after a write that failed).
-    pub fn invalidate(&mut self) {
-        self.generation = u64::MAX;
+    /// The store generation this index was loaded at or last written as.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The graph as of the last refresh.
@@ -190,8 +253,28 @@ impl Live {
     /// rebuilds the graph. A path that names a module-resolution config, or no longer a
     /// plain file or a missing one (a directory), makes the refresh a whole walk.
     pub fn refresh(&mut self, repo: &Repo, paths: Option<&[String]>) -> Update {
+        let parsed = self.reread(repo, paths);
+        let mut update = self.take_pending().into_update();
+        update.parsed = parsed;
+        update
+    }
+
+    /// Re-reads like [`Live::refresh`] and rebuilds the graph if anything changed, keeping
+    /// the changes for [`Live::take_pending`] instead of diffing them now. Returns how many
+    /// files were parsed.
+    pub fn reread(&mut self, repo: &Repo, paths: Option<&[String]>) -> usize {
+        let reading = self.read(repo, paths);
+        if !reading.changed.is_empty() || reading.whole {
+            self.rebuild(repo);
+        }
+        reading.parsed
+    }
+
+    /// Re-reads `paths` (or walks everything) into the file records, without touching the
+    /// graph; says what changed.
+    pub fn read(&mut self, repo: &Repo, paths: Option<&[String]>) -> Reading {
         if paths.is_some_and(|paths| paths.is_empty()) {
-            return Update::default();
+            return Reading::default();
         }
         let registry = Registry::get();
         let targeted = paths.filter(|paths| {
@@ -238,8 +321,10 @@ impl Live {
                 self.walk_skipped = walked.skipped;
             }
         }
-        let mut delta = Delta::default();
+        let whole = targeted.is_none();
+        let mut updated = Vec::new();
         let mut removed = HashMap::new();
+        let mut gone = Vec::new();
         let mut added = Vec::new();
         let mut parsed = 0;
         for (path, read) in reads {
@@ -253,49 +338,121 @@ impl Live {
                     if old != Some(&record) {
                         if old.is_none() {
                             added.push(record.clone());
+                        } else {
+                            updated.push(path.clone());
                         }
-                        delta.upsert_sources.push(record.clone());
+                        self.pending.insert(path.clone(), Some(record.clone()));
                         self.sources.insert(path, record);
                     }
                 }
                 Some(Read::Skipped(skip)) => {
                     self.read_skipped.insert(path.clone(), skip);
                     if let Some(old) = self.sources.remove(&path) {
-                        delta.delete_sources.push(path.clone());
+                        self.pending.insert(path.clone(), None);
+                        gone.push(path.clone());
                         removed.insert(path, old);
                     }
                 }
                 None => {
                     if let Some(old) = self.sources.remove(&path) {
-                        delta.delete_sources.push(path.clone());
+                        self.pending.insert(path.clone(), None);
+                        gone.push(path.clone());
                         removed.insert(path, old);
                     }
                 }
             }
         }
-        delta.delete_sources.sort();
+        let mut changed: Vec<String> = added.iter().map(|r| r.file.path.clone()).collect();
+        changed.extend(gone.iter().cloned());
+        gone.sort();
         let added: Vec<&SourceRecord> = added.iter().collect();
-        let moved = moves(&delta.delete_sources, &added, &removed);
-        let files: Vec<SourceFile> = self.sources.values().map(|s| s.file.clone()).collect();
-        let aliases = tsconfig::aliases(&repo.root, &self.configs);
-        let (graph, stats) = graph::build(&files, &aliases);
-        let graph_delta = Delta::between(&self.graph, &graph);
-        delta.fresh = graph_delta.fresh;
-        delta.upsert_nodes = graph_delta.upsert_nodes;
-        delta.delete_nodes = graph_delta.delete_nodes;
-        delta.upsert_edges = graph_delta.upsert_edges;
-        delta.delete_edges = graph_delta.delete_edges;
-        self.graph = Arc::new(graph);
-        self.stats = stats;
-        Update {
-            delta,
+        self.pending_moves.extend(moves(&gone, &added, &removed));
+        changed.extend(updated);
+        changed.sort();
+        changed.dedup();
+        Reading {
             parsed,
-            moved,
+            changed,
+            whole,
         }
     }
 
+    /// Rebuilds the graph from every file record (exact: equals a fresh index).
+    pub fn rebuild(&mut self, repo: &Repo) {
+        let files: Vec<SourceFile> = self.sources.values().map(|s| s.file.clone()).collect();
+        let aliases = tsconfig::aliases(&repo.root, &self.configs);
+        let (graph, stats) = graph::build(&files, &aliases);
+        self.graph = Arc::new(graph);
+        self.stats = stats;
+    }
+
+    /// A quick graph for answers after a few files changed: their nodes and outgoing edges
+    /// rebuilt against every file, the rest of the graph kept, measures (reach, dependents)
+    /// carried over by id. Edges into names that only now resolve, and promotions, wait for
+    /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
+    pub fn patch(&mut self, repo: &Repo, changed: &[String]) {
+        let files: Vec<SourceFile> = self.sources.values().map(|s| s.file.clone()).collect();
+        let focus_paths: std::collections::HashSet<&str> =
+            changed.iter().map(String::as_str).collect();
+        let focus: std::collections::HashSet<usize> = files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| focus_paths.contains(f.path.as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        let aliases = tsconfig::aliases(&repo.root, &self.configs);
+        let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &aliases, &focus);
+        let old = &*self.graph;
+        let replaced = |node: &graph::Node| {
+            node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())
+        };
+        let mut nodes: Vec<graph::Node> =
+            old.nodes.iter().filter(|n| !replaced(n)).cloned().collect();
+        let mut fresh_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for mut node in fresh_nodes {
+            let before = old.node(&node.id);
+            if node.kind == graph::NodeKind::External && before.is_some() {
+                continue;
+            }
+            if let Some(before) = before {
+                node.reach = before.reach;
+                node.causal_in = before.causal_in;
+            }
+            fresh_ids.insert(node.id.clone());
+            nodes.push(node);
+        }
+        // Kept: an old node outside the changed files, or one the changed files define anew.
+        let kept = |id: &str| fresh_ids.contains(id) || old.node(id).is_some_and(|n| !replaced(n));
+        let from_changed = |id: &str| old.node(id).is_some_and(replaced);
+        let mut edges: Vec<graph::Edge> = old
+            .edges
+            .iter()
+            .filter(|e| {
+                let promoted =
+                    matches!(e.kind, graph::EdgeKind::Drives | graph::EdgeKind::AssertsOn);
+                (promoted || !from_changed(&e.src)) && kept(&e.src) && kept(&e.dst)
+            })
+            .cloned()
+            .collect();
+        edges.extend(fresh_edges);
+        self.graph = Arc::new(graph::Graph::new(nodes, edges));
+    }
+
+    /// The changes not yet written: from the graph the store holds to the current one.
+    /// Afterwards they count as written.
+    pub fn take_pending(&mut self) -> Pending {
+        let pending = Pending {
+            old: self.written.clone(),
+            new: self.graph.clone(),
+            sources: std::mem::take(&mut self.pending),
+            moved: std::mem::take(&mut self.pending_moves),
+        };
+        self.written = self.graph.clone();
+        pending
+    }
+
     /// The report of a refresh.
-    fn report(&self, update: &Update, commit: Option<String>) -> Report {
+    pub fn report(&self, update: &Update) -> Report {
         let graph = &*self.graph;
         let mut skipped: Vec<Skipped> = self
             .walk_skipped
@@ -337,7 +494,7 @@ impl Live {
             diagnostics,
             nodes_written: delta.upsert_nodes.len() + delta.delete_nodes.len(),
             edges_written: delta.upsert_edges.len() + delta.delete_edges.len(),
-            commit,
+            commit: None,
             history_commits: 0,
             history_new: 0,
             wrote: false,
@@ -381,22 +538,28 @@ fn found(repo: &Repo, path: &str) -> Result<Option<Found>, Skipped> {
 }
 
 /// Writes a refresh to the store (when anything changed, or nothing was ever written) with
-/// the index facts, and reports it.
+/// the index facts, and reports it with the store's generation after the write.
 async fn commit(
     repo: &Repo,
     store: &Store,
-    live: &mut Live,
-    update: Update,
+    update: &Update,
+    mut report: Report,
     started: Instant,
-) -> Result<Report, StoreError> {
+) -> Result<(Report, u64), StoreError> {
     let commit = if repo.is_git {
         head_commit(&repo.root)
     } else {
         None
     };
-    let mut report = live.report(&update, commit.clone());
+    report.commit = commit.clone();
+    let delta = &update.delta;
+    report.removed = delta.delete_sources.len();
+    report.moved = update.moved.clone();
+    report.nodes_written = delta.upsert_nodes.len() + delta.delete_nodes.len();
+    report.edges_written = delta.upsert_edges.len() + delta.delete_edges.len();
     let previous = store.meta().await?.unwrap_or_default();
     let changed = !update.delta.is_empty() || previous.commit != commit;
+    let mut generation = previous.generation;
     if changed || previous.generation == 0 {
         report.seconds = started.elapsed().as_secs_f64();
         let meta = IndexMeta {
@@ -407,13 +570,11 @@ async fn commit(
         };
         store.apply(&update.delta, &meta).await?;
         tracing::info!(elapsed = ?started.elapsed(), "written");
-        live.generation = meta.generation;
+        generation = meta.generation;
         report.wrote = true;
-    } else {
-        live.generation = previous.generation;
     }
     report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+    Ok((report, generation))
 }
 
 /// Indexes under the repository's writer lock, then tells readers (the generation file) that
@@ -442,9 +603,11 @@ pub async fn load_live(
         let mut live = Live::load(&store).await?;
         tracing::info!(elapsed = ?started.elapsed(), "loaded the stored index");
         let update = live.refresh(repo, None);
-        let report = commit(repo, &store, &mut live, update, started).await;
+        let report = live.report(&update);
+        let (report, generation) = commit(repo, &store, &update, report, started).await?;
+        live.generation = generation;
         held = Some(live);
-        report
+        Ok(report)
     }
     .await;
     let report = finish(repo, store, result).await?;
@@ -454,35 +617,57 @@ pub async fn load_live(
     ))
 }
 
-/// Writes a refresh of an index held in memory. When another process wrote the store since
-/// (`cairn index` beside the daemon), the index is reloaded and refreshed whole instead, so the
-/// store never receives a difference taken against a view it no longer holds.
-pub async fn write_update(
+/// Why changes held in memory were not written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Another process (`cairn index` beside the daemon) wrote the store since: a difference
+    /// taken against the view held in memory would be wrong, so the holder must reload.
+    #[error("the store was written by another process (generation {stored}, expected {expected})")]
+    Stale { stored: u64, expected: u64 },
+    #[error("{0:#}")]
+    Failed(anyhow::Error),
+}
+
+/// Writes changes of an index held in memory, if the store is still at generation
+/// `expected`. Returns the report (with `report` as the base) and the new generation.
+pub async fn write_pending(
     repo: &Repo,
-    live: &mut Live,
-    update: Update,
+    pending: Pending,
+    report: Report,
+    expected: u64,
     patience: std::time::Duration,
-) -> anyhow::Result<Report> {
+) -> Result<(Report, u64), WriteError> {
     let started = Instant::now();
-    let _lock = crate::lock::acquire(&repo.lock_path(), patience, |_| {})?;
-    let store = Store::open(&repo.store_dir()).await?;
-    let result = async {
-        let stored = store.meta().await?.unwrap_or_default().generation;
-        let update = if stored == live.generation {
-            update
-        } else {
-            tracing::info!(
-                stored,
-                held = live.generation,
-                "the store was written by another process; reloading the index"
-            );
-            *live = Live::load(&store).await?;
-            live.refresh(repo, None)
-        };
-        commit(repo, &store, live, update, started).await
+    let update = tokio::task::spawn_blocking(move || pending.into_update())
+        .await
+        .map_err(|e| WriteError::Failed(e.into()))?;
+    let _lock = crate::lock::acquire(&repo.lock_path(), patience, |_| {})
+        .map_err(|e| WriteError::Failed(e.into()))?;
+    let store = Store::open(&repo.store_dir())
+        .await
+        .map_err(|e| WriteError::Failed(e.into()))?;
+    let stored = match store.meta().await {
+        Ok(meta) => meta.unwrap_or_default().generation,
+        Err(e) => {
+            store.close().await;
+            return Err(WriteError::Failed(e.into()));
+        }
+    };
+    if stored != expected {
+        store.close().await;
+        return Err(WriteError::Stale { stored, expected });
     }
-    .await;
-    finish(repo, store, result).await
+    let mut generation = stored;
+    let result = commit(repo, &store, &update, report, started)
+        .await
+        .map(|(report, written)| {
+            generation = written;
+            report
+        });
+    let report = finish(repo, store, result)
+        .await
+        .map_err(WriteError::Failed)?;
+    Ok((report, generation))
 }
 
 /// After a write: the commit history, closing the store, the generation file, and memories

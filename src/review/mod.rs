@@ -186,13 +186,16 @@ pub async fn refresh_history(
     store: &crate::storage::Store,
 ) -> anyhow::Result<(usize, usize)> {
     let (stored, head) = store.load_history().await?;
-    let git = git::Git::open(&repo.root)?;
-    let current = git.head();
-    if current.is_some() && current == head {
-        return Ok((stored.len(), 0));
-    }
     let known: std::collections::HashSet<String> = stored.iter().map(|c| c.id.clone()).collect();
-    let mined = git.mine(&known, repo.settings.history.max_commits)?;
+    // The repository handle is not Send: mine before the next await.
+    let mined = {
+        let git = git::Git::open(&repo.root)?;
+        let current = git.head();
+        if current.is_some() && current == head {
+            return Ok((stored.len(), 0));
+        }
+        git.mine(&known, repo.settings.history.max_commits)?
+    };
     let window: std::collections::HashSet<&str> = mined.window.iter().map(String::as_str).collect();
     let dropped: Vec<String> = known
         .iter()

@@ -457,3 +457,39 @@ fn dirs_cache() -> std::path::PathBuf {
             std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
         })
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cairn_index_beside_the_daemon_keeps_one_consistent_store() {
+    let repo = TestRepo::with_fixture("mixed");
+    let daemon = Daemon::start(&repo);
+    for round in 0..3 {
+        repo.write(
+            &format!("src/shop/extra{round}.py"),
+            format!("def extra{round}():\n    return {round}\n"),
+        );
+        // Races the daemon's own write of the same change; either order must end consistent.
+        repo.cairn_ok(&["index", "--json"]);
+    }
+    let client = http_client(&daemon).await;
+    eventually("the last file", async || {
+        !expand(&client, "src/shop/extra2.py::extra2")
+            .await
+            .starts_with("error")
+    })
+    .await;
+    client.cancel().await.unwrap();
+    assert!(daemon.stop().success());
+    let again = repo.index();
+    assert_eq!(again["wrote"], json!(false), "{again}");
+    let fresh = TestRepo::plain();
+    let output = repo
+        .cairn_command(fresh.data_dir())
+        .args(["index", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        graph_lines(&stored_graph(repo.data_dir()).await),
+        graph_lines(&stored_graph(fresh.data_dir()).await)
+    );
+}

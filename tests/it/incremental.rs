@@ -117,3 +117,50 @@ async fn incremental_index_equals_a_fresh_build() {
         }
     }
 }
+
+/// The daemon's quick patch shows a changed file's new symbols and calls at once; the exact
+/// rebuild that follows equals a fresh index.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
+    use crate::support::has_edge;
+    let repo = TestRepo::new();
+    repo.write("a.py", "def f():\n    return 1\n");
+    repo.write("b.py", "from a import f\n\n\ndef g():\n    return f()\n");
+    repo.commit("two modules");
+    repo.index();
+    let settings = cairn::config::Repo::discover(repo.path(), Some(repo.data_dir())).unwrap();
+    let store = cairn::storage::Store::open(&settings.store_dir())
+        .await
+        .unwrap();
+    let mut live = cairn::index::Live::load(&store).await.unwrap();
+    store.close().await;
+
+    repo.write(
+        "b.py",
+        "from a import f\n\n\ndef g():\n    return f()\n\n\ndef h():\n    return f() + g()\n",
+    );
+    let reading = live.read(&settings, Some(&["b.py".to_string()]));
+    assert_eq!(reading.changed, ["b.py"]);
+    live.patch(&settings, &reading.changed);
+    let patched = live.graph();
+    assert!(patched.node("b.py::h").is_some());
+    assert!(has_edge(&patched, "calls", "b.py::h", "b.py::g"));
+    assert!(has_edge(&patched, "calls", "b.py::h", "a.py::f"));
+    assert!(has_edge(&patched, "calls", "b.py::g", "a.py::f"));
+    assert!(patched.node("a.py::f").is_some_and(|n| n.reach > 0));
+
+    live.rebuild(&settings);
+    let update = live.take_pending().into_update();
+    assert!(!update.delta.is_empty());
+    let fresh = TestRepo::plain();
+    let output = repo
+        .cairn_command(fresh.data_dir())
+        .args(["index", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        graph_lines(&live.graph()),
+        graph_lines(&stored_graph(fresh.data_dir()).await)
+    );
+}
