@@ -343,6 +343,7 @@ fn pack(
     let mut ranked_symbols: Vec<&Node> = graph
         .nodes
         .iter()
+        .map(|n| &**n)
         .filter(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant)
         .collect();
     by_rank(&mut ranked_symbols);

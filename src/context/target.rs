@@ -55,12 +55,14 @@ pub fn resolve_target<'g>(graph: &'g Graph, raw: &str) -> Result<&'g Node, Targe
         Some(symbol) => graph
             .nodes
             .iter()
+            .map(|n| &**n)
             .filter(|n| n.path == path && n.kind.is_symbol() && ends_with_segment(&n.name, symbol))
             .collect(),
         // A bare symbol name anywhere.
         None => graph
             .nodes
             .iter()
+            .map(|n| &**n)
             .filter(|n| n.kind.is_symbol() && ends_with_segment(&n.name, &path))
             .collect(),
     };
@@ -121,6 +123,7 @@ fn near(graph: &Graph, wanted: &str) -> Vec<String> {
     let mut found: Vec<&Node> = graph
         .nodes
         .iter()
+        .map(|n| &**n)
         .filter(|n| n.kind != NodeKind::External && n.id.to_lowercase().contains(&last))
         .collect();
     found.sort_by_key(|n| (n.kind != NodeKind::File, n.id.len()));

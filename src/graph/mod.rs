@@ -10,6 +10,7 @@ pub mod score;
 mod typescript;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -177,9 +178,13 @@ impl Edge {
 /// A whole graph with an index by id.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
-    pub nodes: Vec<Node>,
-    pub edges: Vec<Edge>,
+    /// Shared with other graphs of the same index, so a graph that differs in a few files
+    /// costs only those files' nodes and edges.
+    pub nodes: Vec<Arc<Node>>,
+    pub edges: Vec<Arc<Edge>>,
     index: HashMap<String, usize>,
+    /// Node positions by the address of the node.
+    positions: HashMap<usize, usize>,
     /// Edge positions by source and by destination node position.
     outgoing: Vec<Vec<u32>>,
     incoming: Vec<Vec<u32>>,
@@ -201,13 +206,26 @@ impl Graph {
     }
 
     /// Builds the indexes over nodes and edges.
-    pub fn new(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
-        // Ids are unique, so an unstable sort gives the one order; edges may repeat only
-        // when equal in every field.
-        nodes.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        edges.sort_unstable();
+    pub fn new(nodes: Vec<Node>, edges: Vec<Edge>) -> Graph {
+        Graph::shared(
+            nodes.into_iter().map(Arc::new).collect(),
+            edges.into_iter().map(Arc::new).collect(),
+        )
+    }
+
+    /// Builds the indexes over nodes and edges that may belong to other graphs too.
+    pub fn shared(mut nodes: Vec<Arc<Node>>, mut edges: Vec<Arc<Edge>>) -> Graph {
+        // A stable sort finishes in one pass over input that is sorted runs (a graph patched
+        // from another: its kept part in order, the new part appended).
+        nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        edges.sort();
         let mut index: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
         index.extend(nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)));
+        let positions: HashMap<usize, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (Arc::as_ptr(n) as usize, i))
+            .collect();
         let mut outgoing: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
         for (e, edge) in edges.iter().enumerate() {
@@ -220,12 +238,18 @@ impl Graph {
             nodes,
             edges,
             index,
+            positions,
             outgoing,
             incoming,
         }
     }
 
     pub fn node(&self, id: &str) -> Option<&Node> {
+        self.index.get(id).map(|&i| &*self.nodes[i])
+    }
+
+    /// The shared node with this id (for a graph built from this one).
+    pub fn shared_node(&self, id: &str) -> Option<&Arc<Node>> {
         self.index.get(id).map(|&i| &self.nodes[i])
     }
 
@@ -233,16 +257,13 @@ impl Graph {
         self.index.get(id).copied()
     }
 
-    /// The position of one of this graph's own nodes in `nodes`, without hashing its id.
+    /// The position of one of this graph's own nodes in `nodes`, found by its address
+    /// (cheaper than hashing its id).
     pub fn position(&self, node: &Node) -> usize {
-        let offset = (node as *const Node as usize).wrapping_sub(self.nodes.as_ptr() as usize)
-            / std::mem::size_of::<Node>();
-        assert!(
-            offset < self.nodes.len() && std::ptr::eq(&self.nodes[offset], node),
-            "node {} is not from this graph",
-            node.id
-        );
-        offset
+        *self
+            .positions
+            .get(&(node as *const Node as usize))
+            .unwrap_or_else(|| panic!("node {} is not from this graph", node.id))
     }
 
     /// Edges leaving a node.
@@ -261,11 +282,14 @@ impl Graph {
             .and_then(|&i| map.get(i))
             .into_iter()
             .flatten()
-            .map(|&e| &self.edges[e as usize])
+            .map(|&e| &*self.edges[e as usize])
     }
 
     pub fn files(&self) -> impl Iterator<Item = &Node> {
-        self.nodes.iter().filter(|n| n.kind == NodeKind::File)
+        self.nodes
+            .iter()
+            .map(|n| &**n)
+            .filter(|n| n.kind == NodeKind::File)
     }
 
     /// Edge counts by kind.

@@ -406,7 +406,7 @@ impl Live {
         let replaced = |node: &graph::Node| {
             node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())
         };
-        let mut nodes: Vec<graph::Node> =
+        let mut nodes: Vec<Arc<graph::Node>> =
             old.nodes.iter().filter(|n| !replaced(n)).cloned().collect();
         let mut fresh_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
         for mut node in fresh_nodes {
@@ -419,23 +419,29 @@ impl Live {
                 node.causal_in = before.causal_in;
             }
             fresh_ids.insert(node.id.clone());
-            nodes.push(node);
+            nodes.push(Arc::new(node));
         }
-        // Kept: an old node outside the changed files, or one the changed files define anew.
-        let kept = |id: &str| fresh_ids.contains(id) || old.node(id).is_some_and(|n| !replaced(n));
-        let from_changed = |id: &str| old.node(id).is_some_and(replaced);
-        let mut edges: Vec<graph::Edge> = old
+        // Ids of a file's nodes are its path or start with `path::`: no lookups needed.
+        let in_changed = |id: &str| {
+            focus_paths.iter().any(|p| {
+                id.strip_prefix(p)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+            })
+        };
+        // Kept: a node outside the changed files, or one the changed files define anew.
+        let kept = |id: &str| !in_changed(id) || fresh_ids.contains(id);
+        let mut edges: Vec<Arc<graph::Edge>> = old
             .edges
             .iter()
             .filter(|e| {
                 let promoted =
                     matches!(e.kind, graph::EdgeKind::Drives | graph::EdgeKind::AssertsOn);
-                (promoted || !from_changed(&e.src)) && kept(&e.src) && kept(&e.dst)
+                (promoted || !in_changed(&e.src)) && kept(&e.src) && kept(&e.dst)
             })
             .cloned()
             .collect();
-        edges.extend(fresh_edges);
-        self.graph = Arc::new(graph::Graph::new(nodes, edges));
+        edges.extend(fresh_edges.into_iter().map(Arc::new));
+        self.graph = Arc::new(graph::Graph::shared(nodes, edges));
     }
 
     /// The changes not yet written: from the graph the store holds to the current one.

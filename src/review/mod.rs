@@ -422,7 +422,7 @@ fn analyse_file(
                     n.id.strip_prefix(&format!("{p}::"))
                         .unwrap_or_default()
                         .to_string();
-                (key, n.side_effects)
+                (key, n.side_effects.clone())
             })
             .collect()
     };

@@ -4,6 +4,7 @@
 mod schema;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
@@ -101,8 +102,10 @@ impl Delta {
             ..Delta::default()
         };
         for node in &new.nodes {
-            if old.node(&node.id) != Some(node) {
-                delta.upsert_nodes.push(node.clone());
+            let before = old.shared_node(&node.id);
+            // Shared nodes are unchanged without comparing them.
+            if !before.is_some_and(|b| Arc::ptr_eq(b, node) || **b == **node) {
+                delta.upsert_nodes.push((**node).clone());
             }
         }
         for node in &old.nodes {
@@ -114,16 +117,18 @@ impl Delta {
         let old_edges: std::collections::HashMap<(EdgeKind, String), &Edge> = old
             .edges
             .iter()
+            .map(|e| &**e)
             .filter(stored)
             .map(|e| ((e.kind, e.key()), e))
             .collect();
         let new_keys: std::collections::HashSet<(EdgeKind, String)> = new
             .edges
             .iter()
+            .map(|e| &**e)
             .filter(stored)
             .map(|e| (e.kind, e.key()))
             .collect();
-        for edge in new.edges.iter().filter(stored) {
+        for edge in new.edges.iter().map(|e| &**e).filter(stored) {
             if old_edges.get(&(edge.kind, edge.key())) != Some(&edge) {
                 delta.upsert_edges.push(edge.clone());
             }
