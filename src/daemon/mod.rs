@@ -36,6 +36,9 @@ const MAX_DELAY: Duration = Duration::from_millis(1000);
 /// Changes to at most this many files are patched into the graph before the exact rebuild.
 const PATCH_FILES: usize = 8;
 
+/// How long the exact rebuild waits after a patch is published.
+const PATCH_GRACE: Duration = Duration::from_millis(60);
+
 /// How soon a write that failed (store busy) is tried again.
 const RETRY: Duration = Duration::from_secs(5);
 
@@ -280,6 +283,8 @@ impl State {
                     elapsed = ?started.elapsed(),
                     "patched"
                 );
+                // Answers waiting for the change go before the rebuild takes a core.
+                tokio::time::sleep(PATCH_GRACE).await;
             }
             tokio::task::block_in_place(|| self.live.rebuild(&self.repo));
             self.publish().await;
