@@ -15,17 +15,9 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let rank = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[rank.min(samples.len() - 1)]
-}
+mod common;
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use common::{arg, percentile};
 
 /// Resident set size in MB, from /proc.
 fn rss_mb(pid: u32) -> f64 {

@@ -12,17 +12,9 @@ use std::time::Instant;
 use cairn::app::{Cairn, ReviewRequest};
 use cairn::config::Repo;
 
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let rank = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[rank.min(samples.len() - 1)]
-}
+mod common;
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use common::{arg, percentile};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -7,11 +7,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::overrides::{Override, OverrideBuilder};
+use ignore::overrides::Override;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::config::Repo;
-use crate::index::walk::BUILD_OUTPUTS;
+use crate::index::walk;
 
 /// What a batch of file-system events asks for.
 #[derive(Debug, Default, PartialEq)]
@@ -46,17 +46,8 @@ pub struct Filter {
 
 impl Filter {
     pub fn new(repo: &Repo) -> Filter {
-        let mut overrides = OverrideBuilder::new(&repo.root);
-        for dir in BUILD_OUTPUTS {
-            overrides
-                .add(&format!("!**/{dir}/"))
-                .expect("built-in exclude patterns are valid");
-        }
-        for pattern in &repo.settings.index.exclude {
-            // Invalid patterns are reported by the index run.
-            let _ = overrides.add(&format!("!{pattern}"));
-        }
-        let overrides = overrides.build().unwrap_or_else(|_| Override::empty());
+        // Invalid patterns are reported by the index run.
+        let (overrides, _) = walk::overrides(&repo.root, &repo.settings.index.exclude);
         let mut excludes = GitignoreBuilder::new(&repo.root);
         excludes.add(repo.root.join(".git/info/exclude"));
         let excludes = vec![
@@ -204,26 +195,14 @@ impl Filter {
 
 /// Directories under `top` the walk enters (top included), for watching.
 pub fn directories(repo: &Repo, top: &Path) -> Vec<PathBuf> {
-    let mut overrides = OverrideBuilder::new(&repo.root);
-    for dir in BUILD_OUTPUTS {
-        let _ = overrides.add(&format!("!**/{dir}/"));
+    let (overrides, _) = walk::overrides(&repo.root, &repo.settings.index.exclude);
+    let mut dirs = Vec::new();
+    for entry in walk::walker(top, overrides).filter_map(Result::ok) {
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            dirs.push(entry.into_path());
+        }
     }
-    for pattern in &repo.settings.index.exclude {
-        let _ = overrides.add(&format!("!{pattern}"));
-    }
-    let overrides = overrides.build().unwrap_or_else(|_| Override::empty());
-    ignore::WalkBuilder::new(top)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .overrides(overrides)
-        .filter_entry(|entry| entry.file_type().is_some_and(|t| t.is_dir()))
-        .build()
-        .filter_map(Result::ok)
-        .map(|entry| entry.into_path())
-        .collect()
+    dirs
 }
 
 /// Starts watching `dirs` (each non-recursively) and the git files that move HEAD; events go

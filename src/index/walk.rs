@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
-use ignore::overrides::OverrideBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
 
 use crate::languages::Registry;
 
@@ -35,6 +35,39 @@ pub const BUILD_OUTPUTS: &[&str] = &[
     "bower_components",
 ];
 
+/// The walk's exclusions as ignore overrides: build outputs and `cairn.toml`'s patterns. Invalid
+/// patterns are reported, not fatal.
+pub fn overrides(root: &Path, exclude: &[String]) -> (Override, Vec<Skipped>) {
+    let mut overrides = OverrideBuilder::new(root);
+    for dir in BUILD_OUTPUTS {
+        overrides
+            .add(&format!("!**/{dir}/"))
+            .expect("built-in exclude patterns are valid");
+    }
+    let mut skipped = Vec::new();
+    for pattern in exclude {
+        if let Err(e) = overrides.add(&format!("!{pattern}")) {
+            skipped.push(Skipped {
+                path: pattern.clone(),
+                reason: format!("invalid exclude pattern in cairn.toml: {e}"),
+            });
+        }
+    }
+    (overrides.build().expect("override set builds"), skipped)
+}
+
+/// The walker the index uses, over `top` (the root or a directory under it).
+pub fn walker(top: &Path, overrides: Override) -> ignore::Walk {
+    WalkBuilder::new(top)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .overrides(overrides)
+        .build()
+}
+
 /// A candidate source file.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -63,30 +96,8 @@ pub struct Walk {
 
 /// Walks the repository for source files of registered languages.
 pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
-    let mut overrides = OverrideBuilder::new(root);
-    for dir in BUILD_OUTPUTS {
-        overrides
-            .add(&format!("!**/{dir}/"))
-            .expect("built-in exclude patterns are valid");
-    }
-    let mut skipped = Vec::new();
-    for pattern in exclude {
-        if let Err(e) = overrides.add(&format!("!{pattern}")) {
-            skipped.push(Skipped {
-                path: pattern.clone(),
-                reason: format!("invalid exclude pattern in cairn.toml: {e}"),
-            });
-        }
-    }
-    let overrides = overrides.build().expect("override set builds");
-    let walker = WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .overrides(overrides)
-        .build();
+    let (overrides, mut skipped) = overrides(root, exclude);
+    let walker = walker(root, overrides);
     let registry = Registry::get();
     let mut found = Vec::new();
     let mut configs = Vec::new();

@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 use crate::mcp::{call, connect, text};
-use crate::support::{TestRepo, graph_lines, stored_graph};
+use crate::support::TestRepo;
 
 /// How long a test waits for the daemon to reflect a change before failing.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -205,19 +205,7 @@ async fn the_daemon_follows_edits_creations_deletions_and_renames() {
     assert!(!repo.data_dir().join("daemon.json").exists());
 
     // Everything reached the store, and it equals a fresh index of the same tree.
-    let again = repo.index();
-    assert_eq!(again["wrote"], json!(false), "{again}");
-    let fresh = TestRepo::plain();
-    let output = repo
-        .cairn_command(fresh.data_dir())
-        .args(["index", "--json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    assert_eq!(
-        graph_lines(&stored_graph(repo.data_dir()).await),
-        graph_lines(&stored_graph(fresh.data_dir()).await)
-    );
+    repo.assert_store_is_fresh().await;
 }
 
 fn daemon_stop(daemon: &mut Daemon) -> std::process::ExitStatus {
@@ -351,17 +339,7 @@ async fn killed_while_indexing_the_next_daemon_leaves_the_store_consistent() {
     assert!(answer.contains("f8"), "{answer}");
     client.cancel().await.unwrap();
     assert!(daemon.stop().success());
-    let fresh = TestRepo::plain();
-    let output = repo
-        .cairn_command(fresh.data_dir())
-        .args(["index", "--json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    assert_eq!(
-        graph_lines(&stored_graph(repo.data_dir()).await),
-        graph_lines(&stored_graph(fresh.data_dir()).await)
-    );
+    repo.assert_store_is_fresh().await;
 }
 
 /// Sends a raw HTTP request head and returns the response status.
@@ -380,22 +358,7 @@ fn raw_status(port: u16, head: &str) -> u16 {
 
 /// Runs `cairn hook` with `event` on stdin; returns its exit status and stdout.
 fn hook(repo: &TestRepo, event: &Value) -> (bool, String) {
-    use std::io::Write;
-    let mut child = repo
-        .cairn_command(repo.data_dir())
-        .arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = repo.cairn_with_stdin(&["hook"], event.to_string().as_bytes());
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -479,17 +442,5 @@ async fn cairn_index_beside_the_daemon_keeps_one_consistent_store() {
     .await;
     client.cancel().await.unwrap();
     assert!(daemon.stop().success());
-    let again = repo.index();
-    assert_eq!(again["wrote"], json!(false), "{again}");
-    let fresh = TestRepo::plain();
-    let output = repo
-        .cairn_command(fresh.data_dir())
-        .args(["index", "--json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    assert_eq!(
-        graph_lines(&stored_graph(repo.data_dir()).await),
-        graph_lines(&stored_graph(fresh.data_dir()).await)
-    );
+    repo.assert_store_is_fresh().await;
 }

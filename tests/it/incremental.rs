@@ -152,15 +152,8 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
     live.rebuild(&settings);
     let update = live.take_pending().into_update();
     assert!(!update.delta.is_empty());
-    let fresh = TestRepo::plain();
-    let output = repo
-        .cairn_command(fresh.data_dir())
-        .args(["index", "--json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
     assert_eq!(
         graph_lines(&live.graph()),
-        graph_lines(&stored_graph(fresh.data_dir()).await)
+        graph_lines(&repo.fresh_graph().await)
     );
 }

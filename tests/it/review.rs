@@ -1,7 +1,6 @@
 //! `review_diff`, `record_review` and `cairn rules` on real git repositories with several
 //! authors and dated commits, through the real binary (CLI and MCP over stdio).
 
-use std::io::Write as _;
 use std::process::Stdio;
 
 use serde_json::{Value, json};
@@ -274,22 +273,9 @@ fn revisions_with_a_rename_a_deletion_and_a_new_function() {
 }
 
 fn review_stdin(repo: &TestRepo, diff: &str, extra: &[&str]) -> std::process::Output {
-    let mut child = repo
-        .cairn_command(repo.data_dir())
-        .args(["review", "--diff", "-"])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(diff.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut args = vec!["review", "--diff", "-"];
+    args.extend_from_slice(extra);
+    repo.cairn_with_stdin(&args, diff.as_bytes())
 }
 
 #[test]

@@ -159,6 +159,45 @@ impl TestRepo {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// Runs cairn with `input` on stdin.
+    pub fn cairn_with_stdin(&self, args: &[&str], input: &[u8]) -> Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
+            .cairn_command(self.data_dir())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// The graph a fresh index of the working tree stores (in a data directory of its own).
+    pub async fn fresh_graph(&self) -> Graph {
+        let fresh = tempfile::tempdir().unwrap();
+        let output = self
+            .cairn_command(fresh.path())
+            .args(["index", "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        stored_graph(fresh.path()).await
+    }
+
+    /// The store is up to date (indexing again writes nothing) and holds exactly what a fresh
+    /// index of the same tree would.
+    pub async fn assert_store_is_fresh(&self) {
+        let again = self.index();
+        assert_eq!(again["wrote"], serde_json::json!(false), "{again}");
+        assert_eq!(
+            graph_lines(&stored_graph(self.data_dir()).await),
+            graph_lines(&self.fresh_graph().await)
+        );
+    }
+
     /// `cairn index --json`, parsed.
     pub fn index(&self) -> serde_json::Value {
         serde_json::from_str(&self.cairn_ok(&["index", "--json"])).unwrap()
