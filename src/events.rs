@@ -71,6 +71,8 @@ pub fn append(path: &Path, event: &Event) -> std::io::Result<()> {
 pub struct Tally {
     path: PathBuf,
     offset: u64,
+    /// The file read so far (device, inode): another file at the path is read anew.
+    identity: Option<(u64, u64)>,
     /// An incomplete last line, kept until its end arrives.
     partial: Vec<u8>,
     access: Arc<HashMap<String, Access>>,
@@ -97,8 +99,11 @@ impl Tally {
 
     fn catch_up(&mut self) -> std::io::Result<()> {
         let mut file = std::fs::File::open(&self.path)?;
-        let len = file.metadata()?.len();
-        if len < self.offset {
+        let metadata = file.metadata()?;
+        let len = metadata.len();
+        let identity = identity(&metadata);
+        if len < self.offset || identity != self.identity {
+            self.identity = identity;
             self.offset = 0;
             self.partial.clear();
             self.access = Arc::default();
@@ -112,6 +117,10 @@ impl Tally {
         self.offset = len;
         let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         self.partial = bytes.split_off(complete);
+        if self.partial.len() >= MAX_LINE {
+            // Not a line cairn wrote: skip it rather than hold it.
+            self.partial.clear();
+        }
         let access = Arc::make_mut(&mut self.access);
         for line in bytes.split(|&b| b == b'\n') {
             let Ok(event) = serde_json::from_slice::<Event>(line) else {
@@ -130,6 +139,19 @@ impl Tally {
             }
         }
         Ok(())
+    }
+}
+
+fn identity(metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some((metadata.dev(), metadata.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
     }
 }
 
@@ -223,6 +245,28 @@ mod tests {
         // Replaced by a shorter file: read from the start.
         std::fs::write(&path, "").unwrap();
         assert!(tally.current().is_empty());
+    }
+
+    #[test]
+    fn a_replaced_file_is_read_anew_even_when_larger() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        append(&path, &event(100, Kind::Read, &["a.py"])).unwrap();
+        let mut tally = Tally::new(path.clone());
+        assert_eq!(tally.current()["a.py"].count, 1);
+        let staging = dir.path().join("next.jsonl");
+        append(&staging, &event(200, Kind::Edit, &["b.py"])).unwrap();
+        append(&staging, &event(300, Kind::Edit, &["b.py"])).unwrap();
+        std::fs::rename(&staging, &path).unwrap();
+        let access = tally.current();
+        assert!(!access.contains_key("a.py"));
+        assert_eq!(
+            access["b.py"],
+            Access {
+                count: 2,
+                last: 300
+            }
+        );
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub async fn run(
     std::fs::create_dir_all(&repo.data_dir)
         .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     let _lock = take_lock(&repo.data_dir)?;
+    // A record left by a daemon that died must not send clients to its port or socket.
+    let _ = std::fs::remove_file(files::record_path(&repo.data_dir));
+    let _ = std::fs::remove_file(files::socket_path(&repo.data_dir));
     let token = ensure_token(&repo.data_dir).context("cannot create the bearer token")?;
     let port = port.unwrap_or(repo.settings.daemon.port);
     let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
@@ -177,7 +180,14 @@ pub async fn run(
             _ = tokio::time::sleep_until(wake.into()) => {
                 let ready = std::mem::take(&mut batch);
                 first = None;
-                for dir in &ready.new_dirs {
+                // After a rescan (lost events, an ignore file changed) every walked directory is
+                // watched again; otherwise only the new ones.
+                let tops = if ready.rescan {
+                    vec![repo.root.clone()]
+                } else {
+                    ready.new_dirs.clone()
+                };
+                for dir in &tops {
                     for inner in watch::directories(&repo, dir) {
                         watch::add(&mut watcher, &inner);
                     }
@@ -187,6 +197,7 @@ pub async fn run(
         }
     }
     tracing::info!("shutting down");
+    let _ = std::fs::remove_file(files::record_path(&repo.data_dir));
     drop(watcher);
     shutdown.cancel();
     let _ = server.await;
@@ -328,9 +339,10 @@ impl State {
                 let moved = commit != self.commit;
                 self.commit = commit;
                 if history_new > 0 || moved {
-                    self.history = crate::app::stored_history(&self.repo.store_dir())
-                        .await
-                        .ok();
+                    match crate::app::stored_history(&self.repo.store_dir()).await {
+                        Ok(history) => self.history = Some(history),
+                        Err(e) => tracing::warn!("the history was not reloaded: {e:#}"),
+                    }
                 }
                 if moved || history_new > 0 {
                     self.publish().await;
@@ -342,9 +354,11 @@ impl State {
                     Ok((report, live)) => {
                         self.live = live;
                         self.commit = report.commit;
-                        self.history = crate::app::stored_history(&self.repo.store_dir())
-                            .await
-                            .ok();
+                        if let Ok(history) =
+                            crate::app::stored_history(&self.repo.store_dir()).await
+                        {
+                            self.history = Some(history);
+                        }
                         self.publish().await;
                         let generation = self.live.generation();
                         self.queue(0, false, Some(generation));
@@ -368,6 +382,8 @@ async fn writer(
     let mut held: Option<Job> = None;
     let mut open = true;
     let mut failures = 0;
+    // After `Stale`, jobs taken against the old view are dropped until the reload's job.
+    let mut awaiting_reload = false;
     loop {
         if held.is_none() {
             match queue.recv().await {
@@ -388,6 +404,10 @@ async fn writer(
         }
         if let Some(generation) = job.generation.take() {
             expected = generation;
+            awaiting_reload = false;
+        }
+        if awaiting_reload {
+            continue;
         }
         if job.pending.is_empty() && !job.force {
             continue;
@@ -414,6 +434,7 @@ async fn writer(
                 });
             }
             Err(index::WriteError::Stale { .. }) => {
+                awaiting_reload = true;
                 let _ = news.send(News::Stale);
             }
             Err(index::WriteError::Failed(e)) => {
@@ -506,8 +527,17 @@ fn serve_socket(
         }
     };
     if let Err(e) = files::restrict(path) {
-        tracing::warn!("cannot restrict {}: {e}", path.display());
+        tracing::warn!(
+            "cannot restrict {} ({e}); serving no socket",
+            path.display()
+        );
+        let _ = std::fs::remove_file(path);
+        return None;
     }
+    let owner = {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(path).map(|m| m.uid()).ok()
+    };
     Some(tokio::spawn(async move {
         loop {
             let stream = tokio::select! {
@@ -516,10 +546,17 @@ fn serve_socket(
                     Ok((stream, _)) => stream,
                     Err(e) => {
                         tracing::warn!("socket accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
                         continue;
                     }
                 },
             };
+            // Only the user who runs the daemon (whatever the socket's mode was at bind).
+            let peer = stream.peer_cred().ok().map(|c| c.uid());
+            if peer.is_none() || peer != owner {
+                tracing::warn!(?peer, "refused a socket client of another user");
+                continue;
+            }
             let server = crate::mcp::Server::new(cairn.clone());
             let stop = shutdown.clone();
             tokio::spawn(async move {

@@ -146,6 +146,7 @@ impl Filter {
         if matches!(event.kind, EventKind::Access(_)) {
             return;
         }
+
         let git = self.root.join(".git");
         for path in &event.paths {
             if let Ok(inside) = path.strip_prefix(&git) {
@@ -161,6 +162,14 @@ impl Filter {
                     self.forget(dir);
                 }
                 batch.rescan = true;
+                continue;
+            }
+            // A directory removed: what it held is only found by a walk.
+            if matches!(
+                event.kind,
+                EventKind::Remove(notify::event::RemoveKind::Folder)
+            ) {
+                batch.rescan |= !self.ignored(path, true);
                 continue;
             }
             let metadata = std::fs::symlink_metadata(path).ok();

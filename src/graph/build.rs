@@ -142,7 +142,7 @@ fn constructed(receiver: &str) -> Option<&str> {
 }
 
 struct Resolution<'a> {
-    files: &'a [SourceFile],
+    files: &'a [&'a SourceFile],
     languages: Vec<&'a Language>,
     python: PythonModules,
     typescript: TypescriptModules<'a>,
@@ -151,7 +151,7 @@ struct Resolution<'a> {
 }
 
 /// Builds the whole graph of a repository from its parsed files.
-pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStats) {
+pub fn build(files: &[&SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStats) {
     let (nodes, edges, stats) = build_parts(files, aliases, None);
     (promote::promote(nodes, edges), stats)
 }
@@ -160,7 +160,7 @@ pub fn build(files: &[SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStat
 /// edges out of them, resolved against all `files`; no promotions or measures. This is what
 /// changes when those files change and no name elsewhere does (see `index::Live::patch`).
 pub fn build_focused(
-    files: &[SourceFile],
+    files: &[&SourceFile],
     aliases: &[PathAliases],
     focus: &std::collections::HashSet<usize>,
 ) -> (Vec<Node>, Vec<Edge>) {
@@ -168,8 +168,8 @@ pub fn build_focused(
     (nodes, edges)
 }
 
-fn build_parts(
-    files: &[SourceFile],
+fn build_parts<'a>(
+    files: &'a [&'a SourceFile],
     aliases: &[PathAliases],
     focus: Option<&std::collections::HashSet<usize>>,
 ) -> (Vec<Node>, Vec<Edge>, BuildStats) {
@@ -292,7 +292,7 @@ impl Builder {
         reasons.extend(reason);
     }
 
-    fn node_id(files: &[SourceFile], file: usize, symbol: Option<usize>) -> String {
+    fn node_id(files: &[&SourceFile], file: usize, symbol: Option<usize>) -> String {
         let path = &files[file].path;
         match symbol {
             Some(s) => symbol_id(path, &files[file].extract.symbols[s].qualname),
@@ -300,7 +300,7 @@ impl Builder {
         }
     }
 
-    fn nodes_and_containment(&mut self, files: &[SourceFile]) {
+    fn nodes_and_containment(&mut self, files: &[&SourceFile]) {
         for (f, file) in files.iter().enumerate() {
             if !self.wants(f) {
                 continue;

@@ -277,16 +277,32 @@ impl Live {
             return Reading::default();
         }
         let registry = Registry::get();
-        let targeted = paths.filter(|paths| {
-            paths.iter().all(|path| {
-                let name = path.rsplit('/').next().unwrap_or(path);
-                !tsconfig::CONFIG_NAMES.contains(&name)
-                    && registry.for_path(path).is_some()
-                    && !repo.root.join(path).is_dir()
-            })
-        });
+        // Files of no registered language are not indexed (editor backups, docs): passed
+        // over. A config, a directory, or a path that held indexed files (a directory moved
+        // away) needs a whole walk.
+        let sources = &self.sources;
+        let needs_walk = |path: &String| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let prefix = format!("{path}/");
+            tsconfig::CONFIG_NAMES.contains(&name)
+                || repo.root.join(path).is_dir()
+                || sources
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&prefix))
+        };
+        let targeted: Option<Vec<String>> = match paths {
+            Some(paths) if !paths.iter().any(needs_walk) => Some(
+                paths
+                    .iter()
+                    .filter(|p| registry.for_path(p).is_some())
+                    .cloned()
+                    .collect(),
+            ),
+            _ => None,
+        };
         let mut reads: Vec<(String, Option<Read>)> = Vec::new();
-        match targeted {
+        match &targeted {
             Some(paths) => {
                 for path in paths {
                     let read = match found(repo, path) {
@@ -379,7 +395,7 @@ impl Live {
 
     /// Rebuilds the graph from every file record (exact: equals a fresh index).
     pub fn rebuild(&mut self, repo: &Repo) {
-        let files: Vec<SourceFile> = self.sources.values().map(|s| s.file.clone()).collect();
+        let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
         let aliases = tsconfig::aliases(&repo.root, &self.configs);
         let (graph, stats) = graph::build(&files, &aliases);
         self.graph = Arc::new(graph);
@@ -391,7 +407,7 @@ impl Live {
     /// carried over by id. Edges into names that only now resolve, and promotions, wait for
     /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
     pub fn patch(&mut self, repo: &Repo, changed: &[String]) {
-        let files: Vec<SourceFile> = self.sources.values().map(|s| s.file.clone()).collect();
+        let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
         let focus_paths: std::collections::HashSet<&str> =
             changed.iter().map(String::as_str).collect();
         let focus: std::collections::HashSet<usize> = files
@@ -647,8 +663,13 @@ pub async fn write_pending(
     let update = tokio::task::spawn_blocking(move || pending.into_update())
         .await
         .map_err(|e| WriteError::Failed(e.into()))?;
-    let _lock = crate::lock::acquire(&repo.lock_path(), patience, |_| {})
-        .map_err(|e| WriteError::Failed(e.into()))?;
+    let lock_path = repo.lock_path();
+    // The lock waits by sleeping: not on a runtime worker.
+    let _lock =
+        tokio::task::spawn_blocking(move || crate::lock::acquire(&lock_path, patience, |_| {}))
+            .await
+            .map_err(|e| WriteError::Failed(e.into()))?
+            .map_err(|e| WriteError::Failed(e.into()))?;
     let store = Store::open(&repo.store_dir())
         .await
         .map_err(|e| WriteError::Failed(e.into()))?;

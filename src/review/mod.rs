@@ -412,7 +412,7 @@ fn analyse_file(
             is_test: language.is_test_path(p),
             extract: extract.clone(),
         };
-        let (alone, _) = graph::build(&[file], &[]);
+        let (alone, _) = graph::build(&[&file], &[]);
         alone
             .nodes
             .into_iter()

@@ -198,6 +198,20 @@ async fn the_daemon_follows_edits_creations_deletions_and_renames() {
             .starts_with("error")
     })
     .await;
+
+    // Editor backups and other files of no indexed language change nothing.
+    repo.write("src/shop/notes.txt", "todo\n");
+    repo.write("src/shop/cart.py~", "def backup():\n    pass\n");
+
+    // A directory moved out of the repository takes its files with it.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::rename(repo.path().join("src/shop/pkg"), outside.path().join("pkg")).unwrap();
+    eventually("a directory moved away", async || {
+        expand(&client, "src/shop/pkg/inner.py")
+            .await
+            .starts_with("error")
+    })
+    .await;
     client.cancel().await.unwrap();
 
     let status = daemon_stop(&mut daemon);
