@@ -598,7 +598,7 @@ async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
 
 /// `name:` padded so doctor's verdicts line up.
 fn label(name: &str) -> String {
-    format!("{:<12}", format!("{name}:"))
+    format!("{:<12}", format!("{name}: "))
 }
 
 fn print_outcome(outcome: &cairn::install::Outcome, json: bool) -> anyhow::Result<ExitCode> {
