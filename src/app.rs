@@ -38,6 +38,13 @@ pub struct Snapshot {
     pub history_head: Option<String>,
     stamps: Vec<FileStamp>,
     generation: Option<String>,
+    /// Unique per snapshot in this process (cache keys).
+    serial: u64,
+}
+
+fn next_serial() -> u64 {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Snapshot {
@@ -56,6 +63,7 @@ impl Snapshot {
             history_head,
             stamps,
             generation: None,
+            serial: next_serial(),
         }
     }
 }
@@ -97,7 +105,7 @@ pub struct Cairn {
     pub repo: Repo,
     pub memories: Arc<Memories>,
     snapshot: Mutex<Option<Arc<Snapshot>>>,
-    freshness: Mutex<Option<(Instant, Freshness)>>,
+    freshness: Mutex<Option<(Instant, u64, Freshness)>>,
     /// The commit history at the current HEAD (stored window plus commits mined since).
     history: Mutex<Option<(Option<String>, Arc<History>)>>,
     /// Assistant activity per node, from the hook's event file.
@@ -209,13 +217,17 @@ impl Cairn {
     /// Which indexed files changed on disk and where HEAD is; cached for a moment.
     pub async fn freshness(&self, snapshot: &Snapshot) -> Freshness {
         let mut cached = self.freshness.lock().await;
-        if let Some((at, freshness)) = cached.as_ref()
+        // Keyed by the snapshot too: an answer still on an older snapshot must not leave its
+        // view for the next one.
+        let key = snapshot.serial;
+        if let Some((at, of, freshness)) = cached.as_ref()
+            && *of == key
             && at.elapsed() < FRESHNESS_TTL
         {
             return freshness.clone();
         }
         let fresh = freshness(&self.repo, snapshot);
-        *cached = Some((Instant::now(), fresh.clone()));
+        *cached = Some((Instant::now(), key, fresh.clone()));
         fresh
     }
 
@@ -869,6 +881,7 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
         history_head,
         stamps,
         generation,
+        serial: next_serial(),
     })
 }
 

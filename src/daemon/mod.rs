@@ -255,6 +255,7 @@ enum News {
     Written {
         commit: Option<String>,
         history_new: usize,
+        generation: u64,
     },
     /// Another process wrote the store: the index in memory must be reloaded.
     Stale,
@@ -335,7 +336,9 @@ impl State {
             News::Written {
                 commit,
                 history_new,
+                generation,
             } => {
+                self.live.set_generation(generation);
                 let moved = commit != self.commit;
                 self.commit = commit;
                 if history_new > 0 || moved {
@@ -431,6 +434,7 @@ async fn writer(
                 let _ = news.send(News::Written {
                     commit: report.commit,
                     history_new: report.history_new,
+                    generation,
                 });
             }
             Err(index::WriteError::Stale { .. }) => {

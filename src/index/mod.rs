@@ -222,6 +222,11 @@ impl Live {
         self.generation
     }
 
+    /// Records the generation a write of this index's changes produced.
+    pub fn set_generation(&mut self, generation: u64) {
+        self.generation = generation;
+    }
+
     /// The graph as of the last refresh.
     pub fn graph(&self) -> Arc<graph::Graph> {
         self.graph.clone()
