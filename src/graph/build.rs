@@ -2,7 +2,9 @@
 //! calls and bases resolved only where the target is knowable.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -202,7 +204,7 @@ fn build_parts<'a>(
         typescript: TypescriptModules::new(&of_resolver(Resolver::Typescript), aliases),
         languages,
         names: Vec::new(),
-        members: RefCell::new(HashMap::new()),
+        members: RefCell::new(HashMap::default()),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -306,7 +308,7 @@ impl Builder {
                 continue;
             }
             let mutations_by_scope = file.extract.mutations.iter().fold(
-                HashMap::<Option<usize>, u32>::new(),
+                HashMap::<Option<usize>, u32>::default(),
                 |mut counts, m| {
                     *counts.entry(m.scope).or_default() += 1;
                     counts
@@ -637,7 +639,7 @@ impl Builder {
                 }
             }
         }
-        let mut by_id: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut by_id: HashMap<String, BTreeSet<String>> = HashMap::default();
         for ((f, scope), categories) in &self.effects {
             let file_id = Self::node_id(r.files, *f, None);
             by_id

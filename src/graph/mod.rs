@@ -9,8 +9,10 @@ pub use promote::impact;
 pub mod score;
 mod typescript;
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+// Node ids come from the repository's own paths and names: a fast hash is safe here.
+use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -182,9 +184,9 @@ pub struct Graph {
     /// costs only those files' nodes and edges.
     pub nodes: Vec<Arc<Node>>,
     pub edges: Vec<Arc<Edge>>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     /// Node positions by the address of the node.
-    positions: HashMap<usize, usize>,
+    positions: FxHashMap<usize, usize>,
     /// Edge positions by source and by destination node position.
     outgoing: Vec<Vec<u32>>,
     incoming: Vec<Vec<u32>>,
@@ -219,9 +221,10 @@ impl Graph {
         // from another: its kept part in order, the new part appended).
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
         edges.sort();
-        let mut index: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
+        let mut index: FxHashMap<String, usize> =
+            FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
         index.extend(nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)));
-        let positions: HashMap<usize, usize> = nodes
+        let positions: FxHashMap<usize, usize> = nodes
             .iter()
             .enumerate()
             .map(|(i, n)| (Arc::as_ptr(n) as usize, i))

@@ -1,7 +1,9 @@
 //! Promotions after a build (fan-in and mutation `DRIVES`, test `ASSERTS_ON`) and the causal
 //! measures every node carries (reach, direct dependents).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::build::{IMPORTS_MODULE, IMPORTS_NAMES};
 use super::{Edge, EdgeKind, Graph, Node, NodeKind, reach};

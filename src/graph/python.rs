@@ -1,7 +1,7 @@
 //! Python's module system: dotted module names to files, with packages, namespace packages,
 //! `src/`-style roots and relative imports.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::build::Target;
 

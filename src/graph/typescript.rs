@@ -1,7 +1,7 @@
 //! The TypeScript/JavaScript module system: relative specifiers with extension and index-file
 //! probing, `tsconfig.json` `baseUrl`/`paths`, and bare specifiers as external packages.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::PathAliases;
 use super::build::Target;

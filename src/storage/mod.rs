@@ -114,14 +114,14 @@ impl Delta {
             }
         }
         let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
-        let old_edges: std::collections::HashMap<(EdgeKind, String), &Edge> = old
+        let old_edges: rustc_hash::FxHashMap<(EdgeKind, String), &Edge> = old
             .edges
             .iter()
             .map(|e| &**e)
             .filter(stored)
             .map(|e| ((e.kind, e.key()), e))
             .collect();
-        let new_keys: std::collections::HashSet<(EdgeKind, String)> = new
+        let new_keys: rustc_hash::FxHashSet<(EdgeKind, String)> = new
             .edges
             .iter()
             .map(|e| &**e)
