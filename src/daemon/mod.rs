@@ -42,6 +42,9 @@ const PATCH_GRACE: Duration = Duration::from_millis(60);
 /// How soon a write that failed (store busy) is tried again.
 const RETRY: Duration = Duration::from_secs(5);
 
+/// How long a write at shutdown waits for another writer.
+const SHUTDOWN_PATIENCE: Duration = Duration::from_secs(5);
+
 /// How often a write is tried at shutdown before the changes are left to the next start's
 /// catch-up index.
 const SHUTDOWN_TRIES: usize = 3;
@@ -426,7 +429,13 @@ async fn writer(
             force: job.force,
             generation: None,
         };
-        match index::write_pending(&repo, job.pending, job.report, expected, WRITE_PATIENCE).await {
+        // Shutting down: a short wait per try, so the service manager's stop timeout holds.
+        let patience = if open {
+            WRITE_PATIENCE
+        } else {
+            SHUTDOWN_PATIENCE
+        };
+        match index::write_pending(&repo, job.pending, job.report, expected, patience).await {
             Ok((report, generation)) => {
                 expected = generation;
                 failures = 0;
@@ -449,7 +458,7 @@ async fn writer(
                     return;
                 }
                 held = Some(retry);
-                tokio::time::sleep(RETRY).await;
+                tokio::time::sleep(if open { RETRY } else { Duration::from_secs(1) }).await;
             }
         }
     }
