@@ -106,47 +106,51 @@ pub fn event_of(root: &Path, input: &HookInput, now: i64) -> Option<Event> {
     Some(event)
 }
 
-/// `cairn hook`: reads the event from stdin, records it, prints what the session should
-/// start with. Never fails.
-pub fn run(repo: Option<&Path>, data_dir: Option<&Path>) {
+/// `cairn hook`: reads the event from stdin, records it, and returns what the session
+/// should start with (the caller prints it). Never fails: errors go to `hook.log`.
+pub fn run(repo: Option<&Path>, data_dir: Option<&Path>) -> Option<String> {
     let mut bytes = Vec::new();
-    let read = std::io::stdin()
+    let located = std::io::stdin()
         .take(MAX_EVENT_BYTES)
         .read_to_end(&mut bytes)
-        .context("reading the hook event");
-    let outcome = read.and_then(|_| {
-        let input = HookInput::parse(&bytes)?;
-        let start = match (repo, &input.cwd) {
-            (Some(repo), _) => repo.to_path_buf(),
-            (None, Some(cwd)) => cwd.clone(),
-            (None, None) => std::env::current_dir().context("no working directory")?,
-        };
-        let repo = Repo::discover(&start, data_dir)?;
-        let result = record_and_answer(&repo, &input);
-        if let Err(e) = &result {
-            log(&repo.data_dir, e);
-        }
-        result.map(|output| (repo, output))
-    });
-    match outcome {
-        Ok((_, Some(output))) => println!("{output}"),
-        Ok((_, None)) => {}
+        .context("reading the hook event")
+        .and_then(|_| {
+            let input = HookInput::parse(&bytes)?;
+            let start = match (repo, &input.cwd) {
+                (Some(repo), _) => repo.to_path_buf(),
+                (None, Some(cwd)) => cwd.clone(),
+                (None, None) => std::env::current_dir().context("no working directory")?,
+            };
+            Ok((Repo::discover(&start, data_dir)?, input))
+        });
+    let (repo, input) = match located {
+        Ok(located) => located,
         Err(e) => {
-            let fallback = dirs::cache_dir().map(|d| d.join("cairn"));
-            if let Some(dir) = fallback {
-                log(&dir, &e);
+            // No repository to log beside: the user's cache directory.
+            if let Some(dir) = dirs::cache_dir() {
+                log(&dir.join("cairn"), &e);
             }
+            return None;
         }
-    }
+    };
+    record_and_answer(&repo, &input).unwrap_or_else(|e| {
+        log(&repo.data_dir, &e);
+        None
+    })
 }
 
-fn record_and_answer(repo: &Repo, input: &HookInput) -> anyhow::Result<Option<String>> {
+/// Appends the event the input stands for, if any; says whether the session is starting.
+fn record(repo: &Repo, input: &HookInput) -> anyhow::Result<bool> {
     if let Some(event) = event_of(&repo.root, input, crate::index::now()) {
         std::fs::create_dir_all(&repo.data_dir)?;
         events::append(&files::events_path(&repo.data_dir), &event)
             .context("appending to the event file")?;
     }
-    if !input.is_session_start() {
+    Ok(input.is_session_start())
+}
+
+fn record_and_answer(repo: &Repo, input: &HookInput) -> anyhow::Result<Option<String>> {
+    if !record(repo, input)? {
         return Ok(None);
     }
     if let Some(record) = files::DaemonRecord::running(&repo.data_dir) {
@@ -172,12 +176,7 @@ fn record_and_answer(repo: &Repo, input: &HookInput) -> anyhow::Result<Option<St
 /// The daemon's `/hook`: the same as `cairn hook`, with the daemon's own context.
 pub async fn handle_in(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<String>> {
     let input = HookInput::parse(bytes)?;
-    let repo = &cairn.repo;
-    if let Some(event) = event_of(&repo.root, &input, crate::index::now()) {
-        events::append(&files::events_path(&repo.data_dir), &event)
-            .context("appending to the event file")?;
-    }
-    if !input.is_session_start() {
+    if !record(&cairn.repo, &input)? {
         return Ok(None);
     }
     Ok(Some(cairn.context(None, None).await?.text))

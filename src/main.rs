@@ -17,7 +17,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Hook = cli.command {
         // Cheap and quiet: no runtime or logging unless the event needs them.
-        cairn::hook::run(cli.global.repo.as_deref(), cli.global.data_dir.as_deref());
+        if let Some(output) =
+            cairn::hook::run(cli.global.repo.as_deref(), cli.global.data_dir.as_deref())
+        {
+            println!("{output}");
+        }
         return ExitCode::SUCCESS;
     }
     tracing_subscriber::fmt()

@@ -291,7 +291,7 @@ impl State {
         if !reading.changed.is_empty() || reading.whole {
             // Answers first see a quick patch of the changed files, then the exact graph.
             if !reading.whole && reading.changed.len() <= PATCH_FILES {
-                tokio::task::block_in_place(|| self.live.patch(&self.repo, &reading.changed));
+                tokio::task::block_in_place(|| self.live.patch(&reading.changed));
                 self.publish().await;
                 tracing::info!(
                     files = reading.changed.len(),
@@ -301,7 +301,7 @@ impl State {
                 // Answers waiting for the change go before the rebuild takes a core.
                 tokio::time::sleep(PATCH_GRACE).await;
             }
-            tokio::task::block_in_place(|| self.live.rebuild(&self.repo));
+            tokio::task::block_in_place(|| self.live.rebuild());
             self.publish().await;
             tracing::info!(
                 files = reading.changed.len(),

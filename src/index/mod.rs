@@ -125,6 +125,8 @@ pub struct Live {
     stats: BuildStats,
     /// Module-resolution configs found by the last walk.
     configs: Vec<String>,
+    /// Path aliases read from those configs (read again only on a whole walk).
+    aliases: Vec<graph::PathAliases>,
     /// What the last walk passed over (build outputs are not listed; oversized files are).
     walk_skipped: Vec<Skipped>,
     /// Files that could not be read, by path.
@@ -212,6 +214,7 @@ impl Live {
             generation,
             stats: BuildStats::default(),
             configs: Vec::new(),
+            aliases: Vec::new(),
             walk_skipped: Vec::new(),
             read_skipped: BTreeMap::new(),
         })
@@ -270,7 +273,7 @@ impl Live {
     pub fn reread(&mut self, repo: &Repo, paths: Option<&[String]>) -> usize {
         let reading = self.read(repo, paths);
         if !reading.changed.is_empty() || reading.whole {
-            self.rebuild(repo);
+            self.rebuild();
         }
         reading.parsed
     }
@@ -338,6 +341,7 @@ impl Live {
                 {
                     reads.push((file.path.clone(), Some(read)));
                 }
+                self.aliases = tsconfig::aliases(&repo.root, &walked.configs);
                 self.configs = walked.configs;
                 self.walk_skipped = walked.skipped;
             }
@@ -399,10 +403,9 @@ impl Live {
     }
 
     /// Rebuilds the graph from every file record (exact: equals a fresh index).
-    pub fn rebuild(&mut self, repo: &Repo) {
+    pub fn rebuild(&mut self) {
         let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
-        let aliases = tsconfig::aliases(&repo.root, &self.configs);
-        let (graph, stats) = graph::build(&files, &aliases);
+        let (graph, stats) = graph::build(&files, &self.aliases);
         self.graph = Arc::new(graph);
         self.stats = stats;
     }
@@ -411,7 +414,7 @@ impl Live {
     /// rebuilt against every file, the rest of the graph kept, measures (reach, dependents)
     /// carried over by id. Edges into names that only now resolve, and promotions, wait for
     /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
-    pub fn patch(&mut self, repo: &Repo, changed: &[String]) {
+    pub fn patch(&mut self, changed: &[String]) {
         let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
         let focus_paths: std::collections::HashSet<&str> =
             changed.iter().map(String::as_str).collect();
@@ -421,8 +424,7 @@ impl Live {
             .filter(|(_, f)| focus_paths.contains(f.path.as_str()))
             .map(|(i, _)| i)
             .collect();
-        let aliases = tsconfig::aliases(&repo.root, &self.configs);
-        let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &aliases, &focus);
+        let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &self.aliases, &focus);
         let old = &*self.graph;
         let replaced = |node: &graph::Node| {
             node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())

@@ -672,7 +672,7 @@ fn the_systemd_unit_has_what_systemd_needs_and_escapes_paths() {
 #[test]
 fn systemd_accepts_the_unit() {
     let Some(analyze) = program_on_path("systemd-analyze") else {
-        println!("note: systemd-analyze is not on PATH; the unit was not verified by systemd");
+        eprintln!("note: systemd-analyze is not on PATH; the unit was not verified by systemd");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -141,7 +141,7 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
     );
     let reading = live.read(&settings, Some(&["b.py".to_string()]));
     assert_eq!(reading.changed, ["b.py"]);
-    live.patch(&settings, &reading.changed);
+    live.patch(&reading.changed);
     let patched = live.graph();
     assert!(patched.node("b.py::h").is_some());
     assert!(has_edge(&patched, "calls", "b.py::h", "b.py::g"));
@@ -149,7 +149,7 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
     assert!(has_edge(&patched, "calls", "b.py::g", "a.py::f"));
     assert!(patched.node("a.py::f").is_some_and(|n| n.reach > 0));
 
-    live.rebuild(&settings);
+    live.rebuild();
     let update = live.take_pending().into_update();
     assert!(!update.delta.is_empty());
     assert_eq!(
