@@ -156,10 +156,8 @@ impl Cairn {
             model_dir.or_else(|| repo.configured_model_dir()),
             repo.settings.memory.semantic,
         );
-        let memories = match linger {
-            Some(linger) => Memories::lingering(&repo.root, &repo.data_dir, semantic, linger),
-            None => Memories::open(&repo.root, &repo.data_dir, semantic),
-        };
+        let memories =
+            Memories::for_setup(&repo.root, &repo.data_dir, semantic, linger, &repo.team);
         let tally = crate::events::Tally::new(crate::daemon::files::events_path(&repo.data_dir));
         Arc::new(Cairn {
             memories,
@@ -779,6 +777,19 @@ fn file_history(history: &History, path: &str) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` of a time in milliseconds since the epoch.
+pub fn time_of_ms(ms: i64) -> String {
+    let seconds = ms.div_euclid(1_000);
+    let of_day = seconds.rem_euclid(86_400);
+    format!(
+        "{} {:02}:{:02}:{:02} UTC",
+        date_of(seconds),
+        of_day / 3_600,
+        of_day % 3_600 / 60,
+        of_day % 60
+    )
 }
 
 /// `YYYY-MM-DD` of a time in seconds since the epoch (UTC).

@@ -29,6 +29,11 @@ pub struct Global {
     /// [memory] model_dir, else ~/.cache/cairn/models/all-MiniLM-L6-v2 if present).
     #[arg(long, global = true, env = "CAIRN_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
+    /// Where memories live: `embedded` (the default) or a team server, `ws://host:port` or
+    /// `wss://host` (credentials come from CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or a
+    /// 0600 credentials file, never from the command line).
+    #[arg(long, global = true, env = "CAIRN_DB")]
+    pub db: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -158,6 +163,39 @@ pub enum Command {
     /// Record a Claude Code hook event read from stdin; on SessionStart print the context.
     /// Always exits 0.
     Hook,
+    /// Team mode: set up the team server, manage members, sync now.
+    Team {
+        #[command(subcommand)]
+        action: TeamCommand,
+    },
+}
+
+/// `cairn team …`.
+#[derive(Debug, Subcommand)]
+pub enum TeamCommand {
+    /// Create this repository's namespace and database on the team server and apply cairn's
+    /// schema and permissions (idempotent). Signs in with CAIRN_TEAM_ADMIN_USER and
+    /// CAIRN_TEAM_ADMIN_PASSWORD (the server's root user).
+    Init {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a developer to this repository's team (or give them a new password): writes their
+    /// credentials file (mode 0600) to --output, or prints it.
+    AddMember {
+        developer: String,
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Remove a developer (their memories stay).
+    RemoveMember { developer: String },
+    /// List the developers who can sign in.
+    Members,
+    /// Replay queued writes and pull teammates' changes now.
+    Sync {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `cairn memory …`.
@@ -235,6 +273,9 @@ pub enum MemoryCommand {
     },
     /// Remove a memory for good.
     Forget { id: String },
+    /// Share one of your developer memories with the team (team mode: every member can read
+    /// it; only you can change it).
+    Share { id: String },
     /// Print one memory.
     Show {
         id: String,

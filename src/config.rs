@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+/// The environment variable naming the memory store (`--db`).
+pub const DB_ENV: &str = "CAIRN_DB";
+
 /// Default largest file that is parsed; larger ones are reported as skipped.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
@@ -21,6 +24,8 @@ pub struct Settings {
     pub history: HistorySettings,
     #[serde(default)]
     pub daemon: DaemonSettings,
+    #[serde(default)]
+    pub team: crate::team::TeamSettings,
 }
 
 /// The `[daemon]` table.
@@ -130,6 +135,8 @@ pub struct Repo {
     pub data_dir: PathBuf,
     pub is_git: bool,
     pub settings: Settings,
+    /// Team mode (memories on a team server) or not.
+    pub team: crate::team::TeamSetup,
 }
 
 impl Repo {
@@ -149,12 +156,21 @@ impl Repo {
             None => default_data_dir(&root)?,
         };
         let settings = read_settings(&root)?;
+        let db = std::env::var(DB_ENV).ok();
+        let team = crate::team::resolve(&root, &settings.team, db.as_deref());
         Ok(Repo {
             is_git: git_root.is_some(),
             root,
             data_dir,
             settings,
+            team,
         })
+    }
+
+    /// Uses the memory store at `db` (`--db`): a team server `ws://…`/`wss://…`, or
+    /// `embedded`.
+    pub fn use_db(&mut self, db: &str) {
+        self.team = crate::team::resolve(&self.root, &self.settings.team, Some(db));
     }
 
     /// The embedded store's directory.

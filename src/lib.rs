@@ -17,4 +17,5 @@ pub mod mcp;
 pub mod memory;
 pub mod review;
 pub mod storage;
+pub mod team;
 pub mod tokens;

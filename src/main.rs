@@ -11,7 +11,7 @@ use clap::Parser;
 use cairn::app::Cairn;
 use cairn::config::Repo;
 use cairn::index::{self, Report};
-use cli::{Cli, Command, MemoryCommand};
+use cli::{Cli, Command, MemoryCommand, TeamCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -53,7 +53,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(repo) => repo.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let repo = Repo::discover(&start, cli.global.data_dir.as_deref())?;
+    let mut repo = Repo::discover(&start, cli.global.data_dir.as_deref())?;
+    if let Some(db) = &cli.global.db {
+        repo.use_db(db);
+    }
     let model_dir = cli.global.model_dir.clone();
     match cli.command {
         Command::Index { json, wait } => {
@@ -263,6 +266,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Doctor => doctor(Cairn::with_model_dir(repo, model_dir)).await,
+        Command::Team { action } => {
+            team_command(repo, cli.global.db.as_deref(), model_dir, action).await
+        }
     }
 }
 
@@ -340,6 +346,9 @@ async fn memory_command(
             } else {
                 println!("{}", render::write_outcome(&outcome));
             }
+            if let Some(note) = memories.staleness().await {
+                eprintln!("cairn: {note}");
+            }
             memories.embed_pending().await?;
         }
         MemoryCommand::Search {
@@ -367,7 +376,9 @@ async fn memory_command(
                 })
                 .await?;
             memories.flush_access().await?;
-            let answer = render::SearchAnswer::within(profile, found, Some(16_000))?;
+            let note = memories.staleness().await;
+            let answer =
+                render::SearchAnswer::within(profile, found, Some(16_000))?.with_note(note);
             if json {
                 print_json(&answer)?;
             } else {
@@ -413,6 +424,19 @@ async fn memory_command(
                     total: 1,
                     memories: vec![render::brief(removed)],
                 })
+            );
+        }
+        MemoryCommand::Share { id } => {
+            let shared = memories.share(&id).await?;
+            println!(
+                "shared {} ({}) with the team{}",
+                shared.id,
+                shared.title,
+                if memories.team().is_some() {
+                    ""
+                } else {
+                    " — takes effect in team mode; this repository keeps memories locally"
+                }
             );
         }
         MemoryCommand::Show { id, json } => {
@@ -545,6 +569,25 @@ async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
         Err(e) => report("memories", Err(e.to_string())),
     }
     println!("{}{}", label("search"), cairn.memories.mode().detail);
+    match &repo.team {
+        cairn::team::TeamSetup::Off => {}
+        cairn::team::TeamSetup::Broken(why) => report("team", Err(why.clone())),
+        cairn::team::TeamSetup::On(_) => {
+            // `memories.all()` above exchanged with the server.
+            if let Some(link) = cairn.memories.team() {
+                let status = link.status();
+                let line = team_line(&status);
+                report(
+                    "team",
+                    if status.sync.error.is_some() || status.queued > 0 || status.rejected > 0 {
+                        Err(line)
+                    } else {
+                        Ok(line)
+                    },
+                );
+            }
+        }
+    }
     let token = files::read_token(&repo.data_dir);
     match files::DaemonRecord::running(&repo.data_dir) {
         // Not a fault: the CLI and `cairn serve` work without a daemon, only slower to follow
@@ -667,6 +710,7 @@ fn status(repo: &Repo, json: bool) -> anyhow::Result<ExitCode> {
             "error": health.as_ref().and_then(|h| h.as_ref().err()).map(|e| format!("{e:#}")),
         })),
         "token": files::token_path(&repo.data_dir),
+        "team": team_status(repo),
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&status)?);
@@ -701,7 +745,198 @@ fn status(repo: &Repo, json: bool) -> anyhow::Result<ExitCode> {
         "token:      {}",
         files::token_path(&repo.data_dir).display()
     );
+    match &repo.team {
+        cairn::team::TeamSetup::Off => println!("memories:   embedded store"),
+        cairn::team::TeamSetup::Broken(why) => println!("team:       PROBLEM — {why}"),
+        cairn::team::TeamSetup::On(config) => {
+            let link = cairn::team::Link::new(config.clone(), &repo.data_dir);
+            println!("team:       {}", team_line(&link.status()));
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn team_status(repo: &Repo) -> serde_json::Value {
+    match &repo.team {
+        cairn::team::TeamSetup::Off => serde_json::Value::Null,
+        cairn::team::TeamSetup::Broken(why) => serde_json::json!({ "error": why }),
+        cairn::team::TeamSetup::On(config) => {
+            serde_json::to_value(cairn::team::Link::new(config.clone(), &repo.data_dir).status())
+                .unwrap_or_default()
+        }
+    }
+}
+
+/// One line of team-mode status: server, who, where, last sync, queue.
+fn team_line(status: &cairn::team::TeamStatus) -> String {
+    let sync = match (&status.sync.error, status.sync.synced_at) {
+        (Some(error), at) => format!(
+            "server away since {} ({error}); last synced {}",
+            status
+                .sync
+                .error_at
+                .map_or("?".to_string(), cairn::app::time_of_ms),
+            at.map_or("never".to_string(), cairn::app::time_of_ms)
+        ),
+        (None, Some(at)) => format!("synced {}", cairn::app::time_of_ms(at)),
+        (None, None) => "not synced yet".to_string(),
+    };
+    format!(
+        "{} as {} ({}/{}, repository {}); {sync}; {} write(s) queued{}",
+        status.server,
+        status.developer,
+        status.namespace,
+        status.database,
+        status.repository,
+        status.queued,
+        if status.rejected > 0 {
+            format!(", {} refused by the server and set aside", status.rejected)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// `cairn team …`.
+async fn team_command(
+    repo: Repo,
+    db: Option<&str>,
+    model_dir: Option<std::path::PathBuf>,
+    action: TeamCommand,
+) -> anyhow::Result<ExitCode> {
+    use cairn::team;
+    let admin = || -> anyhow::Result<(String, String, team::Identity)> {
+        let url = db
+            .map(str::to_string)
+            .or_else(|| repo.settings.team.db.clone())
+            .context("no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml")?;
+        let url = team::check_url(&url)?;
+        let identity = team::repository_identity(&repo.root, &repo.settings.team)?;
+        Ok((url, identity.namespace.clone(), identity))
+    };
+    let admin_login = |url: String| async move {
+        let user = std::env::var(team::ADMIN_USER_ENV).ok();
+        let password = std::env::var(team::ADMIN_PASSWORD_ENV).ok();
+        let (Some(user), Some(password)) = (user, password) else {
+            anyhow::bail!(
+                "set {} and {} to the team server's root user",
+                team::ADMIN_USER_ENV,
+                team::ADMIN_PASSWORD_ENV
+            );
+        };
+        Ok::<_, anyhow::Error>(team::remote::Admin::connect(&url, &user, &password).await?)
+    };
+    match action {
+        TeamCommand::Init { json } => {
+            let (url, _, identity) = admin()?;
+            let server = admin_login(url.clone()).await?;
+            server.init(&identity.namespace, &identity.database).await?;
+            if json {
+                print_json(&serde_json::json!({
+                    "server": url,
+                    "repository": identity.key,
+                    "namespace": identity.namespace,
+                    "database": identity.database,
+                    "schema": team::remote::TEAM_SCHEMA_VERSION,
+                }))?;
+            } else {
+                println!(
+                    "team server {url} ready for {} (namespace {}, database {}, schema {})",
+                    identity.key,
+                    identity.namespace,
+                    identity.database,
+                    team::remote::TEAM_SCHEMA_VERSION
+                );
+                println!(
+                    "next: `cairn team add-member <developer> --output <file>` for each developer"
+                );
+            }
+        }
+        TeamCommand::AddMember { developer, output } => {
+            let developer = cairn::memory::model::developer_id(&developer)?;
+            let (url, _, identity) = admin()?;
+            let server = admin_login(url).await?;
+            let password = team::new_password();
+            server
+                .add_member(
+                    &identity.namespace,
+                    &identity.database,
+                    &developer,
+                    password.expose(),
+                )
+                .await?;
+            match output {
+                Some(path) => {
+                    team::write_credentials(&path, &developer, &password)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!(
+                        "{developer} can sign in to {}: credentials in {} (mode 0600) — hand it over privately; it belongs at {}",
+                        identity.key,
+                        path.display(),
+                        team::default_credentials_file()
+                            .map_or("~/.config/cairn/team.toml".to_string(), |p| p
+                                .display()
+                                .to_string())
+                    );
+                }
+                None => {
+                    println!(
+                        "developer = {developer:?}\npassword = {:?}",
+                        password.expose()
+                    );
+                }
+            }
+        }
+        TeamCommand::RemoveMember { developer } => {
+            let developer = cairn::memory::model::developer_id(&developer)?;
+            let (url, _, identity) = admin()?;
+            let server = admin_login(url).await?;
+            if server
+                .remove_member(&identity.namespace, &identity.database, &developer)
+                .await?
+            {
+                println!("{developer} removed (their memories stay)");
+            } else {
+                println!("{developer} was not a member");
+            }
+        }
+        TeamCommand::Members => {
+            let (url, _, identity) = admin()?;
+            let server = admin_login(url).await?;
+            for member in server
+                .members(&identity.namespace, &identity.database)
+                .await?
+            {
+                println!("{member}");
+            }
+        }
+        TeamCommand::Sync { json } => {
+            let cairn = Cairn::with_model_dir(repo, model_dir);
+            let Some(status) = cairn.memories.team_sync().await? else {
+                anyhow::bail!(
+                    "team mode is off: pass --db wss://host or set `db` in the [team] table of cairn.toml"
+                );
+            };
+            let stale = cairn.memories.staleness().await;
+            if json {
+                print_json(&serde_json::json!({ "status": status, "note": stale }))?;
+            } else {
+                println!("{}", team_line(&status));
+                if let Some(note) = stale {
+                    println!("{note}");
+                }
+            }
+            if stale_exit(&status) {
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn team sync` exits 2 while writes stay queued (the server is away).
+fn stale_exit(status: &cairn::team::TeamStatus) -> bool {
+    status.queued > 0
 }
 
 fn print_summary(repo: &Repo, report: &Report) {

@@ -27,6 +27,8 @@ use crate::index::{self, Live};
 
 pub use files::{DaemonRecord, ensure_token, read_token};
 
+/// How often the daemon exchanges with the team server when nothing else does.
+const TEAM_SYNC_EVERY: Duration = Duration::from_secs(15);
 /// How long a write waits for another writer (a `cairn index` run) before retrying later.
 const WRITE_PATIENCE: Duration = Duration::from_secs(30);
 
@@ -139,6 +141,23 @@ pub async fn run(
     };
     let socket = files::socket_path(&repo.data_dir);
     let relay = serve_socket(&socket, cairn.clone(), shutdown.clone());
+    // Team mode: queued writes are replayed and teammates' writes pulled without waiting
+    // for a question.
+    let team_sync = cairn.memories.team().is_some().then(|| {
+        let cairn = cairn.clone();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(TEAM_SYNC_EVERY) => {}
+                }
+                if let Err(e) = cairn.memories.team_sync().await {
+                    tracing::warn!("team sync failed: {e}");
+                }
+            }
+        })
+    });
 
     let record = DaemonRecord {
         pid: std::process::id(),
@@ -206,6 +225,9 @@ pub async fn run(
     let _ = server.await;
     if let Some(relay) = relay {
         let _ = relay.await;
+    }
+    if let Some(team_sync) = team_sync {
+        let _ = team_sync.await;
     }
     // The writer finishes what is queued, then stops.
     drop(state);

@@ -743,10 +743,12 @@ async fn finish(
     }
     if !report.moved.is_empty() {
         // Memories follow their files.
-        let memories = crate::memory::Memories::open(
+        let memories = crate::memory::Memories::for_setup(
             &repo.root,
             &repo.data_dir,
             crate::memory::SemanticSettings::default(),
+            None,
+            &repo.team,
         );
         let moves: Vec<(String, String)> = report
             .moved

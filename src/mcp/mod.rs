@@ -441,7 +441,8 @@ impl Server {
             };
             let mut found = self.cairn.memories.search(&query).await?;
             self.flag_gone(&mut found).await;
-            render::SearchAnswer::within(None, found, args.max_tokens)
+            let note = self.cairn.memories.staleness().await;
+            render::SearchAnswer::within(None, found, args.max_tokens).map(|a| a.with_note(note))
         }
         .await;
         Ok(memory_answer(result, render::search))
@@ -471,7 +472,8 @@ impl Server {
                 found.retain(|f| f.memory.id != p.id);
             }
             self.flag_gone(&mut found).await;
-            render::SearchAnswer::within(profile, found, args.max_tokens)
+            let note = self.cairn.memories.staleness().await;
+            render::SearchAnswer::within(profile, found, args.max_tokens).map(|a| a.with_note(note))
         }
         .await;
         Ok(memory_answer(result, render::search))

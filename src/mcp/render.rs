@@ -23,9 +23,19 @@ pub struct SearchAnswer {
     /// Results left out to stay within the budget.
     pub truncated: usize,
     pub tokens: usize,
+    /// Team mode: set when the team server is away and the answer comes from the last
+    /// synced copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl SearchAnswer {
+    /// Adds a note (team mode's staleness) to the answer.
+    pub fn with_note(mut self, note: Option<String>) -> SearchAnswer {
+        self.note = note;
+        self
+    }
+
     /// The answer, cut to `max_tokens` of text (default 2,000; capped at 16,000).
     pub fn within(
         profile: Option<Memory>,
@@ -38,6 +48,7 @@ impl SearchAnswer {
             memories: Vec::new(),
             truncated: 0,
             tokens: 0,
+            note: None,
         };
         let mut used = answer
             .profile
@@ -148,6 +159,9 @@ pub fn forgotten(forgotten: &Forgotten) -> String {
 
 pub fn search(answer: &SearchAnswer) -> String {
     let mut text = String::new();
+    if let Some(note) = &answer.note {
+        text.push_str(&format!("_{note}_\n"));
+    }
     if let Some(profile) = &answer.profile {
         text.push_str(&format!(
             "## Profile of @{}\n{}\n",

@@ -15,6 +15,7 @@ pub mod store;
 pub mod text;
 
 mod reviews;
+mod team;
 mod write;
 
 use std::collections::HashMap;
@@ -105,6 +106,13 @@ struct State {
     forgotten: std::collections::HashSet<String>,
     /// Review records by review id.
     reviews: HashMap<String, crate::review::outcome::ReviewRecord>,
+    /// Team mode: the revision of each memory as the server (or a queued write) has it.
+    revs: HashMap<String, String>,
+    /// Team mode: the outbox file as last overlaid (size, modification time).
+    outbox_stamp: Option<(u64, std::time::SystemTime)>,
+    /// Team mode: why the last exchange with the server failed (answers are then from the
+    /// last synced copy).
+    offline: Option<String>,
 }
 
 impl State {
@@ -118,6 +126,10 @@ impl State {
     fn apply(&mut self, stored: StoredMemory) {
         self.seq = self.seq.max(stored.memory.seq);
         let id = stored.memory.id.clone();
+        match &stored.rev {
+            Some(rev) => self.revs.insert(id.clone(), rev.clone()),
+            None => self.revs.remove(&id),
+        };
         if stored.forgotten {
             self.memories.remove(&id);
             self.index.remove(&id);
@@ -172,6 +184,10 @@ pub struct Memories {
     embedder: OnceLock<std::result::Result<Arc<Embedder>, String>>,
     /// When read statistics were last written back.
     flushed: std::sync::Mutex<std::time::Instant>,
+    /// Team mode: the server, the outbox and the local copy.
+    team: Option<Arc<crate::team::Link>>,
+    /// Team mode asked for but misconfigured: every operation reports this.
+    broken: Option<String>,
 }
 
 /// How long a write waits for another process to release the store.
@@ -197,7 +213,43 @@ impl Memories {
             semantic,
             embedder: OnceLock::new(),
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
+            team: None,
+            broken: None,
         })
+    }
+
+    /// The memories of a repository as its configuration says: the embedded store, or in
+    /// team mode the team server with its local copy. `linger` as for [`Memories::lingering`].
+    pub fn for_setup(
+        root: &Path,
+        data_dir: &Path,
+        semantic: SemanticSettings,
+        linger: Option<std::time::Duration>,
+        setup: &crate::team::TeamSetup,
+    ) -> Arc<Memories> {
+        let memories = match linger {
+            Some(linger) => Memories::lingering(root, data_dir, semantic, linger),
+            None => Memories::open(root, data_dir, semantic),
+        };
+        let mut memories = Arc::into_inner(memories).expect("just created");
+        match setup {
+            crate::team::TeamSetup::Off => {}
+            crate::team::TeamSetup::Broken(why) => memories.broken = Some(why.clone()),
+            crate::team::TeamSetup::On(config) => {
+                let link = crate::team::Link::new(config.clone(), data_dir);
+                if let Backend::Disk { dir, marker, .. } = &mut memories.backend {
+                    *dir = link.mirror_dir();
+                    *marker = link.marker();
+                }
+                memories.team = Some(Arc::new(link));
+            }
+        }
+        Arc::new(memories)
+    }
+
+    /// Team mode's link, when on.
+    pub fn team(&self) -> Option<&Arc<crate::team::Link>> {
+        self.team.as_ref()
     }
 
     /// Memories for a long-running process (`cairn serve`): the store stays open for
@@ -234,6 +286,8 @@ impl Memories {
             semantic,
             embedder: OnceLock::new(),
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
+            team: None,
+            broken: None,
         })
     }
 
@@ -309,6 +363,7 @@ impl Memories {
         create: bool,
         f: impl AsyncFnOnce(&MemoryStore) -> Result<T>,
     ) -> Result<Option<T>> {
+        self.usable()?;
         match &self.backend {
             Backend::Held(store) => f(store).await.map(Some),
             Backend::Disk {
@@ -377,6 +432,24 @@ impl Memories {
     /// Brings the state up to date with the store: everything on first use, then only rows
     /// changed since.
     async fn refresh(&self, state: &mut State) -> Result<()> {
+        self.usable()?;
+        self.refresh_local(state).await?;
+        if self.team.is_some() {
+            self.sync(None, state).await?;
+        }
+        Ok(())
+    }
+
+    /// Fails when team mode is asked for but misconfigured.
+    fn usable(&self) -> Result<()> {
+        match &self.broken {
+            Some(why) => Err(MemoryError::Store(anyhow::anyhow!("{why}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Brings the state up to date with the local store.
+    async fn refresh_local(&self, state: &mut State) -> Result<()> {
         if state.loaded {
             match (&self.backend, self.marker()) {
                 (Backend::Held(_), _) => return Ok(()),
@@ -410,14 +483,18 @@ impl Memories {
         Ok(())
     }
 
-    /// Catches up with the store inside an open store (for writers).
-    async fn catch_up(store: &MemoryStore, state: &mut State) -> Result<()> {
+    /// Catches up with the store inside an open store (for writers); in team mode, with the
+    /// server too.
+    async fn catch_up(&self, store: &MemoryStore, state: &mut State) -> Result<()> {
         let after = state.seq;
         for change in store.changes_since(after).await.map_err(store_error)? {
             state.apply(change);
         }
         state.apply_reviews(store.reviews_since(after).await.map_err(store_error)?);
         state.loaded = true;
+        if self.team.is_some() {
+            self.sync(Some(store), state).await?;
+        }
         Ok(())
     }
 
@@ -429,12 +506,18 @@ impl Memories {
         mut changed: Vec<Memory>,
         vectors: &HashMap<String, Vec<f32>>,
     ) -> Result<u64> {
-        let head = store.head().await.map_err(store_error)?.max(state.seq);
+        let head = match self.team {
+            // The server numbers shared writes.
+            Some(_) => state.seq,
+            None => store.head().await.map_err(store_error)?.max(state.seq),
+        };
         let mut seq = head;
         let now = now_ms();
         for memory in &mut changed {
-            seq += 1;
-            memory.seq = seq;
+            if self.team.is_none() {
+                seq += 1;
+                memory.seq = seq;
+            }
             if let Some((count, last)) = state.access.remove(&memory.id) {
                 memory.access_count = memory.access_count.saturating_add(count);
                 memory.last_access = Some(memory.last_access.unwrap_or(0).max(last));
@@ -459,6 +542,19 @@ impl Memories {
                 (m, v)
             })
             .collect();
+        if let Some(link) = &self.team {
+            let rows = with_vectors
+                .into_iter()
+                .map(|(memory, vector)| crate::team::outbox::Row {
+                    base: state.revs.get(&memory.id).cloned(),
+                    vector: vector.as_deref().map(store::encode_vector),
+                    memory,
+                })
+                .collect();
+            self.team_write(link, store, state, rows, Vec::new(), None)
+                .await?;
+            return Ok(state.seq);
+        }
         let rows: Vec<(&Memory, Option<&[f32]>)> = with_vectors
             .iter()
             .map(|(m, v)| (m, v.as_deref()))
@@ -469,6 +565,7 @@ impl Memories {
                 memory,
                 vector,
                 forgotten: false,
+                rev: None,
             });
         }
         state.seq = seq;
@@ -488,7 +585,7 @@ impl Memories {
         let state = &mut *state;
         let outcome = self
             .with_store(true, async |store| {
-                Self::catch_up(store, state).await?;
+                self.catch_up(store, state).await?;
                 let plan = write::decide(&prepared, state_view(state))?;
                 let outcome = plan.outcome.clone();
                 if !plan.changed.is_empty() {
@@ -535,7 +632,7 @@ impl Memories {
             let mut state = self.state.lock().await;
             let state = &mut *state;
             self.with_store(true, async |store| {
-                Self::catch_up(store, state).await?;
+                self.catch_up(store, state).await?;
                 // Only memories whose text has not changed since it was embedded.
                 let changed: Vec<Memory> = batch
                     .iter()
@@ -566,7 +663,7 @@ impl Memories {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {
-            Self::catch_up(store, state).await?;
+            self.catch_up(store, state).await?;
             let moved = |anchor: &str| {
                 moves.iter().find_map(|(from, to)| {
                     if anchor == from {
@@ -638,7 +735,7 @@ impl Memories {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {
-            Self::catch_up(store, state).await?;
+            self.catch_up(store, state).await?;
             let removed = ids
                 .iter()
                 .map(|id| {
@@ -649,20 +746,34 @@ impl Memories {
                         .ok_or_else(|| MemoryError::NotFound(id.clone()))
                 })
                 .collect::<Result<Vec<Memory>>>()?;
-            let first = store.head().await.map_err(store_error)?.max(state.seq) + 1;
-            store.tombstones(&ids, first).await.map_err(store_error)?;
-            for (i, memory) in removed.iter().enumerate() {
-                state.apply(StoredMemory {
-                    memory: Memory {
-                        seq: first + i as u64,
-                        ..memory.clone()
-                    },
-                    vector: None,
-                    forgotten: true,
-                });
+            if let Some(link) = &self.team {
+                let tombstones = removed
+                    .iter()
+                    .map(|m| crate::team::outbox::Tombstone {
+                        id: m.id.clone(),
+                        kind: m.kind.as_str().to_string(),
+                        developer: m.developer.clone(),
+                    })
+                    .collect();
+                self.team_write(link, store, state, Vec::new(), tombstones, None)
+                    .await?;
+            } else {
+                let first = store.head().await.map_err(store_error)?.max(state.seq) + 1;
+                store.tombstones(&ids, first).await.map_err(store_error)?;
+                for (i, memory) in removed.iter().enumerate() {
+                    state.apply(StoredMemory {
+                        memory: Memory {
+                            seq: first + i as u64,
+                            ..memory.clone()
+                        },
+                        vector: None,
+                        forgotten: true,
+                        rev: None,
+                    });
+                }
+                state.seq = first + ids.len() as u64 - 1;
+                self.set_marker(state.seq);
             }
-            state.seq = first + ids.len() as u64 - 1;
-            self.set_marker(state.seq);
             // The memories they had superseded are valid again.
             let restored: Vec<Memory> = removed
                 .iter()
@@ -679,6 +790,47 @@ impl Memories {
         })
         .await
         .map(Option::unwrap_or_default)
+    }
+
+    /// Shares a developer memory with the team: in team mode every member can then read it
+    /// (only its developer can change it).
+    pub async fn share(&self, id: &str) -> Result<Memory> {
+        let id = id.trim().to_string();
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        self.with_store(true, async |store| {
+            self.catch_up(store, state).await?;
+            let memory = state
+                .memories
+                .get(&id)
+                .cloned()
+                .ok_or_else(|| MemoryError::NotFound(id.clone()))?;
+            if !memory.kind.developer_scoped() {
+                return Err(MemoryError::Invalid(format!(
+                    "{id} is a {} memory: every member reads it already",
+                    memory.kind.as_str()
+                )));
+            }
+            if memory.shared {
+                return Ok(memory);
+            }
+            let mut shared = memory.clone();
+            shared.shared = true;
+            shared.updated_at = now_ms();
+            shared.history.push(Revision {
+                at: shared.updated_at,
+                event: Event::Update,
+                title: memory.title.clone(),
+                content: memory.content.clone(),
+                by: None,
+                note: Some("shared with the team".to_string()),
+            });
+            self.commit(store, state, vec![shared.clone()], &HashMap::new())
+                .await?;
+            Ok(state.memories.get(&id).cloned().unwrap_or(shared))
+        })
+        .await
+        .map(|m| m.expect("the store is created for writes"))
     }
 
     /// One memory by id (live or superseded).
@@ -833,7 +985,7 @@ impl Memories {
         let state = &mut *state;
         let report = self
             .with_store(true, async |store| {
-                Self::catch_up(store, state).await?;
+                self.catch_up(store, state).await?;
                 let mut report = ImportReport::default();
                 let mut changed = Vec::new();
                 let mut vectors = HashMap::new();
@@ -895,8 +1047,14 @@ impl Memories {
         if state.access.is_empty() {
             return Ok(());
         }
+        if self.team.is_some() {
+            // Read counts stay with the process in team mode: a write per search would
+            // contend with teammates' real writes for no shared benefit.
+            state.access.clear();
+            return Ok(());
+        }
         self.with_store(true, async |store| {
-            Self::catch_up(store, state).await?;
+            self.catch_up(store, state).await?;
             let changed: Vec<Memory> = state
                 .access
                 .keys()

@@ -207,6 +207,10 @@ pub struct Memory {
     /// A rejection pattern consumed by a guideline update.
     #[serde(default)]
     pub addressed: bool,
+    /// A developer memory its developer shared with the team (team mode: readable by all
+    /// members; only its developer can change it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
     /// Kinds of secret redacted from what was written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<String>,
@@ -246,6 +250,7 @@ impl Memory {
             confidence: 0.5,
             category: None,
             addressed: false,
+            shared: false,
             redacted: Vec::new(),
             history: Vec::new(),
             seq: 0,

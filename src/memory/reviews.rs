@@ -222,7 +222,7 @@ impl Memories {
         let state = &mut *state;
         let recorded = self
             .with_store(true, async |store| {
-                Self::catch_up(store, state).await?;
+                self.catch_up(store, state).await?;
                 let previous = state.reviews.get(&id).cloned();
                 let repeated = previous.as_ref().is_some_and(|p| {
                     p.author == record.author
@@ -271,7 +271,17 @@ impl Memories {
                 for prepared in &learnings {
                     answer.learnings.push(write_one(prepared).await?);
                 }
-                if !repeated {
+                if !repeated && let Some(link) = self.team() {
+                    self.team_write(
+                        link,
+                        store,
+                        state,
+                        Vec::new(),
+                        Vec::new(),
+                        Some(record.clone()),
+                    )
+                    .await?;
+                } else if !repeated {
                     let head = store
                         .head()
                         .await
@@ -336,7 +346,7 @@ impl Memories {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {
-            Self::catch_up(store, state).await?;
+            self.catch_up(store, state).await?;
             let changed: Vec<super::Memory> = open_rejections(&state.memories, &category)
                 .map(|m| super::Memory {
                     addressed: true,

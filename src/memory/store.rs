@@ -36,7 +36,24 @@ pub struct StoredMemory {
     pub vector: Option<Vec<f32>>,
     /// Removed by `forget`: only the id and sequence number remain.
     pub forgotten: bool,
+    /// Team mode: the key of the write that made this version on the server.
+    pub rev: Option<String>,
 }
+
+const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
+    kind = $input.kind, title = $input.title, content = $input.content,
+    developer = $input.developer, org = $input.org, agent = $input.agent,
+    run = $input.run, paths = $input.paths, symbols = $input.symbols,
+    unknown_anchors = $input.unknown_anchors, source = $input.source,
+    source_ref = $input.source_ref, written_by = $input.written_by,
+    created_at = $input.created_at, updated_at = $input.updated_at,
+    valid_from = $input.valid_from, invalidated_at = $input.invalidated_at,
+    superseded_by = $input.superseded_by, supersedes = $input.supersedes,
+    access_count = $input.access_count, last_access = $input.last_access,
+    confidence = $input.confidence, addressed = $input.addressed,
+    shared = $input.shared, category = $input.category,
+    redacted = $input.redacted, history = $input.history, seq = $input.seq,
+    vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
 
 /// An open memory store.
 pub struct MemoryStore {
@@ -133,27 +150,68 @@ impl MemoryStore {
             .iter()
             .map(|(memory, vector)| to_row(memory, *vector))
             .collect();
+        self.insert(objects, Vec::new(), Vec::new(), head).await
+    }
+
+    /// Team mode: stores rows as the server sent them (its sequence numbers, revisions and
+    /// tombstones) and the review records, in one transaction; `head` is the highest
+    /// sequence number seen.
+    pub async fn write_mirror(
+        &self,
+        rows: &[StoredMemory],
+        reviews: &[ReviewRecord],
+        head: u64,
+    ) -> Result<()> {
+        let mut live = Vec::new();
+        let mut tombstones = Vec::new();
+        for row in rows {
+            if row.forgotten {
+                let mut tomb = Object::new();
+                tomb.insert("id", RecordId::new("memory", row.memory.id.as_str()));
+                tomb.insert("seq", row.memory.seq as i64);
+                tombstones.push(tomb);
+                continue;
+            }
+            let mut object = to_row(&row.memory, row.vector.as_deref());
+            if let Some(rev) = &row.rev {
+                object.insert("rev", rev.as_str());
+            }
+            live.push(object);
+        }
+        let reviews = reviews.iter().map(review_row).collect();
+        self.insert(live, tombstones, reviews, head).await
+    }
+
+    async fn insert(
+        &self,
+        rows: Vec<Object>,
+        tombstones: Vec<Object>,
+        reviews: Vec<Object>,
+        head: u64,
+    ) -> Result<()> {
+        let rows: Vec<Object> = rows
+            .into_iter()
+            .map(|mut row| {
+                if !row.contains_key("rev") {
+                    row.insert("rev", surrealdb::types::Value::None);
+                }
+                row
+            })
+            .collect();
+        // An empty INSERT is not worth a statement (a mirror write may carry reviews only).
+        let insert = if rows.is_empty() { "" } else { INSERT_MEMORIES };
         self.db
-            .query(
+            .query(format!(
                 "BEGIN TRANSACTION;
-                 INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
-                    kind = $input.kind, title = $input.title, content = $input.content,
-                    developer = $input.developer, org = $input.org, agent = $input.agent,
-                    run = $input.run, paths = $input.paths, symbols = $input.symbols,
-                    unknown_anchors = $input.unknown_anchors, source = $input.source,
-                    source_ref = $input.source_ref, written_by = $input.written_by,
-                    created_at = $input.created_at, updated_at = $input.updated_at,
-                    valid_from = $input.valid_from, invalidated_at = $input.invalidated_at,
-                    superseded_by = $input.superseded_by, supersedes = $input.supersedes,
-                    access_count = $input.access_count, last_access = $input.last_access,
-                    confidence = $input.confidence, addressed = $input.addressed,
-                    category = $input.category,
-                    redacted = $input.redacted, history = $input.history, seq = $input.seq,
-                    vector = $input.vector, forgotten = $input.forgotten;
-                 UPSERT memory_meta:head SET seq = $head;
-                 COMMIT TRANSACTION;",
-            )
-            .bind(("rows", objects))
+                 {insert}
+                 FOR $row IN $tombstones {{ UPSERT $row.id CONTENT {{ seq: $row.seq, forgotten: true }} }};
+                 FOR $row IN $reviews {{ UPSERT $row.id CONTENT $row.body }};
+                 UPSERT memory_meta:head SET seq = math::max([seq OR 0, $head]);
+                 COMMIT TRANSACTION;"
+            ))
+            .bind(("rows", rows))
+            .bind(("tombstones", tombstones))
+            .bind(("reviews", reviews))
             .bind(("head", head as i64))
             .await
             .and_then(|r| r.check())
@@ -216,12 +274,7 @@ impl MemoryStore {
                  COMMIT TRANSACTION;",
             )
             .bind(("id", RecordId::new("review", record.id.as_str())))
-            .bind(("row", {
-                let mut row = object(record);
-                row.remove("id");
-                row.insert("review_id", record.id.as_str());
-                row
-            }))
+            .bind(("row", review_body(record)))
             .bind(("head", record.seq as i64))
             .await
             .and_then(|r| r.check())
@@ -242,7 +295,23 @@ impl MemoryStore {
     }
 }
 
-fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Object {
+/// A review record as stored: its id is the record key, kept also as `review_id`.
+fn review_body(record: &ReviewRecord) -> Object {
+    let mut row = object(record);
+    row.remove("id");
+    row.insert("review_id", record.id.as_str());
+    row
+}
+
+fn review_row(record: &ReviewRecord) -> Object {
+    let mut row = Object::new();
+    row.insert("id", RecordId::new("review", record.id.as_str()));
+    row.insert("body", review_body(record));
+    row
+}
+
+/// A memory as a row of the `memory` table (also the body the team server stores).
+pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Object {
     let mut row = object(memory);
     row.remove("id");
     row.insert("id", RecordId::new("memory", memory.id.as_str()));
@@ -279,7 +348,8 @@ fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Object {
     row
 }
 
-fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
+/// A row of the `memory` table (selected with `record::id(id) AS key`) as a memory.
+pub(crate) fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
     #[derive(Deserialize)]
     struct Extra {
         #[serde(default)]
@@ -289,6 +359,8 @@ fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
         key: String,
         #[serde(default)]
         seq: u64,
+        #[serde(default)]
+        rev: Option<String>,
     }
     let extra: Extra = decode(vec![row.clone()], doing)?.remove(0);
     if extra.forgotten {
@@ -296,10 +368,12 @@ fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
             memory: tombstone_memory(extra.key, extra.seq),
             vector: None,
             forgotten: true,
+            rev: extra.rev,
         });
     }
     if let Some(object) = row.as_object_mut() {
         object.remove("key");
+        object.remove("rev");
         object.remove("vector");
         object.remove("forgotten");
         object.insert("id".to_string(), extra.key.clone().into());
@@ -313,6 +387,7 @@ fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
         memory,
         vector,
         forgotten: false,
+        rev: extra.rev,
     })
 }
 

@@ -11,3 +11,4 @@ mod mcp;
 mod memory;
 mod review;
 mod support;
+mod team;

@@ -1,0 +1,439 @@
+//! Team mode inside [`Memories`]: shared writes go to the team server as idempotent entries
+//! (queued in the outbox while it is away), and the server's changes are pulled into the
+//! state and the local copy. The rest of `Memories` decides writes as in solo mode.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::store::{MemoryStore, StoredMemory};
+use super::{Memories, MemoryError, Result, State, store_error};
+use crate::review::outcome::ReviewRecord;
+use crate::team::outbox::{Entry, Row, Tombstone};
+use crate::team::remote::{PRIVATE_KINDS, REPLAY_BATCH};
+use crate::team::{Link, TeamError};
+
+/// Rows per entry: a large import is sent as several transactions.
+const ROWS_PER_ENTRY: usize = 500;
+/// Tries for one entry whose memories changed on the server meanwhile, or that met a busy
+/// server.
+const TRIES: usize = 5;
+
+fn team_error(error: TeamError) -> MemoryError {
+    MemoryError::Store(anyhow::Error::new(error))
+}
+
+/// Whether an entry is sent now (its failure is the caller's) or replayed from the outbox
+/// (a write the server refuses for good is set aside, never retried forever).
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Online,
+    Replay,
+}
+
+impl Memories {
+    /// Team mode: replays queued writes, pulls the server's changes, overlays what is still
+    /// queued. An unreachable server leaves the state as it is, with a note; other failures
+    /// (credentials refused, a broken server) are errors.
+    pub(super) async fn sync(&self, store: Option<&MemoryStore>, state: &mut State) -> Result<()> {
+        let Some(link) = self.team.clone() else {
+            return Ok(());
+        };
+        let mut pulled = false;
+        if link.server.recently_away() {
+            if state.offline.is_none() {
+                state.offline = Some(
+                    link.sync_record()
+                        .error
+                        .unwrap_or_else(|| format!("{} is unreachable", link.server.url())),
+                );
+            }
+        } else {
+            match self.exchange(&link, store, state).await {
+                Ok(changed) => {
+                    pulled = changed;
+                    state.offline = None;
+                    link.record_sync(None);
+                }
+                Err(error @ TeamError::Unreachable { .. }) => {
+                    let message = error.to_string();
+                    tracing::warn!("{message}; answering from the local copy");
+                    link.record_sync(Some(&message));
+                    state.offline = Some(message);
+                }
+                Err(error) => return Err(team_error(error)),
+            }
+        }
+        self.overlay(&link, state, pulled)
+    }
+
+    /// Replays the outbox and pulls; true when anything was pulled.
+    async fn exchange(
+        &self,
+        link: &Link,
+        store: Option<&MemoryStore>,
+        state: &mut State,
+    ) -> std::result::Result<bool, TeamError> {
+        let pending = link.outbox.pending().map_err(|e| {
+            TeamError::Config(format!("cannot read {}: {e}", link.outbox.path().display()))
+        })?;
+        let mut pulled = false;
+        if !pending.entries.is_empty() {
+            let delivered = self
+                .deliver(link, store, state, pending.entries, Mode::Replay)
+                .await;
+            let (done, outcome) = match delivered {
+                Ok(done) => (done, Ok(())),
+                Err((done, error)) => (done, Err(error)),
+            };
+            if let Err(e) = link.outbox.remove(&done) {
+                // Entries stay queued; a replay of an applied entry is a no-op.
+                tracing::warn!("cannot rewrite {}: {e}", link.outbox.path().display());
+            }
+            if !done.is_empty() {
+                tracing::info!("replayed {} queued memory writes", done.len());
+                pulled = true;
+            }
+            outcome?;
+        }
+        pulled |= self.pull(link, store, state).await?;
+        Ok(pulled)
+    }
+
+    /// Reads what changed on the server since the state's sequence number, applies it and
+    /// keeps it in the local copy. True when anything changed.
+    async fn pull(
+        &self,
+        link: &Link,
+        store: Option<&MemoryStore>,
+        state: &mut State,
+    ) -> std::result::Result<bool, TeamError> {
+        let (rows, reviews) = link.server.changes_since(state.seq).await?;
+        if rows.is_empty() && reviews.is_empty() {
+            return Ok(false);
+        }
+        let head = rows
+            .iter()
+            .map(|r| r.memory.seq)
+            .chain(reviews.iter().map(|r| r.seq))
+            .max()
+            .unwrap_or(state.seq)
+            .max(state.seq);
+        let mirrored = match store {
+            Some(store) => store
+                .write_mirror(&rows, &reviews, head)
+                .await
+                .map_err(store_error),
+            // A reader waits only briefly for the local store (`create: false`); the
+            // directory is made first so the copy can start.
+            None => {
+                let _ = std::fs::create_dir_all(link.mirror_dir());
+                self.with_store(false, async |store| {
+                    store
+                        .write_mirror(&rows, &reviews, head)
+                        .await
+                        .map_err(store_error)
+                })
+                .await
+                .map(|_| ())
+            }
+        };
+        for row in rows {
+            state.apply(row);
+        }
+        state.apply_reviews(reviews);
+        state.seq = head;
+        match mirrored {
+            Ok(()) => self.set_marker(head),
+            // The local copy is a cache: the next process pulls for itself.
+            Err(e) => tracing::warn!("the local copy of the team memories is behind: {e}"),
+        }
+        Ok(true)
+    }
+
+    /// Applies queued writes over the state (they are the newest intent of this working
+    /// copy), when the outbox changed or the state was just refreshed from the server.
+    fn overlay(&self, link: &Link, state: &mut State, force: bool) -> Result<()> {
+        let stamp = link.outbox.stamp();
+        if !force && stamp == state.outbox_stamp {
+            return Ok(());
+        }
+        let pending = link.outbox.pending().map_err(|e| {
+            MemoryError::Store(anyhow::anyhow!(
+                "cannot read {}: {e}",
+                link.outbox.path().display()
+            ))
+        })?;
+        for entry in &pending.entries {
+            apply_entry(state, entry);
+        }
+        state.outbox_stamp = stamp;
+        Ok(())
+    }
+
+    /// A shared write: sent to the server now; queued durably (and applied locally) if the
+    /// server is away.
+    pub(super) async fn team_write(
+        &self,
+        link: &Arc<Link>,
+        store: &MemoryStore,
+        state: &mut State,
+        rows: Vec<Row>,
+        tombstones: Vec<Tombstone>,
+        review: Option<ReviewRecord>,
+    ) -> Result<()> {
+        let me = &link.config.credentials.developer;
+        let private = |kind: &str, developer: Option<&String>| {
+            PRIVATE_KINDS.contains(&kind) && developer != Some(me)
+        };
+        for row in &rows {
+            if private(row.memory.kind.as_str(), row.memory.developer.as_ref()) {
+                let kind = row.memory.kind.as_str();
+                let owner = row.memory.developer.as_deref().unwrap_or("nobody");
+                return Err(MemoryError::Invalid(format!(
+                    "in team mode a {kind} memory of {owner} can only be written by {owner}'s own cairn (this one signs in as {me})"
+                )));
+            }
+        }
+        if let Some(t) = tombstones
+            .iter()
+            .find(|t| private(&t.kind, t.developer.as_ref()))
+        {
+            return Err(MemoryError::Invalid(format!(
+                "in team mode only its developer can forget {}",
+                t.id
+            )));
+        }
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            entries.push(Entry::new(
+                rows.by_ref().take(ROWS_PER_ENTRY).collect(),
+                Vec::new(),
+                None,
+            ));
+        }
+        if !tombstones.is_empty() || review.is_some() {
+            entries.push(Entry::new(Vec::new(), tombstones, review));
+        }
+        // Writes queued earlier go first, so the server sees this copy's writes in order.
+        let queued = link.outbox.pending().map_or(0, |p| p.entries.len());
+        let sent = if queued > 0 || link.server.recently_away() {
+            Err(TeamError::Unreachable {
+                url: link.server.url().to_string(),
+                message: if queued > 0 {
+                    format!("{queued} earlier writes wait for it")
+                } else {
+                    "it did not answer a moment ago".to_string()
+                },
+            })
+        } else {
+            self.deliver(link, Some(store), state, entries.clone(), Mode::Online)
+                .await
+                .map(|_| ())
+                .map_err(|(_, e)| e)
+        };
+        match sent {
+            Ok(()) => {
+                link.record_sync(None);
+                state.offline = None;
+                self.pull(link, Some(store), state)
+                    .await
+                    .map_err(team_error)?;
+                Ok(())
+            }
+            Err(error @ TeamError::Unreachable { .. }) => {
+                // Entries already applied by the server are skipped when replayed.
+                link.outbox.append(&entries).map_err(|e| {
+                    MemoryError::Store(anyhow::anyhow!(
+                        "the team server is away and the write cannot be queued in {}: {e}",
+                        link.outbox.path().display()
+                    ))
+                })?;
+                let note = error.to_string();
+                link.record_sync(Some(&note));
+                state.offline = Some(note);
+                for entry in &entries {
+                    apply_entry(state, entry);
+                }
+                state.outbox_stamp = link.outbox.stamp();
+                Ok(())
+            }
+            Err(error) => Err(team_error(error)),
+        }
+    }
+
+    /// Sends entries in order, in batches; returns the keys applied (or already applied).
+    /// Stops at the first failure, returning what was delivered before it.
+    async fn deliver(
+        &self,
+        link: &Link,
+        store: Option<&MemoryStore>,
+        state: &mut State,
+        entries: Vec<Entry>,
+        mode: Mode,
+    ) -> std::result::Result<HashSet<String>, (HashSet<String>, TeamError)> {
+        let mut done = HashSet::new();
+        for batch in entries.chunks(REPLAY_BATCH) {
+            match link.server.push(batch).await {
+                Ok(()) => {
+                    done.extend(batch.iter().map(|e| e.key.clone()));
+                    continue;
+                }
+                Err(error @ TeamError::Unreachable { .. }) => return Err((done, error)),
+                // One entry spoils the batch: send them one by one.
+                Err(_) => {}
+            }
+            for entry in batch {
+                match self.deliver_one(link, store, state, entry.clone()).await {
+                    Ok(()) => {
+                        done.insert(entry.key.clone());
+                    }
+                    Err(
+                        error @ (TeamError::Refused(_)
+                        | TeamError::Query { .. }
+                        | TeamError::Conflict(_)),
+                    ) if mode == Mode::Replay => {
+                        // Kept aside, reported by `cairn status`; the rest goes on.
+                        tracing::warn!("a queued memory write was refused and set aside: {error}");
+                        if link.reject(entry, &error.to_string()).is_ok() {
+                            done.insert(entry.key.clone());
+                        }
+                    }
+                    Err(error) => return Err((done, error)),
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Sends one entry; when a memory changed on the server since this write read it, the
+    /// write is rebased on the server's version (which is kept in the memory's history).
+    async fn deliver_one(
+        &self,
+        link: &Link,
+        store: Option<&MemoryStore>,
+        state: &mut State,
+        mut entry: Entry,
+    ) -> std::result::Result<(), TeamError> {
+        let mut last = None;
+        for attempt in 0..TRIES {
+            match link.server.push(std::slice::from_ref(&entry)).await {
+                Ok(()) => return Ok(()),
+                Err(TeamError::Conflict(id)) => {
+                    let current = link.server.row(&id).await?;
+                    rebase(&mut entry, &id, current.as_ref());
+                    self.pull(link, store, state).await?;
+                    last = Some(TeamError::Conflict(id));
+                }
+                Err(TeamError::Busy(message)) => {
+                    let pause = 20 * (attempt as u64 + 1) + jitter();
+                    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                    last = Some(TeamError::Busy(message));
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        Err(last.expect("at least one try"))
+    }
+
+    /// Team mode's state now: sync first (replaying what is queued).
+    pub async fn team_sync(&self) -> Result<Option<crate::team::TeamStatus>> {
+        let Some(link) = self.team.clone() else {
+            return Ok(None);
+        };
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        Ok(Some(link.status()))
+    }
+
+    /// A note for answers given while the team server is away.
+    pub async fn staleness(&self) -> Option<String> {
+        let link = self.team.as_ref()?;
+        let offline = self.state.lock().await.offline.clone()?;
+        let record = link.sync_record();
+        let since = match record.synced_at {
+            Some(at) => format!("the copy synced at {}", crate::app::time_of_ms(at)),
+            None => "this working copy's own writes (never synced)".to_string(),
+        };
+        let queued = link.outbox.pending().map_or(0, |p| p.entries.len());
+        Some(format!(
+            "team memories may be stale: {offline}; answering from {since}{}",
+            if queued > 0 {
+                format!("; {queued} writes queued for replay")
+            } else {
+                String::new()
+            }
+        ))
+    }
+}
+
+/// A queued write applied over the state: its rows carry the entry's key as revision, so a
+/// later write of the same memory is based on it and replays in order.
+fn apply_entry(state: &mut State, entry: &Entry) {
+    for row in &entry.memories {
+        state.apply(StoredMemory {
+            memory: row.memory.clone(),
+            vector: row.vector.as_deref().and_then(super::store::decode_vector),
+            forgotten: false,
+            rev: Some(entry.key.clone()),
+        });
+    }
+    for t in &entry.tombstones {
+        let mut memory = super::Memory::new(
+            t.id.clone(),
+            super::MemoryType::ProjectPattern,
+            String::new(),
+            String::new(),
+            0,
+        );
+        memory.seq = 0;
+        state.apply(StoredMemory {
+            memory,
+            vector: None,
+            forgotten: true,
+            rev: Some(entry.key.clone()),
+        });
+    }
+    if let Some(review) = &entry.review {
+        state.apply_reviews(vec![review.clone()]);
+    }
+}
+
+/// Rebases memory `id` of `entry` on the server's current version: the server's text goes
+/// into the memory's history, this write's text stays. A memory forgotten meanwhile stays
+/// forgotten.
+fn rebase(entry: &mut Entry, id: &str, current: Option<&StoredMemory>) {
+    if current.is_some_and(|c| c.forgotten) {
+        entry.memories.retain(|row| row.memory.id != id);
+        return;
+    }
+    for row in entry.memories.iter_mut().filter(|row| row.memory.id == id) {
+        row.base = current.and_then(|c| c.rev.clone());
+        if let Some(current) = current {
+            let current = &current.memory;
+            let mut history = current.history.clone();
+            history.push(super::Revision {
+                at: super::now_ms(),
+                event: super::Event::Update,
+                title: current.title.clone(),
+                content: current.content.clone(),
+                by: None,
+                note: Some(
+                    "replaced by a write another working copy made from an older version"
+                        .to_string(),
+                ),
+            });
+            row.memory.history = history;
+        }
+    }
+}
+
+/// A few milliseconds of jitter so retrying writers do not collide again.
+fn jitter() -> u64 {
+    u64::from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+            % 17,
+    )
+}

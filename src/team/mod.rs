@@ -1,0 +1,505 @@
+//! Team mode: memories, review records, rule statistics and profiles shared through one
+//! SurrealDB server; the code graph stays in each working copy's local store.
+//!
+//! - [`identity`] — which shared repository a clone is (its normalised git remote).
+//! - [`remote`] — the server connection, the schema and permissions `cairn team init`
+//!   applies, the idempotent push of writes.
+//! - [`outbox`] — writes kept durably on disk while the server is away, replayed in order.
+//!
+//! Locally, a team store keeps the last synced copy of what the server let this developer
+//! read (`<data>/team-<hash>/memory`, same layout as the embedded memory store), so answers
+//! never wait for the network and survive it being away.
+
+pub mod identity;
+pub mod outbox;
+pub mod remote;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+pub use identity::Identity;
+
+/// Team-mode failures.
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    #[error("the team server at {url} is unreachable: {message}")]
+    Unreachable { url: String, message: String },
+    #[error(
+        "the team server at {url} refused the credentials of `{developer}`{}: {message} (check CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or the credentials file, and that `cairn team add-member` was run for this repository)",
+        if namespace.is_empty() { String::new() } else { format!(" for {namespace}/{database}") }
+    )]
+    Credentials {
+        url: String,
+        developer: String,
+        namespace: String,
+        database: String,
+        message: String,
+    },
+    #[error("the team server refused the write: {0}")]
+    Refused(String),
+    #[error("memory {0} changed on the team server since it was read")]
+    Conflict(String),
+    #[error("the team server is busy: {0}")]
+    Busy(String),
+    #[error("team server query failed while {doing}: {message}")]
+    Query { doing: String, message: String },
+    #[error("team configuration: {0}")]
+    Config(String),
+}
+
+/// A password that never prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// A developer's sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub developer: String,
+    pub password: Secret,
+}
+
+/// Where a developer's credentials come from, first match wins.
+pub const DEVELOPER_ENV: &str = "CAIRN_TEAM_DEVELOPER";
+pub const PASSWORD_ENV: &str = "CAIRN_TEAM_PASSWORD";
+/// The server's root user, for `cairn team init` and member management only.
+pub const ADMIN_USER_ENV: &str = "CAIRN_TEAM_ADMIN_USER";
+pub const ADMIN_PASSWORD_ENV: &str = "CAIRN_TEAM_ADMIN_PASSWORD";
+
+/// The `[team]` table of `cairn.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamSettings {
+    /// The server: `ws://host:port` or `wss://host` (`--db` / `CAIRN_DB` take precedence).
+    #[serde(default)]
+    pub db: Option<String>,
+    /// The repository's shared identity; default: the normalised `origin` remote.
+    #[serde(default)]
+    pub repository: Option<String>,
+    /// The namespace; default: the owner part of the repository identity.
+    #[serde(default)]
+    pub org: Option<String>,
+    /// A credentials file (`developer = "…"`, `password = "…"`, mode 0600), `~/…` or
+    /// relative to the repository root; default `~/.config/cairn/team.toml`.
+    #[serde(default)]
+    pub credentials: Option<PathBuf>,
+}
+
+/// Team mode, resolved: where the server is, which repository, who signs in.
+#[derive(Debug, Clone)]
+pub struct TeamConfig {
+    pub url: String,
+    pub identity: Identity,
+    pub credentials: Credentials,
+}
+
+/// Whether team mode is on for a repository.
+#[derive(Debug, Clone, Default)]
+pub enum TeamSetup {
+    /// Memories in the embedded store.
+    #[default]
+    Off,
+    On(Arc<TeamConfig>),
+    /// Team mode is asked for but cannot work; every memory operation reports this.
+    Broken(String),
+}
+
+/// Checks a server address: `ws://` or `wss://`, with no credentials in it.
+pub fn check_url(url: &str) -> Result<String, TeamError> {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(TeamError::Config(format!(
+            "`{url}` is not a server address: use ws://host:port or wss://host"
+        )));
+    };
+    if !matches!(scheme, "ws" | "wss") {
+        return Err(TeamError::Config(format!(
+            "`{scheme}://` is not supported: use ws://host:port or wss://host (TLS)"
+        )));
+    }
+    let authority = rest.split('/').next().unwrap_or(rest);
+    if authority.contains('@') {
+        return Err(TeamError::Config(
+            "the server address carries credentials: remove them and set CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or a 0600 credentials file".to_string(),
+        ));
+    }
+    if authority.is_empty() {
+        return Err(TeamError::Config(format!("`{url}` names no host")));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+/// Resolves team mode for the repository at `root` from `--db` (or `CAIRN_DB`) and `[team]`.
+pub fn resolve(root: &Path, settings: &TeamSettings, db_flag: Option<&str>) -> TeamSetup {
+    let url = db_flag
+        .filter(|u| !u.trim().is_empty())
+        .or(settings.db.as_deref());
+    let Some(url) = url else {
+        return TeamSetup::Off;
+    };
+    if url.trim() == "embedded" {
+        return TeamSetup::Off;
+    }
+    match resolve_on(root, settings, url) {
+        Ok(config) => TeamSetup::On(Arc::new(config)),
+        Err(error) => TeamSetup::Broken(error.to_string()),
+    }
+}
+
+fn resolve_on(root: &Path, settings: &TeamSettings, url: &str) -> Result<TeamConfig, TeamError> {
+    let url = check_url(url)?;
+    let identity = repository_identity(root, settings)?;
+    let file = settings
+        .credentials
+        .as_deref()
+        .map(|path| match path.strip_prefix("~") {
+            Ok(rest) => dirs::home_dir().unwrap_or_default().join(rest),
+            Err(_) => root.join(path),
+        });
+    let credentials = credentials(file.as_deref())?;
+    Ok(TeamConfig {
+        url,
+        identity,
+        credentials,
+    })
+}
+
+/// The repository's identity on the server: `[team] repository`, else its git remote.
+pub fn repository_identity(root: &Path, settings: &TeamSettings) -> Result<Identity, TeamError> {
+    let key = match &settings.repository {
+        Some(key) => key.clone(),
+        None => identity::remote_url(root)
+            .and_then(|url| identity::normalise_remote(&url))
+            .ok_or_else(|| {
+                TeamError::Config(
+                    "the repository has no git remote to identify it on the team server: add one, or set `repository` in the [team] table of cairn.toml".to_string(),
+                )
+            })?,
+    };
+    Identity::new(&key, settings.org.as_deref()).map_err(TeamError::Config)
+}
+
+/// The default credentials file.
+pub fn default_credentials_file() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("cairn").join("team.toml"))
+}
+
+/// The developer's credentials: the environment, else the credentials file (which must be
+/// readable by its owner only).
+pub fn credentials(file: Option<&Path>) -> Result<Credentials, TeamError> {
+    let env = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+    match (env(DEVELOPER_ENV), env(PASSWORD_ENV)) {
+        (Some(developer), Some(password)) => {
+            return Ok(Credentials {
+                developer: developer_name(&developer)?,
+                password: Secret::new(password),
+            });
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(TeamError::Config(format!(
+                "set both {DEVELOPER_ENV} and {PASSWORD_ENV}, or neither"
+            )));
+        }
+        (None, None) => {}
+    }
+    let path = match file {
+        Some(path) => path.to_path_buf(),
+        None => default_credentials_file().ok_or_else(|| {
+            TeamError::Config(format!(
+                "no credentials: set {DEVELOPER_ENV} and {PASSWORD_ENV}"
+            ))
+        })?,
+    };
+    read_credentials(&path)
+}
+
+fn read_credentials(path: &Path) -> Result<Credentials, TeamError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        developer: String,
+        password: String,
+    }
+    let meta = std::fs::metadata(path).map_err(|e| {
+        TeamError::Config(format!(
+            "no credentials: set {DEVELOPER_ENV} and {PASSWORD_ENV}, or write {} (mode 0600) — {e}",
+            path.display()
+        ))
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(TeamError::Config(format!(
+                "{} is readable by others (mode {mode:o}): run chmod 600 on it",
+                path.display()
+            )));
+        }
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| TeamError::Config(format!("cannot read {}: {e}", path.display())))?;
+    // The parse error could quote the password: say only where it is.
+    let file: File = toml::from_str(&text).map_err(|e| {
+        TeamError::Config(format!(
+            "{} is not a credentials file (developer = \"…\", password = \"…\"){}",
+            path.display(),
+            e.span()
+                .map(|s| format!(" near byte {}", s.start))
+                .unwrap_or_default()
+        ))
+    })?;
+    Ok(Credentials {
+        developer: developer_name(&file.developer)?,
+        password: Secret::new(file.password),
+    })
+}
+
+fn developer_name(raw: &str) -> Result<String, TeamError> {
+    crate::memory::model::developer_id(raw).map_err(|e| TeamError::Config(e.to_string()))
+}
+
+/// Writes a credentials file readable by its owner only.
+pub fn write_credentials(path: &Path, developer: &str, password: &Secret) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    let text = toml::to_string(&serde_json::json!({
+        "developer": developer,
+        "password": password.expose(),
+    }))
+    .map_err(std::io::Error::other)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()
+}
+
+/// A new random password (256 bits, hex).
+pub fn new_password() -> Secret {
+    let mut bytes = [0u8; 32];
+    let mut file = std::fs::File::open("/dev/urandom").expect("/dev/urandom is readable");
+    std::io::Read::read_exact(&mut file, &mut bytes).expect("/dev/urandom gives bytes");
+    Secret::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// A team store in use: the server, the outbox, the local copy and the sync record.
+pub struct Link {
+    pub config: Arc<TeamConfig>,
+    pub server: remote::Server,
+    pub outbox: outbox::Outbox,
+    dir: PathBuf,
+}
+
+/// The last sync, as recorded on disk for `cairn status` and `cairn doctor`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SyncRecord {
+    /// Last successful exchange with the server (ms since the epoch).
+    #[serde(default)]
+    pub synced_at: Option<i64>,
+    /// The last failure, if the server was away at the last attempt.
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub error_at: Option<i64>,
+}
+
+/// What `cairn status` shows of team mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct TeamStatus {
+    pub server: String,
+    pub developer: String,
+    pub repository: String,
+    pub namespace: String,
+    pub database: String,
+    pub queued: usize,
+    pub rejected: usize,
+    #[serde(flatten)]
+    pub sync: SyncRecord,
+}
+
+impl Link {
+    /// The link for `config`, its local files under `data_dir/team-<hash of server and
+    /// repository>` (another server or repository gets another copy).
+    pub fn new(config: Arc<TeamConfig>, data_dir: &Path) -> Link {
+        let hash = xxhash_rust::xxh3::xxh3_64(
+            format!(
+                "{}\n{}\n{}",
+                config.url, config.identity.namespace, config.identity.database
+            )
+            .as_bytes(),
+        );
+        let dir = data_dir.join(format!("team-{hash:016x}"));
+        Link {
+            server: remote::Server::new(
+                &config.url,
+                &config.identity.namespace,
+                &config.identity.database,
+                config.credentials.clone(),
+            ),
+            outbox: outbox::Outbox::new(&dir),
+            config,
+            dir,
+        }
+    }
+
+    /// The local copy's store directory.
+    pub fn mirror_dir(&self) -> PathBuf {
+        self.dir.join("memory")
+    }
+
+    /// The local copy's sequence marker.
+    pub fn marker(&self) -> PathBuf {
+        self.dir.join("memory.seq")
+    }
+
+    /// Writes that the server refused for good (kept for inspection).
+    pub fn rejected_path(&self) -> PathBuf {
+        self.dir.join("outbox.rejected.jsonl")
+    }
+
+    fn sync_path(&self) -> PathBuf {
+        self.dir.join("sync.json")
+    }
+
+    pub fn sync_record(&self) -> SyncRecord {
+        std::fs::read_to_string(self.sync_path())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Records the outcome of an exchange with the server.
+    pub fn record_sync(&self, error: Option<&str>) {
+        let mut record = self.sync_record();
+        let now = crate::memory::now_ms();
+        match error {
+            None => {
+                if record.error.is_none() && record.synced_at.is_some_and(|t| now - t < 1_000) {
+                    return; // Not worth a file write per query.
+                }
+                record.synced_at = Some(now);
+                record.error = None;
+                record.error_at = None;
+            }
+            Some(error) => {
+                record.error = Some(error.to_string());
+                record.error_at = Some(now);
+            }
+        }
+        let _ = std::fs::create_dir_all(&self.dir);
+        let tmp = self
+            .sync_path()
+            .with_extension(format!("json.{}.tmp", std::process::id()));
+        let written = serde_json::to_vec(&record)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| std::fs::write(&tmp, bytes))
+            .and_then(|()| std::fs::rename(&tmp, self.sync_path()));
+        if let Err(e) = written {
+            tracing::warn!("cannot record the team sync state: {e}");
+        }
+    }
+
+    /// Team mode's state for `cairn status` / `cairn doctor`.
+    pub fn status(&self) -> TeamStatus {
+        let queued = self.outbox.pending().map_or(0, |p| p.entries.len());
+        let rejected = std::fs::read_to_string(self.rejected_path())
+            .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
+        TeamStatus {
+            server: self.config.url.clone(),
+            developer: self.config.credentials.developer.clone(),
+            repository: self.config.identity.key.clone(),
+            namespace: self.config.identity.namespace.clone(),
+            database: self.config.identity.database.clone(),
+            queued,
+            rejected,
+            sync: self.sync_record(),
+        }
+    }
+
+    /// Keeps entries the server will never take, so nothing is silently dropped.
+    pub fn reject(&self, entry: &outbox::Entry, reason: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut line = serde_json::to_value(entry).map_err(std::io::Error::other)?;
+        line["rejected"] = serde_json::Value::String(reason.to_string());
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.rejected_path())?;
+        writeln!(file, "{line}")?;
+        file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_addresses_are_checked() {
+        assert_eq!(
+            check_url("ws://127.0.0.1:8000/").unwrap(),
+            "ws://127.0.0.1:8000"
+        );
+        assert!(check_url("wss://cairn.example.com").is_ok());
+        let with_password = check_url("wss://alice:hunter2@cairn.example.com").unwrap_err();
+        assert!(with_password.to_string().contains("carries credentials"));
+        assert!(!with_password.to_string().contains("hunter2"));
+        assert!(check_url("http://x").is_err());
+        assert!(check_url("cairn.example.com").is_err());
+        assert!(check_url("ws://").is_err());
+    }
+
+    #[test]
+    fn credentials_files_must_be_private_and_never_echo_the_password() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("team.toml");
+        write_credentials(&path, "alice", &Secret::new("s3cret-pass")).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let read = read_credentials(&path).unwrap();
+        assert_eq!(read.developer, "alice");
+        assert_eq!(read.password.expose(), "s3cret-pass");
+        assert!(!format!("{read:?}").contains("s3cret"));
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let open = read_credentials(&path).unwrap_err().to_string();
+        assert!(open.contains("chmod 600"), "{open}");
+
+        std::fs::write(&path, "developer = \"alice\"\npassword = s3cret-unquoted\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let bad = read_credentials(&path).unwrap_err().to_string();
+        assert!(bad.contains("not a credentials file"), "{bad}");
+        assert!(!bad.contains("s3cret"), "{bad}");
+    }
+}

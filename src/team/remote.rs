@@ -1,0 +1,582 @@
+//! The team server: a SurrealDB server reached over `ws://`/`wss://`, signed in as the
+//! developer's record user. Only this file and `memory/store.rs` speak SurrealQL for memories.
+//!
+//! What the server holds per repository (namespace = org, database = repository): `memory`
+//! rows (as in the local store, plus `rev`: the idempotency key of the write that made the
+//! version), `review` rows, `memory_meta:head` (the write sequence), `applied` (keys of the
+//! writes already applied) and `member` (record users). Table permissions keep private
+//! developer memories to their developer whatever query a client sends.
+
+use std::time::{Duration, Instant};
+
+use surrealdb::Surreal;
+use surrealdb::engine::any::Any;
+use surrealdb::types::{Object, SurrealValue, Value};
+
+use super::outbox::Entry;
+use super::{Credentials, TeamError};
+use crate::memory::store::{self, StoredMemory};
+use crate::review::outcome::ReviewRecord;
+use crate::storage::object;
+
+/// The server schema version `cairn team init` applies.
+pub const TEAM_SCHEMA_VERSION: u32 = 1;
+
+/// The record access method developers sign in with.
+pub const ACCESS: &str = "member";
+
+/// Memory kinds only their developer may read or write.
+pub const PRIVATE_KINDS: [&str; 2] = ["developer_pattern", "developer_strength"];
+
+/// How long connecting (and signing in) may take before the server counts as away.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one query may take.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(15);
+/// After the server was found away, how long to answer from local state before trying again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+/// Entries per replay transaction.
+pub const REPLAY_BATCH: usize = 100;
+
+/// The schema and permissions `cairn team init` applies (idempotent: every statement
+/// overwrites its definition).
+pub fn schema() -> String {
+    let private = PRIVATE_KINDS
+        .iter()
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "
+    DEFINE TABLE OVERWRITE member SCHEMAFULL PERMISSIONS NONE;
+    DEFINE FIELD OVERWRITE pass ON member TYPE string PERMISSIONS NONE;
+    DEFINE FIELD OVERWRITE added_at ON member TYPE datetime;
+    DEFINE ACCESS OVERWRITE {ACCESS} ON DATABASE TYPE RECORD
+        SIGNIN (SELECT * FROM type::record('member', $developer) WHERE crypto::argon2::compare(pass, $password))
+        DURATION FOR TOKEN 15m, FOR SESSION 12h;
+    DEFINE TABLE OVERWRITE memory SCHEMALESS PERMISSIONS
+        FOR select WHERE kind NOT IN [{private}] OR developer = record::id($auth) OR shared = true
+        FOR create, update WHERE kind NOT IN [{private}] OR developer = record::id($auth)
+        FOR delete NONE;
+    DEFINE INDEX OVERWRITE memory_seq ON memory FIELDS seq;
+    DEFINE TABLE OVERWRITE review SCHEMALESS PERMISSIONS
+        FOR select, create, update FULL FOR delete NONE;
+    DEFINE INDEX OVERWRITE review_seq ON review FIELDS seq;
+    DEFINE TABLE OVERWRITE memory_meta SCHEMALESS PERMISSIONS
+        FOR select, create, update FULL FOR delete NONE;
+    DEFINE TABLE OVERWRITE applied SCHEMALESS PERMISSIONS
+        FOR select, create FULL FOR update, delete NONE;
+    UPSERT memory_meta:schema SET version = {TEAM_SCHEMA_VERSION};
+"
+    )
+}
+
+/// Applies a batch of entries in one transaction: entries whose key is already recorded are
+/// skipped; every memory must still be at the revision it was based on (else `cairn-conflict`
+/// is thrown, naming it); each row gets the next sequence number.
+const PUSH: &str = "
+BEGIN TRANSACTION;
+FOR $e IN $entries {
+    IF record::exists(type::record('applied', $e.key)) { CONTINUE };
+    FOR $row IN $e.memories {
+        LET $id = type::record('memory', $row.key);
+        IF $id.rev != $row.base { THROW 'cairn-conflict ' + $row.key };
+        LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
+        LET $done = (UPSERT $id CONTENT $row.body RETURN VALUE id);
+        IF array::len($done) = 0 { THROW 'cairn-refused ' + $row.key };
+        UPSERT $id MERGE { seq: $seq, rev: $e.key } RETURN NONE;
+    };
+    FOR $t IN $e.tombstones {
+        LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
+        LET $done = (UPSERT type::record('memory', $t.key) CONTENT $t.body RETURN VALUE id);
+        IF array::len($done) = 0 { THROW 'cairn-refused ' + $t.key };
+        UPSERT type::record('memory', $t.key) MERGE { seq: $seq, rev: $e.key } RETURN NONE;
+    };
+    FOR $r IN $e.reviews {
+        LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
+        UPSERT type::record('review', $r.key) CONTENT $r.body RETURN NONE;
+        UPSERT type::record('review', $r.key) MERGE { seq: $seq } RETURN NONE;
+    };
+    CREATE type::record('applied', $e.key) SET at = time::now() RETURN NONE;
+};
+COMMIT TRANSACTION;
+";
+
+/// A connection to the team server, made on first use and again after a failure.
+pub struct Server {
+    url: String,
+    namespace: String,
+    database: String,
+    credentials: Credentials,
+    client: tokio::sync::Mutex<Option<Surreal<Any>>>,
+    /// When the server was last found away (reads answer locally until `RETRY_AFTER`).
+    away_since: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Server {
+    pub fn new(url: &str, namespace: &str, database: &str, credentials: Credentials) -> Server {
+        Server {
+            url: url.to_string(),
+            namespace: namespace.to_string(),
+            database: database.to_string(),
+            credentials,
+            client: tokio::sync::Mutex::new(None),
+            away_since: std::sync::Mutex::new(None),
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Whether the server was found away less than a few seconds ago.
+    pub fn recently_away(&self) -> bool {
+        self.away_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|at| at.elapsed() < RETRY_AFTER)
+    }
+
+    fn mark(&self, away: bool) {
+        *self
+            .away_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = away.then(Instant::now);
+    }
+
+    /// The signed-in client, connecting if needed.
+    async fn client(&self) -> Result<Surreal<Any>, TeamError> {
+        let mut held = self.client.lock().await;
+        if let Some(client) = held.as_ref() {
+            return Ok(client.clone());
+        }
+        let client = self.connect().await;
+        self.mark(matches!(client, Err(TeamError::Unreachable { .. })));
+        let client = client?;
+        *held = Some(client.clone());
+        Ok(client)
+    }
+
+    async fn connect(&self) -> Result<Surreal<Any>, TeamError> {
+        let away = |message: String| TeamError::Unreachable {
+            url: self.url.clone(),
+            message,
+        };
+        let db = tokio::time::timeout(CONNECT_TIMEOUT, surrealdb::engine::any::connect(&self.url))
+            .await
+            .map_err(|_| away(format!("no answer within {CONNECT_TIMEOUT:?}")))?
+            .map_err(|e| away(e.message().to_string()))?;
+        let mut params = Object::new();
+        params.insert("developer", self.credentials.developer.as_str());
+        params.insert("password", self.credentials.password.expose());
+        let signin = db.signin(surrealdb::opt::auth::Record {
+            namespace: self.namespace.clone(),
+            database: self.database.clone(),
+            access: ACCESS.to_string(),
+            params,
+        });
+        match tokio::time::timeout(CONNECT_TIMEOUT, signin).await {
+            Err(_) => return Err(away(format!("no answer within {CONNECT_TIMEOUT:?}"))),
+            Ok(Err(e)) if e.is_connection() => return Err(away(e.message().to_string())),
+            Ok(Err(e)) => {
+                return Err(TeamError::Credentials {
+                    url: self.url.clone(),
+                    developer: self.credentials.developer.clone(),
+                    namespace: self.namespace.clone(),
+                    database: self.database.clone(),
+                    message: e.message().to_string(),
+                });
+            }
+            Ok(Ok(_)) => {}
+        }
+        db.use_ns(&self.namespace)
+            .use_db(&self.database)
+            .await
+            .map_err(|e| away(e.message().to_string()))?;
+        Ok(db)
+    }
+
+    /// Runs a query, dropping the connection when it failed so the next use reconnects.
+    async fn run(
+        &self,
+        doing: &str,
+        query: &str,
+        bindings: Vec<(&'static str, Value)>,
+    ) -> Result<surrealdb::IndexedResults, TeamError> {
+        let client = self.client().await?;
+        let mut request = client.query(query);
+        for (name, value) in bindings {
+            request = request.bind((name, value));
+        }
+        let result = tokio::time::timeout(QUERY_TIMEOUT, request).await;
+        let failed = |message: String, connection: bool| {
+            if connection {
+                TeamError::Unreachable {
+                    url: self.url.clone(),
+                    message,
+                }
+            } else {
+                TeamError::Query {
+                    doing: doing.to_string(),
+                    message,
+                }
+            }
+        };
+        let outcome = match result {
+            Err(_) => Err(failed(format!("no answer within {QUERY_TIMEOUT:?}"), true)),
+            Ok(Err(e)) => Err(failed(e.message().to_string(), e.is_connection())),
+            Ok(Ok(response)) => Ok(response),
+        };
+        if let Err(error) = &outcome {
+            // A broken or expired session is replaced on the next use.
+            *self.client.lock().await = None;
+            self.mark(matches!(error, TeamError::Unreachable { .. }));
+        } else {
+            self.mark(false);
+        }
+        outcome
+    }
+
+    /// Memory rows changed after `after`, and review records, in write order (only what the
+    /// server lets this developer read).
+    pub async fn changes_since(
+        &self,
+        after: u64,
+    ) -> Result<(Vec<StoredMemory>, Vec<ReviewRecord>), TeamError> {
+        let doing = "reading shared memories";
+        let mut response = self
+            .run(
+                doing,
+                "SELECT *, record::id(id) AS key FROM memory WHERE seq > $after ORDER BY seq;
+                 SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq;",
+                vec![("after", (after as i64).into_value())],
+            )
+            .await?;
+        let query = |e: surrealdb::Error| TeamError::Query {
+            doing: doing.to_string(),
+            message: e.message().to_string(),
+        };
+        let errors = response.take_errors();
+        if let Some((_, e)) = errors.into_iter().next() {
+            return Err(query(e));
+        }
+        let rows: Vec<serde_json::Value> = response.take(0).map_err(query)?;
+        let reviews: Vec<serde_json::Value> = response.take(1).map_err(query)?;
+        let decode = |e: crate::storage::StoreError| TeamError::Query {
+            doing: doing.to_string(),
+            message: e.to_string(),
+        };
+        let memories = rows
+            .into_iter()
+            .map(|row| store::from_row(row, doing))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(decode)?;
+        let reviews = crate::storage::decode(reviews, doing).map_err(decode)?;
+        Ok((memories, reviews))
+    }
+
+    /// One memory row as the server holds it now (`None` if it does not exist or is not
+    /// this developer's to read).
+    pub async fn row(&self, id: &str) -> Result<Option<StoredMemory>, TeamError> {
+        let doing = "reading a shared memory";
+        let mut response = self
+            .run(
+                doing,
+                "SELECT *, record::id(id) AS key FROM type::record('memory', $id);",
+                vec![("id", id.to_string().into_value())],
+            )
+            .await?;
+        let rows: Vec<serde_json::Value> = response.take(0).map_err(|e| TeamError::Query {
+            doing: doing.to_string(),
+            message: e.message().to_string(),
+        })?;
+        rows.into_iter()
+            .next()
+            .map(|row| store::from_row(row, doing))
+            .transpose()
+            .map_err(|e| TeamError::Query {
+                doing: doing.to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Applies entries in one transaction (see [`PUSH`]).
+    pub async fn push(&self, entries: &[Entry]) -> Result<(), TeamError> {
+        let doing = "writing shared memories";
+        let bound: Vec<Value> = entries
+            .iter()
+            .map(|e| Value::Object(entry_value(e)))
+            .collect();
+        let mut response = self
+            .run(doing, PUSH, vec![("entries", bound.into_value())])
+            .await?;
+        let mut errors: Vec<(usize, surrealdb::Error)> =
+            response.take_errors().into_iter().collect();
+        errors.sort_by_key(|(index, _)| *index);
+        tracing::debug!(?errors, "push");
+        let first = errors.iter().position(|(_, e)| !is_cancelled(e));
+        let Some((_, error)) = first
+            .map(|i| errors.swap_remove(i))
+            .or_else(|| errors.into_iter().next())
+        else {
+            return Ok(());
+        };
+        let message = error.message().to_string();
+        if let Some(id) = thrown(&message, "cairn-conflict ") {
+            return Err(TeamError::Conflict(id));
+        }
+        if let Some(id) = thrown(&message, "cairn-refused ") {
+            return Err(TeamError::Refused(format!(
+                "the server does not let {} write memory {id}",
+                self.credentials.developer
+            )));
+        }
+        if error.is_not_allowed() {
+            return Err(TeamError::Refused(message));
+        }
+        if message.to_lowercase().contains("conflict") {
+            return Err(TeamError::Busy(message));
+        }
+        Err(TeamError::Query {
+            doing: doing.to_string(),
+            message,
+        })
+    }
+
+    /// Whether an entry's key is recorded as applied (for status and tests).
+    pub async fn applied(&self, key: &str) -> Result<bool, TeamError> {
+        let doing = "reading applied writes";
+        let mut response = self
+            .run(
+                doing,
+                "RETURN record::exists(type::record('applied', $key));",
+                vec![("key", key.to_string().into_value())],
+            )
+            .await?;
+        let found: Option<bool> = response.take(0).map_err(|e| TeamError::Query {
+            doing: doing.to_string(),
+            message: e.message().to_string(),
+        })?;
+        Ok(found.unwrap_or(false))
+    }
+}
+
+/// A statement cancelled because another in its transaction failed.
+fn is_cancelled(error: &surrealdb::Error) -> bool {
+    let message = error.message().to_lowercase();
+    message.contains("cancelled")
+        || message.contains("not executed")
+        || message.contains("prior error")
+        || message.contains("failed transaction")
+}
+
+/// The id after `marker` in a thrown message.
+fn thrown(message: &str, marker: &str) -> Option<String> {
+    let rest = &message[message.find(marker)? + marker.len()..];
+    Some(
+        rest.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect(),
+    )
+}
+
+/// An entry as the push query binds it.
+fn entry_value(entry: &Entry) -> Object {
+    let mut value = Object::new();
+    value.insert("key", entry.key.as_str());
+    let memories: Vec<Value> = entry
+        .memories
+        .iter()
+        .map(|row| {
+            let mut bound = Object::new();
+            bound.insert("key", row.memory.id.as_str());
+            if let Some(base) = &row.base {
+                bound.insert("base", base.as_str());
+            }
+            let vector = row.vector.as_deref().and_then(store::decode_vector);
+            let mut body = store::to_row(&row.memory, vector.as_deref());
+            body.remove("id");
+            body.remove("seq");
+            bound.insert("body", Value::Object(body));
+            Value::Object(bound)
+        })
+        .collect();
+    value.insert("memories", memories.into_value());
+    let tombstones: Vec<Value> = entry
+        .tombstones
+        .iter()
+        .map(|t| {
+            let mut body = Object::new();
+            body.insert("forgotten", true);
+            body.insert("kind", t.kind.as_str());
+            if let Some(dev) = &t.developer {
+                body.insert("developer", dev.as_str());
+            }
+            let mut bound = Object::new();
+            bound.insert("key", t.id.as_str());
+            bound.insert("body", Value::Object(body));
+            Value::Object(bound)
+        })
+        .collect();
+    value.insert("tombstones", tombstones.into_value());
+    let reviews: Vec<Value> = entry
+        .review
+        .iter()
+        .map(|record| {
+            let mut body = object(record);
+            body.remove("id");
+            body.remove("seq");
+            body.insert("review_id", record.id.as_str());
+            let mut bound = Object::new();
+            bound.insert("key", record.id.as_str());
+            bound.insert("body", Value::Object(body));
+            Value::Object(bound)
+        })
+        .collect();
+    value.insert("reviews", reviews.into_value());
+    value
+}
+
+/// Administration with the server's root (or namespace owner) user: `cairn team init` and
+/// member management. The credentials come from the environment, never from arguments.
+pub struct Admin {
+    db: Surreal<Any>,
+}
+
+impl Admin {
+    pub async fn connect(url: &str, user: &str, password: &str) -> Result<Admin, TeamError> {
+        let away = |message: String| TeamError::Unreachable {
+            url: url.to_string(),
+            message,
+        };
+        let db = tokio::time::timeout(CONNECT_TIMEOUT, surrealdb::engine::any::connect(url))
+            .await
+            .map_err(|_| away(format!("no answer within {CONNECT_TIMEOUT:?}")))?
+            .map_err(|e| away(e.message().to_string()))?;
+        db.signin(surrealdb::opt::auth::Root {
+            username: user.to_string(),
+            password: password.to_string(),
+        })
+        .await
+        .map_err(|e| {
+            if e.is_connection() {
+                away(e.message().to_string())
+            } else {
+                TeamError::Credentials {
+                    url: url.to_string(),
+                    developer: user.to_string(),
+                    namespace: String::new(),
+                    database: String::new(),
+                    message: e.message().to_string(),
+                }
+            }
+        })?;
+        Ok(Admin { db })
+    }
+
+    async fn run(
+        &self,
+        doing: &str,
+        query: String,
+        bindings: Vec<(&'static str, Value)>,
+    ) -> Result<surrealdb::IndexedResults, TeamError> {
+        let mut request = self.db.query(query);
+        for binding in bindings {
+            request = request.bind(binding);
+        }
+        request
+            .await
+            .and_then(|r| r.check())
+            .map_err(|e| TeamError::Query {
+                doing: doing.to_string(),
+                message: e.message().to_string(),
+            })
+    }
+
+    /// Creates the namespace and database if needed and applies the schema and permissions.
+    pub async fn init(&self, namespace: &str, database: &str) -> Result<(), TeamError> {
+        self.run(
+            "creating the namespace and database",
+            format!(
+                "DEFINE NAMESPACE IF NOT EXISTS `{namespace}`; USE NS `{namespace}`; DEFINE DATABASE IF NOT EXISTS `{database}`;"
+            ),
+            Vec::new(),
+        )
+        .await?;
+        self.use_db(namespace, database).await?;
+        self.run(
+            "applying the team schema",
+            format!("BEGIN TRANSACTION; {} COMMIT TRANSACTION;", schema()),
+            Vec::new(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn use_db(&self, namespace: &str, database: &str) -> Result<(), TeamError> {
+        self.db
+            .use_ns(namespace)
+            .use_db(database)
+            .await
+            .map(|_| ())
+            .map_err(|e| TeamError::Query {
+                doing: "selecting the database".to_string(),
+                message: e.message().to_string(),
+            })
+    }
+
+    /// Adds (or resets the password of) a member.
+    pub async fn add_member(
+        &self,
+        namespace: &str,
+        database: &str,
+        developer: &str,
+        password: &str,
+    ) -> Result<(), TeamError> {
+        self.use_db(namespace, database).await?;
+        self.run(
+            "adding a member",
+            "UPSERT type::record('member', $developer) SET pass = crypto::argon2::generate($password), added_at = time::now();".to_string(),
+            vec![
+                ("developer", developer.to_string().into_value()),
+                ("password", password.to_string().into_value()),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a member (their memories stay; their sessions end when they expire).
+    pub async fn remove_member(
+        &self,
+        namespace: &str,
+        database: &str,
+        developer: &str,
+    ) -> Result<bool, TeamError> {
+        self.use_db(namespace, database).await?;
+        let mut response = self
+            .run(
+                "removing a member",
+                "DELETE type::record('member', $developer) RETURN BEFORE;".to_string(),
+                vec![("developer", developer.to_string().into_value())],
+            )
+            .await?;
+        let removed: Vec<serde_json::Value> = response.take(0).unwrap_or_default();
+        Ok(!removed.is_empty())
+    }
+
+    /// The members' developer ids.
+    pub async fn members(&self, namespace: &str, database: &str) -> Result<Vec<String>, TeamError> {
+        self.use_db(namespace, database).await?;
+        let mut response = self
+            .run(
+                "listing members",
+                "SELECT VALUE record::id(id) FROM member ORDER BY id;".to_string(),
+                Vec::new(),
+            )
+            .await?;
+        response.take(0).map_err(|e| TeamError::Query {
+            doing: "listing members".to_string(),
+            message: e.message().to_string(),
+        })
+    }
+}

@@ -1,0 +1,709 @@
+//! Team mode against a real SurrealDB server (the `surreal` binary of the
+//! `cairn-test-surreal` workspace member, started on 127.0.0.1 inside each test): two clones
+//! sharing project memories, developer privacy against hand-written queries, the server
+//! killed in the middle of a run of writes, wrong credentials.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use surrealdb::Surreal;
+use surrealdb::engine::any::Any;
+
+use crate::mcp::{call, text};
+use crate::support::TestRepo;
+
+const ROOT_PASSWORD: &str = "root-pass-for-tests";
+
+/// The test server binary, next to the cairn binary under test.
+fn surreal_binary() -> PathBuf {
+    let cairn = Path::new(env!("CARGO_BIN_EXE_cairn"));
+    let binary = cairn.with_file_name("surreal");
+    assert!(
+        binary.exists(),
+        "{} is missing: build it first with `cargo build -p cairn-test-surreal` (the README's test command does)",
+        binary.display()
+    );
+    binary
+}
+
+/// A SurrealDB server on loopback, storing in a directory so it can be killed and restarted.
+struct Server {
+    port: u16,
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut server = Server {
+            port,
+            dir: tempfile::tempdir().unwrap(),
+            child: None,
+        };
+        server.restart();
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("ws://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts the server (again) on the same port and data, and waits until it answers.
+    fn restart(&mut self) {
+        let child = Command::new(surreal_binary())
+            .args(["start", "--no-banner", "--log", "warn", "--bind"])
+            .arg(format!("127.0.0.1:{}", self.port))
+            .args(["--user", "root", "--pass", ROOT_PASSWORD])
+            .arg(format!(
+                "surrealkv://{}",
+                self.dir.path().join("data").display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the surreal binary starts");
+        self.child = Some(child);
+        let started = Instant::now();
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+                && reqwest_health(self.port)
+            {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the server without warning.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Whether the server's HTTP endpoint answers `/health`.
+fn reqwest_health(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request =
+        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.1 200")
+}
+
+/// A clone of the shared repository, for one developer, with their own config directory
+/// (where `cairn team add-member --output` put their credentials file).
+struct Clone {
+    repo: TestRepo,
+    url: String,
+    config_home: PathBuf,
+}
+
+impl Clone {
+    fn credentials(&self) -> PathBuf {
+        self.config_home.join("cairn").join("team.toml")
+    }
+
+    fn command(&self) -> Command {
+        let mut command = self.repo.cairn_command(self.repo.data_dir());
+        command
+            .arg("--db")
+            .arg(&self.url)
+            .env_remove("CAIRN_TEAM_DEVELOPER")
+            .env_remove("CAIRN_TEAM_PASSWORD")
+            .env_remove("CAIRN_DB")
+            .env("XDG_CONFIG_HOME", &self.config_home);
+        command
+    }
+
+    fn cairn(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.cairn(args);
+        assert!(
+            output.status.success(),
+            "cairn {args:?} failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+}
+
+/// A repository with an `origin` remote, its team set up on `server`, and two clones: Alice's
+/// (ssh remote) and Bob's (https remote).
+struct Team {
+    alice: Clone,
+    bob: Clone,
+    _origin: TestRepo,
+    _homes: tempfile::TempDir,
+}
+
+fn team(server: &Server) -> Team {
+    let origin = TestRepo::with_fixture("mixed");
+    let homes = tempfile::tempdir().unwrap();
+    let clone = |remote: &str, who: &str| {
+        let repo = TestRepo::plain();
+        let output = Command::new("git")
+            .args(["clone", "-q"])
+            .arg(origin.path())
+            .arg(repo.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        repo.git(&["remote", "set-url", "origin", remote]);
+        Clone {
+            repo,
+            url: server.url(),
+            config_home: homes.path().join(who),
+        }
+    };
+    let alice = clone("git@github.com:Acme/App.git", "alice");
+    let bob = clone("https://github.com/acme/app", "bob");
+    let admin = |args: &[&str]| {
+        let output = alice
+            .command()
+            .env("CAIRN_TEAM_ADMIN_USER", "root")
+            .env("CAIRN_TEAM_ADMIN_PASSWORD", ROOT_PASSWORD)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "cairn {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let init: Value = serde_json::from_str(&admin(&["team", "init", "--json"])).unwrap();
+    assert_eq!(init["repository"], "github.com/acme/app");
+    assert_eq!(init["namespace"], "acme");
+    // Idempotent.
+    admin(&["team", "init"]);
+    for (name, who) in [("alice", &alice), ("bob", &bob)] {
+        let path = who.credentials();
+        admin(&[
+            "team",
+            "add-member",
+            name,
+            "--output",
+            path.to_str().unwrap(),
+        ]);
+    }
+    let members = admin(&["team", "members"]);
+    assert_eq!(members.lines().collect::<Vec<_>>(), ["alice", "bob"]);
+    Team {
+        alice,
+        bob,
+        _origin: origin,
+        _homes: homes,
+    }
+}
+
+/// A developer's SurrealDB client, signed in as their record user: what a hand-written
+/// client could do with their credentials.
+async fn signed_in(server: &Server, who: &str, credentials: &Path) -> Surreal<Any> {
+    let text = std::fs::read_to_string(credentials).unwrap();
+    let file: toml::Table = toml::from_str(&text).unwrap();
+    let db = surrealdb::engine::any::connect(server.url()).await.unwrap();
+    let mut params = surrealdb::types::Object::new();
+    params.insert("developer", who);
+    params.insert("password", file["password"].as_str().unwrap());
+    db.signin(surrealdb::opt::auth::Record {
+        namespace: "acme".to_string(),
+        database: "github_com_acme_app".to_string(),
+        access: "member".to_string(),
+        params,
+    })
+    .await
+    .unwrap();
+    db.use_ns("acme")
+        .use_db("github_com_acme_app")
+        .await
+        .unwrap();
+    db
+}
+
+async fn rows(db: &Surreal<Any>, query: &str) -> Vec<Value> {
+    let mut response = db.query(query).await.unwrap();
+    // An error is not an empty answer: privacy checks must not pass on a failed query.
+    let rows: Vec<Value> = response.take(0).unwrap_or_else(|e| panic!("{query}: {e}"));
+    rows
+}
+
+fn search_ids(found: &Value) -> Vec<String> {
+    found["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["memory"]["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_clones_share_project_memory_and_developer_memory_stays_private() {
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+
+    // Alice learns a decision and a private habit.
+    let decision = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "--title",
+        "Repository pattern for database access",
+        "All database access goes through repository classes; views never build queries.",
+    ]);
+    let decision_id = decision["id"].as_str().unwrap().to_string();
+    let habit = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "developer_pattern",
+        "--developer",
+        "alice",
+        "Alice tends to forget closing cursors in migration scripts",
+    ]);
+    let habit_id = habit["id"].as_str().unwrap().to_string();
+
+    // Bob's next session, in his own clone, over MCP: the decision is there.
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command
+        .arg("--repo")
+        .arg(bob.repo.path())
+        .arg("--data-dir")
+        .arg(bob.repo.data_dir())
+        .arg("--db")
+        .arg(&bob.url)
+        .env("XDG_CONFIG_HOME", &bob.config_home)
+        .env("CAIRN_MODEL_DIR", bob.repo.data_dir().join("no-model"))
+        .env_remove("CAIRN_TEAM_DEVELOPER")
+        .env_remove("CAIRN_TEAM_PASSWORD")
+        .arg("serve");
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let found = call(
+        &client,
+        "search_project_memory",
+        json!({"query": "repository pattern database"}),
+    )
+    .await;
+    assert!(!found.is_error.unwrap_or(false), "{}", text(&found));
+    let structured = found.structured_content.clone().unwrap();
+    assert_eq!(
+        search_ids(&structured),
+        vec![decision_id.clone()],
+        "{structured}"
+    );
+    // Alice's habit is hers: Bob's cairn cannot see it, even asking for it by developer.
+    let private = call(
+        &client,
+        "search_developer_memory",
+        json!({"developer": "alice", "query": "cursors migration"}),
+    )
+    .await;
+    let structured = private.structured_content.clone().unwrap();
+    assert!(search_ids(&structured).is_empty(), "{structured}");
+    client.cancel().await.unwrap();
+
+    // Bob's answer over the CLI too, and the shared decision is the same memory.
+    let shown = bob.json(&["memory", "show", &decision_id]);
+    assert_eq!(shown["content"], decision["memory"]["content"]);
+    let refused = bob.cairn(&["memory", "show", &habit_id]);
+    assert!(!refused.status.success());
+
+    // A hand-written client with Bob's credentials gets no further than Bob's cairn.
+    let as_bob = signed_in(&server, "bob", &bob.credentials()).await;
+    let everything = rows(&as_bob, "SELECT record::id(id) AS key, kind FROM memory").await;
+    assert!(
+        everything.iter().any(|r| r["key"] == decision_id.as_str()),
+        "{everything:?}"
+    );
+    assert!(
+        everything.iter().all(|r| r["key"] != habit_id.as_str()),
+        "{everything:?}"
+    );
+    let seen = rows(&as_bob, "SELECT * FROM memory WHERE developer = 'alice'").await;
+    assert!(
+        seen.iter().all(|r| r["kind"] != "developer_pattern"),
+        "{seen:?}"
+    );
+    assert!(
+        rows(&as_bob, &format!("SELECT * FROM memory:{habit_id}"))
+            .await
+            .is_empty()
+    );
+    assert!(
+        rows(&as_bob, "SELECT * FROM member").await.is_empty(),
+        "password hashes are not readable"
+    );
+    let _ = as_bob
+        .query(format!(
+            "UPDATE memory:{habit_id} SET content = 'rewritten by bob'"
+        ))
+        .await;
+    let _ = as_bob.query(format!("DELETE memory:{decision_id}")).await;
+    let _ = as_bob
+        .query("CREATE memory:m_00000000000000ff CONTENT { kind: 'developer_pattern', developer: 'alice', title: 'forged', content: 'forged by bob', seq: 999999 }")
+        .await;
+
+    let as_alice = signed_in(&server, "alice", &alice.credentials()).await;
+    let hers = rows(&as_alice, &format!("SELECT content FROM memory:{habit_id}")).await;
+    assert_eq!(hers.len(), 1);
+    assert_eq!(hers[0]["content"], habit["memory"]["content"]);
+    assert_eq!(
+        rows(&as_alice, &format!("SELECT id FROM memory:{decision_id}"))
+            .await
+            .len(),
+        1
+    );
+    assert!(
+        rows(&as_alice, "SELECT id FROM memory:m_00000000000000ff")
+            .await
+            .is_empty()
+    );
+
+    // Bob's cairn refuses to write Alice's private memories, clearly.
+    let output = bob.cairn(&[
+        "memory",
+        "add",
+        "-t",
+        "developer_pattern",
+        "--developer",
+        "alice",
+        "Alice likes long functions",
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("only be written by alice"), "{stderr}");
+
+    // Shared on purpose, the habit becomes readable by the team.
+    alice.ok(&["memory", "share", &habit_id]);
+    let found = bob.json(&[
+        "memory",
+        "search",
+        "--developer",
+        "alice",
+        "cursors migration",
+    ]);
+    assert_eq!(search_ids(&found), vec![habit_id.clone()], "{found}");
+
+    // Review outcomes are shared: Bob records a review of Alice's change; Alice sees it.
+    let review = json!({
+        "author": "alice",
+        "reviewer": "bob",
+        "verdict": "changes_requested",
+        "findings": [{"category": "naming", "message": "Use snake_case for helpers", "disposition": "implemented"}]
+    });
+    let file = bob.repo.data_dir().join("review.json");
+    std::fs::write(&file, review.to_string()).unwrap();
+    bob.ok(&["record-review", file.to_str().unwrap()]);
+    let stats = alice.json(&["rules"]);
+    assert!(stats.to_string().contains("naming"), "{stats}");
+
+    // Status names the server and the developer and shows nothing queued.
+    let status = alice.json(&["status"]);
+    assert_eq!(status["team"]["developer"], "alice");
+    assert_eq!(status["team"]["queued"], 0);
+    assert!(status["team"]["synced_at"].is_number(), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
+    let mut server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    let title = |i: usize| format!("Decision number {i} about the payment module");
+    let add = |i: usize| {
+        alice.json(&[
+            "memory",
+            "add",
+            "-t",
+            "decision",
+            "--title",
+            &title(i),
+            &format!("Payments rule {i}: amounts are integers of cents, never floats ({i})"),
+        ])
+    };
+    // A run of writes, the server killed in the middle of it and back later.
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        ids.push(add(i)["id"].as_str().unwrap().to_string());
+    }
+    server.kill();
+    for i in 6..14 {
+        ids.push(add(i)["id"].as_str().unwrap().to_string());
+    }
+    // Reads go on from the local copy, with a note.
+    let found = alice.ok(&[
+        "memory",
+        "search",
+        "--limit",
+        "50",
+        "payments integers cents",
+    ]);
+    assert!(found.contains("may be stale"), "{found}");
+    // One written before the server went, one while it was away.
+    assert!(
+        found.contains("Payments rule 2:") && found.contains("Payments rule 9:"),
+        "{found}"
+    );
+    let status = alice.json(&["status"]);
+    assert!(status["team"]["queued"].as_u64().unwrap() >= 1, "{status}");
+    assert!(status["team"]["error"].is_string(), "{status}");
+    // The sync command says the writes are still queued.
+    let waiting = alice.cairn(&["team", "sync"]);
+    assert_eq!(waiting.status.code(), Some(2), "{waiting:?}");
+
+    server.restart();
+    for i in 14..18 {
+        ids.push(add(i)["id"].as_str().unwrap().to_string());
+    }
+    let synced = alice.json(&["team", "sync"]);
+    assert_eq!(synced["status"]["queued"], 0, "{synced}");
+    // A second replay finds nothing to do.
+    alice.ok(&["team", "sync"]);
+
+    // Everything is on the server exactly once, in the order written.
+    let as_bob = signed_in(&server, "bob", &bob.credentials()).await;
+    let stored = rows(
+        &as_bob,
+        "SELECT title, seq FROM memory WHERE kind = 'decision' ORDER BY seq",
+    )
+    .await;
+    let titles: Vec<String> = stored
+        .iter()
+        .map(|r| r["title"].as_str().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = (0..18).map(title).collect();
+    assert_eq!(titles, expected);
+    let applied = rows(&as_bob, "SELECT count() FROM applied GROUP ALL").await;
+    assert_eq!(applied[0]["count"], 18, "one applied key per write");
+
+    // Bob's clone sees all of them.
+    let listed = bob.json(&["memory", "list", "-t", "decision"]);
+    let mut listed_ids: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    listed_ids.sort();
+    ids.sort();
+    assert_eq!(listed_ids, ids);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_entry_sent_twice_is_applied_once() {
+    use cairn::memory::{Memory, MemoryType};
+    use cairn::team::outbox::{Entry, Row};
+    let server = Server::start();
+    let team = team(&server);
+    let text = std::fs::read_to_string(team.alice.credentials()).unwrap();
+    let file: toml::Table = toml::from_str(&text).unwrap();
+    let remote = cairn::team::remote::Server::new(
+        &server.url(),
+        "acme",
+        "github_com_acme_app",
+        cairn::team::Credentials {
+            developer: "alice".to_string(),
+            password: cairn::team::Secret::new(file["password"].as_str().unwrap()),
+        },
+    );
+    let memory = Memory::new(
+        "m_00000000000000a1".to_string(),
+        MemoryType::Decision,
+        "Sent twice".to_string(),
+        "The answer to the first send was lost".to_string(),
+        1,
+    );
+    let entry = Entry::new(
+        vec![Row {
+            memory,
+            vector: None,
+            base: None,
+        }],
+        Vec::new(),
+        None,
+    );
+    remote.push(std::slice::from_ref(&entry)).await.unwrap();
+    remote.push(std::slice::from_ref(&entry)).await.unwrap();
+    assert!(remote.applied(&entry.key).await.unwrap());
+    let (changes, _) = remote.changes_since(0).await.unwrap();
+    let copies: Vec<_> = changes
+        .iter()
+        .filter(|c| c.memory.id == "m_00000000000000a1")
+        .collect();
+    assert_eq!(copies.len(), 1);
+    let seq = copies[0].memory.seq;
+    // The second send did not take a sequence number either.
+    assert_eq!(changes.iter().map(|c| c.memory.seq).max(), Some(seq));
+
+    // A write based on an old version is a conflict, not a silent overwrite.
+    let mut stale = entry.clone();
+    stale.key = "0123456789abcdef0123456789abcdef".to_string();
+    stale.memories[0].base = Some("not-the-current-revision".to_string());
+    let conflict = remote.push(std::slice::from_ref(&stale)).await.unwrap_err();
+    assert!(
+        matches!(conflict, cairn::team::TeamError::Conflict(ref id) if id == "m_00000000000000a1"),
+        "{conflict}"
+    );
+}
+
+#[test]
+fn wrong_credentials_and_bad_settings_give_clear_errors() {
+    let server = Server::start();
+    let team = team(&server);
+    let alice = &team.alice;
+
+    let wrong = alice
+        .command()
+        .env("CAIRN_TEAM_DEVELOPER", "alice")
+        .env("CAIRN_TEAM_PASSWORD", "not-her-password")
+        .args(["memory", "search", "anything"])
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        stderr.contains("refused the credentials of `alice`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not-her-password"), "{stderr}");
+
+    let stranger = alice
+        .command()
+        .env("CAIRN_TEAM_DEVELOPER", "mallory")
+        .env("CAIRN_TEAM_PASSWORD", "guess")
+        .args([
+            "memory",
+            "add",
+            "-t",
+            "decision",
+            "Mallory was here all along",
+        ])
+        .output()
+        .unwrap();
+    assert!(!stranger.status.success());
+    assert!(
+        String::from_utf8_lossy(&stranger.stderr).contains("refused the credentials of `mallory`")
+    );
+    // Nothing of it was queued to be sent later.
+    assert_eq!(alice.json(&["status"])["team"]["queued"], 0);
+
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(alice.credentials(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let open = alice.cairn(&["memory", "search", "anything"]);
+    assert!(!open.status.success());
+    assert!(
+        String::from_utf8_lossy(&open.stderr).contains("chmod 600"),
+        "{open:?}"
+    );
+    std::fs::set_permissions(alice.credentials(), std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let in_url = alice
+        .repo
+        .cairn_command(alice.repo.data_dir())
+        .env("XDG_CONFIG_HOME", &alice.config_home)
+        .args([
+            "--db",
+            &format!("ws://alice:secret@127.0.0.1:{}", server.port),
+        ])
+        .args(["memory", "search", "anything"])
+        .output()
+        .unwrap();
+    assert!(!in_url.status.success());
+    let stderr = String::from_utf8_lossy(&in_url.stderr);
+    assert!(
+        stderr.contains("carries credentials") && !stderr.contains("secret"),
+        "{stderr}"
+    );
+
+    // And with the right credentials it works.
+    alice.ok(&["memory", "search", "anything"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_offline_edit_of_a_memory_a_teammate_changed_keeps_both_texts() {
+    let mut server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    let first = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "project_pattern",
+        "Money amounts in the billing module are integer cents",
+    ]);
+    let id = first["id"].as_str().unwrap().to_string();
+    // Bob's copy knows it.
+    assert_eq!(bob.json(&["memory", "show", &id])["id"], id.as_str());
+
+    server.kill();
+    let offline = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "project_pattern",
+        "Money amounts in the billing module and in invoices are integer cents",
+    ]);
+    assert_eq!(offline["event"], "UPDATE", "{offline}");
+    assert_eq!(offline["id"], id.as_str());
+    server.restart();
+    let online = bob.json(&[
+        "memory",
+        "add",
+        "-t",
+        "project_pattern",
+        "Money amounts in the billing module are integer cents, refunds included",
+    ]);
+    assert_eq!(online["event"], "UPDATE", "{online}");
+
+    // Alice's queued edit reaches the server after Bob's: hers is the text, his is history.
+    alice.json(&["team", "sync"]);
+    let shown = bob.json(&["memory", "show", &id]);
+    assert_eq!(
+        shown["content"],
+        "Money amounts in the billing module and in invoices are integer cents"
+    );
+    let history = shown["history"].to_string();
+    assert!(history.contains("refunds included"), "{shown}");
+    assert!(history.contains("replaced by a write"), "{shown}");
+    // Still one memory of that kind, not two.
+    let listed = bob.json(&["memory", "list", "-t", "project_pattern"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+}
