@@ -29,13 +29,24 @@ const QUERIES: &[&str] = &[
     "permissions before database",
 ];
 
-fn start_server(binary: &Path, dir: &Path, port: u16) -> std::process::Child {
+/// The server process, killed when dropped (also when the benchmark panics).
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server(binary: &Path, dir: &Path, port: u16) -> Running {
     let child = std::process::Command::new(binary)
         .args(["start", "--no-banner", "--log", "warn", "--bind"])
         .arg(format!("127.0.0.1:{port}"))
         .args(["--user", "root", "--pass", "bench-root"])
         .arg(format!("surrealkv://{}", dir.display()))
         .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .expect("the surreal binary starts");
     let started = Instant::now();
@@ -47,7 +58,7 @@ fn start_server(binary: &Path, dir: &Path, port: u16) -> std::process::Child {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
-    child
+    Running(child)
 }
 
 async fn searches(m: &Memories, keyword_only: bool, rounds: usize) -> (f64, f64) {
@@ -96,7 +107,7 @@ async fn main() {
         .local_addr()
         .unwrap()
         .port();
-    let mut server = start_server(&binary, &work.path().join("server"), port);
+    let server = start_server(&binary, &work.path().join("server"), port);
     let url = format!("ws://127.0.0.1:{port}");
     let identity = Identity::new("example.com/bench/app", None).unwrap();
     let admin = cairn::team::remote::Admin::connect(&url, "root", "bench-root")
@@ -241,6 +252,5 @@ async fn main() {
         cairn::team::remote::REPLAY_BATCH
     );
     m.close().await;
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
 }

@@ -7,6 +7,7 @@
 //! writes already applied) and `member` (record users). Table permissions keep private
 //! developer memories to their developer whatever query a client sends.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use surrealdb::Surreal;
@@ -72,29 +73,26 @@ pub fn schema() -> String {
 
 /// Applies a batch of entries in one transaction: entries whose key is already recorded are
 /// skipped; every memory must still be at the revision it was based on (else `cairn-conflict`
-/// is thrown, naming it); each row gets the next sequence number.
+/// is thrown, naming it); an entry takes its rows' sequence numbers with one update of the
+/// head (`off` is each row's place in the entry, from 1), and each row is one write.
 const PUSH: &str = "
 BEGIN TRANSACTION;
 FOR $e IN $entries {
     IF record::exists(type::record('applied', $e.key)) { CONTINUE };
+    LET $base = (UPSERT ONLY memory_meta:head SET seq += $e.count RETURN VALUE seq) - $e.count;
     FOR $row IN $e.memories {
         LET $id = type::record('memory', $row.key);
         IF $id.rev != $row.base { THROW 'cairn-conflict ' + $row.key };
-        LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
-        LET $done = (UPSERT $id CONTENT $row.body RETURN VALUE id);
+        LET $done = (UPSERT $id CONTENT object::extend($row.body, { seq: $base + $row.off, rev: $e.key }) RETURN VALUE id);
         IF array::len($done) = 0 { THROW 'cairn-refused ' + $row.key };
-        UPSERT $id MERGE { seq: $seq, rev: $e.key } RETURN NONE;
     };
     FOR $t IN $e.tombstones {
-        LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
-        LET $done = (UPSERT type::record('memory', $t.key) CONTENT $t.body RETURN VALUE id);
+        LET $id = type::record('memory', $t.key);
+        LET $done = (UPSERT $id CONTENT object::extend($t.body, { seq: $base + $t.off, rev: $e.key }) RETURN VALUE id);
         IF array::len($done) = 0 { THROW 'cairn-refused ' + $t.key };
-        UPSERT type::record('memory', $t.key) MERGE { seq: $seq, rev: $e.key } RETURN NONE;
     };
     FOR $r IN $e.reviews {
-        LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
-        UPSERT type::record('review', $r.key) CONTENT $r.body RETURN NONE;
-        UPSERT type::record('review', $r.key) MERGE { seq: $seq } RETURN NONE;
+        UPSERT type::record('review', $r.key) CONTENT object::extend($r.body, { seq: $base + $r.off }) RETURN NONE;
     };
     CREATE type::record('applied', $e.key) SET at = time::now() RETURN NONE;
 };
@@ -107,7 +105,9 @@ pub struct Server {
     namespace: String,
     database: String,
     credentials: Credentials,
-    client: tokio::sync::Mutex<Option<Surreal<Any>>>,
+    /// Shared, never cloned: a clone of a `Surreal` handle is a new session, which signs in
+    /// again (an argon2 check on the server, 25–75 ms).
+    client: tokio::sync::Mutex<Option<Arc<Surreal<Any>>>>,
     /// When the server was last found away (reads answer locally until `RETRY_AFTER`).
     away_since: std::sync::Mutex<Option<Instant>>,
 }
@@ -144,14 +144,14 @@ impl Server {
     }
 
     /// The signed-in client, connecting if needed.
-    async fn client(&self) -> Result<Surreal<Any>, TeamError> {
+    async fn client(&self) -> Result<Arc<Surreal<Any>>, TeamError> {
         let mut held = self.client.lock().await;
         if let Some(client) = held.as_ref() {
             return Ok(client.clone());
         }
         let client = self.connect().await;
         self.mark(matches!(client, Err(TeamError::Unreachable { .. })));
-        let client = client?;
+        let client = Arc::new(client?);
         *held = Some(client.clone());
         Ok(client)
     }
@@ -383,12 +383,18 @@ fn thrown(message: &str, marker: &str) -> Option<String> {
 fn entry_value(entry: &Entry) -> Object {
     let mut value = Object::new();
     value.insert("key", entry.key.as_str());
+    let mut off: i64 = 0;
+    let mut next = || {
+        off += 1;
+        off
+    };
     let memories: Vec<Value> = entry
         .memories
         .iter()
         .map(|row| {
             let mut bound = Object::new();
             bound.insert("key", row.memory.id.as_str());
+            bound.insert("off", next());
             if let Some(base) = &row.base {
                 bound.insert("base", base.as_str());
             }
@@ -413,6 +419,7 @@ fn entry_value(entry: &Entry) -> Object {
             }
             let mut bound = Object::new();
             bound.insert("key", t.id.as_str());
+            bound.insert("off", next());
             bound.insert("body", Value::Object(body));
             Value::Object(bound)
         })
@@ -428,11 +435,13 @@ fn entry_value(entry: &Entry) -> Object {
             body.insert("review_id", record.id.as_str());
             let mut bound = Object::new();
             bound.insert("key", record.id.as_str());
+            bound.insert("off", next());
             bound.insert("body", Value::Object(body));
             Value::Object(bound)
         })
         .collect();
     value.insert("reviews", reviews.into_value());
+    value.insert("count", off);
     value
 }
 
