@@ -202,12 +202,24 @@ impl Server {
         query: &str,
         bindings: Vec<(&'static str, Value)>,
     ) -> Result<surrealdb::IndexedResults, TeamError> {
-        let client = self.client().await?;
-        let mut request = client.query(query);
-        for (name, value) in bindings {
-            request = request.bind((name, value));
-        }
-        let result = tokio::time::timeout(QUERY_TIMEOUT, request).await;
+        let mut retried = false;
+        let result = loop {
+            let client = self.client().await?;
+            let mut request = client.query(query);
+            for (name, value) in &bindings {
+                request = request.bind((*name, value.clone()));
+            }
+            let result = tokio::time::timeout(QUERY_TIMEOUT, request).await;
+            match &result {
+                // An expired session (tokens last 15 minutes, sessions 12 hours): sign in
+                // again, once.
+                Ok(Err(e)) if !retried && !e.is_connection() && is_expired(e) => {
+                    *self.client.lock().await = None;
+                    retried = true;
+                }
+                _ => break result,
+            }
+        };
         let failed = |message: String, connection: bool| {
             if connection {
                 TeamError::Unreachable {
@@ -358,6 +370,14 @@ impl Server {
         })?;
         Ok(found.unwrap_or(false))
     }
+}
+
+/// An error saying the session or its token expired (or is no longer valid).
+fn is_expired(error: &surrealdb::Error) -> bool {
+    let message = error.message().to_lowercase();
+    ["expired", "token", "authenticat", "invalid session"]
+        .iter()
+        .any(|word| message.contains(word))
 }
 
 /// A statement cancelled because another in its transaction failed.

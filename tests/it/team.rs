@@ -707,3 +707,55 @@ async fn an_offline_edit_of_a_memory_a_teammate_changed_keeps_both_texts() {
     let listed = bob.json(&["memory", "list", "-t", "project_pattern"]);
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_expired_session_signs_in_again() {
+    let server = Server::start();
+    let team = team(&server);
+    let text = std::fs::read_to_string(team.alice.credentials()).unwrap();
+    let file: toml::Table = toml::from_str(&text).unwrap();
+    let password = file["password"].as_str().unwrap().to_string();
+    // Sessions of one second (cairn's schema gives them 12 hours).
+    let root = surrealdb::engine::any::connect(server.url()).await.unwrap();
+    root.signin(surrealdb::opt::auth::Root {
+        username: "root".to_string(),
+        password: ROOT_PASSWORD.to_string(),
+    })
+    .await
+    .unwrap();
+    root.use_ns("acme")
+        .use_db("github_com_acme_app")
+        .await
+        .unwrap();
+    root.query(
+        "DEFINE ACCESS OVERWRITE member ON DATABASE TYPE RECORD
+            SIGNIN (SELECT * FROM type::record('member', $developer) WHERE crypto::argon2::compare(pass, $password))
+            DURATION FOR TOKEN 1s, FOR SESSION 1s",
+    )
+    .await
+    .unwrap()
+    .check()
+    .unwrap();
+
+    // The control: a plain client's session does expire.
+    let plain = signed_in(&server, "alice", &team.alice.credentials()).await;
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let expired = plain
+        .query("SELECT * FROM memory_meta")
+        .await
+        .and_then(|r| r.check());
+    assert!(expired.is_err(), "the session did not expire: {expired:?}");
+
+    let remote = cairn::team::remote::Server::new(
+        &server.url(),
+        "acme",
+        "github_com_acme_app",
+        cairn::team::Credentials {
+            developer: "alice".to_string(),
+            password: cairn::team::Secret::new(password),
+        },
+    );
+    remote.changes_since(0).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    remote.changes_since(0).await.unwrap();
+}
