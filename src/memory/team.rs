@@ -51,12 +51,17 @@ impl Memories {
             match self.exchange(&link, store, state).await {
                 Ok(changed) => {
                     pulled = changed;
-                    state.offline = None;
+                    if state.offline.take().is_some() {
+                        tracing::info!("the team server at {} answers again", link.server.url());
+                    }
                     link.record_sync(None);
                 }
                 Err(error @ TeamError::Unreachable { .. }) => {
                     let message = error.to_string();
-                    tracing::warn!("{message}; answering from the local copy");
+                    // Once per outage, not on every question.
+                    if state.offline.is_none() {
+                        tracing::warn!("{message}; answering from the local copy");
+                    }
                     link.record_sync(Some(&message));
                     state.offline = Some(message);
                 }
