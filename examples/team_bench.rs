@@ -84,10 +84,13 @@ async fn searches(m: &Memories, keyword_only: bool, rounds: usize) -> (f64, f64)
     (percentile(&mut times, 0.5), percentile(&mut times, 0.95))
 }
 
+/// The semantic layer's settings: the model from `CAIRN_MODEL_DIR` or the default location.
+fn semantic() -> SemanticSettings {
+    SemanticSettings::resolve(std::env::var_os("CAIRN_MODEL_DIR").map(PathBuf::from), true)
+}
+
 fn memories(root: &Path, data: &Path, setup: &TeamSetup) -> Arc<Memories> {
-    let semantic =
-        SemanticSettings::resolve(std::env::var_os("CAIRN_MODEL_DIR").map(PathBuf::from), true);
-    Memories::for_setup(root, data, semantic, Some(Duration::from_secs(1)), setup)
+    Memories::for_setup(root, data, semantic(), Some(Duration::from_secs(1)), setup)
 }
 
 #[tokio::main]
@@ -117,7 +120,7 @@ async fn main() {
         .init(&identity.namespace, &identity.database)
         .await
         .unwrap();
-    let password = cairn::team::new_password();
+    let password = cairn::team::new_password().unwrap();
     admin
         .add_member(
             &identity.namespace,
@@ -138,10 +141,7 @@ async fn main() {
     let setup = TeamSetup::On(config.clone());
     let root = work.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
-    let semantic =
-        SemanticSettings::resolve(std::env::var_os("CAIRN_MODEL_DIR").map(PathBuf::from), true)
-            .model_dir
-            .is_some();
+    let semantic = semantic().model_dir.is_some();
     println!("team server on loopback (surrealkv), {count} memories, semantic layer: {semantic}");
 
     // One working copy seeds the server (an import: entries of 500 rows).

@@ -805,16 +805,13 @@ async fn team_command(
     action: TeamCommand,
 ) -> anyhow::Result<ExitCode> {
     use cairn::team;
-    let admin = || -> anyhow::Result<(String, String, team::Identity)> {
-        let url = db
-            .map(str::to_string)
-            .or_else(|| repo.settings.team.db.clone())
-            .context("no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml")?;
-        let url = team::check_url(&url)?;
+    // The server's root user, signed in, and this repository's identity on the server.
+    let admin = async || -> anyhow::Result<(team::remote::Admin, String, team::Identity)> {
+        let url = team::server_url(&repo.settings.team, db).context(
+            "no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml",
+        )?;
+        let url = team::check_url(url)?;
         let identity = team::repository_identity(&repo.root, &repo.settings.team)?;
-        Ok((url, identity.namespace.clone(), identity))
-    };
-    let admin_login = |url: String| async move {
         let user = std::env::var(team::ADMIN_USER_ENV).ok();
         let password = std::env::var(team::ADMIN_PASSWORD_ENV).ok();
         let (Some(user), Some(password)) = (user, password) else {
@@ -824,12 +821,12 @@ async fn team_command(
                 team::ADMIN_PASSWORD_ENV
             );
         };
-        Ok::<_, anyhow::Error>(team::remote::Admin::connect(&url, &user, &password).await?)
+        let server = team::remote::Admin::connect(&url, &user, &password).await?;
+        Ok((server, url, identity))
     };
     match action {
         TeamCommand::Init { json } => {
-            let (url, _, identity) = admin()?;
-            let server = admin_login(url.clone()).await?;
+            let (server, url, identity) = admin().await?;
             server.init(&identity.namespace, &identity.database).await?;
             if json {
                 print_json(&serde_json::json!({
@@ -854,9 +851,8 @@ async fn team_command(
         }
         TeamCommand::AddMember { developer, output } => {
             let developer = cairn::memory::model::developer_id(&developer)?;
-            let (url, _, identity) = admin()?;
-            let server = admin_login(url).await?;
-            let password = team::new_password();
+            let (server, _, identity) = admin().await?;
+            let password = team::new_password().context("cannot draw a random password")?;
             server
                 .add_member(
                     &identity.namespace,
@@ -889,8 +885,7 @@ async fn team_command(
         }
         TeamCommand::RemoveMember { developer } => {
             let developer = cairn::memory::model::developer_id(&developer)?;
-            let (url, _, identity) = admin()?;
-            let server = admin_login(url).await?;
+            let (server, _, identity) = admin().await?;
             if server
                 .remove_member(&identity.namespace, &identity.database, &developer)
                 .await?
@@ -901,8 +896,7 @@ async fn team_command(
             }
         }
         TeamCommand::Members => {
-            let (url, _, identity) = admin()?;
-            let server = admin_login(url).await?;
+            let (server, _, identity) = admin().await?;
             for member in server
                 .members(&identity.namespace, &identity.database)
                 .await?
@@ -926,17 +920,13 @@ async fn team_command(
                     println!("{note}");
                 }
             }
-            if stale_exit(&status) {
+            // Exit 2 while writes stay queued (the server is away).
+            if status.queued > 0 {
                 return Ok(ExitCode::from(2));
             }
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `cairn team sync` exits 2 while writes stay queued (the server is away).
-fn stale_exit(status: &cairn::team::TeamStatus) -> bool {
-    status.queued > 0
 }
 
 fn print_summary(repo: &Repo, report: &Report) {

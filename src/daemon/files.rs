@@ -108,7 +108,8 @@ pub fn mode_of(path: &Path) -> Option<u32> {
     }
 }
 
-fn random_hex(bytes: usize) -> std::io::Result<String> {
+/// `bytes` random bytes from the OS, as hex.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
     let mut buffer = vec![0u8; bytes];
     File::open("/dev/urandom")?.read_exact(&mut buffer)?;
     Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())

@@ -55,6 +55,13 @@ const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
     redacted = $input.redacted, history = $input.history, seq = $input.seq,
     vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
 
+/// Memory rows changed after `$after`, in write order (the local store and the team server).
+pub(crate) const MEMORIES_SINCE: &str =
+    "SELECT *, record::id(id) AS key FROM memory WHERE seq > $after ORDER BY seq;";
+/// Review records written after `$after`, in write order.
+pub(crate) const REVIEWS_SINCE: &str =
+    "SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq;";
+
 /// An open memory store.
 pub struct MemoryStore {
     db: Surreal<Db>,
@@ -133,7 +140,7 @@ impl MemoryStore {
         let doing = "reading memories";
         let mut response = self
             .db
-            .query("SELECT *, record::id(id) AS key FROM memory WHERE seq > $after ORDER BY seq")
+            .query(MEMORIES_SINCE)
             .bind(("after", after as i64))
             .await
             .and_then(|r| r.check())
@@ -254,7 +261,7 @@ impl MemoryStore {
         let doing = "reading review records";
         let mut response = self
             .db
-            .query("SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq")
+            .query(REVIEWS_SINCE)
             .bind(("after", after as i64))
             .await
             .and_then(|r| r.check())

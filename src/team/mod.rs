@@ -146,17 +146,20 @@ pub fn check_url(url: &str) -> Result<String, TeamError> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
+/// The team server asked for: `--db` (or `CAIRN_DB`), else `[team] db`; `None` for the
+/// embedded store.
+pub fn server_url<'a>(settings: &'a TeamSettings, db_flag: Option<&'a str>) -> Option<&'a str> {
+    db_flag
+        .filter(|u| !u.trim().is_empty())
+        .or(settings.db.as_deref())
+        .filter(|u| u.trim() != "embedded")
+}
+
 /// Resolves team mode for the repository at `root` from `--db` (or `CAIRN_DB`) and `[team]`.
 pub fn resolve(root: &Path, settings: &TeamSettings, db_flag: Option<&str>) -> TeamSetup {
-    let url = db_flag
-        .filter(|u| !u.trim().is_empty())
-        .or(settings.db.as_deref());
-    let Some(url) = url else {
+    let Some(url) = server_url(settings, db_flag) else {
         return TeamSetup::Off;
     };
-    if url.trim() == "embedded" {
-        return TeamSetup::Off;
-    }
     match resolve_on(root, settings, url) {
         Ok(config) => TeamSetup::On(Arc::new(config)),
         Err(error) => TeamSetup::Broken(error.to_string()),
@@ -237,22 +240,19 @@ fn read_credentials(path: &Path) -> Result<Credentials, TeamError> {
         developer: String,
         password: String,
     }
-    let meta = std::fs::metadata(path).map_err(|e| {
+    std::fs::metadata(path).map_err(|e| {
         TeamError::Config(format!(
             "no credentials: set {DEVELOPER_ENV} and {PASSWORD_ENV}, or write {} (mode 0600) — {e}",
             path.display()
         ))
     })?;
-    #[cfg(unix)]
+    if let Some(mode) = crate::daemon::files::mode_of(path)
+        && mode & 0o077 != 0
     {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Err(TeamError::Config(format!(
-                "{} is readable by others (mode {mode:o}): run chmod 600 on it",
-                path.display()
-            )));
-        }
+        return Err(TeamError::Config(format!(
+            "{} is readable by others (mode {mode:o}): run chmod 600 on it",
+            path.display()
+        )));
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| TeamError::Config(format!("cannot read {}: {e}", path.display())))?;
@@ -282,34 +282,19 @@ pub fn write_credentials(path: &Path, developer: &str, password: &Secret) -> std
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
     let text = toml::to_string(&serde_json::json!({
         "developer": developer,
         "password": password.expose(),
     }))
     .map_err(std::io::Error::other)?;
+    let mut file = crate::daemon::files::private_file(path)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()
 }
 
 /// A new random password (256 bits, hex).
-pub fn new_password() -> Secret {
-    let mut bytes = [0u8; 32];
-    let mut file = std::fs::File::open("/dev/urandom").expect("/dev/urandom is readable");
-    std::io::Read::read_exact(&mut file, &mut bytes).expect("/dev/urandom gives bytes");
-    Secret::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
+pub fn new_password() -> std::io::Result<Secret> {
+    crate::daemon::files::random_hex(32).map(Secret::new)
 }
 
 /// A team store in use: the server, the outbox, the local copy and the sync record.
@@ -318,6 +303,9 @@ pub struct Link {
     pub server: remote::Server,
     pub outbox: outbox::Outbox,
     dir: PathBuf,
+    /// When this process last recorded a successful exchange (ms), so a search does not read
+    /// the sync record each time.
+    recorded_ok: std::sync::atomic::AtomicI64,
 }
 
 /// The last sync, as recorded on disk for `cairn status` and `cairn doctor`.
@@ -369,6 +357,7 @@ impl Link {
             outbox: outbox::Outbox::new(&dir),
             config,
             dir,
+            recorded_ok: std::sync::atomic::AtomicI64::new(0),
         }
     }
 
@@ -400,18 +389,22 @@ impl Link {
 
     /// Records the outcome of an exchange with the server.
     pub fn record_sync(&self, error: Option<&str>) {
-        let mut record = self.sync_record();
+        use std::sync::atomic::Ordering;
         let now = crate::memory::now_ms();
+        // Not worth a file read and write per query.
+        if error.is_none() && now - self.recorded_ok.load(Ordering::Relaxed) < 1_000 {
+            return;
+        }
+        let mut record = self.sync_record();
         match error {
             None => {
-                if record.error.is_none() && record.synced_at.is_some_and(|t| now - t < 1_000) {
-                    return; // Not worth a file write per query.
-                }
+                self.recorded_ok.store(now, Ordering::Relaxed);
                 record.synced_at = Some(now);
                 record.error = None;
                 record.error_at = None;
             }
             Some(error) => {
+                self.recorded_ok.store(0, Ordering::Relaxed);
                 record.error = Some(error.to_string());
                 record.error_at = Some(now);
             }

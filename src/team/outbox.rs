@@ -72,20 +72,15 @@ impl Entry {
 
 /// A fresh idempotency key: 128 random bits from the OS, as hex.
 fn new_key() -> String {
-    let mut bytes = [0u8; 16];
-    let random =
-        File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
-    if random.is_err() {
+    crate::daemon::files::random_hex(16).unwrap_or_else(|_| {
         // No /dev/urandom: time, pid and a counter are unique enough for one machine.
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        bytes[..8].copy_from_slice(&nanos.to_le_bytes());
-        bytes[8..].copy_from_slice(&(n ^ u64::from(std::process::id()) << 32).to_le_bytes());
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+            .map_or(0, |d| d.as_nanos());
+        format!("{nanos:032x}{:08x}{n:08x}", std::process::id())
+    })
 }
 
 /// The outbox file of one team store.

@@ -157,41 +157,30 @@ impl Server {
     }
 
     async fn connect(&self) -> Result<Surreal<Any>, TeamError> {
-        let away = |message: String| TeamError::Unreachable {
-            url: self.url.clone(),
-            message,
-        };
-        let db = tokio::time::timeout(CONNECT_TIMEOUT, surrealdb::engine::any::connect(&self.url))
-            .await
-            .map_err(|_| away(format!("no answer within {CONNECT_TIMEOUT:?}")))?
-            .map_err(|e| away(e.message().to_string()))?;
         let mut params = Object::new();
         params.insert("developer", self.credentials.developer.as_str());
         params.insert("password", self.credentials.password.expose());
-        let signin = db.signin(surrealdb::opt::auth::Record {
+        let credentials = surrealdb::opt::auth::Record {
             namespace: self.namespace.clone(),
             database: self.database.clone(),
             access: ACCESS.to_string(),
             params,
-        });
-        match tokio::time::timeout(CONNECT_TIMEOUT, signin).await {
-            Err(_) => return Err(away(format!("no answer within {CONNECT_TIMEOUT:?}"))),
-            Ok(Err(e)) if e.is_connection() => return Err(away(e.message().to_string())),
-            Ok(Err(e)) => {
-                return Err(TeamError::Credentials {
-                    url: self.url.clone(),
-                    developer: self.credentials.developer.clone(),
-                    namespace: self.namespace.clone(),
-                    database: self.database.clone(),
-                    message: e.message().to_string(),
-                });
-            }
-            Ok(Ok(_)) => {}
-        }
+        };
+        let db = sign_in(
+            &self.url,
+            credentials,
+            &self.credentials.developer,
+            &self.namespace,
+            &self.database,
+        )
+        .await?;
         db.use_ns(&self.namespace)
             .use_db(&self.database)
             .await
-            .map_err(|e| away(e.message().to_string()))?;
+            .map_err(|e| TeamError::Unreachable {
+                url: self.url.clone(),
+                message: e.message().to_string(),
+            })?;
         Ok(db)
     }
 
@@ -258,8 +247,7 @@ impl Server {
         let mut response = self
             .run(
                 doing,
-                "SELECT *, record::id(id) AS key FROM memory WHERE seq > $after ORDER BY seq;
-                 SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq;",
+                &format!("{} {}", store::MEMORIES_SINCE, store::REVIEWS_SINCE),
                 vec![("after", (after as i64).into_value())],
             )
             .await?;
@@ -380,6 +368,41 @@ fn is_expired(error: &surrealdb::Error) -> bool {
         .any(|word| message.contains(word))
 }
 
+/// Connects to `url` and signs in, each within `CONNECT_TIMEOUT`: no answer or a broken
+/// connection is `Unreachable`, a refusal is `Credentials` (naming `who`, never the password).
+async fn sign_in<C>(
+    url: &str,
+    credentials: C,
+    who: &str,
+    namespace: &str,
+    database: &str,
+) -> Result<Surreal<Any>, TeamError>
+where
+    C: surrealdb::opt::auth::Credentials<surrealdb::opt::auth::Signin>,
+{
+    let away = |message: String| TeamError::Unreachable {
+        url: url.to_string(),
+        message,
+    };
+    let late = || away(format!("no answer within {CONNECT_TIMEOUT:?}"));
+    let db = tokio::time::timeout(CONNECT_TIMEOUT, surrealdb::engine::any::connect(url))
+        .await
+        .map_err(|_| late())?
+        .map_err(|e| away(e.message().to_string()))?;
+    match tokio::time::timeout(CONNECT_TIMEOUT, db.signin(credentials)).await {
+        Err(_) => Err(late()),
+        Ok(Err(e)) if e.is_connection() => Err(away(e.message().to_string())),
+        Ok(Err(e)) => Err(TeamError::Credentials {
+            url: url.to_string(),
+            developer: who.to_string(),
+            namespace: namespace.to_string(),
+            database: database.to_string(),
+            message: e.message().to_string(),
+        }),
+        Ok(Ok(_)) => Ok(db),
+    }
+}
+
 /// A statement cancelled because another in its transaction failed.
 fn is_cancelled(error: &surrealdb::Error) -> bool {
     let message = error.message().to_lowercase();
@@ -473,32 +496,11 @@ pub struct Admin {
 
 impl Admin {
     pub async fn connect(url: &str, user: &str, password: &str) -> Result<Admin, TeamError> {
-        let away = |message: String| TeamError::Unreachable {
-            url: url.to_string(),
-            message,
-        };
-        let db = tokio::time::timeout(CONNECT_TIMEOUT, surrealdb::engine::any::connect(url))
-            .await
-            .map_err(|_| away(format!("no answer within {CONNECT_TIMEOUT:?}")))?
-            .map_err(|e| away(e.message().to_string()))?;
-        db.signin(surrealdb::opt::auth::Root {
+        let credentials = surrealdb::opt::auth::Root {
             username: user.to_string(),
             password: password.to_string(),
-        })
-        .await
-        .map_err(|e| {
-            if e.is_connection() {
-                away(e.message().to_string())
-            } else {
-                TeamError::Credentials {
-                    url: url.to_string(),
-                    developer: user.to_string(),
-                    namespace: String::new(),
-                    database: String::new(),
-                    message: e.message().to_string(),
-                }
-            }
-        })?;
+        };
+        let db = sign_in(url, credentials, user, "", "").await?;
         Ok(Admin { db })
     }
 

@@ -122,13 +122,13 @@ fn reqwest_health(port: u16) -> bool {
 
 /// A clone of the shared repository, for one developer, with their own config directory
 /// (where `cairn team add-member --output` put their credentials file).
-struct Clone {
+struct WorkingCopy {
     repo: TestRepo,
     url: String,
     config_home: PathBuf,
 }
 
-impl Clone {
+impl WorkingCopy {
     fn credentials(&self) -> PathBuf {
         self.config_home.join("cairn").join("team.toml")
     }
@@ -170,8 +170,8 @@ impl Clone {
 /// A repository with an `origin` remote, its team set up on `server`, and two clones: Alice's
 /// (ssh remote) and Bob's (https remote).
 struct Team {
-    alice: Clone,
-    bob: Clone,
+    alice: WorkingCopy,
+    bob: WorkingCopy,
     _origin: TestRepo,
     _homes: tempfile::TempDir,
 }
@@ -189,7 +189,7 @@ fn team(server: &Server) -> Team {
             .unwrap();
         assert!(output.status.success(), "{output:?}");
         repo.git(&["remote", "set-url", "origin", remote]);
-        Clone {
+        WorkingCopy {
             repo,
             url: server.url(),
             config_home: homes.path().join(who),
@@ -233,15 +233,33 @@ fn team(server: &Server) -> Team {
     }
 }
 
+/// The password in a credentials file `cairn team add-member` wrote.
+fn password_in(credentials: &Path) -> String {
+    let text = std::fs::read_to_string(credentials).unwrap();
+    let file: toml::Table = toml::from_str(&text).unwrap();
+    file["password"].as_str().unwrap().to_string()
+}
+
+/// cairn's own connection to the team server, as `who` of `clone`.
+fn cairn_server(server: &Server, who: &str, clone: &WorkingCopy) -> cairn::team::remote::Server {
+    cairn::team::remote::Server::new(
+        &server.url(),
+        "acme",
+        "github_com_acme_app",
+        cairn::team::Credentials {
+            developer: who.to_string(),
+            password: cairn::team::Secret::new(password_in(&clone.credentials())),
+        },
+    )
+}
+
 /// A developer's SurrealDB client, signed in as their record user: what a hand-written
 /// client could do with their credentials.
 async fn signed_in(server: &Server, who: &str, credentials: &Path) -> Surreal<Any> {
-    let text = std::fs::read_to_string(credentials).unwrap();
-    let file: toml::Table = toml::from_str(&text).unwrap();
     let db = surrealdb::engine::any::connect(server.url()).await.unwrap();
     let mut params = surrealdb::types::Object::new();
     params.insert("developer", who);
-    params.insert("password", file["password"].as_str().unwrap());
+    params.insert("password", password_in(credentials));
     db.signin(surrealdb::opt::auth::Record {
         namespace: "acme".to_string(),
         database: "github_com_acme_app".to_string(),
@@ -533,17 +551,7 @@ async fn an_entry_sent_twice_is_applied_once() {
     use cairn::team::outbox::{Entry, Row};
     let server = Server::start();
     let team = team(&server);
-    let text = std::fs::read_to_string(team.alice.credentials()).unwrap();
-    let file: toml::Table = toml::from_str(&text).unwrap();
-    let remote = cairn::team::remote::Server::new(
-        &server.url(),
-        "acme",
-        "github_com_acme_app",
-        cairn::team::Credentials {
-            developer: "alice".to_string(),
-            password: cairn::team::Secret::new(file["password"].as_str().unwrap()),
-        },
-    );
+    let remote = cairn_server(&server, "alice", &team.alice);
     let memory = Memory::new(
         "m_00000000000000a1".to_string(),
         MemoryType::Decision,
@@ -712,9 +720,6 @@ async fn an_offline_edit_of_a_memory_a_teammate_changed_keeps_both_texts() {
 async fn an_expired_session_signs_in_again() {
     let server = Server::start();
     let team = team(&server);
-    let text = std::fs::read_to_string(team.alice.credentials()).unwrap();
-    let file: toml::Table = toml::from_str(&text).unwrap();
-    let password = file["password"].as_str().unwrap().to_string();
     // Sessions of one second (cairn's schema gives them 12 hours).
     let root = surrealdb::engine::any::connect(server.url()).await.unwrap();
     root.signin(surrealdb::opt::auth::Root {
@@ -746,15 +751,7 @@ async fn an_expired_session_signs_in_again() {
         .and_then(|r| r.check());
     assert!(expired.is_err(), "the session did not expire: {expired:?}");
 
-    let remote = cairn::team::remote::Server::new(
-        &server.url(),
-        "acme",
-        "github_com_acme_app",
-        cairn::team::Credentials {
-            developer: "alice".to_string(),
-            password: cairn::team::Secret::new(password),
-        },
-    );
+    let remote = cairn_server(&server, "alice", &team.alice);
     remote.changes_since(0).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     remote.changes_since(0).await.unwrap();
