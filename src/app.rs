@@ -85,6 +85,8 @@ pub enum AskError {
     Diff(#[from] review::DiffError),
     #[error(transparent)]
     Git(#[from] review::git::GitError),
+    #[error(transparent)]
+    TooLarge(#[from] review::TooLarge),
     #[error("{0}")]
     Review(String),
 }
@@ -407,7 +409,11 @@ impl Cairn {
             let known: std::collections::HashSet<String> =
                 commits.iter().map(|c| c.id.clone()).collect();
             let max = self.repo.settings.history.max_commits;
-            match Git::open(&self.repo.root).and_then(|git| git.mine(&known, max)) {
+            let root = self.repo.root.clone();
+            let mined = off_runtime(move || Git::open(&root).and_then(|git| git.mine(&known, max)))
+                .await
+                .and_then(|mined| Ok(mined?));
+            match mined {
                 Ok(mined) => {
                     let window: std::collections::HashSet<&str> =
                         mined.window.iter().map(String::as_str).collect();
@@ -422,62 +428,18 @@ impl Cairn {
         history
     }
 
-    /// The change a review request names, with file texts where they can be had.
-    fn changes_for(
-        &self,
-        request: &ReviewRequest,
-    ) -> Result<(Vec<review::FileChange>, String), AskError> {
-        let root = &self.repo.root;
-        if let Some(text) = request.diff.as_deref() {
-            if request.base.is_some() || request.head.is_some() {
-                return Err(AskError::Review(
-                    "pass either `diff` or `base`/`head`, not both".to_string(),
-                ));
-            }
-            let mut changes = review::diff::parse(text)?;
-            let git = if self.repo.is_git {
-                Git::open(root).ok()
-            } else {
-                None
-            };
-            for change in &mut changes {
-                fill_texts(change, root, git.as_ref());
-            }
-            return Ok((changes, "pasted diff".to_string()));
-        }
-        if !self.repo.is_git {
-            return Err(AskError::Review(
-                "not a git repository: pass the change as `diff` (unified diff text)".to_string(),
-            ));
-        }
-        let git = Git::open(root)?;
-        match (request.base.as_deref(), request.head.as_deref()) {
-            (None, None) => Ok((
-                git.worktree_changes(root)?,
-                "HEAD → working tree".to_string(),
-            )),
-            (base, head) => {
-                let head = head.unwrap_or("HEAD");
-                let base = base.map_or_else(|| format!("{head}~1"), str::to_string);
-                Ok((git.changes_between(&base, head)?, format!("{base}..{head}")))
-            }
-        }
-    }
-
     /// The review briefing for a change (DESIGN §6).
     pub async fn review(&self, request: &ReviewRequest) -> Result<ReviewReport, AskError> {
         let (budget, note) = context::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
         let snapshot = self.snapshot().await?;
-        let (changes, label) = self.changes_for(request)?;
+        let (mut analysis, label, empty) = {
+            let (repo, request) = (self.repo.clone(), request.clone());
+            let (graph, access) = (snapshot.graph.clone(), self.access());
+            off_runtime(move || analyse_change(&repo, &request, &graph, &access)).await??
+        };
         let graph = &snapshot.graph;
-        let access = self.access();
-        let scorer = Scorer::new(graph, &access, index::now());
-        let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
-        let root = self.repo.root.clone();
-        let read = move |path: &str| std::fs::read_to_string(root.join(path)).ok();
-        let mut analysis = review::analyse(&changes, graph, &rank, &read);
         analysis.notes.extend(note);
-        if changes.is_empty() {
+        if empty {
             analysis.notes.push(format!("no changes ({label})"));
         }
         let mut extras = briefing::Extras {
@@ -720,7 +682,7 @@ impl Cairn {
                 .notes
                 .push("pass `author` to include the author's profile".to_string());
         }
-        Ok(briefing::render(analysis, extras, budget))
+        off_runtime(move || briefing::render(analysis, extras, budget)).await
     }
 
     /// Records a review's outcome (anchors checked against the graph when there is one).
@@ -806,6 +768,88 @@ pub fn date_of(seconds: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Runs heavy review work (git walks, diffing, parsing, rendering) on the blocking pool, so
+/// the runtime stays free to answer others meanwhile.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, AskError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => AskError::Review(format!("the review stopped: {e}")),
+        })
+}
+
+/// The change a review request names, analysed against the graph: the analysis, what was
+/// compared, and whether nothing changed.
+fn analyse_change(
+    repo: &Repo,
+    request: &ReviewRequest,
+    graph: &Graph,
+    access: &HashMap<String, Access>,
+) -> Result<(review::Analysis, String, bool), AskError> {
+    let (changes, label) = changes_for(repo, request)?;
+    let scorer = Scorer::new(graph, access, index::now());
+    let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
+    let read = |path: &str| std::fs::read_to_string(repo.root.join(path)).ok();
+    let analysis = review::analyse(&changes, graph, &rank, &read);
+    Ok((analysis, label, changes.is_empty()))
+}
+
+/// The change a review request names, with file texts where they can be had; a change larger
+/// than the `[review]` caps is refused before its files are read.
+fn changes_for(
+    repo: &Repo,
+    request: &ReviewRequest,
+) -> Result<(Vec<review::FileChange>, String), AskError> {
+    let root = &repo.root;
+    let caps = repo.settings.review;
+    if let Some(text) = request.diff.as_deref() {
+        if request.base.is_some() || request.head.is_some() {
+            return Err(AskError::Review(
+                "pass either `diff` or `base`/`head`, not both".to_string(),
+            ));
+        }
+        let mut changes = review::diff::parse(text)?;
+        review::check_files(changes.len(), caps.max_files)?;
+        let git = if repo.is_git {
+            Git::open(root).ok()
+        } else {
+            None
+        };
+        for change in &mut changes {
+            fill_texts(change, root, git.as_ref());
+        }
+        return Ok((changes, "pasted diff".to_string()));
+    }
+    if !repo.is_git {
+        return Err(AskError::Review(
+            "not a git repository: pass the change as `diff` (unified diff text)".to_string(),
+        ));
+    }
+    let git = Git::open(root)?;
+    match (request.base.as_deref(), request.head.as_deref()) {
+        (None, None) => Ok((
+            git.worktree_changes(root, caps.max_files)?,
+            "HEAD → working tree".to_string(),
+        )),
+        (base, head) => {
+            let head = head.unwrap_or("HEAD");
+            let base = base.map_or_else(|| format!("{head}~1"), str::to_string);
+            let range = format!("{base}..{head}");
+            if git.commits_between(&base, head, caps.max_commits)? > caps.max_commits {
+                return Err(review::TooLarge::Commits {
+                    range,
+                    cap: caps.max_commits,
+                }
+                .into());
+            }
+            Ok((git.changes_between(&base, head, caps.max_files)?, range))
+        }
+    }
 }
 
 /// Gives a parsed change its texts: the working tree's new side with the old side rebuilt

@@ -187,6 +187,12 @@ pub enum TeamCommand {
         #[arg(long, short = 'o')]
         output: Option<PathBuf>,
     },
+    /// Trust the team server this repository's cairn.toml names ([team] db, repository, org):
+    /// until then cairn refuses to send credentials or memories there. Recorded outside the
+    /// repository (~/.config/cairn/trusted.toml).
+    Trust,
+    /// Take back `cairn team trust` for this repository.
+    Untrust,
     /// Remove a developer (their memories stay).
     RemoveMember { developer: String },
     /// List the developers who can sign in.

@@ -23,6 +23,8 @@ pub struct Settings {
     #[serde(default)]
     pub history: HistorySettings,
     #[serde(default)]
+    pub review: crate::review::ReviewSettings,
+    #[serde(default)]
     pub daemon: DaemonSettings,
     #[serde(default)]
     pub team: crate::team::TeamSettings,

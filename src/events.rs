@@ -4,19 +4,26 @@
 //!
 //! The file is append-only and written without locks: a line under the pipe buffer size is
 //! written by one `write` call on an `O_APPEND` descriptor, so concurrent hooks never
-//! interleave. Readers keep their offset and read only what was appended since.
+//! interleave. At [`rotation::LIMIT`] it rolls over to `events.jsonl.1`, one generation kept.
+//! Readers keep their place and read only what was appended since, a line at a time through
+//! a fixed buffer; after a roll-over they finish the previous generation first.
 
 use std::collections::HashMap;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::graph::score::Access;
+use crate::rotation::{self, identity};
 
 /// Events are tallied per file; a longer line is not an event cairn wrote.
 const MAX_LINE: usize = 4096;
+
+/// How much of the file a tally holds in memory while reading.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,8 +53,12 @@ pub struct Event {
     pub session: Option<String>,
 }
 
-/// Appends `event` to the events file at `path`.
+/// Appends `event` to the events file at `path`, rolling the file over at its size limit.
 pub fn append(path: &Path, event: &Event) -> std::io::Result<()> {
+    append_within(path, event, rotation::LIMIT)
+}
+
+fn append_within(path: &Path, event: &Event, limit: u64) -> std::io::Result<()> {
     let mut line = serde_json::to_string(event)?;
     if line.len() >= MAX_LINE {
         return Err(std::io::Error::new(
@@ -56,26 +67,51 @@ pub fn append(path: &Path, event: &Event) -> std::io::Result<()> {
         ));
     }
     line.push('\n');
-    let mut options = std::fs::OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)?.write_all(line.as_bytes())
+    rotation::append(path, line.as_bytes(), limit)
 }
 
 /// Access per node id, kept up to date by reading what was appended since the last look.
 #[derive(Debug, Default)]
 pub struct Tally {
     path: PathBuf,
-    offset: u64,
-    /// The file read so far (device, inode): another file at the path is read anew.
-    identity: Option<(u64, u64)>,
-    /// An incomplete last line, kept until its end arrives.
+    /// The file being read and how far; another file at the path means it rolled over or was
+    /// replaced.
+    reading: Option<Place>,
+    /// The start of a line whose end has not arrived yet (at most [`MAX_LINE`] bytes).
     partial: Vec<u8>,
+    /// The line being read outgrew [`MAX_LINE`]: it is skipped to its end.
+    skipping: bool,
     access: Arc<HashMap<String, Access>>,
+}
+
+/// Where a tally is: which file (device, inode), its first bytes (an inode can be reused by a
+/// later generation, its first line cannot) and the offset read up to.
+#[derive(Debug, Clone)]
+struct Place {
+    file: Option<(u64, u64)>,
+    head: Vec<u8>,
+    offset: u64,
+}
+
+/// How many of a file's first bytes tell it from another at the same inode.
+const HEAD: usize = 64;
+
+impl Place {
+    /// Whether `file` (with `metadata`) is the one this place is in.
+    fn is_in(&self, file: &mut File, metadata: &std::fs::Metadata) -> std::io::Result<bool> {
+        if self.file.is_none() || self.file != identity(metadata) || self.offset > metadata.len() {
+            return Ok(false);
+        }
+        Ok(first_bytes(file, self.head.len())? == self.head)
+    }
+}
+
+/// Up to `n` of the file's first bytes.
+fn first_bytes(file: &mut File, n: usize) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(n);
+    file.seek(SeekFrom::Start(0))?;
+    file.by_ref().take(n as u64).read_to_end(&mut head)?;
+    Ok(head)
 }
 
 impl Tally {
@@ -98,60 +134,129 @@ impl Tally {
     }
 
     fn catch_up(&mut self) -> std::io::Result<()> {
-        let mut file = std::fs::File::open(&self.path)?;
+        let mut file = File::open(&self.path)?;
         let metadata = file.metadata()?;
-        let len = metadata.len();
-        let identity = identity(&metadata);
-        if len < self.offset || identity != self.identity {
-            self.identity = identity;
-            self.offset = 0;
-            self.partial.clear();
-            self.access = Arc::default();
+        let continues = match &self.reading {
+            Some(at) => at.is_in(&mut file, &metadata)?,
+            None => false,
+        };
+        if !continues {
+            if !self.finish_rolled_over()? {
+                // The first look, or the file was replaced: both generations are read anew.
+                self.access = Arc::default();
+                self.read_previous_generation()?;
+            }
+            self.start(identity(&metadata));
         }
-        if len == self.offset {
+        self.read_on(file, metadata.len())
+    }
+
+    /// Reads the rest of the file this tally was reading if it is now the previous
+    /// generation; says whether it was.
+    fn finish_rolled_over(&mut self) -> std::io::Result<bool> {
+        let Some(at) = &self.reading else {
+            return Ok(false);
+        };
+        let Some(mut previous) = open_if_present(&rotation::previous(&self.path))? else {
+            return Ok(false);
+        };
+        let metadata = previous.metadata()?;
+        if !at.is_in(&mut previous, &metadata)? {
+            return Ok(false);
+        }
+        self.read_on(previous, metadata.len())?;
+        Ok(true)
+    }
+
+    /// Reads the previous generation whole, if there is one.
+    fn read_previous_generation(&mut self) -> std::io::Result<()> {
+        let Some(previous) = open_if_present(&rotation::previous(&self.path))? else {
+            return Ok(());
+        };
+        let metadata = previous.metadata()?;
+        self.start(identity(&metadata));
+        self.read_on(previous, metadata.len())
+    }
+
+    /// Starts reading another file from its beginning (a torn line left by the last one is
+    /// dropped).
+    fn start(&mut self, file: Option<(u64, u64)>) {
+        self.reading = Some(Place {
+            file,
+            head: Vec::new(),
+            offset: 0,
+        });
+        self.partial.clear();
+        self.skipping = false;
+    }
+
+    /// Tallies the complete lines of `file` from where this tally is up to `len`.
+    fn read_on(&mut self, mut file: File, len: u64) -> std::io::Result<()> {
+        let Some(at) = self.reading.as_mut() else {
+            return Ok(());
+        };
+        if len <= at.offset {
             return Ok(());
         }
-        file.seek(SeekFrom::Start(self.offset))?;
-        let mut bytes = std::mem::take(&mut self.partial);
-        file.take(len - self.offset).read_to_end(&mut bytes)?;
-        self.offset = len;
-        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        self.partial = bytes.split_off(complete);
-        if self.partial.len() >= MAX_LINE {
-            // Not a line cairn wrote: skip it rather than hold it.
-            self.partial.clear();
+        if at.head.len() < HEAD {
+            at.head = first_bytes(&mut file, HEAD.min(len as usize))?;
         }
+        file.seek(SeekFrom::Start(at.offset))?;
+        let mut reader = BufReader::with_capacity(READ_BUFFER, file.take(len - at.offset));
         let access = Arc::make_mut(&mut self.access);
-        for line in bytes.split(|&b| b == b'\n') {
-            let Ok(event) = serde_json::from_slice::<Event>(line) else {
-                continue;
-            };
-            if !matches!(
-                event.kind,
-                Kind::Read | Kind::Edit | Kind::Search | Kind::Command
-            ) {
-                continue;
+        loop {
+            let chunk = reader.fill_buf()?;
+            if chunk.is_empty() {
+                return Ok(());
             }
-            for path in &event.paths {
-                let entry = access.entry(path.clone()).or_default();
-                entry.count += 1;
-                entry.last = entry.last.max(event.t);
+            let end = chunk.iter().position(|&b| b == b'\n');
+            let piece = &chunk[..end.unwrap_or(chunk.len())];
+            if !self.skipping {
+                if self.partial.len() + piece.len() > MAX_LINE {
+                    // Not a line cairn wrote: skipped rather than held.
+                    self.skipping = true;
+                    self.partial.clear();
+                } else {
+                    self.partial.extend_from_slice(piece);
+                }
             }
+            if end.is_some() {
+                if !self.skipping {
+                    count(access, &self.partial);
+                }
+                self.partial.clear();
+                self.skipping = false;
+            }
+            let used = end.map_or(chunk.len(), |i| i + 1);
+            reader.consume(used);
+            at.offset += used as u64;
         }
-        Ok(())
     }
 }
 
-fn identity(metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        Some((metadata.dev(), metadata.ino()))
+/// Adds one line's event to the tally, if it is one that counts as access.
+fn count(access: &mut HashMap<String, Access>, line: &[u8]) {
+    let Ok(event) = serde_json::from_slice::<Event>(line) else {
+        return;
+    };
+    if !matches!(
+        event.kind,
+        Kind::Read | Kind::Edit | Kind::Search | Kind::Command
+    ) {
+        return;
     }
-    #[cfg(not(unix))]
-    {
-        let _ = metadata;
-        None
+    for path in event.paths {
+        let entry = access.entry(path).or_default();
+        entry.count += 1;
+        entry.last = entry.last.max(event.t);
+    }
+}
+
+fn open_if_present(path: &Path) -> std::io::Result<Option<File>> {
+    match File::open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -180,6 +285,8 @@ pub fn relative(root: &Path, path: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write as _;
+
     use super::*;
 
     fn event(t: i64, kind: Kind, paths: &[&str]) -> Event {
@@ -267,6 +374,65 @@ mod tests {
                 last: 300
             }
         );
+    }
+
+    #[test]
+    fn the_tally_reads_on_across_a_roll_over_counting_each_event_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let line = serde_json::to_string(&event(1, Kind::Read, &["a.py"])).unwrap();
+        // Room for three events a generation.
+        let limit = 3 * (line.len() as u64 + 1);
+        let mut tally = Tally::new(path.clone());
+        append_within(&path, &event(1, Kind::Read, &["a.py"]), limit).unwrap();
+        assert_eq!(tally.current()["a.py"].count, 1);
+        append_within(&path, &event(2, Kind::Read, &["a.py"]), limit).unwrap();
+        append_within(&path, &event(3, Kind::Read, &["a.py"]), limit).unwrap();
+        // Rolls over: the two events above are still unread in the previous generation.
+        append_within(&path, &event(4, Kind::Edit, &["b.py"]), limit).unwrap();
+        assert!(rotation::previous(&path).exists());
+        let access = tally.current();
+        assert_eq!(access["a.py"], Access { count: 3, last: 3 });
+        assert_eq!(access["b.py"], Access { count: 1, last: 4 });
+        append_within(&path, &event(5, Kind::Edit, &["b.py"]), limit).unwrap();
+        assert_eq!(tally.current()["b.py"], Access { count: 2, last: 5 });
+        // A tally starting now reads both generations to the same counts.
+        assert_eq!(Tally::new(path.clone()).current(), tally.current());
+    }
+
+    #[test]
+    fn a_tally_two_roll_overs_behind_reads_both_generations_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let line = serde_json::to_string(&event(1, Kind::Read, &["a.py"])).unwrap();
+        let limit = line.len() as u64 + 1;
+        let mut tally = Tally::new(path.clone());
+        append_within(&path, &event(1, Kind::Read, &["a.py"]), limit).unwrap();
+        assert_eq!(tally.current()["a.py"].count, 1);
+        for t in 2..=4 {
+            append_within(&path, &event(t, Kind::Read, &["b.py"]), limit).unwrap();
+        }
+        let access = tally.current();
+        assert!(!access.contains_key("a.py"), "{access:?}");
+        assert_eq!(access["b.py"], Access { count: 2, last: 4 });
+    }
+
+    #[test]
+    fn an_over_long_line_is_skipped_without_being_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut file = crate::private::append(&path).unwrap();
+        let mut tally = Tally::new(path.clone());
+        for _ in 0..4 {
+            file.write_all(&[b'x'; MAX_LINE / 2]).unwrap();
+            assert!(tally.current().is_empty());
+            assert!(tally.partial.len() <= MAX_LINE);
+        }
+        assert!(tally.skipping);
+        let line = serde_json::to_string(&event(7, Kind::Read, &["a.py"])).unwrap();
+        writeln!(file, "\n{line}").unwrap();
+        assert_eq!(tally.current()["a.py"], Access { count: 1, last: 7 });
+        assert!(tally.partial.is_empty() && !tally.skipping);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! the running daemon when there is one), which Claude Code adds to the session.
 //!
 //! A hook must never get in the assistant's way: every failure is logged to
-//! `<data dir>/hook.log` and the process still exits 0 with nothing on stdout.
+//! `<data dir>/hook.log` (rolled over at a size limit) and the process still exits 0 with
+//! nothing on stdout.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -142,7 +143,7 @@ pub fn run(repo: Option<&Path>, data_dir: Option<&Path>) -> Option<String> {
 /// Appends the event the input stands for, if any; says whether the session is starting.
 fn record(repo: &Repo, input: &HookInput) -> anyhow::Result<bool> {
     if let Some(event) = event_of(&repo.root, input, crate::index::now()) {
-        std::fs::create_dir_all(&repo.data_dir)?;
+        crate::private::private_dir(&repo.data_dir)?;
         events::append(&files::events_path(&repo.data_dir), &event)
             .context("appending to the event file")?;
     }
@@ -182,16 +183,15 @@ pub async fn handle_in(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<Str
     Ok(Some(cairn.context(None, None).await?.text))
 }
 
+/// Appends the failure to `hook.log` in `dir`, which rolls over at its size limit.
 fn log(dir: &Path, error: &anyhow::Error) {
-    use std::io::Write as _;
     let _ = std::fs::create_dir_all(dir);
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(dir.join("hook.log"))
-    {
-        let _ = writeln!(file, "{} cairn hook: {error:#}", crate::index::now());
-    }
+    let line = format!("{} cairn hook: {error:#}\n", crate::index::now());
+    let _ = crate::rotation::append(
+        &dir.join("hook.log"),
+        line.as_bytes(),
+        crate::rotation::LIMIT,
+    );
 }
 
 #[cfg(test)]

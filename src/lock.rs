@@ -1,7 +1,7 @@
 //! One writer per repository: an exclusive lock on a file in the data directory, held for the
 //! whole of an index run. A second writer waits (up to a limit) and then refuses clearly.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,9 +39,9 @@ pub fn acquire(
         source,
     };
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        crate::private::private_dir(parent).map_err(io)?;
     }
-    let mut file = OpenOptions::new()
+    let mut file = crate::private::options()
         .read(true)
         .write(true)
         .create(true)

@@ -14,6 +14,7 @@ use cairn::index::{self, Report};
 use cli::{Cli, Command, MemoryCommand, TeamCommand};
 
 fn main() -> ExitCode {
+    cairn::private::restrict_new_files();
     let cli = Cli::parse();
     if let Command::Hook = cli.command {
         // Cheap and quiet: no runtime or logging unless the event needs them.
@@ -54,6 +55,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let mut repo = Repo::discover(&start, cli.global.data_dir.as_deref())?;
+    cairn::private::private_dir(&repo.data_dir)
+        .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     if let Some(db) = &cli.global.db {
         repo.use_db(db);
     }
@@ -77,7 +80,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve => {
             #[cfg(unix)]
             if let Some(record) = cairn::daemon::DaemonRecord::running(&repo.data_dir) {
-                match tokio::net::UnixStream::connect(&record.socket).await {
+                let socket = cairn::daemon::files::owned_socket(&record.socket);
+                match async { tokio::net::UnixStream::connect(socket?).await }.await {
                     Ok(stream) => {
                         cairn::daemon::client::relay(stream).await?;
                         return Ok(ExitCode::SUCCESS);
@@ -509,6 +513,26 @@ async fn memory_command(
 }
 
 /// Checks what cairn depends on and says what to do about problems.
+/// Narrows anything in the data directory that others could read; says what it narrowed.
+fn private_data(data_dir: &std::path::Path) -> Result<String, String> {
+    match cairn::private::tighten(data_dir) {
+        Ok(opened) if opened.is_empty() => Ok("private (directories 0700, files 0600)".into()),
+        Ok(opened) => Err(format!(
+            "{} entr{} could be read by others and {} narrowed to 0700/0600: {}",
+            opened.len(),
+            if opened.len() == 1 { "y" } else { "ies" },
+            if opened.len() == 1 { "was" } else { "were" },
+            opened
+                .iter()
+                .take(5)
+                .map(|o| format!("{} ({:o})", o.path.display(), o.mode))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Err(e) => Err(format!("cannot check the modes: {e}")),
+    }
+}
+
 async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
     use cairn::daemon::{client, files};
     let mut problems = 0;
@@ -522,6 +546,7 @@ async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
     let repo = &cairn.repo;
     println!("{}{}", label("repository"), repo.root.display());
     println!("{}{}", label("data"), repo.data_dir.display());
+    report("data files", private_data(&repo.data_dir));
     match cairn.snapshot().await {
         Ok(snapshot) => {
             report(
@@ -807,11 +832,9 @@ async fn team_command(
     use cairn::team;
     // The server's root user, signed in, and this repository's identity on the server.
     let admin = async || -> anyhow::Result<(team::remote::Admin, String, team::Identity)> {
-        let url = team::server_url(&repo.settings.team, db).context(
+        let (url, identity) = team::chosen_server(&repo.root, &repo.settings.team, db)?.context(
             "no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml",
         )?;
-        let url = team::check_url(url)?;
-        let identity = team::repository_identity(&repo.root, &repo.settings.team)?;
         let user = std::env::var(team::ADMIN_USER_ENV).ok();
         let password = std::env::var(team::ADMIN_PASSWORD_ENV).ok();
         let (Some(user), Some(password)) = (user, password) else {
@@ -851,7 +874,7 @@ async fn team_command(
         }
         TeamCommand::AddMember { developer, output } => {
             let developer = cairn::memory::model::developer_id(&developer)?;
-            let (server, _, identity) = admin().await?;
+            let (server, url, identity) = admin().await?;
             let password = team::new_password().context("cannot draw a random password")?;
             server
                 .add_member(
@@ -863,7 +886,7 @@ async fn team_command(
                 .await?;
             match output {
                 Some(path) => {
-                    team::write_credentials(&path, &developer, &password)
+                    team::write_credentials(&path, &url, &developer, &password)
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     eprintln!(
                         "{developer} can sign in to {}: credentials in {} (mode 0600) — hand it over privately; it belongs at {}",
@@ -877,7 +900,7 @@ async fn team_command(
                 }
                 None => {
                     println!(
-                        "developer = {developer:?}\npassword = {:?}",
+                        "server = {url:?}\ndeveloper = {developer:?}\npassword = {:?}",
                         password.expose()
                     );
                 }
@@ -893,6 +916,30 @@ async fn team_command(
                 println!("{developer} removed (their memories stay)");
             } else {
                 println!("{developer} was not a member");
+            }
+        }
+        TeamCommand::Trust => {
+            let (url, _) = team::server_url(&repo.settings.team, None)
+                .context("this repository's cairn.toml names no team server ([team] db)")?;
+            let url = team::check_url(url)?;
+            let identity = team::repository_identity(&repo.root, &repo.settings.team)?;
+            let file = team::trust::trust(&repo.root, &url, &identity)?;
+            println!(
+                "trusted: {} may send your team credentials and memories to {url} as {}/{} (recorded in {})",
+                repo.root.display(),
+                identity.namespace,
+                identity.database,
+                file.display()
+            );
+        }
+        TeamCommand::Untrust => {
+            if team::trust::untrust(&repo.root)? {
+                println!(
+                    "{} is no longer trusted with a team server",
+                    repo.root.display()
+                );
+            } else {
+                println!("{} was not trusted with a team server", repo.root.display());
             }
         }
         TeamCommand::Members => {

@@ -34,28 +34,47 @@ pub fn events_path(data_dir: &Path) -> PathBuf {
 }
 
 /// The token, created (32 random bytes, hex, mode 0600) if there is none yet. A token file
-/// that others can read is tightened to 0600.
+/// that others can read is tightened to 0600. Creation is exclusive: when two processes (an
+/// install and a first daemon start) race, both end up with the one token that landed.
 pub fn ensure_token(data_dir: &Path) -> std::io::Result<String> {
-    std::fs::create_dir_all(data_dir)?;
+    crate::private::private_dir(data_dir)?;
     let path = token_path(data_dir);
-    match std::fs::read_to_string(&path) {
-        Ok(token) if token.trim().len() >= 32 => {
-            restrict(&path)?;
-            return Ok(token.trim().to_string());
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+    if let Some(token) = existing_token(&path)? {
+        return Ok(token);
     }
     let token = random_hex(32)?;
-    let staging = path.with_extension("token.new");
-    {
-        let mut file = private_file(&staging)?;
-        file.write_all(token.as_bytes())?;
-        file.sync_all()?;
+    let mut staging = tempfile::Builder::new()
+        .prefix(".daemon.token.")
+        .tempfile_in(data_dir)?;
+    staging.write_all(token.as_bytes())?;
+    staging.as_file().sync_all()?;
+    match staging.persist_noclobber(&path) {
+        Ok(_) => Ok(token),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+            match existing_token(&path)? {
+                Some(theirs) => Ok(theirs),
+                // A damaged token is there: replace it.
+                None => {
+                    e.file.persist(&path).map_err(|e| e.error)?;
+                    Ok(token)
+                }
+            }
+        }
+        Err(e) => Err(e.error),
     }
-    std::fs::rename(&staging, &path)?;
-    Ok(token)
+}
+
+/// The token at `path` if a whole one is there (tightened to 0600).
+fn existing_token(path: &Path) -> std::io::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(token) if token.trim().len() >= 32 => {
+            restrict(path)?;
+            Ok(Some(token.trim().to_string()))
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The token if one exists.
@@ -150,6 +169,26 @@ impl DaemonRecord {
     }
 }
 
+/// `path` if it is a Unix socket owned by this user: `cairn serve` relays an assistant's
+/// session only to a daemon of the same user, whatever a `daemon.json` says.
+#[cfg(unix)]
+pub fn owned_socket(path: &Path) -> std::io::Result<&Path> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let metadata = std::fs::symlink_metadata(path)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !metadata.file_type().is_socket() {
+        return Err(std::io::Error::other("not a socket"));
+    }
+    if metadata.uid() != me {
+        return Err(std::io::Error::other(format!(
+            "owned by uid {}, not by this user (uid {me})",
+            metadata.uid()
+        )));
+    }
+    Ok(path)
+}
+
 /// Whether another process holds the lock at `path`.
 pub fn is_locked(path: &Path) -> bool {
     match File::open(path) {
@@ -175,6 +214,24 @@ mod tests {
         assert_eq!(mode_of(&token_path(dir.path())), Some(0o600));
         assert_eq!(ensure_token(dir.path()).unwrap(), first);
         assert_eq!(read_token(dir.path()).as_deref(), Some(first.as_str()));
+    }
+
+    #[test]
+    fn racing_creators_share_one_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens: Vec<String> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| ensure_token(dir.path()).unwrap()))
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let on_disk = read_token(dir.path()).unwrap();
+        assert!(
+            tokens.iter().all(|t| *t == on_disk),
+            "{tokens:?} vs {on_disk}"
+        );
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "only the token file is left");
     }
 
     #[cfg(unix)]

@@ -51,6 +51,13 @@ const SHUTDOWN_PATIENCE: Duration = Duration::from_secs(5);
 /// catch-up index.
 const SHUTDOWN_TRIES: usize = 3;
 
+/// How many reports from the writer wait for the loop (it reads them between refreshes; the
+/// writer waits when they are not read).
+const NEWS_QUEUE: usize = 16;
+
+/// How often the daemon looks whether its log has reached its size limit.
+const LOG_CHECK_EVERY: Duration = Duration::from_secs(60);
+
 /// Why the daemon did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -73,7 +80,7 @@ pub async fn run(
     port: Option<u16>,
     ready: impl FnOnce(&DaemonRecord),
 ) -> Result<(), StartError> {
-    std::fs::create_dir_all(&repo.data_dir)
+    crate::private::private_dir(&repo.data_dir)
         .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     let _lock = take_lock(&repo.data_dir)?;
     // A record left by a daemon that died must not send clients to its port or socket.
@@ -103,12 +110,12 @@ pub async fn run(
     );
     trim_heap();
     let cairn = Cairn::resident(repo.clone(), model_dir);
-    let (jobs, job_queue) = mpsc::unbounded_channel();
-    let (news_sender, mut news) = mpsc::unbounded_channel();
+    let jobs = Arc::new(Mailbox::default());
+    let (news_sender, mut news) = mpsc::channel(NEWS_QUEUE);
     let writer = tokio::spawn(writer(
         repo.clone(),
         live.generation(),
-        job_queue,
+        jobs.clone(),
         news_sender,
     ));
     let mut state = State {
@@ -117,14 +124,14 @@ pub async fn run(
         live,
         commit: report.commit.clone(),
         history: crate::app::stored_history(&repo.store_dir()).await.ok(),
-        jobs,
+        jobs: jobs.clone(),
     };
     state.publish().await;
 
-    let (sender, mut events) = mpsc::unbounded_channel();
     let mut filter = watch::Filter::new(&repo);
     let dirs = watch::directories(&repo, &repo.root);
-    let mut watcher = watch::watch(&repo, &dirs, sender).context("cannot watch the repository")?;
+    let (mut watcher, mut events) =
+        watch::watch(&repo, &dirs).context("cannot watch the repository")?;
     tracing::info!(directories = dirs.len(), "watching");
 
     let server = {
@@ -177,6 +184,7 @@ pub async fn run(
     let mut batch = watch::Batch::default();
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
+    let mut log_check = tokio::time::interval(LOG_CHECK_EVERY);
     loop {
         let wake = match first {
             Some(first) => (last + debounce).min(first + MAX_DELAY),
@@ -184,6 +192,7 @@ pub async fn run(
         };
         tokio::select! {
             _ = shutdown.cancelled() => break,
+            _ = log_check.tick() => roll_log_over(&repo.data_dir),
             Some(news) = news.recv() => state.heard(news).await,
             event = events.recv() => {
                 let Some(event) = event else { break };
@@ -231,6 +240,8 @@ pub async fn run(
     }
     // The writer finishes what is queued, then stops.
     drop(state);
+    jobs.close();
+    drop(news);
     if let Err(e) = writer.await {
         tracing::error!("the writer failed: {e}");
     }
@@ -251,7 +262,7 @@ struct State {
     commit: Option<String>,
     history: Option<(Vec<crate::review::history::CommitInfo>, Option<String>)>,
     /// Changes for the writer.
-    jobs: mpsc::UnboundedSender<Job>,
+    jobs: Arc<Mailbox>,
 }
 
 /// Work for the writer: changes to write, and whether to write even if there are none (HEAD
@@ -272,6 +283,62 @@ impl Job {
         self.pending.merge(later.pending);
         self.report = later.report;
         self.force |= later.force;
+    }
+}
+
+/// Jobs on their way to the writer: at most one waits, and later ones are folded into it, so
+/// what waits never grows however long a write takes.
+#[derive(Default)]
+struct Mailbox {
+    slot: std::sync::Mutex<Slot>,
+    ready: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct Slot {
+    job: Option<Job>,
+    closed: bool,
+}
+
+impl Mailbox {
+    /// Leaves a job for the writer, folded into the one waiting if there is one.
+    fn put(&self, job: Job) {
+        let mut slot = self.slot();
+        match slot.job.as_mut() {
+            Some(waiting) => waiting.merge(job),
+            None => slot.job = Some(job),
+        }
+        drop(slot);
+        self.ready.notify_one();
+    }
+
+    /// No more jobs: the writer finishes the one waiting, then stops.
+    fn close(&self) {
+        self.slot().closed = true;
+        self.ready.notify_one();
+    }
+
+    /// The waiting job, if any, and whether more can come.
+    fn try_take(&self) -> (Option<Job>, bool) {
+        let mut slot = self.slot();
+        (slot.job.take(), !slot.closed)
+    }
+
+    /// The next job; `None` once closed with nothing waiting.
+    async fn take(&self) -> Option<Job> {
+        loop {
+            match self.try_take() {
+                (Some(job), _) => return Some(job),
+                (None, false) => return None,
+                (None, true) => self.ready.notified().await,
+            }
+        }
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -351,9 +418,7 @@ impl State {
             force,
             generation,
         };
-        if self.jobs.send(job).is_err() {
-            tracing::error!("the writer stopped; changes stay in memory until restart");
-        }
+        self.jobs.put(job);
     }
 
     async fn heard(&mut self, news: News) {
@@ -401,34 +466,22 @@ impl State {
 /// Writes queued changes one job at a time, folding jobs that queued up meanwhile into one
 /// write. A failed write is kept and retried (newer changes join it); when the queue closes
 /// (shutdown) what is left is tried a few times more.
-async fn writer(
-    repo: Repo,
-    mut expected: u64,
-    mut queue: mpsc::UnboundedReceiver<Job>,
-    news: mpsc::UnboundedSender<News>,
-) {
+async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::Sender<News>) {
     let mut held: Option<Job> = None;
-    let mut open = true;
     let mut failures = 0;
     // After `Stale`, jobs taken against the old view are dropped until the reload's job.
     let mut awaiting_reload = false;
     loop {
         if held.is_none() {
-            match queue.recv().await {
+            match queue.take().await {
                 Some(job) => held = Some(job),
                 None => return,
             }
         }
         let mut job = held.take().expect("a job is held");
-        loop {
-            match queue.try_recv() {
-                Ok(later) => job.merge(later),
-                Err(mpsc::error::TryRecvError::Empty) => break,
-                Err(mpsc::error::TryRecvError::Disconnected) => {
-                    open = false;
-                    break;
-                }
-            }
+        let (later, open) = queue.try_take();
+        if let Some(later) = later {
+            job.merge(later);
         }
         if let Some(generation) = job.generation.take() {
             expected = generation;
@@ -462,15 +515,17 @@ async fn writer(
                 expected = generation;
                 failures = 0;
                 trim_heap();
-                let _ = news.send(News::Written {
-                    commit: report.commit,
-                    history_new: report.history_new,
-                    generation,
-                });
+                let _ = news
+                    .send(News::Written {
+                        commit: report.commit,
+                        history_new: report.history_new,
+                        generation,
+                    })
+                    .await;
             }
             Err(index::WriteError::Stale { .. }) => {
                 awaiting_reload = true;
-                let _ = news.send(News::Stale);
+                let _ = news.send(News::Stale).await;
             }
             Err(index::WriteError::Failed(e)) => {
                 failures += 1;
@@ -486,10 +541,23 @@ async fn writer(
     }
 }
 
+/// Rolls the daemon's log over at its size limit: `daemon.log` in the data directory, where
+/// the installed service sends the daemon's output.
+fn roll_log_over(data_dir: &Path) {
+    #[cfg(unix)]
+    match crate::rotation::roll_own_log(&data_dir.join("daemon.log"), crate::rotation::LIMIT) {
+        Ok(true) => tracing::info!("the log rolled over"),
+        Ok(false) => {}
+        Err(e) => tracing::warn!("cannot roll the log over: {e}"),
+    }
+    #[cfg(not(unix))]
+    let _ = data_dir;
+}
+
 /// Takes the one-daemon-per-repository lock, or says who holds it.
 fn take_lock(data_dir: &Path) -> Result<std::fs::File, StartError> {
     let path = files::lock_path(data_dir);
-    let file = std::fs::OpenOptions::new()
+    let file = crate::private::options()
         .read(true)
         .write(true)
         .create(true)

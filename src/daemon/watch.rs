@@ -5,10 +5,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::Override;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::mpsc;
 
 use crate::config::Repo;
 use crate::index::walk;
@@ -214,16 +217,57 @@ pub fn directories(repo: &Repo, top: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Starts watching `dirs` (each non-recursively) and the git files that move HEAD; events go
-/// to `sender`.
-pub fn watch(
-    repo: &Repo,
-    dirs: &[PathBuf],
-    sender: tokio::sync::mpsc::UnboundedSender<notify::Result<notify::Event>>,
-) -> notify::Result<RecommendedWatcher> {
-    let mut watcher = notify::recommended_watcher(move |event| {
-        let _ = sender.send(event);
-    })?;
+/// How many file-system events wait for the daemon's loop before further ones are dropped
+/// and stand for one rescan.
+pub const QUEUE: usize = 4096;
+
+/// File-system events from the watcher, at most [`QUEUE`] waiting. The watcher's thread never
+/// waits for the loop: when the queue is full, an event is dropped and the loop is given one
+/// rescan instead, which finds whatever the dropped events named.
+pub struct Events {
+    queue: mpsc::Receiver<notify::Result<notify::Event>>,
+    dropped: Arc<AtomicBool>,
+}
+
+impl Events {
+    /// The next event; a rescan when events were dropped since the last call. `None` once
+    /// the watcher is gone.
+    pub async fn recv(&mut self) -> Option<notify::Result<notify::Event>> {
+        if self.dropped.swap(false, Ordering::AcqRel) {
+            return Some(Ok(rescan()));
+        }
+        self.queue.recv().await
+    }
+}
+
+/// An event that asks for a whole walk (as notify's own for lost kernel events).
+fn rescan() -> notify::Event {
+    notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)
+}
+
+/// The sending half of [`Events`], for the watcher's thread.
+fn feed(
+    capacity: usize,
+) -> (
+    impl Fn(notify::Result<notify::Event>) + Send + 'static,
+    Events,
+) {
+    let (sender, queue) = mpsc::channel(capacity);
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    let send = move |event| {
+        if sender.try_send(event).is_err() {
+            flag.store(true, Ordering::Release);
+        }
+    };
+    (send, Events { queue, dropped })
+}
+
+/// Starts watching `dirs` (each non-recursively) and the git files that move HEAD, and returns
+/// the watcher with its events.
+pub fn watch(repo: &Repo, dirs: &[PathBuf]) -> notify::Result<(RecommendedWatcher, Events)> {
+    let (send, events) = feed(QUEUE);
+    let mut watcher = notify::recommended_watcher(send)?;
     for dir in dirs {
         add(&mut watcher, dir);
     }
@@ -237,7 +281,7 @@ pub fn watch(
             tracing::warn!("cannot watch {}: {e}", heads.display());
         }
     }
-    Ok(watcher)
+    Ok((watcher, events))
 }
 
 /// Watches one more directory; one that vanished already is no error.
@@ -315,6 +359,33 @@ mod tests {
         assert!(batch.head_moved);
         assert!(batch.rescan);
         assert_eq!(batch.new_dirs, vec![root.join("pkg")]);
+    }
+
+    #[tokio::test]
+    async fn events_that_do_not_fit_become_one_rescan() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (send, mut events) = feed(2);
+        let write = |name: &str| {
+            Ok(
+                notify::Event::new(EventKind::Modify(notify::event::ModifyKind::Any))
+                    .add_path(root.join(name)),
+            )
+        };
+        for name in ["a.py", "b.py", "c.py", "d.py"] {
+            send(write(name));
+        }
+        let mut filter = Filter::new(&repo(&root));
+        let mut batch = Batch::default();
+        for _ in 0..3 {
+            let event = events.recv().await.unwrap().unwrap();
+            filter.classify(&event, &mut batch);
+        }
+        assert!(batch.rescan);
+        assert_eq!(batch.files.iter().collect::<Vec<_>>(), ["a.py", "b.py"]);
+        send(write("e.py"));
+        let next = events.recv().await.unwrap().unwrap();
+        assert!(!next.need_rescan(), "one rescan for the dropped events");
     }
 
     #[test]

@@ -736,9 +736,7 @@ async fn finish(
                 .map_or(0, |d| d.as_nanos()),
             std::process::id()
         );
-        let temporary = marker.with_extension("tmp");
-        std::fs::write(&temporary, stamp)
-            .and_then(|()| std::fs::rename(&temporary, &marker))
+        crate::private::write_atomic(&marker, stamp.as_bytes())
             .with_context(|| format!("cannot write {}", marker.display()))?;
     }
     if !report.moved.is_empty() {

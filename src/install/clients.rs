@@ -120,6 +120,9 @@ pub(super) struct Target {
     pub client: Option<Client>,
     pub item: Item,
     pub path: PathBuf,
+    /// The directory the file must stay inside, links followed: the repository for project
+    /// files, the client's own config directory for global ones.
+    pub within: PathBuf,
     pub piece: Piece,
 }
 
@@ -127,9 +130,16 @@ pub(super) struct Target {
 pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
     let (repo, home) = (&setup.repo_root, &setup.home);
     let binary = setup.binary.to_string_lossy().into_owned();
+    let codex_dir = home.join(".codex");
+    let windsurf_dir = home.join(".codeium/windsurf");
     let target = |item, path: PathBuf, piece| Target {
         client: Some(client),
         item,
+        within: [&codex_dir, &windsurf_dir]
+            .into_iter()
+            .find(|dir| path.starts_with(dir))
+            .unwrap_or(repo)
+            .clone(),
         path,
         piece,
     };
@@ -179,13 +189,13 @@ pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
         Client::Codex => vec![
             target(
                 Item::McpServer,
-                home.join(".codex/config.toml"),
+                codex_dir.join("config.toml"),
                 Piece::CodexServer(binary.clone()),
             ),
             block(repo.join("AGENTS.md")),
         ],
         Client::Windsurf => vec![
-            server(home.join(".codeium/windsurf/mcp_config.json"), false),
+            server(windsurf_dir.join("mcp_config.json"), false),
             target(
                 Item::Instructions,
                 repo.join(".windsurf/rules/cairn.md"),

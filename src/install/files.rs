@@ -1,5 +1,6 @@
 //! Reading and writing the files install touches: whole-file atomic writes that keep the
-//! file's permissions and write through symlinks, and the directories they needed.
+//! file's permissions, never follow a link and never leave the directory they belong to, and
+//! the directories they needed.
 
 use std::fs;
 use std::io::{ErrorKind, Write};
@@ -26,33 +27,87 @@ pub(super) fn text<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Error> {
     })
 }
 
-/// Replaces the file's contents at once (a symlink's target, keeping the link), creating
-/// the directories it needs; returns those it created, outermost first.
-pub(super) fn write(path: &Path, bytes: &[u8]) -> Result<Vec<PathBuf>, Error> {
+/// Checks that writing `path` cannot land outside `within`: the file is not a symbolic link,
+/// and its resolved path (links in the directories above it followed) stays inside `within`
+/// (resolved the same way). A repository can ship links; cairn never writes through them.
+pub(super) fn confine(path: &Path, within: &Path) -> Result<(), Error> {
+    if let Ok(metadata) = fs::symlink_metadata(path)
+        && metadata.file_type().is_symlink()
+    {
+        return Err(Error::Link {
+            path: path.to_path_buf(),
+            target: fs::read_link(path).unwrap_or_default(),
+        });
+    }
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let (resolved, boundary) = (resolve(parent), resolve(within));
+    if !resolved.starts_with(&boundary) {
+        return Err(Error::Escapes {
+            path: path.to_path_buf(),
+            resolved,
+            within: within.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// `path` with its deepest existing ancestor canonicalised and the rest (which does not exist
+/// yet, so holds no link) appended.
+fn resolve(path: &Path) -> PathBuf {
+    for ancestor in path.ancestors() {
+        if let Ok(real) = fs::canonicalize(ancestor) {
+            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            return real.join(rest);
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Replaces the file's contents at once, creating the directories it needs; returns those it
+/// created, outermost first. The file must stay inside `within` ([`confine`]); the new bytes
+/// go to a randomly named staging file created exclusively (`O_EXCL`, so never through a link
+/// planted there) and renamed over the file, which keeps its permissions.
+pub(super) fn write(path: &Path, bytes: &[u8], within: &Path) -> Result<Vec<PathBuf>, Error> {
     let failed = |source| Error::Write {
         path: path.to_path_buf(),
         source,
     };
-    let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    confine(path, within)?;
     let parent = path.parent().unwrap_or(Path::new("."));
     let created = missing_dirs(parent);
     fs::create_dir_all(parent).map_err(failed)?;
+    // A directory created just now could have been swapped for a link: check again.
+    confine(path, within)?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let staging = parent.join(format!(".{name}.cairn-new"));
-    let result = (|| {
-        let mut file = fs::File::create(&staging)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        if let Ok(metadata) = fs::metadata(&path) {
-            fs::set_permissions(&staging, metadata.permissions())?;
-        }
-        fs::rename(&staging, &path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&staging);
-    }
-    result.map_err(failed)?;
+    let mut staging = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".cairn-new")
+        .tempfile_in(parent)
+        .map_err(failed)?;
+    staging.write_all(bytes).map_err(failed)?;
+    staging.as_file().sync_all().map_err(failed)?;
+    let permissions = match fs::symlink_metadata(path) {
+        Ok(metadata) => metadata.permissions(),
+        Err(_) => new_file_permissions(staging.as_file()).map_err(failed)?,
+    };
+    fs::set_permissions(staging.path(), permissions).map_err(failed)?;
+    staging.persist(path).map_err(|e| failed(e.error))?;
     Ok(created)
+}
+
+/// What a file cairn creates gets: readable by all, as an editor would make it (the staging
+/// file starts private).
+fn new_file_permissions(staging: &fs::File) -> std::io::Result<fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = staging;
+        Ok(fs::Permissions::from_mode(0o644))
+    }
+    #[cfg(not(unix))]
+    {
+        staging.metadata().map(|m| m.permissions())
+    }
 }
 
 /// Writes a file only its owner can read (backups may hold secrets from the configs).
@@ -62,7 +117,7 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         source,
     };
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(failed)?;
+        crate::private::private_dir(parent).map_err(failed)?;
     }
     let mut file = crate::daemon::files::private_file(path).map_err(failed)?;
     file.write_all(bytes).map_err(failed)?;

@@ -79,8 +79,8 @@ impl Manifest {
         };
         let mut json = serde_json::to_string_pretty(&manifest).expect("a manifest serialises");
         json.push('\n');
-        files::write(&path, json.as_bytes())?;
-        Ok(())
+        crate::private::write_atomic(&path, json.as_bytes())
+            .map_err(|source| Error::Write { path, source })
     }
 
     pub fn record(&self, path: &Path) -> Option<&Record> {

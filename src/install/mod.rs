@@ -92,6 +92,31 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A file cairn would write is a symbolic link; cairn never writes through one.
+    #[error(
+        "{} is a symbolic link (to {}): cairn does not write through links, which a repository can ship pointing anywhere; replace it with a regular file, or add cairn's entry by hand",
+        path.display(),
+        target.display()
+    )]
+    Link { path: PathBuf, target: PathBuf },
+    /// A file cairn would write resolves outside the directory it belongs to.
+    #[error(
+        "{} resolves to {}, outside {}: a directory on the way is a link out; cairn writes only inside it",
+        path.display(),
+        resolved.display(),
+        within.display()
+    )]
+    Escapes {
+        path: PathBuf,
+        resolved: PathBuf,
+        within: PathBuf,
+    },
+    /// A path the systemd unit needs holds a character systemd cannot take there.
+    #[error(
+        "{:?} holds a control character (a newline, say), which a systemd unit cannot express in a path; move it to a path without one, or install without --service",
+        path
+    )]
+    ServicePath { path: PathBuf },
     /// `install.json` in the data directory does not parse.
     #[error("the install record {} is unreadable: {message}", path.display())]
     Manifest { path: PathBuf, message: String },
@@ -136,6 +161,8 @@ struct Undo {
     client: Option<Client>,
     item: Item,
     path: PathBuf,
+    /// The directory the file must stay inside.
+    within: PathBuf,
     /// The bytes to leave in the file; `None` deletes it.
     after: Option<Vec<u8>>,
     action: Action,
@@ -162,7 +189,7 @@ fn install_with(
         .flat_map(|&client| clients::targets(setup, client))
         .collect();
     if options.service {
-        targets.push(service::target(setup, manager));
+        targets.push(service::target(setup, manager)?);
     }
     let mut manifest = Manifest::load(&setup.data_dir)?;
     let changes = targets
@@ -221,6 +248,7 @@ fn install_with(
 }
 
 fn plan_change(target: Target) -> Result<Change, Error> {
+    files::confine(&target.path, &target.within)?;
     let before = files::read(&target.path)?;
     let text = before
         .as_deref()
@@ -259,7 +287,7 @@ fn write_change(data_dir: &Path, manifest: &mut Manifest, change: &Change) -> Re
     }
     manifest.prepare(data_dir, &change.target, change.before.as_deref())?;
     manifest.save(data_dir)?;
-    let created = files::write(path, &change.after)?;
+    let created = files::write(path, &change.after, &change.target.within)?;
     let record = manifest.record_mut(path).expect("prepare records the file");
     record.written = hash(&change.after);
     record.created_dirs.extend(created);
@@ -335,10 +363,10 @@ fn uninstall_with(
     }
     let mut created_dirs = Vec::new();
     for undo in undos {
-        if undo.action != Action::Unchanged {
+        if !matches!(undo.action, Action::Unchanged | Action::Kept) {
             match &undo.after {
                 Some(bytes) => {
-                    files::write(&undo.path, bytes)?;
+                    files::write(&undo.path, bytes, &undo.within)?;
                 }
                 None => files::remove(&undo.path)?,
             }
@@ -363,10 +391,13 @@ fn uninstall_with(
 /// How to undo one recorded file: its original bytes back (or the file gone, if cairn created
 /// it) when it is as cairn left it; otherwise only cairn's piece taken out.
 fn plan_undo(setup: &Setup, record: &Record) -> Result<Undo, Error> {
+    let within = boundary(setup, &record.path);
+    files::confine(&record.path, &within)?;
     let undo = |after, action| Undo {
         client: record.client,
         item: record.item,
         path: record.path.clone(),
+        within: within.clone(),
         after,
         action,
         record: Some(record.clone()),
@@ -375,12 +406,12 @@ fn plan_undo(setup: &Setup, record: &Record) -> Result<Undo, Error> {
         return Ok(undo(None, Action::Unchanged));
     };
     let as_left = !record.edited_since && hash(&current) == record.written;
+    if record.kind == Kind::File && !as_left {
+        // A whole file of cairn's that the user changed is theirs now.
+        return Ok(undo(Some(current), Action::Kept));
+    }
     let original = manifest::read_backup(&setup.data_dir, record)?;
-    let (after, action) = match (
-        as_left || record.kind == Kind::File,
-        record.existed,
-        original,
-    ) {
+    let (after, action) = match (as_left, record.existed, original) {
         (true, false, _) => (None, Action::Removed),
         (true, true, Some(original)) => (Some(original), Action::Restored),
         _ => {
@@ -403,6 +434,7 @@ fn plan_undo(setup: &Setup, record: &Record) -> Result<Undo, Error> {
 /// cairn without a manifest). A whole file of cairn's goes only if it is exactly as cairn
 /// writes it.
 fn plan_untracked_undo(setup: &Setup, target: Target) -> Result<Option<Undo>, Error> {
+    files::confine(&target.path, &target.within)?;
     let Some(current) = files::read(&target.path)? else {
         return Ok(None);
     };
@@ -424,10 +456,29 @@ fn plan_untracked_undo(setup: &Setup, target: Target) -> Result<Option<Undo>, Er
         client: target.client,
         item: target.item,
         path: target.path,
+        within: target.within,
         after,
         action,
         record: None,
     }))
+}
+
+/// The directory a recorded file must stay inside: that of the target it was written for
+/// (found among every client's and the service's), else its own directory.
+fn boundary(setup: &Setup, path: &Path) -> PathBuf {
+    Client::ALL
+        .into_iter()
+        .flat_map(|client| clients::targets(setup, client))
+        .find(|target| target.path == path)
+        .map(|target| target.within)
+        .or_else(|| {
+            [Manager::Systemd, Manager::Launchd]
+                .map(|manager| ServiceRecord::new(setup, manager))
+                .into_iter()
+                .find(|service| service.path == path)
+                .map(|service| service.within())
+        })
+        .unwrap_or_else(|| path.parent().unwrap_or(path).to_path_buf())
 }
 
 impl Undo {

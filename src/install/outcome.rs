@@ -67,6 +67,8 @@ pub enum Action {
     Removed,
     /// The file was edited since install: only cairn's entries were taken out.
     Cleaned,
+    /// A file of cairn's own that the user edited since install: left as it is.
+    Kept,
     /// The command ran.
     Ran,
     /// The command was not run; it is for the user to run.
@@ -137,6 +139,8 @@ impl Action {
             (Action::Removed, true) => "would remove",
             (Action::Cleaned, false) => "cleaned",
             (Action::Cleaned, true) => "would clean",
+            (Action::Kept, false) => "kept",
+            (Action::Kept, true) => "would keep",
             (Action::Ran, false) => "ran",
             (Action::Ran, true) => "would run",
             (Action::Manual, _) => "to run",

@@ -11,7 +11,7 @@ use super::clients::Target;
 use super::manifest::hash;
 use super::piece::Piece;
 use super::shell::shell_quote;
-use super::{Item, Setup, files};
+use super::{Error, Item, Setup, files};
 
 const UNIT_TEMPLATE: &str = include_str!("../../install/cairn.service");
 const PLIST_TEMPLATE: &str = include_str!("../../install/cairn.plist");
@@ -82,18 +82,19 @@ pub(super) fn commands(manager: Manager) -> Commands {
 }
 
 /// The service file for this repository.
-pub(super) fn target(setup: &Setup, manager: Manager) -> Target {
+pub(super) fn target(setup: &Setup, manager: Manager) -> Result<Target, Error> {
     let record = ServiceRecord::new(setup, manager);
     let text = match manager {
-        Manager::Systemd => render_unit(setup),
+        Manager::Systemd => render_unit(setup)?,
         Manager::Launchd => render_plist(setup, &record.name),
     };
-    Target {
+    Ok(Target {
         client: None,
         item: Item::Service,
+        within: record.within(),
         path: record.path,
         piece: Piece::File(text),
-    }
+    })
 }
 
 impl ServiceRecord {
@@ -119,6 +120,11 @@ impl ServiceRecord {
             name,
             path,
         }
+    }
+
+    /// The directory the service file must stay inside: the manager's own.
+    pub fn within(&self) -> PathBuf {
+        self.path.parent().unwrap_or(&self.path).to_path_buf()
     }
 
     fn enable_commands(&self) -> Vec<Vec<String>> {
@@ -198,17 +204,16 @@ pub(super) fn service_id(repo: &Path) -> String {
 }
 
 /// The systemd user unit.
-pub(super) fn render_unit(setup: &Setup) -> String {
+pub(super) fn render_unit(setup: &Setup) -> Result<String, Error> {
+    let working_directory = systemd_path(&setup.repo_root)?;
+    let log = systemd_path(&log_path(setup))?;
     let mut exec_start = daemon_args(setup).into_iter();
     let program = systemd_word(&exec_start.next().unwrap_or_default());
     let args = exec_start.map(|arg| systemd_word(&arg.replace('$', "$$")));
-    fill(
+    Ok(fill(
         UNIT_TEMPLATE,
         &[
-            (
-                "description",
-                systemd_specifiers(&setup.repo_root.to_string_lossy()),
-            ),
+            ("description", systemd_description(&setup.repo_root)),
             (
                 "exec_start",
                 std::iter::once(program)
@@ -216,10 +221,10 @@ pub(super) fn render_unit(setup: &Setup) -> String {
                     .collect::<Vec<_>>()
                     .join(" "),
             ),
-            ("working_directory", systemd_path(&setup.repo_root)),
-            ("log", systemd_path(&log_path(setup))),
+            ("working_directory", working_directory),
+            ("log", log),
         ],
-    )
+    ))
 }
 
 /// The launchd agent.
@@ -264,9 +269,10 @@ fn fill(template: &str, values: &[(&str, String)]) -> String {
     text
 }
 
-/// One word of a systemd command line: quoted (C-style escapes) when it holds anything but
-/// plain path characters, with `%` escaped so systemd does not expand it. (`$` is the
-/// caller's: arguments escape it, the program path takes it literally.)
+/// One word of a systemd command line: quoted (C-style escapes, control characters
+/// included) when it holds anything but plain path characters, with `%` escaped so systemd
+/// does not expand it. (`$` is the caller's: arguments escape it, the program path takes it
+/// literally.)
 fn systemd_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -274,15 +280,46 @@ fn systemd_word(word: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || "/._-+:@=,".contains(c));
     let word = systemd_specifiers(word);
     if plain {
-        word
-    } else {
-        format!("\"{}\"", word.replace('\\', r"\\").replace('"', "\\\""))
+        return word;
     }
+    let mut quoted = String::from("\"");
+    for c in word.chars() {
+        match c {
+            '\\' => quoted.push_str(r"\\"),
+            '"' => quoted.push_str("\\\""),
+            '\n' => quoted.push_str(r"\n"),
+            '\t' => quoted.push_str(r"\t"),
+            '\r' => quoted.push_str(r"\r"),
+            c if c.is_ascii_control() => quoted.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
 }
 
-/// A path as a systemd setting takes it (whole line, no quoting): only `%` is special.
-fn systemd_path(path: &Path) -> String {
-    systemd_specifiers(&path.to_string_lossy())
+/// A path as a systemd setting takes it (whole line, no quoting): `%` is escaped; a control
+/// character (a newline would start a new setting) cannot be written at all, so such a path
+/// is refused.
+fn systemd_path(path: &Path) -> Result<String, Error> {
+    let text = path.to_string_lossy();
+    if text.chars().any(char::is_control) {
+        return Err(Error::ServicePath {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(systemd_specifiers(&text))
+}
+
+/// The repository for the unit's description: free text, so control characters become spaces.
+fn systemd_description(root: &Path) -> String {
+    let text: String = root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    systemd_specifiers(text.trim_end_matches('\\'))
 }
 
 fn systemd_specifiers(text: &str) -> String {

@@ -651,7 +651,7 @@ fn awkward_setup() -> Setup {
 
 #[test]
 fn the_systemd_unit_has_what_systemd_needs_and_escapes_paths() {
-    let unit = service::render_unit(&awkward_setup());
+    let unit = service::render_unit(&awkward_setup()).unwrap();
     for line in [
         "Type=simple",
         r#"ExecStart="/home/me/my tools$/cairn" daemon --repo "/home/me/my \"repo\" & $$HOME 100%%" --data-dir "/home/me/.local/share/cairn/repos/<my repo>""#,
@@ -688,7 +688,7 @@ fn systemd_accepts_the_unit() {
     };
     fs::create_dir_all(&setup.repo_root).unwrap();
     let unit = root.join("cairn-test.service");
-    write(&unit, &service::render_unit(&setup));
+    write(&unit, &service::render_unit(&setup).unwrap());
     let output = std::process::Command::new(analyze)
         .arg("verify")
         .arg(&unit)
@@ -868,4 +868,153 @@ fn install_without_clients_takes_the_ones_in_use() {
     assert!(clients.contains(&Some(Client::Codex)));
     assert!(!clients.contains(&Some(Client::Cursor)));
     assert_eq!(actions(&outcome).len(), 3);
+}
+
+/// Property tests: the config edits never panic, and never touch a byte outside cairn's piece
+/// (all they may take away from the user's text is blank space and a separating comma).
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The stretch of `before` that `after` does not keep (between their common prefix and
+    /// suffix).
+    fn taken_away<'a>(before: &'a str, after: &str) -> &'a str {
+        let prefix = before
+            .bytes()
+            .zip(after.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let suffix = before.as_bytes()[prefix..]
+            .iter()
+            .rev()
+            .zip(after.as_bytes()[prefix.min(after.len())..].iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (start, end) = (prefix, before.len() - suffix);
+        let start = (0..=start)
+            .rev()
+            .find(|&i| before.is_char_boundary(i))
+            .unwrap_or(0);
+        let end = (end..=before.len())
+            .find(|&i| before.is_char_boundary(i))
+            .unwrap_or(before.len());
+        &before[start..end]
+    }
+
+    fn only_separators(text: &str) -> bool {
+        text.chars().all(|c| c.is_whitespace() || c == ',')
+    }
+
+    /// Whether `after` keeps every non-blank character of `before`, in order, with nothing
+    /// taken away but separating commas (a one-line object may be laid out again).
+    fn keeps_the_users_text(before: &str, after: &str) -> bool {
+        let squeeze = |text: &str| {
+            text.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+        };
+        only_separators(taken_away(&squeeze(before), &squeeze(after)))
+    }
+
+    /// A JSONC file with other servers, other keys and comments, in varied layouts.
+    fn jsonc_config() -> impl Strategy<Value = String> {
+        let server = ("[a-z]{1,8}", "[a-z/ -]{0,12}", prop::bool::ANY).prop_map(
+            |(name, command, comment)| {
+                let comment = if comment { " /* theirs */" } else { "" };
+                format!("\"{name}x\": {{ \"command\": \"{command}\" }},{comment}")
+            },
+        );
+        (
+            prop::collection::vec(server, 0..4),
+            prop::bool::ANY,
+            "[a-z]{0,6}",
+            prop::sample::select(vec!["\n", "\n  ", " ", "\n\t"]),
+        )
+            .prop_map(|(servers, with_servers, theme, gap)| {
+                let mut text = format!("{{{gap}/* user settings */{gap}\"theme\": \"{theme}\",");
+                if with_servers {
+                    text.push_str(&format!("{gap}\"mcpServers\": {{"));
+                    for server in servers {
+                        text.push_str(&format!("{gap}  {server}"));
+                    }
+                    text.push_str(&format!("{gap}}},"));
+                }
+                text.push_str(&format!("{gap}}}\n"));
+                text
+            })
+    }
+
+    /// A TOML file with other tables, keys and comments.
+    fn toml_config() -> impl Strategy<Value = String> {
+        let table = ("[a-z ]{0,10}", prop::bool::ANY).prop_map(|(value, comment)| {
+            let comment = if comment { "  # theirs" } else { "" };
+            format!("command = \"{value}\"{comment}\n")
+        });
+        (
+            prop::collection::btree_map("[a-z]{1,8}", table, 0..4),
+            "[a-z]{0,6}",
+            prop::bool::ANY,
+        )
+            .prop_map(|(tables, model, blank)| {
+                let gap = if blank { "\n" } else { "" };
+                let mut text = format!("# mine\nmodel = \"{model}\"\n{gap}");
+                for (name, table) in tables {
+                    text.push_str(&format!("[mcp_servers.{name}x]\n{table}"));
+                    text.push_str(gap);
+                }
+                text
+            })
+    }
+
+    fn entry() -> jsonc_parser::cst::CstInputValue {
+        jsonc_parser::cst::CstInputValue::Object(vec![
+            ("command".into(), "/bin/cairn".into()),
+            (
+                "args".into(),
+                jsonc_parser::cst::CstInputValue::Array(vec!["serve".into()]),
+            ),
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn jsonc_edits_keep_every_byte_of_the_users(text in jsonc_config()) {
+            let path = Path::new("mcp.json");
+            let with = jsonc::set_server(path, Some(&text), &entry()).unwrap();
+            prop_assert!(keeps_the_users_text(&text, &with), "{text:?} -> {with:?}");
+            let without = jsonc::remove_server(path, &with).unwrap().text;
+            prop_assert!(!without.contains("/bin/cairn"), "{without:?}");
+            prop_assert!(keeps_the_users_text(&text, &without) || text.contains("mcpServers"));
+        }
+
+        #[test]
+        fn toml_edits_keep_every_byte_of_the_users(text in toml_config()) {
+            let path = Path::new("config.toml");
+            let with = codex::set_server(path, Some(&text), "/bin/cairn").unwrap();
+            prop_assert!(only_separators(taken_away(&text, &with)), "{text:?} -> {with:?}");
+            let without = codex::remove_server(path, &with).unwrap().text;
+            prop_assert_eq!(without.trim_end(), text.trim_end());
+        }
+
+        #[test]
+        fn block_edits_keep_every_byte_of_the_users(text in "\\PC{0,200}") {
+            let path = Path::new("CLAUDE.md");
+            prop_assume!(!text.contains("cairn:begin") && !text.contains("cairn:end"));
+            let with = block::set_block(path, Some(&text), "use cairn").unwrap();
+            prop_assert!(only_separators(taken_away(&text, &with)), "{text:?} -> {with:?}");
+        }
+
+        #[test]
+        fn edits_of_arbitrary_text_never_panic(text in "\\PC{0,300}") {
+            let path = Path::new("any");
+            let _ = jsonc::set_server(path, Some(&text), &entry());
+            let _ = jsonc::remove_server(path, &text);
+            let _ = codex::set_server(path, Some(&text), "/bin/cairn");
+            let _ = codex::remove_server(path, &text);
+            let _ = block::set_block(path, Some(&text), "use cairn");
+            let _ = block::remove_block(path, &text);
+        }
+    }
 }

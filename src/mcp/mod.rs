@@ -117,9 +117,10 @@ pub struct ForgetArgs {
     /// ...and/or of this developer.
     #[serde(default)]
     pub developer: Option<String>,
-    /// A filter only lists its matches unless this is true.
+    /// A filter only lists its matches unless this is the number of memories it matches (as
+    /// the listing said): then it removes them, provided the count is still the same.
     #[serde(default)]
-    pub confirm: bool,
+    pub confirm: Option<usize>,
 }
 
 /// Arguments of `search_project_memory`.
@@ -406,7 +407,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Remove a memory by id, or every memory matching a filter (type/path/developer; lists matches unless confirm=true).",
+        description = "Remove a memory by id, or every memory matching a filter (type/path/developer; lists matches; confirm=N, the number listed, removes them).",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -709,7 +710,7 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
             })
         })
         .collect();
-    if !args.confirm {
+    let Some(confirmed) = args.confirm else {
         let total = matches.len();
         let mut listed = matches;
         listed.truncate(render::LISTED);
@@ -718,8 +719,14 @@ async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, As
             total,
             memories: listed.into_iter().map(render::brief).collect(),
         });
-    }
+    };
     let total = matches.len();
+    if confirmed != total {
+        return Err(memory::MemoryError::Invalid(format!(
+            "confirm={confirmed} but the filter matches {total} memories now: nothing was removed; list them again and confirm with their number"
+        ))
+        .into());
+    }
     let ids: Vec<String> = matches.into_iter().map(|m| m.id).collect();
     let mut removed: Vec<_> = cairn
         .memories

@@ -140,8 +140,8 @@ pub fn forgotten(forgotten: &Forgotten) -> String {
         format!("DELETE: {} memories removed", forgotten.total)
     } else {
         format!(
-            "{} memories match; call again with confirm=true to remove them",
-            forgotten.total
+            "{} memories match; call again with confirm={} to remove them",
+            forgotten.total, forgotten.total
         )
     };
     for memory in &forgotten.memories {

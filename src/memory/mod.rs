@@ -420,10 +420,7 @@ impl Memories {
             if self.marker().is_some_and(|current| current >= seq) {
                 return;
             }
-            let tmp = marker.with_extension(format!("seq.{}.tmp", std::process::id()));
-            let written =
-                std::fs::write(&tmp, seq.to_string()).and_then(|()| std::fs::rename(&tmp, marker));
-            if let Err(e) = written {
+            if let Err(e) = crate::private::write_atomic(marker, seq.to_string().as_bytes()) {
                 tracing::warn!("cannot update {}: {e}", marker.display());
             }
         }
@@ -1146,10 +1143,11 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
         if line.trim().is_empty() {
             continue;
         }
-        let record: ExportRecord = serde_json::from_str(line).map_err(|e| {
+        let mut record: ExportRecord = serde_json::from_str(line).map_err(|e| {
             MemoryError::Invalid(format!("line {}: not a cairn memory: {e}", n + 1))
         })?;
         write::validate_stored(&record.memory)
+            .and_then(|()| model::bound_imported(&mut record.memory))
             .map_err(|e| MemoryError::Invalid(format!("line {}: {e}", n + 1)))?;
         records.push(record);
     }

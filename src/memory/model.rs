@@ -305,6 +305,98 @@ pub const MAX_TITLE_BYTES: usize = 200;
 pub const MAX_ANCHORS: usize = 32;
 /// Longest anchor, in bytes.
 pub const MAX_ANCHOR_BYTES: usize = 512;
+/// Most revisions kept in a memory's history (the first and the latest).
+pub const MAX_HISTORY: usize = 50;
+/// Longest label (org, agent, run, source ref, writer, category, a revision's author), in
+/// bytes.
+pub const MAX_LABEL_BYTES: usize = 200;
+/// Longest note on a revision, in bytes.
+pub const MAX_NOTE_BYTES: usize = 1_024;
+
+/// Holds an imported memory to the limits a write applies: a text, label or anchor over its
+/// limit is refused, naming the memory and the field; what cairn itself lets grow (the
+/// history, a revision's note) is cut the way cairn cuts it.
+pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
+    let too_long = |field: &str, len: usize, max: usize| {
+        MemoryError::Invalid(format!(
+            "memory {}: {field} is {len} bytes; at most {max}",
+            memory.id
+        ))
+    };
+    let check = |field: &str, text: &str, max: usize| {
+        if text.len() > max {
+            return Err(too_long(field, text.len(), max));
+        }
+        Ok(())
+    };
+    check("`title`", &memory.title, MAX_TITLE_BYTES)?;
+    check("`content`", &memory.content, MAX_CONTENT_BYTES)?;
+    let labels = [
+        ("`org`", &memory.org),
+        ("`agent`", &memory.agent),
+        ("`run`", &memory.run),
+        ("`source_ref`", &memory.source_ref),
+        ("`written_by`", &memory.written_by),
+        ("`category`", &memory.category),
+        ("`supersedes`", &memory.supersedes),
+        ("`superseded_by`", &memory.superseded_by),
+    ];
+    for (field, label) in labels {
+        check(field, label.as_deref().unwrap_or_default(), MAX_LABEL_BYTES)?;
+    }
+    let anchors = memory.paths.len() + memory.symbols.len();
+    for (field, list, max) in [
+        ("`paths` and `symbols`", anchors, MAX_ANCHORS),
+        (
+            "`unknown_anchors`",
+            memory.unknown_anchors.len(),
+            MAX_ANCHORS,
+        ),
+        ("`redacted`", memory.redacted.len(), MAX_ANCHORS),
+    ] {
+        if list > max {
+            return Err(MemoryError::Invalid(format!(
+                "memory {}: {field} hold {list} entries; at most {max}",
+                memory.id
+            )));
+        }
+    }
+    for anchor in memory.anchors().chain(&memory.unknown_anchors) {
+        check("an anchor", anchor, MAX_ANCHOR_BYTES)?;
+    }
+    for kind in &memory.redacted {
+        check("`redacted`", kind, MAX_LABEL_BYTES)?;
+    }
+    for (n, revision) in memory.history.iter().enumerate() {
+        let field = |name: &str| format!("`history[{n}].{name}`");
+        check(&field("title"), &revision.title, MAX_TITLE_BYTES)?;
+        check(&field("content"), &revision.content, MAX_CONTENT_BYTES)?;
+        check(
+            &field("by"),
+            revision.by.as_deref().unwrap_or_default(),
+            MAX_LABEL_BYTES,
+        )?;
+    }
+    clip_history(&mut memory.history);
+    Ok(())
+}
+
+/// Keeps the first revision (the original text) and the latest, at most [`MAX_HISTORY`] in
+/// all, and cuts each note to [`MAX_NOTE_BYTES`].
+fn clip_history(history: &mut Vec<Revision>) {
+    if history.len() > MAX_HISTORY {
+        history.drain(1..history.len() + 1 - MAX_HISTORY);
+    }
+    for note in history.iter_mut().filter_map(|r| r.note.as_mut()) {
+        if note.len() > MAX_NOTE_BYTES {
+            let mut end = MAX_NOTE_BYTES;
+            while !note.is_char_boundary(end) {
+                end -= 1;
+            }
+            note.truncate(end);
+        }
+    }
+}
 
 /// Normalises a developer handle: trimmed, without a leading `@`, lowercase.
 pub fn developer_id(raw: &str) -> Result<String, MemoryError> {

@@ -3,7 +3,7 @@
 //! learnings that came with it; rule statistics and author statistics are sums over the
 //! records, so a review recorded twice counts once.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -19,6 +19,9 @@ pub const MAX_FINDINGS: usize = 200;
 pub const MAX_LEARNINGS: usize = 50;
 /// Longest finding message or reason, in bytes.
 const MAX_FINDING_TEXT: usize = 2_000;
+/// Longest finding message or reason in a stored record: room for the markers redaction puts
+/// in place of secrets.
+const MAX_STORED_FINDING_TEXT: usize = 2 * MAX_FINDING_TEXT;
 
 /// A review outcome to record.
 #[derive(Debug, Clone)]
@@ -72,6 +75,7 @@ fn finding_path(raw: &str) -> Result<String> {
 }
 
 fn review_id(raw: &str) -> Result<String> {
+    write::refuse_secret("`review_id`", raw)?;
     let id = raw.trim();
     let valid = !id.is_empty()
         && id.len() <= 100
@@ -85,6 +89,82 @@ fn review_id(raw: &str) -> Result<String> {
             "invalid review_id `{raw}`: up to 100 letters, digits, . _ - : / # !"
         )))
     }
+}
+
+/// A finding as stored: category normalised, file repository-relative, message and reason
+/// at most `limit` bytes and redacted. A category holding a secret is refused (it is an id);
+/// a file holding one is dropped, as a memory's anchors are, and its kinds are added to
+/// `redacted`.
+fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> Result<Finding> {
+    let mut scrub = |text: &str, what: &str| -> Result<String> {
+        if text.len() > limit {
+            return Err(invalid(format!(
+                "a finding's {what} is {} bytes; the limit is {limit}",
+                text.len()
+            )));
+        }
+        let clean = super::secrets::redact(text.trim());
+        redacted.extend(clean.kinds.iter().map(|k| k.to_string()));
+        Ok(clean.text)
+    };
+    let message = scrub(&f.message, "message")?;
+    if message.is_empty() {
+        return Err(invalid("a finding has an empty message"));
+    }
+    let reason = f
+        .reason
+        .as_deref()
+        .map(|r| scrub(r, "reason"))
+        .transpose()?
+        .filter(|r| !r.is_empty());
+    write::refuse_secret("a finding's `category`", &f.category)?;
+    let file = match f.file.as_deref() {
+        Some(raw) => {
+            let kinds = super::secrets::redact(raw).kinds;
+            redacted.extend(kinds.iter().map(|k| k.to_string()));
+            kinds.is_empty().then(|| finding_path(raw)).transpose()?
+        }
+        None => None,
+    };
+    Ok(Finding {
+        category: outcome::normalise_category(&f.category)?,
+        file,
+        line: f.line,
+        message,
+        disposition: f.disposition,
+        reason,
+    })
+}
+
+/// A review record pulled from the team server, checked and scrubbed as `record_review`
+/// checks its input: any member's client can write any record.
+pub(super) fn clean_record(record: ReviewRecord) -> Result<ReviewRecord> {
+    if record.findings.len() > MAX_FINDINGS {
+        return Err(invalid(format!(
+            "{} findings; at most {MAX_FINDINGS} per review",
+            record.findings.len()
+        )));
+    }
+    let id = review_id(&record.id)?;
+    let author = write::person("`author`", &record.author)?;
+    let reviewer = record
+        .reviewer
+        .as_deref()
+        .map(|r| write::person("`reviewer`", r))
+        .transpose()?;
+    let findings = record
+        .findings
+        .into_iter()
+        .map(|f| clean_finding(f, MAX_STORED_FINDING_TEXT, &mut BTreeSet::new()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ReviewRecord {
+        id,
+        author,
+        reviewer,
+        findings,
+        memory: record.memory.filter(|m| model::is_memory_id(m)),
+        ..record
+    })
 }
 
 /// Live rejection patterns of `category` that no guideline update has addressed yet.
@@ -109,12 +189,12 @@ impl Memories {
         input: ReviewInput,
         graph: Option<&crate::graph::Graph>,
     ) -> Result<RecordedReview> {
-        let author = model::developer_id(&input.author)?;
+        let author = write::person("`author`", &input.author)?;
         let reviewer = input
             .reviewer
             .as_deref()
             .filter(|r| !r.trim().is_empty())
-            .map(model::developer_id)
+            .map(|r| write::person("`reviewer`", r))
             .transpose()?;
         if input.findings.len() > MAX_FINDINGS {
             return Err(invalid(format!(
@@ -128,38 +208,12 @@ impl Memories {
                 input.learnings.len()
             )));
         }
-        let mut redacted: Vec<String> = Vec::new();
-        let mut scrub = |text: &str, what: &str| -> Result<String> {
-            if text.len() > MAX_FINDING_TEXT {
-                return Err(invalid(format!(
-                    "a finding's {what} is {} bytes; the limit is {MAX_FINDING_TEXT}",
-                    text.len()
-                )));
-            }
-            let clean = super::secrets::redact(text.trim());
-            redacted.extend(clean.kinds.iter().map(|k| k.to_string()));
-            Ok(clean.text)
-        };
-        let mut findings = Vec::with_capacity(input.findings.len());
-        for f in input.findings {
-            let message = scrub(&f.message, "message")?;
-            if message.is_empty() {
-                return Err(invalid("a finding has an empty message"));
-            }
-            findings.push(Finding {
-                category: outcome::normalise_category(&f.category)?,
-                file: f.file.as_deref().map(finding_path).transpose()?,
-                line: f.line,
-                message,
-                disposition: f.disposition,
-                reason: f
-                    .reason
-                    .as_deref()
-                    .map(|r| scrub(r, "reason"))
-                    .transpose()?
-                    .filter(|r| !r.is_empty()),
-            });
-        }
+        let mut redacted = BTreeSet::new();
+        let findings = input
+            .findings
+            .into_iter()
+            .map(|f| clean_finding(f, MAX_FINDING_TEXT, &mut redacted))
+            .collect::<Result<Vec<_>>>()?;
         let id = match input.review_id.as_deref() {
             Some(raw) => review_id(raw)?,
             None => outcome::derived_id(&author, input.verdict, &findings),
@@ -310,9 +364,7 @@ impl Memories {
             .filter(|s| categories.contains(&s.category.as_str()))
             .collect();
         recorded.author = outcome::author_stats(&author, state.reviews.values());
-        redacted.sort();
-        redacted.dedup();
-        recorded.redacted = redacted;
+        recorded.redacted = redacted.into_iter().collect();
         Ok(recorded)
     }
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::store::{MemoryStore, StoredMemory};
-use super::{Memories, MemoryError, Result, State, store_error};
+use super::{Memories, MemoryError, Result, State, store_error, write};
 use crate::review::outcome::ReviewRecord;
 use crate::team::outbox::{Entry, Row, Tombstone};
 use crate::team::remote::{PRIVATE_KINDS, REPLAY_BATCH};
@@ -123,6 +123,7 @@ impl Memories {
             .max()
             .unwrap_or(state.seq)
             .max(state.seq);
+        let (rows, reviews) = clean_pulled(rows, reviews);
         let mirrored = match store {
             Some(store) => store
                 .write_mirror(&rows, &reviews, head)
@@ -131,7 +132,7 @@ impl Memories {
             // A reader waits only briefly for the local store (`create: false`); the
             // directory is made first so the copy can start.
             None => {
-                let _ = std::fs::create_dir_all(link.mirror_dir());
+                let _ = crate::private::private_dir(&link.mirror_dir());
                 self.with_store(false, async |store| {
                     store
                         .write_mirror(&rows, &reviews, head)
@@ -372,6 +373,65 @@ impl Memories {
     }
 }
 
+/// Rows pulled from the server, checked and scrubbed as imports are: any member's client can
+/// write any row. A row that fails is left out with a warning (the sequence number still
+/// moves past it); the warning never quotes a value that could hold a secret.
+fn clean_pulled(
+    rows: Vec<StoredMemory>,
+    reviews: Vec<ReviewRecord>,
+) -> (Vec<StoredMemory>, Vec<ReviewRecord>) {
+    let rows = rows
+        .into_iter()
+        .filter_map(|mut row| match check_pulled(&row) {
+            Ok(()) => {
+                if !row.forgotten {
+                    write::scrub(&mut row.memory);
+                }
+                Some(row)
+            }
+            Err(e) => {
+                let seq = row.memory.seq;
+                tracing::warn!(
+                    "skipped the shared memory numbered {seq} from the team server: {e}"
+                );
+                None
+            }
+        })
+        .collect();
+    let reviews = reviews
+        .into_iter()
+        .filter_map(|record| {
+            let seq = record.seq;
+            super::reviews::clean_record(record)
+                .inspect_err(|e| {
+                    tracing::warn!(
+                        "skipped the review record numbered {seq} from the team server: {e}"
+                    );
+                })
+                .ok()
+        })
+        .collect();
+    (rows, reviews)
+}
+
+/// A pulled row is a valid memory (a forgotten one only needs its id), and its revision key
+/// holds no secret.
+fn check_pulled(row: &StoredMemory) -> Result<()> {
+    if let Some(rev) = &row.rev {
+        write::refuse_secret("its revision key", rev)?;
+    }
+    if row.forgotten {
+        write::refuse_secret("the id", &row.memory.id)?;
+        if !super::model::is_memory_id(&row.memory.id) {
+            return Err(MemoryError::Invalid(
+                "a forgotten row's id is not a memory id".to_string(),
+            ));
+        }
+        return Ok(());
+    }
+    write::validate_stored(&row.memory)
+}
+
 /// A queued write applied over the state: its rows carry the entry's key as revision, so a
 /// later write of the same memory is based on it and replays in order.
 fn apply_entry(state: &mut State, entry: &Entry) {
@@ -441,4 +501,121 @@ fn jitter() -> u64 {
             .map_or(0, |d| d.subsec_nanos())
             % 17,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{Memory, MemoryType};
+    use crate::review::outcome::{Disposition, Finding, Verdict};
+
+    /// A GitHub token, built at run time so this file does not look like a leak.
+    fn token() -> String {
+        ["gh", "p_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat()
+    }
+
+    fn row(id: &str, edit: impl FnOnce(&mut Memory)) -> StoredMemory {
+        let mut memory = Memory::new(
+            id.to_string(),
+            MemoryType::Decision,
+            "Staging".to_string(),
+            "Staging deploys run at noon.".to_string(),
+            1_700_000_000_000,
+        );
+        memory.seq = 7;
+        edit(&mut memory);
+        StoredMemory {
+            memory,
+            vector: None,
+            forgotten: false,
+            rev: None,
+        }
+    }
+
+    fn record(id: &str, edit: impl FnOnce(&mut ReviewRecord)) -> ReviewRecord {
+        let mut record = ReviewRecord {
+            id: id.to_string(),
+            at: 1_700_000_000_000,
+            author: "bob@example.com".to_string(),
+            reviewer: None,
+            verdict: Verdict::Comment,
+            findings: vec![Finding {
+                category: "security".to_string(),
+                file: Some("src/app.py".to_string()),
+                line: Some(3),
+                message: "the DSN is postgres://app:p@ss/w0rd@db/prod".to_string(),
+                disposition: Disposition::Rejected,
+                reason: Some("SMTP_PASS=Tr0ub4dor&3 is a test value".to_string()),
+            }],
+            memory: None,
+            seq: 7,
+        };
+        edit(&mut record);
+        record
+    }
+
+    #[test]
+    fn pulled_rows_are_scrubbed_and_invalid_ones_skipped() {
+        let rows = vec![
+            row("m_0000000000000001", |m| {
+                m.content = "Staging uses DB_PASSWORD=hunter2 for now.".to_string();
+                m.written_by = Some(format!("bot {}", token()));
+            }),
+            row("m_0000000000000002", |m| m.developer = Some(token())),
+            row("m_0000000000000003", |m| m.category = Some(token())),
+            row("m_0000000000000004", |m| m.content = String::new()),
+            row(&token(), |_| {}),
+            StoredMemory {
+                rev: Some(token()),
+                ..row("m_0000000000000005", |_| {})
+            },
+            StoredMemory {
+                forgotten: true,
+                ..row("m_0000000000000006", |_| {})
+            },
+        ];
+        let (rows, _) = clean_pulled(rows, Vec::new());
+        let ids: Vec<&str> = rows.iter().map(|r| r.memory.id.as_str()).collect();
+        assert_eq!(ids, ["m_0000000000000001", "m_0000000000000006"]);
+        let kept = &rows[0].memory;
+        assert_eq!(
+            kept.content,
+            "Staging uses DB_PASSWORD=[REDACTED:assigned-secret] for now."
+        );
+        assert_eq!(
+            kept.written_by.as_deref(),
+            Some("bot [REDACTED:github-token]")
+        );
+        assert_eq!(kept.redacted, ["assigned-secret", "github-token"]);
+    }
+
+    #[test]
+    fn pulled_review_records_are_scrubbed_and_invalid_ones_skipped() {
+        let reviews = vec![
+            record("PR-1", |_| {}),
+            record("PR-2", |r| r.author = token()),
+            record("PR-3", |r| r.reviewer = Some(token())),
+            record(&format!("PR-4:{}", token()), |_| {}),
+            record("PR-5", |r| r.findings[0].category = token()),
+            record("PR-6", |r| {
+                r.findings[0].file = Some("../etc/passwd".to_string())
+            }),
+            record("PR-7", |r| {
+                r.findings[0].file = Some("config/DB_PASSWORD=hunter2.env".to_string())
+            }),
+        ];
+        let (_, reviews) = clean_pulled(Vec::new(), reviews);
+        let ids: Vec<&str> = reviews.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["PR-1", "PR-7"]);
+        let finding = &reviews[0].findings[0];
+        assert_eq!(
+            finding.message,
+            "the DSN is postgres://app:[REDACTED:url-password]@db/prod"
+        );
+        assert_eq!(
+            finding.reason.as_deref(),
+            Some("SMTP_PASS=[REDACTED:assigned-secret] is a test value")
+        );
+        assert_eq!(reviews[1].findings[0].file, None);
+    }
 }

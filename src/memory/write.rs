@@ -157,6 +157,27 @@ fn label(
     Ok(Some(redact(&value, kinds)))
 }
 
+/// Refuses an identifier that holds a secret. Ids (developers, review ids, categories) are
+/// keys that records are found and counted by, so they are stored as written, never
+/// redacted; the error names the field and the kind of secret, never the value.
+pub(super) fn refuse_secret(what: &str, id: &str) -> Result<(), MemoryError> {
+    let kinds = secrets::redact(id).kinds;
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+    Err(invalid(format!(
+        "{what} looks like a secret ({}): refused, since ids are stored as written and never redacted",
+        kinds.join(", ")
+    )))
+}
+
+/// A person's id (author, reviewer, developer): secret-free, then normalised.
+pub(super) fn person(what: &str, raw: &str) -> Result<String, MemoryError> {
+    refuse_secret(what, raw)?;
+    developer_id(raw)
+}
+
 fn redact(text: &str, kinds: &mut BTreeSet<String>) -> String {
     let redacted = secrets::redact(text);
     kinds.extend(redacted.kinds.iter().map(|k| k.as_str().to_string()));
@@ -213,7 +234,14 @@ pub(super) fn prepare(
             title.trim().len()
         )));
     }
-    let developer = new.developer.as_deref().map(developer_id).transpose()?;
+    let developer = new
+        .developer
+        .as_deref()
+        .map(|d| person("`developer`", d))
+        .transpose()?;
+    if let Some(category) = &new.category {
+        refuse_secret("`category`", category)?;
+    }
     if kind.developer_scoped() && developer.is_none() {
         return Err(invalid(format!(
             "type {kind} belongs to a developer: pass `developer`"
@@ -754,6 +782,7 @@ pub(super) fn scrub(memory: &mut Memory) {
 
 /// Checks an imported memory's shape.
 pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
+    refuse_secret("the id", &memory.id)?;
     if !is_memory_id(&memory.id) {
         return Err(invalid(format!("`{}` is not a memory id", memory.id)));
     }
@@ -769,8 +798,11 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
     if memory.kind.developer_scoped() && memory.developer.is_none() {
         return Err(invalid(format!("type {} needs a developer", memory.kind)));
     }
+    if let Some(category) = &memory.category {
+        refuse_secret("`category`", category)?;
+    }
     if let Some(dev) = &memory.developer
-        && developer_id(dev)? != *dev
+        && person("`developer`", dev)? != *dev
     {
         return Err(invalid(format!(
             "developer `{dev}` is not normalised (lowercase, no leading @)"

@@ -288,7 +288,7 @@ pub fn reconstruct(change: &FileChange, known: &str, known_is_new: bool) -> Opti
         lines.splice(from..to, replacement);
     }
     let mut out = lines.join("\n");
-    if !out.is_empty() {
+    if !lines.is_empty() {
         out.push('\n');
     }
     Some(out)
@@ -531,5 +531,57 @@ index 0000000..7777777
         assert_eq!(reconstruct(&change, new, true).as_deref(), Some(old));
         assert_eq!(reconstruct(&change, old, false).as_deref(), Some(new));
         assert_eq!(reconstruct(&change, "unrelated\n", true), None);
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Lines a unified diff is made of, mixed with noise.
+        fn diff_line() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("diff --git a/x.py b/x.py".to_string()),
+                Just("--- a/x.py".to_string()),
+                Just("+++ b/x.py".to_string()),
+                Just("--- /dev/null".to_string()),
+                Just("rename from a.py".to_string()),
+                Just("Binary files a/x and b/x differ".to_string()),
+                (0u32..5, 0u32..5, 0u32..5, 0u32..5)
+                    .prop_map(|(a, b, c, d)| format!("@@ -{a},{b} +{c},{d} @@")),
+                "[ +-][a-z ]{0,12}",
+                "\\PC{0,24}",
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            #[test]
+            fn parsing_never_panics(lines in prop::collection::vec(diff_line(), 0..40)) {
+                let _ = parse(&lines.join("\n"));
+            }
+
+            #[test]
+            fn parsing_arbitrary_text_never_panics(text in "\\PC{0,400}") {
+                let _ = parse(&text);
+            }
+
+            #[test]
+            fn a_diff_of_two_texts_rebuilds_either_side(
+                old in prop::collection::vec("[a-c]{0,3}", 0..20),
+                new in prop::collection::vec("[a-c]{0,3}", 0..20),
+            ) {
+                let (old, new) = (old.join("\n") + "\n", new.join("\n") + "\n");
+                let change = between(
+                    ChangeKind::Modified,
+                    Some("f.py".into()),
+                    Some("f.py".into()),
+                    Some(old.clone()),
+                    Some(new.clone()),
+                );
+                prop_assert_eq!(reconstruct(&change, &new, true), Some(old.clone()));
+                prop_assert_eq!(reconstruct(&change, &old, false), Some(new));
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use gix::bstr::ByteSlice;
 
+use super::check_files;
 use super::diff::{self, ChangeKind, FileChange};
 use super::history::CommitInfo;
 
@@ -19,6 +20,8 @@ pub enum GitError {
     UnknownRevision(String, String),
     #[error("git: {doing}: {message}")]
     Failed { doing: String, message: String },
+    #[error(transparent)]
+    TooLarge(#[from] super::TooLarge),
 }
 
 fn failed(doing: &str) -> impl Fn(Box<dyn std::error::Error + Send + Sync>) -> GitError + '_ {
@@ -105,8 +108,39 @@ impl Git {
         }
     }
 
-    /// The change from revision `base` to revision `head`, renames detected.
-    pub fn changes_between(&self, base: &str, head: &str) -> Result<Vec<FileChange>, GitError> {
+    /// How many commits `head` has that `base` has not, counted no further than `cap + 1`.
+    pub fn commits_between(&self, base: &str, head: &str, cap: usize) -> Result<usize, GitError> {
+        let walk = git!(
+            self.repo
+                .rev_walk([self.commit_of(head)?])
+                .with_hidden([self.commit_of(base)?])
+                .all(),
+            "walking the range"
+        )?;
+        let mut count = 0;
+        for info in walk.take(cap.saturating_add(1)) {
+            git!(info, "walking the range")?;
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    fn commit_of(&self, rev: &str) -> Result<gix::ObjectId, GitError> {
+        let unknown =
+            |e: &dyn std::fmt::Display| GitError::UnknownRevision(rev.to_string(), e.to_string());
+        let id = self.repo.rev_parse_single(rev).map_err(|e| unknown(&e))?;
+        let object = git!(id.object(), "reading a revision")?;
+        Ok(object.peel_to_commit().map_err(|e| unknown(&e))?.id)
+    }
+
+    /// The change from revision `base` to revision `head`, renames detected; more than
+    /// `max_files` changed files are refused before any is read.
+    pub fn changes_between(
+        &self,
+        base: &str,
+        head: &str,
+        max_files: usize,
+    ) -> Result<Vec<FileChange>, GitError> {
         let old = self.tree_of(base)?;
         let new = self.tree_of(head)?;
         let mut options = gix::diff::Options::default();
@@ -117,6 +151,10 @@ impl Git {
             self.repo
                 .diff_tree_to_tree(Some(&old), Some(&new), Some(options)),
             "comparing trees"
+        )?;
+        check_files(
+            changes.iter().filter(|c| c.entry_mode().is_blob()).count(),
+            max_files,
         )?;
         use gix::object::tree::diff::ChangeDetached as C;
         let mut out = Vec::new();
@@ -189,8 +227,13 @@ impl Git {
     }
 
     /// The change from HEAD to the working tree, staged or not (untracked files left out,
-    /// as `git diff HEAD` does). Files staged as renames are reported as renames.
-    pub fn worktree_changes(&self, root: &Path) -> Result<Vec<FileChange>, GitError> {
+    /// as `git diff HEAD` does). Files staged as renames are reported as renames. More than
+    /// `max_files` changed files are refused before any is read.
+    pub fn worktree_changes(
+        &self,
+        root: &Path,
+        max_files: usize,
+    ) -> Result<Vec<FileChange>, GitError> {
         let status = git!(
             self.repo.status(gix::progress::Discard),
             "reading the status"
@@ -219,6 +262,7 @@ impl Git {
             }
             paths.insert(item.location().to_str_lossy().into_owned());
         }
+        check_files(paths.len().saturating_sub(renames.len()), max_files)?;
         let head_tree = self.repo.head_tree().ok();
         let mut out = Vec::new();
         for path in paths {

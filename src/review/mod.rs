@@ -14,13 +14,71 @@ pub mod outcome;
 use std::collections::{BTreeSet, HashMap};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::context::nearest_dependents;
 use crate::extract::{self, FileExtract, Symbol};
 use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
 use crate::languages::Registry;
 pub use diff::{ChangeKind, DiffError, FileChange};
+
+/// Default cap on the commits of a reviewed `base..head` range: a large pull request has a
+/// few dozen, a release branch a few hundred; `root..HEAD` of a living repository has more.
+pub const DEFAULT_MAX_COMMITS: usize = 500;
+
+/// Default cap on the files of a reviewed change: each is parsed on both sides, and a broad
+/// refactor fits while a whole repository's worth does not.
+pub const DEFAULT_MAX_FILES: usize = 2_000;
+
+/// The `[review]` table of `cairn.toml`: how large a change one review takes on.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewSettings {
+    /// Most commits in a reviewed `base..head` range.
+    #[serde(default = "default_max_commits")]
+    pub max_commits: usize,
+    /// Most changed files in a reviewed change.
+    #[serde(default = "default_max_files")]
+    pub max_files: usize,
+}
+
+impl Default for ReviewSettings {
+    fn default() -> Self {
+        ReviewSettings {
+            max_commits: DEFAULT_MAX_COMMITS,
+            max_files: DEFAULT_MAX_FILES,
+        }
+    }
+}
+
+fn default_max_commits() -> usize {
+    DEFAULT_MAX_COMMITS
+}
+
+fn default_max_files() -> usize {
+    DEFAULT_MAX_FILES
+}
+
+/// A change larger than one review takes on.
+#[derive(Debug, thiserror::Error)]
+pub enum TooLarge {
+    #[error(
+        "{range} holds more than {cap} commits, more than one review takes on: review a shorter range, or raise `max_commits` in the `[review]` table of cairn.toml"
+    )]
+    Commits { range: String, cap: usize },
+    #[error(
+        "the change touches {count} files, more than one review takes on ({cap}): review a smaller change, or raise `max_files` in the `[review]` table of cairn.toml"
+    )]
+    Files { count: usize, cap: usize },
+}
+
+/// Refuses a change of more than `cap` files.
+pub fn check_files(count: usize, cap: usize) -> Result<(), TooLarge> {
+    if count > cap {
+        return Err(TooLarge::Files { count, cap });
+    }
+    Ok(())
+}
 
 /// How a symbol changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

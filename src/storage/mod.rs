@@ -564,14 +564,20 @@ pub(crate) async fn open_engine(dir: &Path) -> Result<Surreal<Db>> {
 
 /// Opens the embedded engine in `dir`, waiting at most `patience` for another process.
 pub(crate) async fn open_engine_within(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
-    std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+    crate::private::private_dir(dir).map_err(|e| StoreError::Open {
         path: dir.to_path_buf(),
         message: e.to_string(),
     })?;
     let started = Instant::now();
     loop {
         match Surreal::new::<SurrealKv>(dir.to_path_buf()).await {
-            Ok(db) => return Ok(db),
+            Ok(db) => {
+                // The engine makes some directories with modes of its own (its log 0750).
+                if let Err(e) = crate::private::tighten(dir) {
+                    tracing::warn!("cannot make {} private: {e}", dir.display());
+                }
+                return Ok(db);
+            }
             Err(e) if is_lock_error(&e) => {
                 if started.elapsed() > patience {
                     return Err(StoreError::Locked {

@@ -5,6 +5,7 @@
 //! - [`remote`] — the server connection, the schema and permissions `cairn team init`
 //!   applies, the idempotent push of writes.
 //! - [`outbox`] — writes kept durably on disk while the server is away, replayed in order.
+//! - [`trust`] — the servers the user trusts a repository's `cairn.toml` to name.
 //!
 //! Locally, a team store keeps the last synced copy of what the server let this developer
 //! read (`<data>/team-<hash>/memory`, same layout as the embedded memory store), so answers
@@ -13,6 +14,7 @@
 pub mod identity;
 pub mod outbox;
 pub mod remote;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use identity::Identity;
+pub use trust::is_trusted;
 
 /// Team-mode failures.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +50,14 @@ pub enum TeamError {
     Query { doing: String, message: String },
     #[error("team configuration: {0}")]
     Config(String),
+    #[error(
+        "this repository's cairn.toml sends team memories to {url} ({namespace}/{database}), a server you have not chosen: cairn signs in only where you send it. Run `cairn team trust` to trust it for this repository, or pass --db / set CAIRN_DB yourself"
+    )]
+    Untrusted {
+        url: String,
+        namespace: String,
+        database: String,
+    },
 }
 
 /// A password that never prints.
@@ -83,7 +94,9 @@ pub const PASSWORD_ENV: &str = "CAIRN_TEAM_PASSWORD";
 pub const ADMIN_USER_ENV: &str = "CAIRN_TEAM_ADMIN_USER";
 pub const ADMIN_PASSWORD_ENV: &str = "CAIRN_TEAM_ADMIN_PASSWORD";
 
-/// The `[team]` table of `cairn.toml`.
+/// The `[team]` table of `cairn.toml`. A repository's own file is not the user's word: a
+/// server named here is used only once the user trusts it ([`trust`]), and credentials go
+/// only to the server they were issued for.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TeamSettings {
@@ -96,8 +109,9 @@ pub struct TeamSettings {
     /// The namespace; default: the owner part of the repository identity.
     #[serde(default)]
     pub org: Option<String>,
-    /// A credentials file (`developer = "…"`, `password = "…"`, mode 0600), `~/…` or
-    /// relative to the repository root; default `~/.config/cairn/team.toml`.
+    /// A credentials file (`server = "…"`, `developer = "…"`, `password = "…"`, mode 0600),
+    /// `~/…` or relative to the repository root; default `~/.config/cairn/team.toml`. Its
+    /// credentials are used only with the server it names.
     #[serde(default)]
     pub credentials: Option<PathBuf>,
 }
@@ -143,32 +157,87 @@ pub fn check_url(url: &str) -> Result<String, TeamError> {
     if authority.is_empty() {
         return Err(TeamError::Config(format!("`{url}` names no host")));
     }
+    if scheme == "ws" && !is_loopback(authority) {
+        return Err(TeamError::Config(format!(
+            "`{url}` is plain ws:// to another machine, which would send the password and every memory unencrypted: use wss:// (ws:// is for 127.0.0.1, ::1 and localhost only)"
+        )));
+    }
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// The team server asked for: `--db` (or `CAIRN_DB`), else `[team] db`; `None` for the
-/// embedded store.
-pub fn server_url<'a>(settings: &'a TeamSettings, db_flag: Option<&'a str>) -> Option<&'a str> {
-    db_flag
-        .filter(|u| !u.trim().is_empty())
-        .or(settings.db.as_deref())
-        .filter(|u| u.trim() != "embedded")
+/// Whether `host[:port]` is this machine.
+fn is_loopback(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Who named the team server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The user: `--db` or `CAIRN_DB`.
+    User,
+    /// The repository's `cairn.toml`, which anyone who wrote the repository chose.
+    Repository,
+}
+
+/// The team server asked for and who asked: `--db` (or `CAIRN_DB`), else `[team] db`; `None`
+/// for the embedded store.
+pub fn server_url<'a>(
+    settings: &'a TeamSettings,
+    db_flag: Option<&'a str>,
+) -> Option<(&'a str, Origin)> {
+    let asked = match db_flag.filter(|u| !u.trim().is_empty()) {
+        Some(url) => (url, Origin::User),
+        None => (settings.db.as_deref()?, Origin::Repository),
+    };
+    (asked.0.trim() != "embedded").then_some(asked)
+}
+
+/// The server to use for the repository at `root`, checked: one the user named, or one the
+/// repository names that the user trusts for it; `None` for the embedded store.
+pub fn chosen_server(
+    root: &Path,
+    settings: &TeamSettings,
+    db_flag: Option<&str>,
+) -> Result<Option<(String, Identity)>, TeamError> {
+    let Some((url, origin)) = server_url(settings, db_flag) else {
+        return Ok(None);
+    };
+    let url = check_url(url)?;
+    let identity = repository_identity(root, settings)?;
+    if origin == Origin::Repository && !is_trusted(root, &url, &identity)? {
+        return Err(TeamError::Untrusted {
+            url,
+            namespace: identity.namespace,
+            database: identity.database,
+        });
+    }
+    Ok(Some((url, identity)))
 }
 
 /// Resolves team mode for the repository at `root` from `--db` (or `CAIRN_DB`) and `[team]`.
 pub fn resolve(root: &Path, settings: &TeamSettings, db_flag: Option<&str>) -> TeamSetup {
-    let Some(url) = server_url(settings, db_flag) else {
-        return TeamSetup::Off;
-    };
-    match resolve_on(root, settings, url) {
-        Ok(config) => TeamSetup::On(Arc::new(config)),
+    match resolve_on(root, settings, db_flag) {
+        Ok(None) => TeamSetup::Off,
+        Ok(Some(config)) => TeamSetup::On(Arc::new(config)),
         Err(error) => TeamSetup::Broken(error.to_string()),
     }
 }
 
-fn resolve_on(root: &Path, settings: &TeamSettings, url: &str) -> Result<TeamConfig, TeamError> {
-    let url = check_url(url)?;
-    let identity = repository_identity(root, settings)?;
+fn resolve_on(
+    root: &Path,
+    settings: &TeamSettings,
+    db_flag: Option<&str>,
+) -> Result<Option<TeamConfig>, TeamError> {
+    let Some((url, identity)) = chosen_server(root, settings, db_flag)? else {
+        return Ok(None);
+    };
     let file = settings
         .credentials
         .as_deref()
@@ -176,12 +245,12 @@ fn resolve_on(root: &Path, settings: &TeamSettings, url: &str) -> Result<TeamCon
             Ok(rest) => dirs::home_dir().unwrap_or_default().join(rest),
             Err(_) => root.join(path),
         });
-    let credentials = credentials(file.as_deref())?;
-    Ok(TeamConfig {
+    let credentials = credentials(file.as_deref(), &url)?;
+    Ok(Some(TeamConfig {
         url,
         identity,
         credentials,
-    })
+    }))
 }
 
 /// The repository's identity on the server: `[team] repository`, else its git remote.
@@ -204,9 +273,10 @@ pub fn default_credentials_file() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("cairn").join("team.toml"))
 }
 
-/// The developer's credentials: the environment, else the credentials file (which must be
-/// readable by its owner only).
-pub fn credentials(file: Option<&Path>) -> Result<Credentials, TeamError> {
+/// The developer's credentials for the server at `url` (one the user chose or trusts): the
+/// environment, else the credentials file, which must be readable by its owner only and name
+/// that server.
+pub fn credentials(file: Option<&Path>, url: &str) -> Result<Credentials, TeamError> {
     let env = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
     match (env(DEVELOPER_ENV), env(PASSWORD_ENV)) {
         (Some(developer), Some(password)) => {
@@ -230,13 +300,23 @@ pub fn credentials(file: Option<&Path>) -> Result<Credentials, TeamError> {
             ))
         })?,
     };
-    read_credentials(&path)
+    let (server, credentials) = read_credentials(&path)?;
+    if server != url {
+        return Err(TeamError::Config(format!(
+            "the credentials in {} are for {server}, not {url}: cairn sends them only to the server they name",
+            path.display()
+        )));
+    }
+    Ok(credentials)
 }
 
-fn read_credentials(path: &Path) -> Result<Credentials, TeamError> {
+/// The server a credentials file names, and its credentials.
+fn read_credentials(path: &Path) -> Result<(String, Credentials), TeamError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
+        #[serde(default)]
+        server: Option<String>,
         developer: String,
         password: String,
     }
@@ -266,23 +346,38 @@ fn read_credentials(path: &Path) -> Result<Credentials, TeamError> {
                 .unwrap_or_default()
         ))
     })?;
-    Ok(Credentials {
+    let server = file.server.ok_or_else(|| {
+        TeamError::Config(format!(
+            "{} does not say which server its credentials are for: add a line `server = \"wss://…\"` (credentials go only to the server they name)",
+            path.display()
+        ))
+    })?;
+    let server = check_url(&server)
+        .map_err(|e| TeamError::Config(format!("the server in {}: {e}", path.display())))?;
+    let credentials = Credentials {
         developer: developer_name(&file.developer)?,
         password: Secret::new(file.password),
-    })
+    };
+    Ok((server, credentials))
 }
 
 fn developer_name(raw: &str) -> Result<String, TeamError> {
     crate::memory::model::developer_id(raw).map_err(|e| TeamError::Config(e.to_string()))
 }
 
-/// Writes a credentials file readable by its owner only.
-pub fn write_credentials(path: &Path, developer: &str, password: &Secret) -> std::io::Result<()> {
+/// Writes a credentials file for `server`, readable by its owner only.
+pub fn write_credentials(
+    path: &Path,
+    server: &str,
+    developer: &str,
+    password: &Secret,
+) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::private::private_dir(dir)?;
     }
     let text = toml::to_string(&serde_json::json!({
+        "server": server,
         "developer": developer,
         "password": password.expose(),
     }))
@@ -409,14 +504,9 @@ impl Link {
                 record.error_at = Some(now);
             }
         }
-        let _ = std::fs::create_dir_all(&self.dir);
-        let tmp = self
-            .sync_path()
-            .with_extension(format!("json.{}.tmp", std::process::id()));
         let written = serde_json::to_vec(&record)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| std::fs::write(&tmp, bytes))
-            .and_then(|()| std::fs::rename(&tmp, self.sync_path()));
+            .and_then(|bytes| crate::private::write_atomic(&self.sync_path(), &bytes));
         if let Err(e) = written {
             tracing::warn!("cannot record the team sync state: {e}");
         }
@@ -444,10 +534,8 @@ impl Link {
         use std::io::Write;
         let mut line = serde_json::to_value(entry).map_err(std::io::Error::other)?;
         line["rejected"] = serde_json::Value::String(reason.to_string());
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.rejected_path())?;
+        crate::private::private_dir(&self.dir)?;
+        let mut file = crate::private::append(&self.rejected_path())?;
         writeln!(file, "{line}")?;
         file.sync_data()
     }
@@ -473,14 +561,39 @@ mod tests {
     }
 
     #[test]
+    fn plain_ws_is_for_this_machine_only() {
+        for local in [
+            "ws://127.0.0.1:8000",
+            "ws://127.8.9.10",
+            "ws://localhost:8000",
+            "ws://[::1]:8000",
+        ] {
+            assert!(check_url(local).is_ok(), "{local}");
+        }
+        for remote in [
+            "ws://cairn.example.com:8000",
+            "ws://10.0.0.5:8000",
+            "ws://[2001:db8::1]:8000",
+            "ws://127.0.0.1.evil.example",
+            "ws://localhost.evil.example",
+        ] {
+            let error = check_url(remote).unwrap_err().to_string();
+            assert!(error.contains("use wss://"), "{remote}: {error}");
+        }
+        assert!(check_url("wss://10.0.0.5:8000").is_ok());
+    }
+
+    #[test]
     fn credentials_files_must_be_private_and_never_echo_the_password() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("team.toml");
-        write_credentials(&path, "alice", &Secret::new("s3cret-pass")).unwrap();
+        let server = "wss://cairn.example.com";
+        write_credentials(&path, server, "alice", &Secret::new("s3cret-pass")).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        let read = read_credentials(&path).unwrap();
+        let (named, read) = read_credentials(&path).unwrap();
+        assert_eq!(named, server);
         assert_eq!(read.developer, "alice");
         assert_eq!(read.password.expose(), "s3cret-pass");
         assert!(!format!("{read:?}").contains("s3cret"));
@@ -488,6 +601,11 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let open = read_credentials(&path).unwrap_err().to_string();
         assert!(open.contains("chmod 600"), "{open}");
+
+        std::fs::write(&path, "developer = \"alice\"\npassword = \"s3cret\"\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let unbound = read_credentials(&path).unwrap_err().to_string();
+        assert!(unbound.contains("which server"), "{unbound}");
 
         std::fs::write(&path, "developer = \"alice\"\npassword = s3cret-unquoted\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();

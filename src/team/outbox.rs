@@ -4,8 +4,8 @@
 //! transaction, so an entry sent twice (the answer was lost, the process died after the
 //! server committed) is applied once.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -113,9 +113,9 @@ impl Outbox {
     /// Runs `f` holding the outbox lock (appends and rewrites of all processes take turns).
     fn locked<T>(&self, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
         if let Some(dir) = self.lock.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::private::private_dir(dir)?;
         }
-        let lock = OpenOptions::new()
+        let lock = crate::private::options()
             .create(true)
             .truncate(false)
             .write(true)
@@ -126,7 +126,9 @@ impl Outbox {
         result
     }
 
-    /// Appends entries and syncs them to disk before returning.
+    /// Appends entries and syncs them to disk before returning. A line left torn by a crash
+    /// mid-append is first moved aside ([`Outbox::torn_path`]), so the new entry starts a line
+    /// of its own and replays.
     pub fn append(&self, entries: &[Entry]) -> std::io::Result<()> {
         let mut text = String::new();
         for entry in entries {
@@ -134,13 +136,46 @@ impl Outbox {
             text.push('\n');
         }
         self.locked(|| {
-            let mut file = OpenOptions::new()
-                .create(true)
+            let mut file = crate::private::options()
+                .read(true)
                 .append(true)
+                .create(true)
                 .open(&self.path)?;
+            self.set_aside_torn_tail(&mut file)?;
             file.write_all(text.as_bytes())?;
             file.sync_data()
         })
+    }
+
+    /// Where fragments of torn lines are kept, one JSON line each with when it was found.
+    pub fn torn_path(&self) -> PathBuf {
+        self.path.with_extension("torn.jsonl")
+    }
+
+    /// Cuts an unfinished last line off the file, keeping it in [`Outbox::torn_path`].
+    fn set_aside_torn_tail(&self, file: &mut File) -> std::io::Result<()> {
+        let length = file.metadata()?.len();
+        let Some(start) = torn_tail_start(file, length)? else {
+            return Ok(());
+        };
+        let mut fragment = Vec::new();
+        file.seek(SeekFrom::Start(start))?;
+        file.take(length - start).read_to_end(&mut fragment)?;
+        let note = serde_json::json!({
+            "found_at": crate::memory::now_ms(),
+            "fragment": String::from_utf8_lossy(&fragment),
+        });
+        let mut torn = crate::private::append(&self.torn_path())?;
+        writeln!(torn, "{note}")?;
+        torn.sync_data()?;
+        tracing::warn!(
+            "the team outbox {} ended in a torn line ({} bytes, from a crash mid-write); it was set aside in {}",
+            self.path.display(),
+            fragment.len(),
+            self.torn_path().display()
+        );
+        file.set_len(start)?;
+        file.sync_data()
     }
 
     /// Every queued entry, oldest first.
@@ -190,13 +225,31 @@ impl Outbox {
                 })
                 .flat_map(|line| [line, "\n"])
                 .collect();
-            let tmp = self.path.with_extension("jsonl.tmp");
-            let mut file = File::create(&tmp)?;
-            file.write_all(kept.as_bytes())?;
-            file.sync_data()?;
-            std::fs::rename(&tmp, &self.path)
+            crate::private::write_atomic(&self.path, kept.as_bytes())
         })
     }
+}
+
+/// Where the unfinished last line of a file of `length` bytes starts; `None` when the file is
+/// empty or ends in a newline.
+fn torn_tail_start(file: &mut File, length: u64) -> std::io::Result<Option<u64>> {
+    const CHUNK: u64 = 64 * 1024;
+    let mut end = length;
+    let mut buffer = Vec::new();
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK);
+        buffer.resize((end - start) as usize, 0);
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buffer)?;
+        if end == length && buffer.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(newline) = buffer.iter().rposition(|&b| b == b'\n') {
+            return Ok(Some(start + newline as u64 + 1));
+        }
+        end = start;
+    }
+    Ok((length > 0).then_some(0))
 }
 
 #[derive(Deserialize)]
@@ -251,10 +304,44 @@ mod tests {
         let outbox = Outbox::new(dir.path());
         let a = entry("a");
         outbox.append(std::slice::from_ref(&a)).unwrap();
-        let mut file = OpenOptions::new().append(true).open(outbox.path()).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(outbox.path())
+            .unwrap();
         file.write_all(b"{\"key\":\"abc\",\"at\":1,\"memo").unwrap();
         let pending = outbox.pending().unwrap();
-        assert_eq!(pending.entries, vec![a]);
+        assert_eq!(pending.entries, vec![a.clone()]);
         assert_eq!(pending.unreadable, 1);
+    }
+
+    #[test]
+    fn the_write_after_a_torn_line_is_kept_and_the_fragment_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::new(dir.path());
+        let (a, b) = (entry("a"), entry("b"));
+        outbox.append(std::slice::from_ref(&a)).unwrap();
+        let fragment = "{\"key\":\"abc\",\"at\":1,\"memo";
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(outbox.path())
+            .unwrap();
+        file.write_all(fragment.as_bytes()).unwrap();
+        outbox.append(std::slice::from_ref(&b)).unwrap();
+        let pending = outbox.pending().unwrap();
+        assert_eq!(pending.entries, vec![a, b]);
+        assert_eq!(pending.unreadable, 0);
+        let torn = std::fs::read_to_string(outbox.torn_path()).unwrap();
+        let note: serde_json::Value = serde_json::from_str(torn.trim()).unwrap();
+        assert_eq!(note["fragment"], fragment);
+    }
+
+    #[test]
+    fn a_file_that_is_one_torn_line_is_cut_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::new(dir.path());
+        std::fs::write(outbox.path(), "x".repeat(200_000)).unwrap();
+        let b = entry("b");
+        outbox.append(std::slice::from_ref(&b)).unwrap();
+        assert_eq!(outbox.pending().unwrap().entries, vec![b]);
     }
 }

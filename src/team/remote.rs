@@ -21,7 +21,7 @@ use crate::review::outcome::ReviewRecord;
 use crate::storage::object;
 
 /// The server schema version `cairn team init` applies.
-pub const TEAM_SCHEMA_VERSION: u32 = 1;
+pub const TEAM_SCHEMA_VERSION: u32 = 2;
 
 /// The record access method developers sign in with.
 pub const ACCESS: &str = "member";
@@ -39,7 +39,9 @@ const RETRY_AFTER: Duration = Duration::from_secs(5);
 pub const REPLAY_BATCH: usize = 100;
 
 /// The schema and permissions `cairn team init` applies (idempotent: every statement
-/// overwrites its definition).
+/// overwrites its definition). What a member cannot do, whatever client they use: read other
+/// developers' private memories, move the write sequence backwards (`memory_meta:head` only
+/// grows), write a row numbered beyond it, or change a review record someone else recorded.
 pub fn schema() -> String {
     let private = PRIVATE_KINDS
         .iter()
@@ -58,12 +60,23 @@ pub fn schema() -> String {
         FOR select WHERE kind NOT IN [{private}] OR developer = record::id($auth) OR shared = true
         FOR create, update WHERE kind NOT IN [{private}] OR developer = record::id($auth)
         FOR delete NONE;
+    DEFINE FIELD OVERWRITE seq ON memory TYPE int
+        ASSERT $value > 0 AND $value <= (SELECT VALUE seq FROM ONLY memory_meta:head);
     DEFINE INDEX OVERWRITE memory_seq ON memory FIELDS seq;
     DEFINE TABLE OVERWRITE review SCHEMALESS PERMISSIONS
-        FOR select, create, update FULL FOR delete NONE;
+        FOR select, create FULL
+        FOR update WHERE recorded_by = NONE OR recorded_by = $auth
+        FOR delete NONE;
+    DEFINE FIELD OVERWRITE recorded_by ON review VALUE $before OR $auth;
+    DEFINE FIELD OVERWRITE seq ON review TYPE int
+        ASSERT $value > 0 AND $value <= (SELECT VALUE seq FROM ONLY memory_meta:head);
     DEFINE INDEX OVERWRITE review_seq ON review FIELDS seq;
     DEFINE TABLE OVERWRITE memory_meta SCHEMALESS PERMISSIONS
-        FOR select, create, update FULL FOR delete NONE;
+        FOR select FULL
+        FOR create, update WHERE id = memory_meta:head
+        FOR delete NONE;
+    DEFINE FIELD OVERWRITE seq ON memory_meta TYPE option<int>
+        ASSERT $before = NONE OR $value >= $before;
     DEFINE TABLE OVERWRITE applied SCHEMALESS PERMISSIONS
         FOR select, create FULL FOR update, delete NONE;
     UPSERT memory_meta:schema SET version = {TEAM_SCHEMA_VERSION};
@@ -98,6 +111,25 @@ FOR $e IN $entries {
 };
 COMMIT TRANSACTION;
 ";
+
+/// What changed after `$after`, up to the head of the write sequence (a row numbered beyond
+/// it was not written by cairn's push).
+const PULL: &str = "
+LET $head = (SELECT VALUE seq FROM memory_meta:head)[0] ?? 0;
+SELECT *, record::id(id) AS key FROM memory WHERE seq > $after AND seq <= $head ORDER BY seq;
+SELECT * OMIT id, recorded_by FROM review WHERE seq > $after AND seq <= $head ORDER BY seq;
+";
+
+/// A pulled row that decodes; one that does not is skipped with a warning, so a bad row any
+/// member's client wrote does not stop everyone's pull (the warning is redacted: decoding
+/// errors quote values).
+fn decoded<T>(row: Result<T, crate::storage::StoreError>) -> Option<T> {
+    row.inspect_err(|e| {
+        let message = crate::memory::secrets::redact(&e.to_string()).text;
+        tracing::warn!("skipped a row from the team server that does not decode: {message}");
+    })
+    .ok()
+}
 
 /// A connection to the team server, made on first use and again after a failure.
 pub struct Server {
@@ -238,18 +270,15 @@ impl Server {
     }
 
     /// Memory rows changed after `after`, and review records, in write order (only what the
-    /// server lets this developer read).
+    /// server lets this developer read). Rows numbered beyond the server's head are left out:
+    /// taking one would move this copy's cursor past writes still to come.
     pub async fn changes_since(
         &self,
         after: u64,
     ) -> Result<(Vec<StoredMemory>, Vec<ReviewRecord>), TeamError> {
         let doing = "reading shared memories";
         let mut response = self
-            .run(
-                doing,
-                &format!("{} {}", store::MEMORIES_SINCE, store::REVIEWS_SINCE),
-                vec![("after", (after as i64).into_value())],
-            )
+            .run(doing, PULL, vec![("after", (after as i64).into_value())])
             .await?;
         let query = |e: surrealdb::Error| TeamError::Query {
             doing: doing.to_string(),
@@ -259,18 +288,17 @@ impl Server {
         if let Some((_, e)) = errors.into_iter().next() {
             return Err(query(e));
         }
-        let rows: Vec<serde_json::Value> = response.take(0).map_err(query)?;
-        let reviews: Vec<serde_json::Value> = response.take(1).map_err(query)?;
-        let decode = |e: crate::storage::StoreError| TeamError::Query {
-            doing: doing.to_string(),
-            message: e.to_string(),
-        };
+        let rows: Vec<serde_json::Value> = response.take(1).map_err(query)?;
+        let reviews: Vec<serde_json::Value> = response.take(2).map_err(query)?;
         let memories = rows
             .into_iter()
-            .map(|row| store::from_row(row, doing))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(decode)?;
-        let reviews = crate::storage::decode(reviews, doing).map_err(decode)?;
+            .filter_map(|row| decoded(store::from_row(row, doing)))
+            .collect();
+        let reviews = reviews
+            .into_iter()
+            .filter_map(|row| decoded(crate::storage::decode(vec![row], doing)))
+            .flatten()
+            .collect();
         Ok((memories, reviews))
     }
 

@@ -10,5 +10,6 @@ mod install;
 mod mcp;
 mod memory;
 mod review;
+mod security;
 mod support;
 mod team;

@@ -410,7 +410,31 @@ async fn memory_tools_over_stdio() {
     );
 
     let listed = call(&client, "forget", json!({"type": "risk_module"})).await;
-    assert!(text(&listed).contains("confirm=true"), "{}", text(&listed));
+    let count: usize = text(&listed)
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", text(&listed)));
+    assert!(
+        text(&listed).contains(&format!("confirm={count}")),
+        "{}",
+        text(&listed)
+    );
+    // A filter removes only the number of memories the caller saw listed.
+    let miscounted = call(
+        &client,
+        "forget",
+        json!({"type": "risk_module", "confirm": count + 1}),
+    )
+    .await;
+    assert_eq!(miscounted.is_error, Some(true));
+    assert!(
+        text(&miscounted).contains("nothing was removed"),
+        "{}",
+        text(&miscounted)
+    );
+    let still = call(&client, "forget", json!({"type": "risk_module"})).await;
+    assert_eq!(text(&still), text(&listed));
     let gone = call(&client, "forget", json!({"id": id})).await;
     assert!(text(&gone).contains("DELETE"), "{}", text(&gone));
     let after = call(

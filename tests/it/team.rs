@@ -17,7 +17,7 @@ use surrealdb::engine::any::Any;
 use crate::mcp::{call, text};
 use crate::support::TestRepo;
 
-const ROOT_PASSWORD: &str = "root-pass-for-tests";
+pub(crate) const ROOT_PASSWORD: &str = "root-pass-for-tests";
 
 /// The test server binary, next to the cairn binary under test.
 fn surreal_binary() -> PathBuf {
@@ -32,14 +32,14 @@ fn surreal_binary() -> PathBuf {
 }
 
 /// A SurrealDB server on loopback, storing in a directory so it can be killed and restarted.
-struct Server {
-    port: u16,
+pub(crate) struct Server {
+    pub(crate) port: u16,
     dir: tempfile::TempDir,
     child: Option<Child>,
 }
 
 impl Server {
-    fn start() -> Server {
+    pub(crate) fn start() -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -54,7 +54,7 @@ impl Server {
         server
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("ws://127.0.0.1:{}", self.port)
     }
 
@@ -122,18 +122,18 @@ fn reqwest_health(port: u16) -> bool {
 
 /// A clone of the shared repository, for one developer, with their own config directory
 /// (where `cairn team add-member --output` put their credentials file).
-struct WorkingCopy {
-    repo: TestRepo,
-    url: String,
-    config_home: PathBuf,
+pub(crate) struct WorkingCopy {
+    pub(crate) repo: TestRepo,
+    pub(crate) url: String,
+    pub(crate) config_home: PathBuf,
 }
 
 impl WorkingCopy {
-    fn credentials(&self) -> PathBuf {
+    pub(crate) fn credentials(&self) -> PathBuf {
         self.config_home.join("cairn").join("team.toml")
     }
 
-    fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut command = self.repo.cairn_command(self.repo.data_dir());
         command
             .arg("--db")
@@ -145,11 +145,11 @@ impl WorkingCopy {
         command
     }
 
-    fn cairn(&self, args: &[&str]) -> Output {
+    pub(crate) fn cairn(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let output = self.cairn(args);
         assert!(
             output.status.success(),
@@ -160,7 +160,7 @@ impl WorkingCopy {
         String::from_utf8(output.stdout).unwrap()
     }
 
-    fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         let mut all = args.to_vec();
         all.push("--json");
         serde_json::from_str(&self.ok(&all)).unwrap()
@@ -169,14 +169,14 @@ impl WorkingCopy {
 
 /// A repository with an `origin` remote, its team set up on `server`, and two clones: Alice's
 /// (ssh remote) and Bob's (https remote).
-struct Team {
-    alice: WorkingCopy,
-    bob: WorkingCopy,
+pub(crate) struct Team {
+    pub(crate) alice: WorkingCopy,
+    pub(crate) bob: WorkingCopy,
     _origin: TestRepo,
     _homes: tempfile::TempDir,
 }
 
-fn team(server: &Server) -> Team {
+pub(crate) fn team(server: &Server) -> Team {
     let origin = TestRepo::with_fixture("mixed");
     let homes = tempfile::tempdir().unwrap();
     let clone = |remote: &str, who: &str| {
@@ -234,7 +234,7 @@ fn team(server: &Server) -> Team {
 }
 
 /// The password in a credentials file `cairn team add-member` wrote.
-fn password_in(credentials: &Path) -> String {
+pub(crate) fn password_in(credentials: &Path) -> String {
     let text = std::fs::read_to_string(credentials).unwrap();
     let file: toml::Table = toml::from_str(&text).unwrap();
     file["password"].as_str().unwrap().to_string()
@@ -255,7 +255,7 @@ fn cairn_server(server: &Server, who: &str, clone: &WorkingCopy) -> cairn::team:
 
 /// A developer's SurrealDB client, signed in as their record user: what a hand-written
 /// client could do with their credentials.
-async fn signed_in(server: &Server, who: &str, credentials: &Path) -> Surreal<Any> {
+pub(crate) async fn signed_in(server: &Server, who: &str, credentials: &Path) -> Surreal<Any> {
     let db = surrealdb::engine::any::connect(server.url()).await.unwrap();
     let mut params = surrealdb::types::Object::new();
     params.insert("developer", who);
@@ -275,7 +275,7 @@ async fn signed_in(server: &Server, who: &str, credentials: &Path) -> Surreal<An
     db
 }
 
-async fn rows(db: &Surreal<Any>, query: &str) -> Vec<Value> {
+pub(crate) async fn rows(db: &Surreal<Any>, query: &str) -> Vec<Value> {
     let mut response = db.query(query).await.unwrap();
     // An error is not an empty answer: privacy checks must not pass on a failed query.
     let rows: Vec<Value> = response.take(0).unwrap_or_else(|e| panic!("{query}: {e}"));
