@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use super::index::{Filter, SearchIndex};
 use super::model::{
-    Event, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_TITLE_BYTES, Memory, MemoryError,
-    MemoryType, Revision, Source, developer_id, is_memory_id,
+    Event, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY, MAX_LABEL_BYTES,
+    MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Source, developer_id, is_memory_id,
 };
 use super::{now_ms, secrets, text};
 use crate::graph::Graph;
@@ -35,10 +35,6 @@ const SAME_REWORDED: f64 = 0.85;
 const CONTRADICTS: f64 = 0.9;
 /// The rarest terms of a write that look for its near-duplicates.
 const DEDUP_TERMS: usize = 8;
-/// Most revisions kept per memory.
-const MAX_HISTORY: usize = 50;
-/// Longest optional label (org, agent, run, source ref, writer).
-const MAX_LABEL_BYTES: usize = 200;
 
 /// A learning to store.
 #[derive(Debug, Clone, Default)]

@@ -379,7 +379,7 @@ fn hook(repo: &TestRepo, event: &Value) -> (bool, String) {
     )
 }
 
-fn frequency_of(repo: &TestRepo, path: &str) -> f64 {
+pub(crate) fn frequency_of(repo: &TestRepo, path: &str) -> f64 {
     let report: Value = serde_json::from_str(&repo.cairn_ok(&["expand", path, "--json"])).unwrap();
     report["score"]["frequency"]
         .as_f64()

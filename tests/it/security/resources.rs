@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::daemon::{Daemon, http_client};
+use crate::daemon::{Daemon, frequency_of, http_client};
 use crate::mcp::{call, connect, text};
 use crate::support::TestRepo;
 
@@ -123,13 +123,6 @@ fn hook_event(tool: &str, path: &str) -> Value {
         "tool_name": tool,
         "tool_input": {"file_path": path},
     })
-}
-
-fn frequency_of(repo: &TestRepo, path: &str) -> f64 {
-    let report: Value = serde_json::from_str(&repo.cairn_ok(&["expand", path, "--json"])).unwrap();
-    report["score"]["frequency"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("no frequency in {report}"))
 }
 
 #[test]
