@@ -5,7 +5,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars");
+    // Read at run time, not baked in with env!: the compiled build script is reused when the
+    // same checkout moves (CI clones elsewhere into a shared target directory).
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest).join("grammars");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     for dir in std::fs::read_dir(&root).expect("grammars/ exists") {
