@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::score::Access;
-use crate::rotation::{self, identity};
+use crate::fsutil::rotation::{self, identity};
 
 /// Events are tallied per file; a longer line is not an event cairn wrote.
 const MAX_LINE: usize = 4096;
@@ -421,7 +421,7 @@ mod tests {
     fn an_over_long_line_is_skipped_without_being_held() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
-        let mut file = crate::private::append(&path).unwrap();
+        let mut file = crate::fsutil::append(&path).unwrap();
         let mut tally = Tally::new(path.clone());
         for _ in 0..4 {
             file.write_all(&[b'x'; MAX_LINE / 2]).unwrap();

@@ -143,7 +143,7 @@ pub fn run(repo: Option<&Path>, data_dir: Option<&Path>) -> Option<String> {
 /// Appends the event the input stands for, if any; says whether the session is starting.
 fn record(repo: &Repo, input: &HookInput) -> anyhow::Result<bool> {
     if let Some(event) = event_of(&repo.root, input, crate::index::now()) {
-        crate::private::private_dir(&repo.data_dir)?;
+        crate::fsutil::private_dir(&repo.data_dir)?;
         events::append(&files::events_path(&repo.data_dir), &event)
             .context("appending to the event file")?;
     }
@@ -187,10 +187,10 @@ pub async fn handle_in(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<Str
 fn log(dir: &Path, error: &anyhow::Error) {
     let _ = std::fs::create_dir_all(dir);
     let line = format!("{} cairn hook: {error:#}\n", crate::index::now());
-    let _ = crate::rotation::append(
+    let _ = crate::fsutil::rotation::append(
         &dir.join("hook.log"),
         line.as_bytes(),
-        crate::rotation::LIMIT,
+        crate::fsutil::rotation::LIMIT,
     );
 }
 

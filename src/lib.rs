@@ -2,11 +2,13 @@
 //! served over MCP.
 
 pub mod app;
+pub mod clock;
 pub mod config;
 pub mod context;
 pub mod daemon;
 pub mod events;
 pub mod extract;
+pub mod fsutil;
 pub mod graph;
 pub mod hook;
 pub mod index;
@@ -15,9 +17,11 @@ pub mod languages;
 pub mod lock;
 pub mod mcp;
 pub mod memory;
-pub mod private;
 pub mod review;
-pub mod rotation;
 pub mod storage;
 pub mod team;
 pub mod tokens;
+
+// Former paths, kept while the layout settles.
+pub use fsutil as private;
+pub use fsutil::rotation;

@@ -39,9 +39,9 @@ pub fn acquire(
         source,
     };
     if let Some(parent) = path.parent() {
-        crate::private::private_dir(parent).map_err(io)?;
+        crate::fsutil::private_dir(parent).map_err(io)?;
     }
-    let mut file = crate::private::options()
+    let mut file = crate::fsutil::options()
         .read(true)
         .write(true)
         .create(true)

@@ -2,11 +2,13 @@
 //! record of a running daemon (pid, port, socket), and the lock that keeps it one per
 //! repository.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::fsutil::{mode_of, private_file, random_hex, restrict};
 
 /// The bearer token HTTP clients present (`Authorization: Bearer …`).
 pub fn token_path(data_dir: &Path) -> PathBuf {
@@ -37,7 +39,7 @@ pub fn events_path(data_dir: &Path) -> PathBuf {
 /// that others can read is tightened to 0600. Creation is exclusive: when two processes (an
 /// install and a first daemon start) race, both end up with the one token that landed.
 pub fn ensure_token(data_dir: &Path) -> std::io::Result<String> {
-    crate::private::private_dir(data_dir)?;
+    crate::fsutil::private_dir(data_dir)?;
     let path = token_path(data_dir);
     if let Some(token) = existing_token(&path)? {
         return Ok(token);
@@ -82,56 +84,6 @@ pub fn read_token(data_dir: &Path) -> Option<String> {
     let token = std::fs::read_to_string(token_path(data_dir)).ok()?;
     let token = token.trim();
     (!token.is_empty()).then(|| token.to_string())
-}
-
-/// Creates (truncating) a file only its owner can read and write.
-pub fn private_file(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options.open(path)?;
-    restrict(path)?;
-    Ok(file)
-}
-
-/// Sets mode 0600 (a no-op off Unix).
-pub fn restrict(path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
-        if mode != 0o600 {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-        }
-    }
-    Ok(())
-}
-
-/// The permission bits of `path` (Unix), for `cairn doctor`.
-pub fn mode_of(path: &Path) -> Option<u32> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(path)
-            .ok()
-            .map(|m| m.permissions().mode() & 0o777)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
-}
-
-/// `bytes` random bytes from the OS, as hex.
-pub fn random_hex(bytes: usize) -> std::io::Result<String> {
-    let mut buffer = vec![0u8; bytes];
-    File::open("/dev/urandom")?.read_exact(&mut buffer)?;
-    Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// What a running daemon writes about itself.

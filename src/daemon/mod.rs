@@ -80,7 +80,7 @@ pub async fn run(
     port: Option<u16>,
     ready: impl FnOnce(&DaemonRecord),
 ) -> Result<(), StartError> {
-    crate::private::private_dir(&repo.data_dir)
+    crate::fsutil::private_dir(&repo.data_dir)
         .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     let _lock = take_lock(&repo.data_dir)?;
     // A record left by a daemon that died must not send clients to its port or socket.
@@ -545,7 +545,7 @@ async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::
 /// the installed service sends the daemon's output.
 fn roll_log_over(data_dir: &Path) {
     #[cfg(unix)]
-    match crate::rotation::roll_own_log(&data_dir.join("daemon.log"), crate::rotation::LIMIT) {
+    match crate::fsutil::rotation::roll_own_log(&data_dir.join("daemon.log"), crate::fsutil::rotation::LIMIT) {
         Ok(true) => tracing::info!("the log rolled over"),
         Ok(false) => {}
         Err(e) => tracing::warn!("cannot roll the log over: {e}"),
@@ -557,7 +557,7 @@ fn roll_log_over(data_dir: &Path) {
 /// Takes the one-daemon-per-repository lock, or says who holds it.
 fn take_lock(data_dir: &Path) -> Result<std::fs::File, StartError> {
     let path = files::lock_path(data_dir);
-    let file = crate::private::options()
+    let file = crate::fsutil::options()
         .read(true)
         .write(true)
         .create(true)

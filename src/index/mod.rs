@@ -736,7 +736,7 @@ async fn finish(
                 .map_or(0, |d| d.as_nanos()),
             std::process::id()
         );
-        crate::private::write_atomic(&marker, stamp.as_bytes())
+        crate::fsutil::write_atomic(&marker, stamp.as_bytes())
             .with_context(|| format!("cannot write {}", marker.display()))?;
     }
     if !report.moved.is_empty() {
@@ -859,9 +859,4 @@ pub fn head_commit(root: &std::path::Path) -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
-/// Seconds since the epoch.
-pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
+pub use crate::clock::now;

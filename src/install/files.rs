@@ -117,7 +117,7 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         source,
     };
     if let Some(parent) = path.parent() {
-        crate::private::private_dir(parent).map_err(failed)?;
+        crate::fsutil::private_dir(parent).map_err(failed)?;
     }
     let mut file = crate::daemon::files::private_file(path).map_err(failed)?;
     file.write_all(bytes).map_err(failed)?;

@@ -79,7 +79,7 @@ impl Manifest {
         };
         let mut json = serde_json::to_string_pretty(&manifest).expect("a manifest serialises");
         json.push('\n');
-        crate::private::write_atomic(&path, json.as_bytes())
+        crate::fsutil::write_atomic(&path, json.as_bytes())
             .map_err(|source| Error::Write { path, source })
     }
 

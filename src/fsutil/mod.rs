@@ -1,8 +1,13 @@
-//! Files only the user can read: cairn's data directories are 0700 and the files in them 0600,
-//! set by cairn itself rather than left to the user's umask (the stores hold every memory and
-//! review, the token opens the daemon).
+//! File helpers for the whole crate. Above all, files only the user can read: cairn's data
+//! directories are 0700 and the files in them 0600, set by cairn itself rather than left to
+//! the user's umask (the stores hold every memory and review, the token opens the daemon).
+//!
+//! - [`rotation`] — append-only files that roll over at a size limit.
 
-use std::io::Write;
+pub mod rotation;
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Mode of cairn's data directories.
@@ -183,3 +188,54 @@ mod tests {
         assert_eq!(mode(&log), 0o600);
     }
 }
+
+/// Creates (truncating) a file only its owner can read and write.
+pub fn private_file(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path)?;
+    restrict(path)?;
+    Ok(file)
+}
+
+/// Sets mode 0600 (a no-op off Unix).
+pub fn restrict(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        if mode != 0o600 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
+}
+
+/// The permission bits of `path` (Unix), for `cairn doctor`.
+pub fn mode_of(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// `bytes` random bytes from the OS, as hex.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut buffer = vec![0u8; bytes];
+    File::open("/dev/urandom")?.read_exact(&mut buffer)?;
+    Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())
+}
+

@@ -21,7 +21,7 @@ pub fn previous(path: &Path) -> PathBuf {
 /// Appends `bytes` to `path` in one `write` (the file created 0600), first rolling the file
 /// over when it has reached `limit`.
 pub fn append(path: &Path, bytes: &[u8], limit: u64) -> std::io::Result<()> {
-    let mut file = crate::private::append(path)?;
+    let mut file = crate::fsutil::append(path)?;
     if file.metadata()?.len() >= limit {
         file = roll_over(path, file)?;
     }
@@ -37,7 +37,7 @@ fn roll_over(path: &Path, full: File) -> std::io::Result<File> {
         std::fs::rename(path, previous(path))?;
     }
     drop(full);
-    crate::private::append(path)
+    crate::fsutil::append(path)
 }
 
 /// Whether `file` is the file at `path`.
@@ -89,7 +89,7 @@ pub fn roll_own_log(path: &Path, limit: u64) -> std::io::Result<bool> {
         return Ok(false);
     }
     std::fs::rename(path, previous(path))?;
-    let fresh = crate::private::append(path)?;
+    let fresh = crate::fsutil::append(path)?;
     for fd in ours {
         // SAFETY: dup2 makes `fd` (this process's stdout or stderr, open all along) another
         // descriptor of `fresh`; it touches no memory.
