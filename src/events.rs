@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::graph::score::Access;
 use crate::fsutil::rotation::{self, identity};
+use crate::graph::score::Access;
 
 /// Events are tallied per file; a longer line is not an event cairn wrote.
 const MAX_LINE: usize = 4096;

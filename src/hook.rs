@@ -17,6 +17,7 @@ use serde::Deserialize;
 use crate::app::Cairn;
 use crate::config::Repo;
 use crate::daemon::files;
+use crate::datadir::DataDir;
 use crate::events::{self, Event, Kind};
 
 /// Hook events larger than this are not Claude Code's.
@@ -142,9 +143,9 @@ pub fn run(repo: Option<&Path>, data_dir: Option<&Path>) -> Option<String> {
 
 /// Appends the event the input stands for, if any; says whether the session is starting.
 fn record(repo: &Repo, input: &HookInput) -> anyhow::Result<bool> {
-    if let Some(event) = event_of(&repo.root, input, crate::index::now()) {
+    if let Some(event) = event_of(&repo.root, input, crate::clock::now()) {
         crate::fsutil::private_dir(&repo.data_dir)?;
-        events::append(&files::events_path(&repo.data_dir), &event)
+        events::append(&DataDir::at(&repo.data_dir).events(), &event)
             .context("appending to the event file")?;
     }
     Ok(input.is_session_start())
@@ -186,9 +187,9 @@ pub async fn handle_in(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<Str
 /// Appends the failure to `hook.log` in `dir`, which rolls over at its size limit.
 fn log(dir: &Path, error: &anyhow::Error) {
     let _ = std::fs::create_dir_all(dir);
-    let line = format!("{} cairn hook: {error:#}\n", crate::index::now());
+    let line = format!("{} cairn hook: {error:#}\n", crate::clock::now());
     let _ = crate::fsutil::rotation::append(
-        &dir.join("hook.log"),
+        &DataDir::at(dir).hook_log(),
         line.as_bytes(),
         crate::fsutil::rotation::LIMIT,
     );

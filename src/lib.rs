@@ -6,6 +6,7 @@ pub mod clock;
 pub mod config;
 pub mod context;
 pub mod daemon;
+pub mod datadir;
 pub mod events;
 pub mod extract;
 pub mod fsutil;

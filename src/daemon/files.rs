@@ -10,29 +10,16 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::fsutil::{mode_of, private_file, random_hex, restrict};
 
-/// The bearer token HTTP clients present (`Authorization: Bearer …`).
+use crate::datadir::DataDir;
+
+/// The token file (kept for callers of the former path; use [`DataDir::token`]).
 pub fn token_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("daemon.token")
+    DataDir::at(data_dir).token()
 }
 
-/// Where a running daemon says how to reach it.
-pub fn record_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("daemon.json")
-}
-
-/// Held by the running daemon for its whole life.
-pub fn lock_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("daemon.lock")
-}
-
-/// The Unix socket `cairn serve` relays stdio through when a daemon runs.
-pub fn socket_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("daemon.sock")
-}
-
-/// The append-only file of assistant events written by `cairn hook`.
+/// The events file (kept for callers of the former path; use [`DataDir::events`]).
 pub fn events_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("events.jsonl")
+    DataDir::at(data_dir).events()
 }
 
 /// The token, created (32 random bytes, hex, mode 0600) if there is none yet. A token file
@@ -40,7 +27,7 @@ pub fn events_path(data_dir: &Path) -> PathBuf {
 /// install and a first daemon start) race, both end up with the one token that landed.
 pub fn ensure_token(data_dir: &Path) -> std::io::Result<String> {
     crate::fsutil::private_dir(data_dir)?;
-    let path = token_path(data_dir);
+    let path = DataDir::at(data_dir).token();
     if let Some(token) = existing_token(&path)? {
         return Ok(token);
     }
@@ -81,7 +68,7 @@ fn existing_token(path: &Path) -> std::io::Result<Option<String>> {
 
 /// The token if one exists.
 pub fn read_token(data_dir: &Path) -> Option<String> {
-    let token = std::fs::read_to_string(token_path(data_dir)).ok()?;
+    let token = std::fs::read_to_string(DataDir::at(data_dir).token()).ok()?;
     let token = token.trim();
     (!token.is_empty()).then(|| token.to_string())
 }
@@ -102,7 +89,7 @@ pub struct DaemonRecord {
 
 impl DaemonRecord {
     pub fn write(&self, data_dir: &Path) -> std::io::Result<()> {
-        let path = record_path(data_dir);
+        let path = DataDir::at(data_dir).daemon_record();
         let staging = path.with_extension("json.new");
         {
             let mut file = private_file(&staging)?;
@@ -115,9 +102,9 @@ impl DaemonRecord {
     /// The record of the daemon running now for this data directory, if one is: the record
     /// exists and its lock is held.
     pub fn running(data_dir: &Path) -> Option<DaemonRecord> {
-        let text = std::fs::read_to_string(record_path(data_dir)).ok()?;
+        let text = std::fs::read_to_string(DataDir::at(data_dir).daemon_record()).ok()?;
         let record: DaemonRecord = serde_json::from_str(&text).ok()?;
-        is_locked(&lock_path(data_dir)).then_some(record)
+        is_locked(&DataDir::at(data_dir).daemon_lock()).then_some(record)
     }
 }
 

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{Cairn, Snapshot};
 use crate::config::Repo;
+use crate::datadir::DataDir;
 use crate::index::{self, Live};
 
 pub use files::{DaemonRecord, ensure_token, read_token};
@@ -84,8 +85,8 @@ pub async fn run(
         .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     let _lock = take_lock(&repo.data_dir)?;
     // A record left by a daemon that died must not send clients to its port or socket.
-    let _ = std::fs::remove_file(files::record_path(&repo.data_dir));
-    let _ = std::fs::remove_file(files::socket_path(&repo.data_dir));
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).socket());
     let token = ensure_token(&repo.data_dir).context("cannot create the bearer token")?;
     let port = port.unwrap_or(repo.settings.daemon.port);
     let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
@@ -146,7 +147,7 @@ pub async fn run(
             }
         })
     };
-    let socket = files::socket_path(&repo.data_dir);
+    let socket = DataDir::at(&repo.data_dir).socket();
     let relay = serve_socket(&socket, cairn.clone(), shutdown.clone());
     // Team mode: queued writes are replayed and teammates' writes pulled without waiting
     // for a question.
@@ -228,7 +229,7 @@ pub async fn run(
         }
     }
     tracing::info!("shutting down");
-    let _ = std::fs::remove_file(files::record_path(&repo.data_dir));
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     drop(watcher);
     shutdown.cancel();
     let _ = server.await;
@@ -249,7 +250,7 @@ pub async fn run(
         tracing::warn!("writing memory read statistics failed: {e}");
     }
     cairn.memories.close().await;
-    let _ = std::fs::remove_file(files::record_path(&repo.data_dir));
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(&socket);
     Ok(())
 }
@@ -545,7 +546,10 @@ async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::
 /// the installed service sends the daemon's output.
 fn roll_log_over(data_dir: &Path) {
     #[cfg(unix)]
-    match crate::fsutil::rotation::roll_own_log(&data_dir.join("daemon.log"), crate::fsutil::rotation::LIMIT) {
+    match crate::fsutil::rotation::roll_own_log(
+        &DataDir::at(data_dir).daemon_log(),
+        crate::fsutil::rotation::LIMIT,
+    ) {
         Ok(true) => tracing::info!("the log rolled over"),
         Ok(false) => {}
         Err(e) => tracing::warn!("cannot roll the log over: {e}"),
@@ -556,7 +560,7 @@ fn roll_log_over(data_dir: &Path) {
 
 /// Takes the one-daemon-per-repository lock, or says who holds it.
 fn take_lock(data_dir: &Path) -> Result<std::fs::File, StartError> {
-    let path = files::lock_path(data_dir);
+    let path = DataDir::at(data_dir).daemon_lock();
     let file = crate::fsutil::options()
         .read(true)
         .write(true)
@@ -567,7 +571,7 @@ fn take_lock(data_dir: &Path) -> Result<std::fs::File, StartError> {
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
-            match std::fs::read_to_string(files::record_path(data_dir))
+            match std::fs::read_to_string(DataDir::at(data_dir).daemon_record())
                 .ok()
                 .and_then(|text| serde_json::from_str::<DaemonRecord>(&text).ok())
             {

@@ -238,4 +238,3 @@ pub fn random_hex(bytes: usize) -> std::io::Result<String> {
     File::open("/dev/urandom")?.read_exact(&mut buffer)?;
     Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())
 }
-

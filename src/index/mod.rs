@@ -727,7 +727,7 @@ async fn finish(
     }
     store.close().await;
     let report = report?;
-    let marker = crate::app::generation_path(repo);
+    let marker = crate::datadir::DataDir::at(&repo.data_dir).generation();
     if report.wrote || !marker.exists() {
         let stamp = format!(
             "{}-{}",

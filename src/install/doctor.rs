@@ -12,7 +12,8 @@ use super::piece::Piece;
 use super::service::ServiceRecord;
 use super::shell::shell_quote;
 use super::{Client, Setup, block, codex, files, jsonc};
-use crate::daemon::files::{mode_of, token_path};
+use crate::datadir::DataDir;
+use crate::fsutil::mode_of;
 
 /// One thing checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -158,7 +159,7 @@ fn server(path: &Path, entry: Option<Value>) -> Result<String, String> {
 }
 
 fn check_token(data_dir: &Path) -> Check {
-    let path = token_path(data_dir);
+    let path = DataDir::at(data_dir).token();
     if !path.exists() {
         return Check::fail(
             "token",

@@ -11,6 +11,7 @@ use super::clients::Target;
 use super::piece::Kind;
 use super::service::ServiceRecord;
 use super::{Client, Error, Item, files};
+use crate::datadir::DataDir;
 
 const VERSION: u32 = 1;
 
@@ -50,7 +51,7 @@ pub(super) fn hash(bytes: &[u8]) -> String {
 
 impl Manifest {
     fn path(data_dir: &Path) -> PathBuf {
-        data_dir.join("install.json")
+        DataDir::at(data_dir).install_manifest()
     }
 
     /// The record; an empty one if nothing was installed.
@@ -165,7 +166,7 @@ pub(super) fn read_backup(data_dir: &Path, record: &Record) -> Result<Option<Vec
 }
 
 fn backups_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("backups")
+    DataDir::at(data_dir).backups()
 }
 
 /// `backups/<hash of the path>-<file name>`: unique per path, readable by a person.

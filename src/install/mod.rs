@@ -23,7 +23,8 @@ pub use clients::{Client, detect_clients, parse_clients};
 pub use doctor::{Check, check};
 pub use outcome::{Action, Item, Outcome, Step};
 
-use crate::daemon::files::{ensure_token, token_path};
+use crate::daemon::files::ensure_token;
+use crate::datadir::DataDir;
 use clients::Target;
 use manifest::{Manifest, Record, hash};
 use piece::{Kind, Piece};
@@ -198,7 +199,7 @@ fn install_with(
         .collect::<Result<Vec<_>, _>>()?;
 
     let mut outcome = Outcome::new(options.dry_run);
-    let token = token_path(&setup.data_dir);
+    let token = DataDir::at(&setup.data_dir).token();
     let token_action = if token.exists() {
         Action::Unchanged
     } else {

@@ -256,7 +256,7 @@ fn daemon_args(setup: &Setup) -> Vec<String> {
 }
 
 fn log_path(setup: &Setup) -> PathBuf {
-    setup.data_dir.join("daemon.log")
+    crate::datadir::DataDir::at(&setup.data_dir).daemon_log()
 }
 
 /// The template with each `{{name}}` replaced.

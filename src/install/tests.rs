@@ -327,7 +327,7 @@ fn install_merges_cairn_in_and_keeps_everything_else() {
     let gemini: Value = serde_json::from_str(&fx.read(&fx.repo(".gemini/settings.json"))).unwrap();
     assert_eq!(gemini["mcpServers"]["cairn"]["command"], bin);
 
-    let token = token_path(&fx.setup.data_dir);
+    let token = DataDir::at(&fx.setup.data_dir).token();
     assert_eq!(crate::daemon::files::mode_of(&token), Some(0o600));
 
     assert_eq!(action_for(&outcome, &fx.repo(".mcp.json")), Action::Created);
@@ -811,7 +811,7 @@ fn check_reports_what_is_missing_and_how_to_fix_it() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let token = token_path(&fx.setup.data_dir);
+        let token = DataDir::at(&fx.setup.data_dir).token();
         fs::set_permissions(&token, fs::Permissions::from_mode(0o644)).unwrap();
         let checks = check(&fx.setup);
         let token_check = checks.iter().find(|c| c.name == "token").unwrap();

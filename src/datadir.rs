@@ -1,0 +1,129 @@
+//! A repository's data directory (`~/.local/share/cairn/repos/<name>-<hash>` unless
+//! configured): one method per file or directory cairn keeps there, so every path is named
+//! once. Everything in it is private to the user (see [`crate::fsutil`]).
+
+use std::path::{Path, PathBuf};
+
+/// The data directory of one repository.
+#[derive(Debug, Clone, Copy)]
+pub struct DataDir<'a>(&'a Path);
+
+impl<'a> DataDir<'a> {
+    pub fn at(path: &'a Path) -> DataDir<'a> {
+        DataDir(path)
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &'a Path {
+        self.0
+    }
+
+    /// The embedded graph store.
+    pub fn store(&self) -> PathBuf {
+        self.0.join("store")
+    }
+
+    /// The lock that serialises index runs.
+    pub fn index_lock(&self) -> PathBuf {
+        self.0.join("index.lock")
+    }
+
+    /// The marker an index run rewrites after every commit to the store; readers reload
+    /// their snapshot when it changes.
+    pub fn generation(&self) -> PathBuf {
+        self.0.join("generation")
+    }
+
+    /// The embedded memory store (solo mode).
+    pub fn memory(&self) -> PathBuf {
+        self.0.join("memory")
+    }
+
+    /// The memory store's sequence marker (solo mode).
+    pub fn memory_marker(&self) -> PathBuf {
+        self.0.join("memory.seq")
+    }
+
+    /// The local copy of one team server's memories, keyed by a hash of server, namespace and
+    /// database.
+    pub fn team(&self, key: u64) -> PathBuf {
+        self.0.join(format!("team-{key:016x}"))
+    }
+
+    /// What assistants read, edited and ran (appended by `cairn hook`).
+    pub fn events(&self) -> PathBuf {
+        self.0.join("events.jsonl")
+    }
+
+    /// The hook's failures.
+    pub fn hook_log(&self) -> PathBuf {
+        self.0.join("hook.log")
+    }
+
+    /// The daemon's log when it runs as a service.
+    pub fn daemon_log(&self) -> PathBuf {
+        self.0.join("daemon.log")
+    }
+
+    /// The bearer token HTTP clients present (`Authorization: Bearer …`).
+    pub fn token(&self) -> PathBuf {
+        self.0.join("daemon.token")
+    }
+
+    /// Where a running daemon says how to reach it.
+    pub fn daemon_record(&self) -> PathBuf {
+        self.0.join("daemon.json")
+    }
+
+    /// The lock that keeps one daemon per repository.
+    pub fn daemon_lock(&self) -> PathBuf {
+        self.0.join("daemon.lock")
+    }
+
+    /// The daemon's Unix socket (`cairn serve` relays stdio through it).
+    pub fn socket(&self) -> PathBuf {
+        self.0.join("daemon.sock")
+    }
+
+    /// What `cairn install` wrote, for `uninstall` and `doctor`.
+    pub fn install_manifest(&self) -> PathBuf {
+        self.0.join("install.json")
+    }
+
+    /// Copies of files `cairn install` replaced.
+    pub fn backups(&self) -> PathBuf {
+        self.0.join("backups")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_is_distinct_and_inside() {
+        let root = Path::new("/data");
+        let dir = DataDir::at(root);
+        let all = [
+            dir.store(),
+            dir.index_lock(),
+            dir.generation(),
+            dir.memory(),
+            dir.memory_marker(),
+            dir.team(7),
+            dir.events(),
+            dir.hook_log(),
+            dir.daemon_log(),
+            dir.token(),
+            dir.daemon_record(),
+            dir.daemon_lock(),
+            dir.socket(),
+            dir.install_manifest(),
+            dir.backups(),
+        ];
+        let distinct: std::collections::HashSet<_> = all.iter().collect();
+        assert_eq!(distinct.len(), all.len());
+        assert!(all.iter().all(|p| p.parent() == Some(root)));
+        assert_eq!(dir.team(7), root.join("team-0000000000000007"));
+    }
+}
