@@ -16,10 +16,10 @@ use crate::config::Repo;
 use crate::context::{self, ContextReport, ExpandReport, Freshness, Include, MemoryNote, Scorer};
 use crate::graph::score::Access;
 use crate::graph::{Graph, Node, NodeKind};
+use crate::history::{CommitInfo, History};
 use crate::index;
 use crate::memory::{self, Memories, MemoryType, SemanticSettings};
 use crate::review::briefing::{self, ReviewReport};
-use crate::review::history::{CommitInfo, History};
 use crate::review::{self, git::Git};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
@@ -410,9 +410,9 @@ impl Cairn {
                 commits.iter().map(|c| c.id.clone()).collect();
             let max = self.repo.settings.history.max_commits;
             let root = self.repo.root.clone();
-            let mined = off_runtime(move || Git::open(&root).and_then(|git| git.mine(&known, max)))
+            let mined = off_runtime(move || crate::history::mine(&root, &known, max))
                 .await
-                .and_then(|mined| Ok(mined?));
+                .and_then(|mined| Ok(mined.map_err(review::git::GitError::from)?));
             match mined {
                 Ok(mined) => {
                     let window: std::collections::HashSet<&str> =

@@ -74,7 +74,7 @@ impl Default for HistorySettings {
 }
 
 fn default_max_commits() -> usize {
-    crate::review::history::DEFAULT_MAX_COMMITS
+    crate::history::DEFAULT_MAX_COMMITS
 }
 
 /// The `[memory]` table.

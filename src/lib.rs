@@ -11,6 +11,7 @@ pub mod events;
 pub mod extract;
 pub mod fsutil;
 pub mod graph;
+pub mod history;
 pub mod hook;
 pub mod index;
 pub mod install;

@@ -261,7 +261,7 @@ struct State {
     cairn: Arc<Cairn>,
     live: Live,
     commit: Option<String>,
-    history: Option<(Vec<crate::review::history::CommitInfo>, Option<String>)>,
+    history: Option<(Vec<crate::history::CommitInfo>, Option<String>)>,
     /// Changes for the writer.
     jobs: Arc<Mailbox>,
 }

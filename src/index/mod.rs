@@ -716,7 +716,7 @@ async fn finish(
         && repo.is_git
         && report.commit.is_some()
     {
-        match crate::review::refresh_history(repo, &store).await {
+        match refresh_history(repo, &store).await {
             Ok((window, new)) => {
                 report.history_commits = window;
                 report.history_new = new;
@@ -843,20 +843,28 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
     }))
 }
 
-/// The commit HEAD points at, if git can tell.
-pub fn head_commit(root: &std::path::Path) -> Option<String> {
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-        .filter(|c| !c.is_empty())
+/// Brings the stored commit history up to HEAD: reads only commits not stored yet and drops
+/// those that left the window. Returns (commits in the window, commits read).
+async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, usize)> {
+    let (stored, head) = store.load_history().await?;
+    let known: std::collections::HashSet<String> = stored.iter().map(|c| c.id.clone()).collect();
+    let current = crate::history::head(&repo.root);
+    if current.is_some() && current == head {
+        return Ok((stored.len(), 0));
+    }
+    let mined = crate::history::mine(&repo.root, &known, repo.settings.history.max_commits)?;
+    let window: std::collections::HashSet<&str> = mined.window.iter().map(String::as_str).collect();
+    let dropped: Vec<String> = known
+        .iter()
+        .filter(|id| !window.contains(id.as_str()))
+        .cloned()
+        .collect();
+    store
+        .write_history(&mined.commits, &dropped, mined.head.as_deref())
+        .await?;
+    Ok((mined.window.len(), mined.commits.len()))
 }
 
 pub use crate::clock::now;
+/// Former paths, kept while the layout settles.
+pub use crate::history::head as head_commit;

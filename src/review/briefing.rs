@@ -6,10 +6,10 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::history::Expert;
 use super::outcome::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, TestToRun, Untested, Use};
 use crate::context::{MemoryNote, lines_note};
+use crate::history::Expert;
 use crate::tokens::Budget;
 
 /// The default budget of a briefing.

@@ -9,7 +9,6 @@ use gix::bstr::ByteSlice;
 
 use super::check_files;
 use super::diff::{self, ChangeKind, FileChange};
-use super::history::CommitInfo;
 
 /// A git failure, named by what was being done.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +21,16 @@ pub enum GitError {
     Failed { doing: String, message: String },
     #[error(transparent)]
     TooLarge(#[from] super::TooLarge),
+}
+
+impl From<crate::history::HistoryError> for GitError {
+    fn from(error: crate::history::HistoryError) -> GitError {
+        use crate::history::HistoryError as H;
+        match error {
+            H::NotARepository(path, why) => GitError::NotARepository(path, why),
+            H::Failed { doing, message } => GitError::Failed { doing, message },
+        }
+    }
 }
 
 fn failed(doing: &str) -> impl Fn(Box<dyn std::error::Error + Send + Sync>) -> GitError + '_ {
@@ -324,132 +333,11 @@ impl Git {
             .map_err(|e| GitError::UnknownRevision(rev.to_string(), e.to_string()))?;
         let author = git!(commit.author(), "reading an author")?;
         let resolved = self.repo.open_mailmap().resolve(author);
-        Ok(identity(
+        Ok(crate::history::identity(
             &resolved.name.to_string(),
             &resolved.email.to_string(),
         ))
     }
-
-    /// Commits reachable from HEAD, newest first, at most `max_commits` of them; those in
-    /// `known` are listed by id only (their changes are not read again). Merge commits are
-    /// left out: their changes arrive with the commits they merge.
-    pub fn mine(&self, known: &HashSet<String>, max_commits: usize) -> Result<Mined, GitError> {
-        let mut mined = Mined::default();
-        let Ok(head) = self.repo.head_id() else {
-            return Ok(mined);
-        };
-        mined.head = Some(head.detach().to_string());
-        let mailmap = self.repo.open_mailmap();
-        let walk = git!(
-            head.ancestors()
-                .sorting(gix::revision::walk::Sorting::ByCommitTime(
-                    gix::traverse::commit::simple::CommitTimeOrder::NewestFirst
-                ))
-                .all(),
-            "walking the history"
-        )?;
-        let mut state = gix::diff::tree::State::default();
-        for info in walk {
-            if mined.window.len() >= max_commits {
-                break;
-            }
-            let info = git!(info, "walking the history")?;
-            if info.parent_ids.len() > 1 {
-                continue;
-            }
-            let id = info.id.to_string();
-            mined.window.push(id.clone());
-            if known.contains(&id) {
-                continue;
-            }
-            let commit = git!(info.object(), "reading a commit")?;
-            let tree = git!(commit.tree(), "reading a commit's tree")?;
-            let parent_tree = match info.parent_ids.first() {
-                Some(parent) => {
-                    let parent = git!(self.repo.find_object(*parent), "reading a parent")?;
-                    Some(git!(
-                        git!(parent.try_into_commit(), "reading a parent")?.tree(),
-                        "reading a parent's tree"
-                    )?)
-                }
-                None => None,
-            };
-            let mut recorder = gix::diff::tree::Recorder::default();
-            let empty: &[u8] = &[];
-            let hash = self.repo.object_hash();
-            git!(
-                gix::diff::tree(
-                    gix::objs::TreeRefIter::from_bytes(
-                        parent_tree.as_ref().map_or(empty, |t| &t.data),
-                        hash
-                    ),
-                    gix::objs::TreeRefIter::from_bytes(&tree.data, hash),
-                    &mut state,
-                    &self.repo.objects,
-                    &mut recorder,
-                ),
-                "comparing a commit with its parent"
-            )?;
-            use gix::diff::tree::recorder::Change as R;
-            let mut files: Vec<String> = recorder
-                .records
-                .into_iter()
-                .filter_map(|change| match change {
-                    R::Addition {
-                        entry_mode, path, ..
-                    }
-                    | R::Deletion {
-                        entry_mode, path, ..
-                    }
-                    | R::Modification {
-                        entry_mode, path, ..
-                    } if entry_mode.is_blob() => Some(path.to_str_lossy().into_owned()),
-                    _ => None,
-                })
-                .collect();
-            files.sort();
-            files.dedup();
-            let author = git!(commit.author(), "reading an author")?;
-            let resolved = mailmap.resolve(author);
-            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
-            let summary = message
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_string();
-            mined.commits.push(CommitInfo {
-                id,
-                time: info.commit_time.unwrap_or(resolved.time.seconds),
-                author: identity(&resolved.name.to_string(), &resolved.email.to_string()),
-                name: resolved.name.to_string(),
-                summary: crate::extract::truncate(&summary, 120),
-                fix: super::history::is_fix(&message),
-                files,
-            });
-        }
-        Ok(mined)
-    }
-}
-
-/// How a developer is named: the email (lowercase) when there is one, else the name.
-pub fn identity(name: &str, email: &str) -> String {
-    let email = email.trim().to_lowercase();
-    if email.is_empty() {
-        name.trim().to_string()
-    } else {
-        email
-    }
-}
-
-/// What a history walk found.
-#[derive(Debug, Default)]
-pub struct Mined {
-    pub head: Option<String>,
-    /// Ids of the commits in the window, newest first.
-    pub window: Vec<String>,
-    /// Commits read this walk (those not already known).
-    pub commits: Vec<CommitInfo>,
 }
 
 fn file_change(

@@ -8,7 +8,6 @@
 pub mod briefing;
 pub mod diff;
 pub mod git;
-pub mod history;
 pub mod outcome;
 
 use std::collections::{BTreeSet, HashMap};
@@ -235,35 +234,6 @@ impl Analysis {
         words.dedup();
         words.join(" ")
     }
-}
-
-/// Brings the stored commit history up to HEAD: reads only commits not stored yet and drops
-/// those that left the window. Returns (commits in the window, commits read).
-pub async fn refresh_history(
-    repo: &crate::config::Repo,
-    store: &crate::storage::Store,
-) -> anyhow::Result<(usize, usize)> {
-    let (stored, head) = store.load_history().await?;
-    let known: std::collections::HashSet<String> = stored.iter().map(|c| c.id.clone()).collect();
-    // The repository handle is not Send: mine before the next await.
-    let mined = {
-        let git = git::Git::open(&repo.root)?;
-        let current = git.head();
-        if current.is_some() && current == head {
-            return Ok((stored.len(), 0));
-        }
-        git.mine(&known, repo.settings.history.max_commits)?
-    };
-    let window: std::collections::HashSet<&str> = mined.window.iter().map(String::as_str).collect();
-    let dropped: Vec<String> = known
-        .iter()
-        .filter(|id| !window.contains(id.as_str()))
-        .cloned()
-        .collect();
-    store
-        .write_history(&mined.commits, &dropped, mined.head.as_deref())
-        .await?;
-    Ok((mined.window.len(), mined.commits.len()))
 }
 
 /// How many test files a review reads to find the lines that name a changed symbol.

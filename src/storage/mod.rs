@@ -14,7 +14,7 @@ use surrealdb::engine::local::{Db, Mem, SurrealKv};
 use surrealdb::types::{Object, RecordId};
 
 use crate::graph::{Edge, EdgeKind, Graph, Node, SourceFile};
-use crate::review::history::CommitInfo;
+use crate::history::CommitInfo;
 
 pub use schema::SCHEMA_VERSION;
 

@@ -1,6 +1,12 @@
 //! What the commit history says about files: who knows them (authors weighted by recency and
 //! number of commits), which ones attract fixes and reverts, and which change together.
-//! Pure: commits come from `git::Git::mine` (and the store, which keeps the mined window).
+//! Commits come from [`walk`] (and the store, which keeps the mined window); the rest is pure.
+//!
+//! - [`walk`] — HEAD and the commit walk, through gix.
+
+pub mod walk;
+
+pub use walk::{HistoryError, Mined, head, identity, mine};
 
 use std::collections::HashMap;
 
