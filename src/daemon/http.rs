@@ -151,10 +151,19 @@ async fn hook(State(shared): State<Shared>, request: Request) -> Response {
         Ok(body) => body,
         Err(_) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "the hook event is too large"),
     };
-    match crate::hook::handle_in(&shared.cairn, &body).await {
+    match record_hook(&shared.cairn, &body).await {
         Ok(output) => (StatusCode::OK, output.unwrap_or_default()).into_response(),
         Err(e) => refuse(StatusCode::BAD_REQUEST, &format!("{e:#}")),
     }
+}
+
+/// The daemon's `/hook`: the same as `cairn hook`, with the daemon's own context.
+async fn record_hook(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<String>> {
+    let input = crate::events::hook::HookInput::parse(bytes)?;
+    if !crate::events::hook::record(&cairn.repo, &input)? {
+        return Ok(None);
+    }
+    Ok(Some(cairn.context(None, None).await?.text))
 }
 
 fn json(value: serde_json::Value) -> Response {

@@ -8,6 +8,8 @@
 //! Readers keep their place and read only what was appended since, a line at a time through
 //! a fixed buffer; after a roll-over they finish the previous generation first.
 
+pub mod hook;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
