@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::python::PythonModules;
 use super::typescript::TypescriptModules;
-use super::{Edge, EdgeKind, Graph, Node, NodeKind, SourceFile, external_id, promote, symbol_id};
+use super::{
+    Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
+    external_id, promote, symbol_id,
+};
 use crate::extract::{Import, SymbolKind};
 use crate::languages::{Language, Registry, Resolver};
 
@@ -25,13 +28,6 @@ pub struct PathAliases {
     /// `(pattern, targets)`, e.g. `("@/*", ["src/*"])`.
     pub paths: Vec<(String, Vec<String>)>,
 }
-
-/// Reason on a file-to-file import that uses the module as a whole (`import m`, `from m import
-/// *`, a submodule, a name that is not a definition): a change anywhere in it reaches the importer.
-pub const IMPORTS_MODULE: &str = "module";
-/// Reason on a file-to-file import of definitions only: the importer depends on those symbols,
-/// which have their own import edges.
-pub const IMPORTS_NAMES: &str = "names";
 
 /// How well names resolved, for the index summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -58,19 +54,6 @@ impl BuildStats {
             self.calls_unresolved as f64 / total as f64
         }
     }
-}
-
-/// What a name stands for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// A repository file (a module).
-    File(usize),
-    /// A Python package without a file of its own (namespace package).
-    Package(String),
-    /// A definition: (file, symbol index in that file).
-    Symbol(usize, usize),
-    /// Something outside the repository, by dotted name.
-    External(String),
 }
 
 /// A name bound in a file by an import, before member lookup.

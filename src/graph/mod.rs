@@ -18,6 +18,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::extract::FileExtract;
 
+/// Reason on a file-to-file import that uses the module as a whole (`import m`, `from m import
+/// *`, a submodule, a name that is not a definition): a change anywhere in it reaches the importer.
+pub const IMPORTS_MODULE: &str = "module";
+/// Reason on a file-to-file import of definitions only: the importer depends on those symbols,
+/// which have their own import edges.
+pub const IMPORTS_NAMES: &str = "names";
+
+/// What a name stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A repository file (a module).
+    File(usize),
+    /// A Python package without a file of its own (namespace package).
+    Package(String),
+    /// A definition: (file, symbol index in that file).
+    Symbol(usize, usize),
+    /// Something outside the repository, by dotted name.
+    External(String),
+}
+
 pub use build::{BuildStats, PathAliases, build, build_focused};
 
 /// A parsed source file, the input of a graph build.

@@ -5,8 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::build::{IMPORTS_MODULE, IMPORTS_NAMES};
-use super::{Edge, EdgeKind, Graph, Node, NodeKind, reach};
+use super::{Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, reach};
 
 /// A module imported by this many files or more drives its importers.
 pub const FAN_IN_THRESHOLD: usize = 3;

@@ -3,7 +3,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::build::Target;
+use super::Target;
 
 /// Where every Python module of the repository lives.
 #[derive(Default)]

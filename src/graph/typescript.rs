@@ -3,8 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::PathAliases;
-use super::build::Target;
+use super::{PathAliases, Target};
 
 const EXTENSIONS: &[&str] = &["ts", "tsx", "d.ts", "mts", "cts", "js", "jsx", "mjs", "cjs"];
 
