@@ -129,43 +129,15 @@ pub async fn run(
     };
     state.publish().await;
 
-    let mut filter = watch::Filter::new(&repo);
     let dirs = watch::directories(&repo, &repo.root);
-    let (mut watcher, mut events) =
+    let (mut watcher, events) =
         watch::watch(&repo, &dirs).context("cannot watch the repository")?;
     tracing::info!(directories = dirs.len(), "watching");
 
-    let server = {
-        let app = http::router(cairn.clone(), token, port, shutdown.child_token());
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-            if let Err(e) = served {
-                tracing::error!("the HTTP server stopped: {e}");
-            }
-        })
-    };
+    let server = spawn_http(listener, cairn.clone(), token, port, &shutdown);
     let socket = DataDir::at(&repo.data_dir).socket();
     let relay = serve_socket(&socket, cairn.clone(), shutdown.clone());
-    // Team mode: queued writes are replayed and teammates' writes pulled without waiting
-    // for a question.
-    let team_sync = cairn.memories.team().is_some().then(|| {
-        let cairn = cairn.clone();
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(TEAM_SYNC_EVERY) => {}
-                }
-                if let Err(e) = cairn.memories.team_sync().await {
-                    tracing::warn!("team sync failed: {e}");
-                }
-            }
-        })
-    });
+    let team_sync = spawn_team_sync(&cairn, &shutdown);
 
     let record = DaemonRecord {
         pid: std::process::id(),
@@ -174,13 +146,60 @@ pub async fn run(
         socket: socket.clone(),
         root: repo.root.clone(),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: index::now(),
+        started_at: crate::clock::now(),
     };
     record
         .write(&repo.data_dir)
         .context("cannot write daemon.json")?;
     ready(&record);
 
+    follow(
+        &repo,
+        &mut state,
+        &mut watcher,
+        events,
+        &mut news,
+        &shutdown,
+    )
+    .await;
+    tracing::info!("shutting down");
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
+    drop(watcher);
+    shutdown.cancel();
+    let _ = server.await;
+    if let Some(relay) = relay {
+        let _ = relay.await;
+    }
+    if let Some(team_sync) = team_sync {
+        let _ = team_sync.await;
+    }
+    // The writer finishes what is queued, then stops.
+    drop(state);
+    jobs.close();
+    drop(news);
+    if let Err(e) = writer.await {
+        tracing::error!("the writer failed: {e}");
+    }
+    if let Err(e) = cairn.memories.flush_access().await {
+        tracing::warn!("writing memory read statistics failed: {e}");
+    }
+    cairn.memories.close().await;
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
+    let _ = std::fs::remove_file(&socket);
+    Ok(())
+}
+
+/// Follows the working tree until shutdown: debounces watch events into batches, watches new
+/// directories, refreshes the index and hears from the writer.
+async fn follow(
+    repo: &Repo,
+    state: &mut State,
+    watcher: &mut notify::RecommendedWatcher,
+    mut events: watch::Events,
+    news: &mut mpsc::Receiver<News>,
+    shutdown: &CancellationToken,
+) {
+    let mut filter = watch::Filter::new(repo);
     let debounce = Duration::from_millis(repo.settings.daemon.debounce_ms);
     let mut batch = watch::Batch::default();
     let mut first: Option<Instant> = None;
@@ -220,39 +239,57 @@ pub async fn run(
                     ready.new_dirs.clone()
                 };
                 for dir in &tops {
-                    for inner in watch::directories(&repo, dir) {
-                        watch::add(&mut watcher, &inner);
+                    for inner in watch::directories(repo, dir) {
+                        watch::add(watcher, &inner);
                     }
                 }
                 state.refresh(ready).await;
             }
         }
     }
-    tracing::info!("shutting down");
-    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
-    drop(watcher);
-    shutdown.cancel();
-    let _ = server.await;
-    if let Some(relay) = relay {
-        let _ = relay.await;
-    }
-    if let Some(team_sync) = team_sync {
-        let _ = team_sync.await;
-    }
-    // The writer finishes what is queued, then stops.
-    drop(state);
-    jobs.close();
-    drop(news);
-    if let Err(e) = writer.await {
-        tracing::error!("the writer failed: {e}");
-    }
-    if let Err(e) = cairn.memories.flush_access().await {
-        tracing::warn!("writing memory read statistics failed: {e}");
-    }
-    cairn.memories.close().await;
-    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
-    let _ = std::fs::remove_file(&socket);
-    Ok(())
+}
+
+/// The HTTP server (MCP at `/mcp`, `/context`, `/hook`, `/health`) until shutdown.
+fn spawn_http(
+    listener: tokio::net::TcpListener,
+    cairn: Arc<Cairn>,
+    token: String,
+    port: u16,
+    shutdown: &CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let app = http::router(cairn, token, port, shutdown.child_token());
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::error!("the HTTP server stopped: {e}");
+        }
+    })
+}
+
+/// Team mode: queued writes are replayed and teammates' writes pulled without waiting for a
+/// question.
+fn spawn_team_sync(
+    cairn: &Arc<Cairn>,
+    shutdown: &CancellationToken,
+) -> Option<tokio::task::JoinHandle<()>> {
+    cairn.memories.team().is_some().then(|| {
+        let cairn = cairn.clone();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(TEAM_SYNC_EVERY) => {}
+                }
+                if let Err(e) = cairn.memories.team_sync().await {
+                    tracing::warn!("team sync failed: {e}");
+                }
+            }
+        })
+    })
 }
 
 /// The daemon's moving parts between events.
