@@ -406,22 +406,20 @@ impl Cairn {
         }
         let mut commits = snapshot.commits.clone();
         if head != snapshot.history_head {
-            let known: std::collections::HashSet<String> =
-                commits.iter().map(|c| c.id.clone()).collect();
             let max = self.repo.settings.history.max_commits;
             let root = self.repo.root.clone();
-            let mined = off_runtime(move || crate::history::mine(&root, &known, max))
+            let stored = std::mem::take(&mut commits);
+            let fallback = stored.clone();
+            let caught = off_runtime(move || crate::history::catch_up(&root, stored, max))
                 .await
-                .and_then(|mined| Ok(mined.map_err(review::git::GitError::from)?));
-            match mined {
-                Ok(mined) => {
-                    let window: std::collections::HashSet<&str> =
-                        mined.window.iter().map(String::as_str).collect();
-                    commits.retain(|c| window.contains(c.id.as_str()));
-                    commits.extend(mined.commits);
+                .and_then(|caught| Ok(caught.map_err(review::git::GitError::from)?));
+            commits = match caught {
+                Ok(caught) => caught.into_commits(),
+                Err(e) => {
+                    tracing::warn!("history not refreshed: {e}");
+                    fallback
                 }
-                Err(e) => tracing::warn!("history not refreshed: {e}"),
-            }
+            };
         }
         let history = Arc::new(History::new(commits));
         *cached = Some((head, history.clone()));

@@ -6,7 +6,7 @@
 
 pub mod walk;
 
-pub use walk::{HistoryError, Mined, head, identity, mine};
+pub use walk::{CaughtUp, HistoryError, Mined, catch_up, head, identity, mine};
 
 use std::collections::HashMap;
 

@@ -147,6 +147,57 @@ pub fn mine(
     Ok(mined)
 }
 
+/// A stored window of commits brought up to HEAD.
+#[derive(Debug, Default)]
+pub struct CaughtUp {
+    pub head: Option<String>,
+    /// Stored commits still in the window.
+    pub kept: Vec<CommitInfo>,
+    /// Commits read this walk.
+    pub new: Vec<CommitInfo>,
+    /// Ids of stored commits that left the window.
+    pub dropped: Vec<String>,
+}
+
+impl CaughtUp {
+    /// Commits in the window now.
+    pub fn len(&self) -> usize {
+        self.kept.len() + self.new.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The whole window: kept and new commits.
+    pub fn into_commits(self) -> Vec<CommitInfo> {
+        let mut commits = self.kept;
+        commits.extend(self.new);
+        commits
+    }
+}
+
+/// Brings `stored` (a window mined earlier) up to HEAD: known commits are not read again,
+/// new ones are mined, and those that fell out of the newest `max_commits` are dropped.
+pub fn catch_up(
+    root: &Path,
+    stored: Vec<CommitInfo>,
+    max_commits: usize,
+) -> Result<CaughtUp, HistoryError> {
+    let known: HashSet<String> = stored.iter().map(|c| c.id.clone()).collect();
+    let mined = mine(root, &known, max_commits)?;
+    let window: HashSet<&str> = mined.window.iter().map(String::as_str).collect();
+    let (kept, dropped): (Vec<CommitInfo>, Vec<CommitInfo>) = stored
+        .into_iter()
+        .partition(|c| window.contains(c.id.as_str()));
+    Ok(CaughtUp {
+        head: mined.head,
+        kept,
+        new: mined.commits,
+        dropped: dropped.into_iter().map(|c| c.id).collect(),
+    })
+}
+
 /// How a developer is named: the email (lowercase) when there is one, else the name.
 pub fn identity(name: &str, email: &str) -> String {
     let email = email.trim().to_lowercase();
@@ -165,4 +216,55 @@ pub struct Mined {
     pub window: Vec<String>,
     /// Commits read this walk (those not already known).
     pub commits: Vec<CommitInfo>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=Ada", "-c", "user.email=Ada@Example.com"])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn commit(dir: &Path, file: &str, message: &str) {
+        std::fs::write(dir.join(file), message).unwrap();
+        git(dir, &["add", "."]);
+        git(dir, &["commit", "-q", "-m", message]);
+    }
+
+    #[test]
+    fn catching_up_reads_only_new_commits_and_drops_those_out_of_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(head(root), None);
+        git(root, &["init", "-q"]);
+        commit(root, "a.txt", "first");
+        commit(root, "b.txt", "fix: second");
+        let stored = mine(root, &HashSet::new(), 2).unwrap();
+        assert_eq!(stored.commits.len(), 2);
+        assert_eq!(stored.head, head(root));
+        assert_eq!(stored.commits[0].author, "ada@example.com");
+        assert!(stored.commits[0].fix);
+
+        commit(root, "c.txt", "third");
+        let caught = catch_up(root, stored.commits.clone(), 2).unwrap();
+        assert_eq!(caught.new.len(), 1, "only the new commit is read");
+        assert_eq!(caught.new[0].summary, "third");
+        assert_eq!(caught.new[0].files, ["c.txt"]);
+        assert_eq!(caught.kept.len(), 1);
+        assert_eq!(caught.dropped.len(), 1);
+        assert_eq!(
+            caught.dropped[0], stored.commits[1].id,
+            "the oldest left the window"
+        );
+        assert_eq!(caught.head, head(root));
+        assert_eq!(caught.len(), 2);
+    }
 }

@@ -847,22 +847,15 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
 /// those that left the window. Returns (commits in the window, commits read).
 async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, usize)> {
     let (stored, head) = store.load_history().await?;
-    let known: std::collections::HashSet<String> = stored.iter().map(|c| c.id.clone()).collect();
     let current = crate::history::head(&repo.root);
     if current.is_some() && current == head {
         return Ok((stored.len(), 0));
     }
-    let mined = crate::history::mine(&repo.root, &known, repo.settings.history.max_commits)?;
-    let window: std::collections::HashSet<&str> = mined.window.iter().map(String::as_str).collect();
-    let dropped: Vec<String> = known
-        .iter()
-        .filter(|id| !window.contains(id.as_str()))
-        .cloned()
-        .collect();
+    let caught = crate::history::catch_up(&repo.root, stored, repo.settings.history.max_commits)?;
     store
-        .write_history(&mined.commits, &dropped, mined.head.as_deref())
+        .write_history(&caught.new, &caught.dropped, caught.head.as_deref())
         .await?;
-    Ok((mined.window.len(), mined.commits.len()))
+    Ok((caught.len(), caught.new.len()))
 }
 
 pub use crate::clock::now;
