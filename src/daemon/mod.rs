@@ -130,7 +130,7 @@ pub async fn run(
     state.publish().await;
 
     let dirs = watch::directories(&repo, &repo.root);
-    let (mut watcher, events) =
+    let (mut watcher, notifications) =
         watch::watch(&repo, &dirs).context("cannot watch the repository")?;
     tracing::info!(directories = dirs.len(), "watching");
 
@@ -157,7 +157,7 @@ pub async fn run(
         &repo,
         &mut state,
         &mut watcher,
-        events,
+        notifications,
         &mut news,
         &shutdown,
     )
@@ -195,7 +195,7 @@ async fn follow(
     repo: &Repo,
     state: &mut State,
     watcher: &mut notify::RecommendedWatcher,
-    mut events: watch::Events,
+    mut notifications: watch::Notifications,
     news: &mut mpsc::Receiver<News>,
     shutdown: &CancellationToken,
 ) {
@@ -214,10 +214,10 @@ async fn follow(
             _ = shutdown.cancelled() => break,
             _ = log_check.tick() => roll_log_over(&repo.data_dir),
             Some(news) = news.recv() => state.heard(news).await,
-            event = events.recv() => {
-                let Some(event) = event else { break };
-                match event {
-                    Ok(event) => filter.classify(&event, &mut batch),
+            notification = notifications.recv() => {
+                let Some(notification) = notification else { break };
+                match notification {
+                    Ok(notification) => filter.classify(&notification, &mut batch),
                     Err(e) => {
                         tracing::warn!("watch error: {e}");
                         batch.rescan = true;

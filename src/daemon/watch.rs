@@ -221,15 +221,15 @@ pub fn directories(repo: &Repo, top: &Path) -> Vec<PathBuf> {
 /// and stand for one rescan.
 pub const QUEUE: usize = 4096;
 
-/// File-system events from the watcher, at most [`QUEUE`] waiting. The watcher's thread never
+/// File-system notifications from the watcher (notify's events), at most [`QUEUE`] waiting. The watcher's thread never
 /// waits for the loop: when the queue is full, an event is dropped and the loop is given one
 /// rescan instead, which finds whatever the dropped events named.
-pub struct Events {
+pub struct Notifications {
     queue: mpsc::Receiver<notify::Result<notify::Event>>,
     dropped: Arc<AtomicBool>,
 }
 
-impl Events {
+impl Notifications {
     /// The next event; a rescan when events were dropped since the last call. `None` once
     /// the watcher is gone.
     pub async fn recv(&mut self) -> Option<notify::Result<notify::Event>> {
@@ -245,12 +245,12 @@ fn rescan() -> notify::Event {
     notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)
 }
 
-/// The sending half of [`Events`], for the watcher's thread.
+/// The sending half of [`Notifications`], for the watcher's thread.
 fn feed(
     capacity: usize,
 ) -> (
     impl Fn(notify::Result<notify::Event>) + Send + 'static,
-    Events,
+    Notifications,
 ) {
     let (sender, queue) = mpsc::channel(capacity);
     let dropped = Arc::new(AtomicBool::new(false));
@@ -260,12 +260,12 @@ fn feed(
             flag.store(true, Ordering::Release);
         }
     };
-    (send, Events { queue, dropped })
+    (send, Notifications { queue, dropped })
 }
 
 /// Starts watching `dirs` (each non-recursively) and the git files that move HEAD, and returns
 /// the watcher with its events.
-pub fn watch(repo: &Repo, dirs: &[PathBuf]) -> notify::Result<(RecommendedWatcher, Events)> {
+pub fn watch(repo: &Repo, dirs: &[PathBuf]) -> notify::Result<(RecommendedWatcher, Notifications)> {
     let (send, events) = feed(QUEUE);
     let mut watcher = notify::recommended_watcher(send)?;
     for dir in dirs {
