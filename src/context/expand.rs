@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ScoreParts, Scorer, location, nearest_dependents};
+use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::{Edge, EdgeKind, Node, NodeKind};
-use crate::tokens::Budget;
 
 /// Parts of an expansion a caller can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -22,7 +22,7 @@ pub enum Include {
 }
 
 /// A neighbour with the lines that connect it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Link {
     pub id: String,
     pub kind: String,
@@ -31,8 +31,11 @@ pub struct Link {
 }
 
 /// The answer of `expand`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ExpandReport {
+pub type ExpandReport = Answer<ExpandBody>;
+
+/// What an expansion holds, for programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpandBody {
     pub id: String,
     pub kind: String,
     pub path: String,
@@ -64,14 +67,12 @@ pub struct ExpandReport {
     pub history: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    pub tokens: usize,
-    pub max_tokens: usize,
-    pub truncated: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    #[serde(skip)]
-    pub text: String,
 }
+
+const LEFT_OUT: LeftOut = LeftOut {
+    unit: "items",
+    advice: "",
+};
 
 /// What cairn knows about a node beyond the graph: memories anchored on it and its file's
 /// history lines.
@@ -202,7 +203,7 @@ pub fn expand(
         .collect();
     dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
 
-    let mut report = ExpandReport {
+    let mut report = ExpandBody {
         id: node.id.clone(),
         kind: node.kind.as_str().to_string(),
         path: node.path.clone(),
@@ -250,14 +251,9 @@ pub fn expand(
         memories: Vec::new(),
         history: Vec::new(),
         source: None,
-        tokens: 0,
-        max_tokens,
-        truncated: 0,
-        notes: Vec::new(),
-        text: String::new(),
     };
 
-    let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
+    let mut out = Page::new(max_tokens, notes);
     out.force(format!(
         "# {} ({} {}{})",
         node.id,
@@ -376,7 +372,7 @@ pub fn expand(
                 for (i, line) in lines.iter().enumerate() {
                     let numbered = format!("{:>5} {line}", node.start_line as usize + i);
                     if out.remaining() < 20 || !out.push(numbered) {
-                        notes.push(format!("source cut after {} of {} lines", i, lines.len()));
+                        out.note(format!("source cut after {} of {} lines", i, lines.len()));
                         break;
                     }
                     shown.push(*line);
@@ -384,25 +380,12 @@ pub fn expand(
                 out.force(fence.to_string());
                 report.source = Some(shown.join("\n"));
             }
-            None => notes.push(
+            None => out.note(
                 "source is not readable (file changed or missing since the index)".to_string(),
             ),
         }
     }
-    report.truncated = out.dropped;
-    if out.dropped > 0 {
-        notes.push(format!(
-            "truncated: {} items left out to fit {max_tokens} tokens",
-            out.dropped
-        ));
-    }
-    for note in &notes {
-        out.force(format!("_{note}_"));
-    }
-    report.notes = notes;
-    report.tokens = out.used();
-    report.text = out.into_text();
-    report
+    out.finish(report, LEFT_OUT)
 }
 
 /// ` L12`, ` L3,9`, ` L3,9,12,… (7 sites)`: the lines of a use, compactly.

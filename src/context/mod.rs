@@ -8,16 +8,18 @@ mod target;
 
 use std::collections::HashMap;
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact};
 
-pub use expand::{ExpandReport, Include, Known, expand, lines_note};
+pub use crate::answer::{BudgetTooSmall, budget};
+pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
+pub use pack::{ContextBody, ContextReport, Freshness, context};
+pub use target::{TargetError, normalise, resolve_target};
 
 /// A memory as the context pack and expansions show it.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct MemoryNote {
     pub id: String,
     #[serde(rename = "type")]
@@ -39,50 +41,14 @@ impl MemoryNote {
         format!("- [{}] {}: {}{anchors}", self.kind, self.id, self.content)
     }
 }
-pub use pack::{ContextReport, Freshness, context};
-pub use target::{TargetError, normalise, resolve_target};
 
-/// Smallest budget an answer can be useful in.
-pub const MIN_TOKENS: usize = 200;
-/// Largest budget any answer takes.
-pub const MAX_TOKENS: usize = 16_000;
+/// The default budget of the context pack.
 pub const DEFAULT_CONTEXT_TOKENS: usize = 4_000;
+/// The default budget of an expansion.
 pub const DEFAULT_EXPAND_TOKENS: usize = 2_500;
 
-/// A token budget that was asked for and could not be honoured.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("max_tokens must be at least {MIN_TOKENS} (got {0})")]
-pub struct BudgetTooSmall(pub usize);
-
-/// The budget to use: the default when none is asked, capped at [`MAX_TOKENS`].
-pub fn budget(
-    asked: Option<usize>,
-    default: usize,
-) -> Result<(usize, Option<String>), BudgetTooSmall> {
-    match asked {
-        None => Ok((default, None)),
-        Some(n) if n < MIN_TOKENS => Err(BudgetTooSmall(n)),
-        Some(n) if n > MAX_TOKENS => Ok((
-            MAX_TOKENS,
-            Some(format!("max_tokens {n} capped at {MAX_TOKENS}")),
-        )),
-        Some(n) => Ok((n, None)),
-    }
-}
-
-/// Tokens kept free for the closing notes: those known up front plus room for the ones an
-/// answer adds at its end (truncation, a cut source), so the whole answer stays in budget.
-pub fn reserve_for_notes(notes: &[String]) -> usize {
-    const LATE_NOTES: usize = 80;
-    LATE_NOTES
-        + notes
-            .iter()
-            .map(|n| crate::tokens::count(n) + 4)
-            .sum::<usize>()
-}
-
 /// A score's parts, for programs.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct ScoreParts {
     pub total: f64,
     pub recency: f64,

@@ -3,16 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{ScoreParts, Scorer, location};
+use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::edge_score;
 use crate::graph::{EdgeKind, Node, NodeKind};
-use crate::tokens::Budget;
 
 /// How current the index is.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Freshness {
     pub indexed_commit: Option<String>,
     pub head_commit: Option<String>,
@@ -24,7 +23,7 @@ pub struct Freshness {
 }
 
 /// A ranked file or symbol.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Ranked {
     pub id: String,
     pub kind: String,
@@ -38,7 +37,7 @@ pub struct Ranked {
 }
 
 /// A ranked relationship.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Relationship {
     pub kind: String,
     pub src: String,
@@ -49,15 +48,18 @@ pub struct Relationship {
 }
 
 /// A directory of the project shape.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Directory {
     pub path: String,
     pub files: usize,
 }
 
 /// The answer of `get_context`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ContextReport {
+pub type ContextReport = Answer<ContextBody>;
+
+/// What the context pack holds, for programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextBody {
     pub repo: String,
     pub files: usize,
     pub symbols: usize,
@@ -70,17 +72,12 @@ pub struct ContextReport {
     /// Top project memories (patterns, decisions, risks).
     pub memories: Vec<super::MemoryNote>,
     pub test_files: usize,
-    /// Tokens of the text answer.
-    pub tokens: usize,
-    pub max_tokens: usize,
-    /// Items left out to stay within the budget.
-    pub truncated: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// The Markdown answer.
-    #[serde(skip)]
-    pub text: String,
 }
+
+const LEFT_OUT: LeftOut = LeftOut {
+    unit: "items",
+    advice: "; raise max_tokens, pass a focus, or use expand",
+};
 
 /// What the caller focuses on: paths (or directories) and words.
 struct Focus {
@@ -197,7 +194,7 @@ fn pack(
     focus: Option<&str>,
     memories: &[super::MemoryNote],
     max_tokens: usize,
-    mut notes: Vec<String>,
+    notes: Vec<String>,
     scale: f64,
 ) -> ContextReport {
     let graph = scorer.graph();
@@ -235,7 +232,7 @@ fn pack(
     let files: Vec<&Node> = graph.files().collect();
     let test_files = files.iter().filter(|f| f.is_test).count();
     let symbols = graph.nodes.iter().filter(|n| n.kind.is_symbol()).count();
-    let mut report = ContextReport {
+    let mut report = ContextBody {
         repo: repo.to_string(),
         files: files.len(),
         symbols,
@@ -247,13 +244,8 @@ fn pack(
         hot_spots: Vec::new(),
         memories: Vec::new(),
         test_files,
-        tokens: 0,
-        max_tokens,
-        truncated: 0,
-        notes: Vec::new(),
-        text: String::new(),
     };
-    let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
+    let mut out = Page::new(max_tokens, notes);
     out.force(format!(
         "# cairn context: {repo} — {} files ({test_files} tests), {symbols} symbols",
         files.len()
@@ -273,7 +265,7 @@ fn pack(
     }
     out.force("score = recency + frequency + centrality + side-effect cost (r f c s); reach = nodes a change can affect; deps = direct dependents".to_string());
     let share =
-        |out: &Budget, fraction: f64| out.used() + (out.max() as f64 * fraction * scale) as usize;
+        |out: &Page, fraction: f64| out.used() + (out.max() as f64 * fraction * scale) as usize;
 
     // What the team learned: the top project memories.
     if !memories.is_empty() {
@@ -449,21 +441,7 @@ fn pack(
     // Tests.
     out.force("## Tests".to_string());
     out.push(tests_line(graph, test_files));
-
-    report.truncated = out.dropped;
-    if out.dropped > 0 {
-        notes.push(format!(
-            "truncated: {} items left out to fit {max_tokens} tokens; raise max_tokens, pass a focus, or use expand",
-            out.dropped
-        ));
-    }
-    for note in &notes {
-        out.force(format!("_{note}_"));
-    }
-    report.notes = notes;
-    report.tokens = out.used();
-    report.text = out.into_text();
-    report
+    out.finish(report, LEFT_OUT)
 }
 
 fn freshness_line(f: &Freshness) -> String {

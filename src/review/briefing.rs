@@ -3,12 +3,12 @@
 //! (what changed and who depends on it, tests, risk, the team's memories, the author,
 //! history); each takes at most its share so one long section cannot crowd out the rest.
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::history::Expert;
 use super::outcome::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, TestToRun, Untested, Use};
+use crate::answer::{Answer, LeftOut, Page};
 use crate::context::{MemoryNote, lines_note};
 use crate::tokens::Budget;
 
@@ -16,7 +16,7 @@ use crate::tokens::Budget;
 pub const DEFAULT_REVIEW_TOKENS: usize = 1_500;
 
 /// Why a change is risky.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Risk {
     /// `risk_module` (a memory), `fix_prone` (history) or `central` (graph).
     pub kind: String,
@@ -25,7 +25,7 @@ pub struct Risk {
 }
 
 /// The author of the change and what is known of them.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct AuthorBrief {
     pub developer: String,
     /// `given` or `git`.
@@ -37,14 +37,14 @@ pub struct AuthorBrief {
 }
 
 /// Who knows a changed file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FileExperts {
     pub path: String,
     pub experts: Vec<Expert>,
 }
 
 /// A file that usually changes with a changed one but is not in the diff.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct MissingPartner {
     pub path: String,
     pub with: String,
@@ -53,7 +53,7 @@ pub struct MissingPartner {
 }
 
 /// A past commit on the changed files.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct CommitBrief {
     pub id: String,
     pub date: String,
@@ -79,8 +79,11 @@ pub struct Extras {
 }
 
 /// The answer of `review_diff`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ReviewReport {
+pub type ReviewReport = Answer<ReviewBody>;
+
+/// What a review briefing holds, for programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReviewBody {
     pub compared: String,
     pub files: Vec<FileReport>,
     pub tests_to_run: Vec<TestToRun>,
@@ -94,14 +97,12 @@ pub struct ReviewReport {
     pub experts: Vec<FileExperts>,
     pub usually_changes_with: Vec<MissingPartner>,
     pub related_commits: Vec<CommitBrief>,
-    pub tokens: usize,
-    pub max_tokens: usize,
-    pub truncated: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    #[serde(skip)]
-    pub text: String,
 }
+
+const LEFT_OUT: LeftOut = LeftOut {
+    unit: "lines",
+    advice: " (raise max_tokens)",
+};
 
 fn uses_line(title: &str, uses: &[Use], shown: usize) -> Option<String> {
     if uses.is_empty() {
@@ -151,7 +152,7 @@ fn effects_line(added: &[String], removed: &[String]) -> Option<String> {
 pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewReport {
     let mut notes = analysis.notes.clone();
     notes.extend(extras.notes.iter().cloned());
-    let mut out = Budget::new(max_tokens.saturating_sub(crate::context::reserve_for_notes(&notes)));
+    let mut out = Page::new(max_tokens, notes);
     let added: usize = analysis.files.iter().map(|f| f.added).sum();
     let removed: usize = analysis.files.iter().map(|f| f.removed).sum();
     let symbols: usize = analysis.files.iter().map(|f| f.symbols.len()).sum();
@@ -403,17 +404,7 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
         }
     }
 
-    let truncated = out.dropped;
-    if truncated > 0 {
-        notes.push(format!(
-            "truncated: {truncated} lines left out to fit {max_tokens} tokens (raise max_tokens)"
-        ));
-    }
-    for note in &notes {
-        out.force(format!("_{note}_"));
-    }
-    let tokens = out.used();
-    ReviewReport {
+    let body = ReviewBody {
         compared: extras.label,
         files: analysis.files,
         tests_to_run,
@@ -426,12 +417,8 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
         experts: extras.experts,
         usually_changes_with: extras.co_changes,
         related_commits: extras.commits,
-        tokens,
-        max_tokens,
-        truncated,
-        notes,
-        text: out.into_text(),
-    }
+    };
+    out.finish(body, LEFT_OUT)
 }
 
 fn push_diff(out: &mut Budget, lines: &[String], limit: usize) {
