@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Commits are looked at this far back by default.
@@ -41,7 +40,7 @@ pub fn is_fix(message: &str) -> bool {
 }
 
 /// Someone who knows a file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Expert {
     pub author: String,
     pub name: String,
@@ -53,7 +52,7 @@ pub struct Expert {
 }
 
 /// A file that usually changes with another.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct CoChange {
     pub path: String,
     /// Commits that changed both.
@@ -63,7 +62,7 @@ pub struct CoChange {
 }
 
 /// A file's history of fixes.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FixHistory {
     pub commits: usize,
     pub fixes: usize,

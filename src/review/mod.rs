@@ -13,7 +13,6 @@ pub mod outcome;
 
 use std::collections::{BTreeSet, HashMap};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::context::nearest_dependents;
@@ -81,7 +80,7 @@ pub fn check_files(count: usize, cap: usize) -> Result<(), TooLarge> {
 }
 
 /// How a symbol changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolChangeKind {
     Added,
@@ -100,7 +99,7 @@ impl SymbolChangeKind {
 }
 
 /// A caller or importer with the lines of the use.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Use {
     pub id: String,
     pub kind: String,
@@ -109,7 +108,7 @@ pub struct Use {
 }
 
 /// A changed symbol and what depends on it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SymbolChange {
     /// `path::Qual.name`, the graph's id.
     pub id: String,
@@ -144,7 +143,7 @@ pub struct SymbolChange {
 }
 
 /// One changed file and its symbols.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FileReport {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,7 +170,7 @@ pub struct FileReport {
 }
 
 /// A test to run, and why.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct TestToRun {
     /// The test file (or test symbol, when it asserts on a changed symbol directly).
     pub id: String,
@@ -187,7 +186,7 @@ pub struct TestToRun {
 }
 
 /// Changed code that no test reaches.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Untested {
     pub id: String,
     pub reason: String,
