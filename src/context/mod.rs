@@ -145,3 +145,50 @@ pub fn location(node: &Node) -> String {
         format!("L{}-{}", node.start_line, node.end_line)
     }
 }
+
+/// Graphs built from small Python sources, for the tests of what is served.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::graph::{self, Graph, SourceFile};
+    use crate::languages::Registry;
+
+    /// The graph of `files` (path, source), as an index of them would build it.
+    pub fn graph_of(files: &[(&str, &str)]) -> Graph {
+        let registry = Registry::get();
+        let sources: Vec<SourceFile> = files
+            .iter()
+            .map(|(path, text)| {
+                let language = registry.for_path(path).expect("a language cairn parses");
+                SourceFile {
+                    path: path.to_string(),
+                    language: language.name.clone(),
+                    hash: String::new(),
+                    size: text.len() as u64,
+                    last_change: 0,
+                    is_test: language.is_test_path(path),
+                    extract: crate::extract::extract(language, text),
+                }
+            })
+            .collect();
+        let refs: Vec<&SourceFile> = sources.iter().collect();
+        graph::build(&refs, &[]).0
+    }
+
+    /// A shop: pricing (reads the environment), a view calling it, and a test asserting on it.
+    pub fn shop() -> Graph {
+        graph_of(&[
+            (
+                "shop/pricing.py",
+                "import os\n\ndef price_of(item):\n    return item * 2\n\ndef discount():\n    return float(os.getenv(\"DISCOUNT\", \"0\"))\n",
+            ),
+            (
+                "shop/views.py",
+                "from shop.pricing import price_of\n\ndef checkout(items):\n    return sum(price_of(i) for i in items)\n",
+            ),
+            (
+                "tests/test_pricing.py",
+                "from shop.pricing import price_of\n\ndef test_price():\n    assert price_of(1) == 2\n",
+            ),
+        ])
+    }
+}
