@@ -1,6 +1,7 @@
 //! What cairn serves: the ranked context pack (`get_context`) and everything known about one
 //! node (`expand`), as compact Markdown for the model plus a structured report for programs,
-//! both bounded by a token budget. Pure: the caller supplies the graph, facts and clock.
+//! both bounded by a token budget (each an [`Answer`](crate::answer::Answer)). Pure: the
+//! caller supplies the graph, facts and clock.
 
 mod expand;
 mod pack;
@@ -13,6 +14,7 @@ use serde::Serialize;
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact};
 
+/// The budget rules of every answer, where the context answers' callers look for them.
 pub use crate::answer::{BudgetTooSmall, budget};
 pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
 pub use pack::{ContextBody, ContextReport, Freshness, context};
