@@ -1,6 +1,7 @@
 //! cairn: the memory of a repository for coding assistants — a scored code graph in SurrealDB,
 //! served over MCP.
 
+pub mod answer;
 pub mod app;
 pub mod clock;
 pub mod config;

@@ -6,8 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ScoreParts, Scorer, location, nearest_dependents};
+use crate::answer::{Answer, LeftOut, Page};
+use crate::graph::score::Score;
 use crate::graph::{Edge, EdgeKind, Node, NodeKind};
-use crate::tokens::Budget;
 
 /// Parts of an expansion a caller can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -22,7 +23,7 @@ pub enum Include {
 }
 
 /// A neighbour with the lines that connect it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Link {
     pub id: String,
     pub kind: String,
@@ -31,8 +32,11 @@ pub struct Link {
 }
 
 /// The answer of `expand`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ExpandReport {
+pub type ExpandReport = Answer<ExpandBody>;
+
+/// What an expansion holds, for programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpandBody {
     pub id: String,
     pub kind: String,
     pub path: String,
@@ -64,14 +68,12 @@ pub struct ExpandReport {
     pub history: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    pub tokens: usize,
-    pub max_tokens: usize,
-    pub truncated: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    #[serde(skip)]
-    pub text: String,
 }
+
+const LEFT_OUT: LeftOut = LeftOut {
+    unit: "items",
+    advice: "",
+};
 
 /// What cairn knows about a node beyond the graph: memories anchored on it and its file's
 /// history lines.
@@ -98,58 +100,10 @@ pub fn expand(
     read_source: SourceReader,
     mut notes: Vec<String>,
 ) -> ExpandReport {
-    let Known { memories, history } = known;
-    let graph = scorer.graph();
-    let wants = |part: Include| {
-        if include.is_empty() {
-            part != Include::Source
-        } else {
-            include.contains(&part)
-        }
-    };
-    let score = scorer.score(node);
-    let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
-    let linked = |edges: Vec<&Edge>, far: fn(&Edge) -> &str| -> Vec<Link> {
-        let mut links: Vec<Link> = edges
-            .into_iter()
-            .map(|e| Link {
-                id: far(e).to_string(),
-                kind: graph
-                    .node(far(e))
-                    .map_or("unknown", |n| n.kind.as_str())
-                    .to_string(),
-                lines: e.lines.clone(),
-            })
-            .collect();
-        links.sort_by(|a, b| {
-            rank(&b.id)
-                .total_cmp(&rank(&a.id))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        links
-    };
-    let out_of = |kind: EdgeKind| {
-        graph
-            .outgoing(&node.id)
-            .filter(move |e| e.kind == kind)
-            .collect::<Vec<_>>()
-    };
-    let into = |kind: EdgeKind| {
-        graph
-            .incoming(&node.id)
-            .filter(move |e| e.kind == kind)
-            .collect::<Vec<_>>()
-    };
-    fn dst(e: &Edge) -> &str {
-        &e.dst
-    }
-    fn src(e: &Edge) -> &str {
-        &e.src
-    }
-
+    let wanted = Wanted(include);
     // The whole radius is counted at index time (`reach`); the nearest part is enough to rank
     // dependents and find the tests that reach the node.
-    let radius = nearest_dependents(graph, &node.id, RADIUS_WALK);
+    let radius = nearest_dependents(scorer.graph(), &node.id, RADIUS_WALK);
     if radius.len() < node.reach as usize {
         notes.push(format!(
             "tests and dependents are taken from the nearest {} of {} reachable nodes",
@@ -157,52 +111,39 @@ pub fn expand(
             node.reach
         ));
     }
-    // Tests that assert on the node or, for a file or class, on its members.
-    let members: Vec<&str> = graph
-        .outgoing(&node.id)
-        .filter(|e| e.kind == EdgeKind::Contains)
-        .map(|e| e.dst.as_str())
-        .collect();
-    let mut asserting: Vec<&Edge> = into(EdgeKind::AssertsOn);
-    for member in &members {
-        asserting.extend(
-            graph
-                .incoming(member)
-                .filter(|e| e.kind == EdgeKind::AssertsOn),
-        );
-    }
-    let mut tests: Vec<Link> = linked(asserting, src);
-    tests.dedup_by(|a, b| a.id == b.id);
-    for id in &radius {
-        if graph
-            .node(id)
-            .is_some_and(|n| n.is_test && n.kind == NodeKind::File)
-            && !tests.iter().any(|t| t.id == *id)
-        {
-            tests.push(Link {
-                id: id.to_string(),
-                kind: "reaches".to_string(),
-                lines: Vec::new(),
-            });
-        }
-    }
-    for test in &mut tests {
-        if test.kind != "reaches" {
-            test.kind = "asserts_on".to_string();
-        }
-    }
-    let mut dependents: Vec<(f64, &str)> = radius
-        .iter()
-        .filter(|id| {
-            graph
-                .node(id)
-                .is_some_and(|n| !n.is_test && n.path != node.path)
-        })
-        .map(|id| (rank(id), *id))
-        .collect();
-    dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let body = select(scorer, node, wanted, &radius);
+    let out = Page::new(max_tokens, notes);
+    write(
+        out,
+        body,
+        node,
+        &scorer.score(node),
+        known,
+        wanted,
+        read_source,
+    )
+}
 
-    let mut report = ExpandReport {
+/// The sections a caller asked for: all but source when none were named.
+#[derive(Debug, Clone, Copy)]
+struct Wanted<'a>(&'a [Include]);
+
+impl Wanted<'_> {
+    fn has(self, part: Include) -> bool {
+        if self.0.is_empty() {
+            part != Include::Source
+        } else {
+            self.0.contains(&part)
+        }
+    }
+}
+
+/// Everything the graph says about `node`, every list whole and best first; `radius` is its
+/// nearest dependents, nearest first.
+fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[&str]) -> ExpandBody {
+    let near = Neighbours { scorer, node };
+    let only = |part: Include, links: Vec<Link>| if wanted.has(part) { links } else { Vec::new() };
+    ExpandBody {
         id: node.id.clone(),
         kind: node.kind.as_str().to_string(),
         path: node.path.clone(),
@@ -211,53 +152,209 @@ pub fn expand(
         signature: node.signature.clone(),
         doc: node.doc.clone(),
         is_test: node.is_test,
-        score: score.into(),
+        score: scorer.score(node).into(),
         side_effects: node.side_effects.clone(),
         state_writes: node.mutations,
-        members: linked(out_of(EdgeKind::Contains), dst),
-        imports: linked(out_of(EdgeKind::Imports), dst),
-        importers: linked(into(EdgeKind::Imports), src),
-        callers: if wants(Include::Callers) {
-            linked(into(EdgeKind::Calls), src)
-        } else {
-            Vec::new()
-        },
-        callees: if wants(Include::Callees) {
-            linked(out_of(EdgeKind::Calls), dst)
-        } else {
-            Vec::new()
-        },
-        bases: linked(out_of(EdgeKind::Inherits), dst),
-        subclasses: linked(into(EdgeKind::Inherits), src),
-        tests: if wants(Include::Tests) {
-            tests
-        } else {
-            Vec::new()
-        },
+        members: near.linked(near.outgoing(EdgeKind::Contains), dst),
+        imports: near.linked(near.outgoing(EdgeKind::Imports), dst),
+        importers: near.linked(near.incoming(EdgeKind::Imports), src),
+        callers: only(
+            Include::Callers,
+            near.linked(near.incoming(EdgeKind::Calls), src),
+        ),
+        callees: only(
+            Include::Callees,
+            near.linked(near.outgoing(EdgeKind::Calls), dst),
+        ),
+        bases: near.linked(near.outgoing(EdgeKind::Inherits), dst),
+        subclasses: near.linked(near.incoming(EdgeKind::Inherits), src),
+        tests: only(Include::Tests, near.tests(radius)),
         blast_radius: node.reach as usize,
-        top_dependents: dependents
-            .iter()
-            .take(8)
-            .map(|(_, id)| Link {
-                id: id.to_string(),
-                kind: graph
-                    .node(id)
-                    .map_or("unknown", |n| n.kind.as_str())
-                    .to_string(),
-                lines: Vec::new(),
-            })
-            .collect(),
+        top_dependents: near.top_dependents(radius),
         memories: Vec::new(),
         history: Vec::new(),
         source: None,
-        tokens: 0,
-        max_tokens,
-        truncated: 0,
-        notes: Vec::new(),
-        text: String::new(),
-    };
+    }
+}
 
-    let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
+fn dst(e: &Edge) -> &str {
+    &e.dst
+}
+
+fn src(e: &Edge) -> &str {
+    &e.src
+}
+
+/// The node's edges and the nodes at their far ends, ranked by score.
+struct Neighbours<'s, 'g> {
+    scorer: &'s Scorer<'g>,
+    node: &'s Node,
+}
+
+impl<'g> Neighbours<'_, 'g> {
+    fn rank(&self, id: &str) -> f64 {
+        self.scorer
+            .graph()
+            .node(id)
+            .map_or(0.0, |n| self.scorer.score(n).total())
+    }
+
+    fn kind_of(&self, id: &str) -> String {
+        self.scorer
+            .graph()
+            .node(id)
+            .map_or("unknown", |n| n.kind.as_str())
+            .to_string()
+    }
+
+    fn outgoing(&self, kind: EdgeKind) -> Vec<&'g Edge> {
+        self.scorer
+            .graph()
+            .outgoing(&self.node.id)
+            .filter(|e| e.kind == kind)
+            .collect()
+    }
+
+    fn incoming(&self, kind: EdgeKind) -> Vec<&'g Edge> {
+        self.scorer
+            .graph()
+            .incoming(&self.node.id)
+            .filter(|e| e.kind == kind)
+            .collect()
+    }
+
+    /// The far ends of `edges`, best first, with the lines of each edge.
+    fn linked(&self, edges: Vec<&Edge>, far: fn(&Edge) -> &str) -> Vec<Link> {
+        let mut links: Vec<Link> = edges
+            .into_iter()
+            .map(|e| Link {
+                id: far(e).to_string(),
+                kind: self.kind_of(far(e)),
+                lines: e.lines.clone(),
+            })
+            .collect();
+        links.sort_by(|a, b| {
+            self.rank(&b.id)
+                .total_cmp(&self.rank(&a.id))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        links
+    }
+
+    /// Tests that assert on the node or, for a file or class, on its members (`asserts_on`),
+    /// then test files in its radius (`reaches`).
+    fn tests(&self, radius: &[&str]) -> Vec<Link> {
+        let graph = self.scorer.graph();
+        let mut asserting: Vec<&Edge> = self.incoming(EdgeKind::AssertsOn);
+        for member in self.outgoing(EdgeKind::Contains) {
+            asserting.extend(
+                graph
+                    .incoming(&member.dst)
+                    .filter(|e| e.kind == EdgeKind::AssertsOn),
+            );
+        }
+        let mut tests: Vec<Link> = self.linked(asserting, src);
+        tests.dedup_by(|a, b| a.id == b.id);
+        for test in &mut tests {
+            test.kind = "asserts_on".to_string();
+        }
+        for id in radius {
+            if graph
+                .node(id)
+                .is_some_and(|n| n.is_test && n.kind == NodeKind::File)
+                && !tests.iter().any(|t| t.id == *id)
+            {
+                tests.push(Link {
+                    id: id.to_string(),
+                    kind: "reaches".to_string(),
+                    lines: Vec::new(),
+                });
+            }
+        }
+        tests
+    }
+
+    /// The best-ranked few of the radius outside the node's file and its tests.
+    fn top_dependents(&self, radius: &[&str]) -> Vec<Link> {
+        let graph = self.scorer.graph();
+        let mut dependents: Vec<(f64, &str)> = radius
+            .iter()
+            .filter(|id| {
+                graph
+                    .node(id)
+                    .is_some_and(|n| !n.is_test && n.path != self.node.path)
+            })
+            .map(|id| (self.rank(id), *id))
+            .collect();
+        dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        dependents
+            .iter()
+            .take(TOP_DEPENDENTS)
+            .map(|(_, id)| Link {
+                id: id.to_string(),
+                kind: self.kind_of(id),
+                lines: Vec::new(),
+            })
+            .collect()
+    }
+}
+
+/// How many of the best-ranked dependents an expansion lists.
+const TOP_DEPENDENTS: usize = 8;
+
+/// Writes the expansion: the node's heading, memories, history, each list of links within
+/// its share of the budget (cut to what was written), and the source when asked.
+fn write(
+    mut out: Page,
+    mut body: ExpandBody,
+    node: &Node,
+    score: &Score,
+    known: Known,
+    wanted: Wanted,
+    read_source: SourceReader,
+) -> ExpandReport {
+    write_heading(&mut out, node, score);
+    let share = out.remaining() / 5;
+    let Known { memories, history } = known;
+    if wanted.has(Include::Memories) && !memories.is_empty() {
+        let heading = format!("## Memories ({})", memories.len());
+        let kept = write_until_full(&mut out, heading, memories.iter().map(|m| m.line()), share);
+        body.memories = memories[..kept].to_vec();
+    }
+    if wanted.has(Include::History) && !history.is_empty() {
+        let heading = "## History".to_string();
+        let kept = write_until_full(&mut out, heading, history.iter().cloned(), share / 2);
+        body.history = history[..kept].to_vec();
+    }
+    let radius = body.blast_radius;
+    for (title, links) in [
+        ("Callers", &mut body.callers),
+        ("Tests", &mut body.tests),
+        ("Callees", &mut body.callees),
+        ("Importers", &mut body.importers),
+        ("Subclasses", &mut body.subclasses),
+        ("Bases", &mut body.bases),
+        ("Imports", &mut body.imports),
+        ("Top dependents (blast radius)", &mut body.top_dependents),
+        ("Members", &mut body.members),
+    ] {
+        if links.is_empty() {
+            continue;
+        }
+        let heading = if title.starts_with("Top dependents") {
+            format!("## {title}: {radius} nodes reachable")
+        } else {
+            format!("## {title} ({})", links.len())
+        };
+        write_links(&mut out, heading, links, share);
+    }
+    if wanted.has(Include::Source) {
+        body.source = write_source(&mut out, node, read_source);
+    }
+    out.finish(body, LEFT_OUT)
+}
+
+fn write_heading(out: &mut Page, node: &Node, score: &Score) {
     out.force(format!(
         "# {} ({} {}{})",
         node.id,
@@ -283,126 +380,88 @@ pub fn expand(
         },
         node.mutations
     ));
-    let sections: [(&str, &mut Vec<Link>, bool); 9] = [
-        ("Callers", &mut report.callers, true),
-        ("Tests", &mut report.tests, true),
-        ("Callees", &mut report.callees, true),
-        ("Importers", &mut report.importers, true),
-        ("Subclasses", &mut report.subclasses, true),
-        ("Bases", &mut report.bases, true),
-        ("Imports", &mut report.imports, true),
-        (
-            "Top dependents (blast radius)",
-            &mut report.top_dependents,
-            true,
-        ),
-        ("Members", &mut report.members, true),
-    ];
-    let section_share = out.remaining() / 5;
-    if wants(Include::Memories) && !memories.is_empty() {
-        let total = memories.len();
-        if out.push(format!("## Memories ({total})")) {
-            let limit = out.used() + section_share;
-            for memory in memories {
-                if !out.push_until(memory.line(), limit) {
-                    break;
-                }
-                report.memories.push(memory.clone());
-            }
-        } else {
-            out.dropped += total;
-        }
+}
+
+/// Writes a heading and then lines until one does not fit in `share`; returns how many lines
+/// were written. A heading that does not fit leaves out every line.
+fn write_until_full(
+    out: &mut Page,
+    heading: String,
+    lines: impl ExactSizeIterator<Item = String>,
+    share: usize,
+) -> usize {
+    let total = lines.len();
+    if !out.push(heading) {
+        out.dropped += total;
+        return 0;
     }
-    if wants(Include::History) && !history.is_empty() {
-        if out.push("## History".to_string()) {
-            let limit = out.used() + section_share / 2;
-            for line in history {
-                if !out.push_until(line.clone(), limit) {
-                    break;
-                }
-                report.history.push(line.clone());
-            }
-        } else {
-            out.dropped += history.len();
+    let limit = out.used() + share;
+    let mut kept = 0;
+    for line in lines {
+        if !out.push_until(line, limit) {
+            break;
         }
+        kept += 1;
     }
-    for (title, links, _) in sections {
-        if links.is_empty() {
-            continue;
-        }
-        let total = links.len();
-        let heading = if title.starts_with("Top dependents") {
-            format!("## {title}: {} nodes reachable", report.blast_radius)
-        } else {
-            format!("## {title} ({total})")
-        };
-        if !out.push(heading) {
-            out.dropped += total;
-            links.clear();
-            continue;
-        }
-        let limit = out.used() + section_share;
-        let mut kept = 0;
-        for link in links.iter() {
-            let line = format!(
-                "- {}{}{}",
-                link.id,
-                if link.kind.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", link.kind)
-                },
-                lines_note(&link.lines)
-            );
-            if !out.push_until(line, limit) {
-                break;
-            }
-            kept += 1;
-        }
-        if kept < total {
-            out.dropped += total - kept - 1;
-            links.truncate(kept);
-            out.push(format!("- … {} more", total - kept));
-        }
+    kept
+}
+
+/// Writes a list of links within `share`, ending with a count of those left out, and cuts
+/// the list to what was written.
+fn write_links(out: &mut Page, heading: String, links: &mut Vec<Link>, share: usize) {
+    let total = links.len();
+    if !out.push(heading) {
+        out.dropped += total;
+        links.clear();
+        return;
     }
-    if wants(Include::Source) {
-        match read_source(node) {
-            Some(text) => {
-                out.push("## Source".to_string());
-                let mut shown = Vec::new();
-                let fence = "```";
-                out.push(fence.to_string());
-                let lines: Vec<&str> = text.lines().collect();
-                for (i, line) in lines.iter().enumerate() {
-                    let numbered = format!("{:>5} {line}", node.start_line as usize + i);
-                    if out.remaining() < 20 || !out.push(numbered) {
-                        notes.push(format!("source cut after {} of {} lines", i, lines.len()));
-                        break;
-                    }
-                    shown.push(*line);
-                }
-                out.force(fence.to_string());
-                report.source = Some(shown.join("\n"));
-            }
-            None => notes.push(
-                "source is not readable (file changed or missing since the index)".to_string(),
-            ),
+    let limit = out.used() + share;
+    let mut kept = 0;
+    for link in links.iter() {
+        let line = format!(
+            "- {}{}{}",
+            link.id,
+            if link.kind.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", link.kind)
+            },
+            lines_note(&link.lines)
+        );
+        if !out.push_until(line, limit) {
+            break;
         }
+        kept += 1;
     }
-    report.truncated = out.dropped;
-    if out.dropped > 0 {
-        notes.push(format!(
-            "truncated: {} items left out to fit {max_tokens} tokens",
-            out.dropped
-        ));
+    if kept < total {
+        // The line that did not fit is counted already; the "more" line stands for it.
+        out.dropped += total - kept - 1;
+        links.truncate(kept);
+        out.push(format!("- … {} more", total - kept));
     }
-    for note in &notes {
-        out.force(format!("_{note}_"));
+}
+
+/// Writes the node's numbered source lines while the budget lasts; returns what was shown.
+fn write_source(out: &mut Page, node: &Node, read_source: SourceReader) -> Option<String> {
+    let Some(text) = read_source(node) else {
+        out.note("source is not readable (file changed or missing since the index)");
+        return None;
+    };
+    out.push("## Source".to_string());
+    let fence = "```";
+    out.push(fence.to_string());
+    let lines: Vec<&str> = text.lines().collect();
+    let mut shown = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let numbered = format!("{:>5} {line}", node.start_line as usize + i);
+        if out.remaining() < 20 || !out.push(numbered) {
+            out.note(format!("source cut after {} of {} lines", i, lines.len()));
+            break;
+        }
+        shown.push(*line);
     }
-    report.notes = notes;
-    report.tokens = out.used();
-    report.text = out.into_text();
-    report
+    out.force(fence.to_string());
+    Some(shown.join("\n"))
 }
 
 /// ` L12`, ` L3,9`, ` L3,9,12,… (7 sites)`: the lines of a use, compactly.
@@ -426,5 +485,49 @@ pub fn lines_note(lines: &[u32]) -> String {
                 .join(","),
             many.len()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::context::testing::shop;
+
+    fn ids(links: &[Link]) -> Vec<String> {
+        links
+            .iter()
+            .map(|l| format!("{} [{}]", l.id, l.kind))
+            .collect()
+    }
+
+    #[test]
+    fn selection_finds_callers_tests_and_dependents() {
+        let graph = shop();
+        let access = HashMap::new();
+        let scorer = Scorer::new(&graph, &access, 0);
+        let node = graph.node("shop/pricing.py::price_of").unwrap();
+        let radius = nearest_dependents(&graph, &node.id, RADIUS_WALK);
+        let body = select(&scorer, node, Wanted(&[]), &radius);
+        assert_eq!(
+            ids(&body.callers),
+            [
+                "shop/views.py::checkout [function]",
+                "tests/test_pricing.py::test_price [function]"
+            ]
+        );
+        assert_eq!(body.callers[0].lines, [4]);
+        assert_eq!(ids(&body.tests), ["tests/test_pricing.py [asserts_on]"]);
+        // Tests are listed as tests, not as dependents.
+        assert_eq!(
+            ids(&body.top_dependents),
+            ["shop/views.py [file]", "shop/views.py::checkout [function]"]
+        );
+        assert!(body.callees.is_empty() && body.members.is_empty());
+
+        let only_source = select(&scorer, node, Wanted(&[Include::Source]), &radius);
+        assert!(only_source.callers.is_empty() && only_source.tests.is_empty());
+        assert_eq!(only_source.top_dependents.len(), body.top_dependents.len());
     }
 }

@@ -1,6 +1,7 @@
 //! What cairn serves: the ranked context pack (`get_context`) and everything known about one
 //! node (`expand`), as compact Markdown for the model plus a structured report for programs,
-//! both bounded by a token budget. Pure: the caller supplies the graph, facts and clock.
+//! both bounded by a token budget (each an [`Answer`](crate::answer::Answer)). Pure: the
+//! caller supplies the graph, facts and clock.
 
 mod expand;
 mod pack;
@@ -8,16 +9,19 @@ mod target;
 
 use std::collections::HashMap;
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact};
 
-pub use expand::{ExpandReport, Include, Known, expand, lines_note};
+/// The budget rules of every answer, where the context answers' callers look for them.
+pub use crate::answer::{BudgetTooSmall, budget};
+pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
+pub use pack::{ContextBody, ContextReport, Freshness, context};
+pub use target::{TargetError, normalise, resolve_target};
 
 /// A memory as the context pack and expansions show it.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct MemoryNote {
     pub id: String,
     #[serde(rename = "type")]
@@ -39,50 +43,14 @@ impl MemoryNote {
         format!("- [{}] {}: {}{anchors}", self.kind, self.id, self.content)
     }
 }
-pub use pack::{ContextReport, Freshness, context};
-pub use target::{TargetError, normalise, resolve_target};
 
-/// Smallest budget an answer can be useful in.
-pub const MIN_TOKENS: usize = 200;
-/// Largest budget any answer takes.
-pub const MAX_TOKENS: usize = 16_000;
+/// The default budget of the context pack.
 pub const DEFAULT_CONTEXT_TOKENS: usize = 4_000;
+/// The default budget of an expansion.
 pub const DEFAULT_EXPAND_TOKENS: usize = 2_500;
 
-/// A token budget that was asked for and could not be honoured.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("max_tokens must be at least {MIN_TOKENS} (got {0})")]
-pub struct BudgetTooSmall(pub usize);
-
-/// The budget to use: the default when none is asked, capped at [`MAX_TOKENS`].
-pub fn budget(
-    asked: Option<usize>,
-    default: usize,
-) -> Result<(usize, Option<String>), BudgetTooSmall> {
-    match asked {
-        None => Ok((default, None)),
-        Some(n) if n < MIN_TOKENS => Err(BudgetTooSmall(n)),
-        Some(n) if n > MAX_TOKENS => Ok((
-            MAX_TOKENS,
-            Some(format!("max_tokens {n} capped at {MAX_TOKENS}")),
-        )),
-        Some(n) => Ok((n, None)),
-    }
-}
-
-/// Tokens kept free for the closing notes: those known up front plus room for the ones an
-/// answer adds at its end (truncation, a cut source), so the whole answer stays in budget.
-pub fn reserve_for_notes(notes: &[String]) -> usize {
-    const LATE_NOTES: usize = 80;
-    LATE_NOTES
-        + notes
-            .iter()
-            .map(|n| crate::tokens::count(n) + 4)
-            .sum::<usize>()
-}
-
 /// A score's parts, for programs.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct ScoreParts {
     pub total: f64,
     pub recency: f64,
@@ -177,5 +145,52 @@ pub fn location(node: &Node) -> String {
         format!("L{}", node.start_line)
     } else {
         format!("L{}-{}", node.start_line, node.end_line)
+    }
+}
+
+/// Graphs built from small Python sources, for the tests of what is served.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::graph::{self, Graph, SourceFile};
+    use crate::languages::Registry;
+
+    /// The graph of `files` (path, source), as an index of them would build it.
+    pub fn graph_of(files: &[(&str, &str)]) -> Graph {
+        let registry = Registry::get();
+        let sources: Vec<SourceFile> = files
+            .iter()
+            .map(|(path, text)| {
+                let language = registry.for_path(path).expect("a language cairn parses");
+                SourceFile {
+                    path: path.to_string(),
+                    language: language.name.clone(),
+                    hash: String::new(),
+                    size: text.len() as u64,
+                    last_change: 0,
+                    is_test: language.is_test_path(path),
+                    extract: crate::extract::extract(language, text),
+                }
+            })
+            .collect();
+        let refs: Vec<&SourceFile> = sources.iter().collect();
+        graph::build(&refs, &[]).0
+    }
+
+    /// A shop: pricing (reads the environment), a view calling it, and a test asserting on it.
+    pub fn shop() -> Graph {
+        graph_of(&[
+            (
+                "shop/pricing.py",
+                "import os\n\ndef price_of(item):\n    return item * 2\n\ndef discount():\n    return float(os.getenv(\"DISCOUNT\", \"0\"))\n",
+            ),
+            (
+                "shop/views.py",
+                "from shop.pricing import price_of\n\ndef checkout(items):\n    return sum(price_of(i) for i in items)\n",
+            ),
+            (
+                "tests/test_pricing.py",
+                "from shop.pricing import price_of\n\ndef test_price():\n    assert price_of(1) == 2\n",
+            ),
+        ])
     }
 }

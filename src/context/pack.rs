@@ -3,16 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{ScoreParts, Scorer, location};
-use crate::graph::score::edge_score;
-use crate::graph::{EdgeKind, Node, NodeKind};
-use crate::tokens::Budget;
+use super::{MemoryNote, ScoreParts, Scorer, location};
+use crate::answer::{Answer, LeftOut, Page};
+use crate::graph::score::{Score, edge_score};
+use crate::graph::{Edge, EdgeKind, Graph, Node, NodeKind};
 
 /// How current the index is.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Freshness {
     pub indexed_commit: Option<String>,
     pub head_commit: Option<String>,
@@ -24,7 +23,7 @@ pub struct Freshness {
 }
 
 /// A ranked file or symbol.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Ranked {
     pub id: String,
     pub kind: String,
@@ -38,7 +37,7 @@ pub struct Ranked {
 }
 
 /// A ranked relationship.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Relationship {
     pub kind: String,
     pub src: String,
@@ -49,15 +48,18 @@ pub struct Relationship {
 }
 
 /// A directory of the project shape.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Directory {
     pub path: String,
     pub files: usize,
 }
 
 /// The answer of `get_context`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ContextReport {
+pub type ContextReport = Answer<ContextBody>;
+
+/// What the context pack holds, for programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextBody {
     pub repo: String,
     pub files: usize,
     pub symbols: usize,
@@ -68,19 +70,14 @@ pub struct ContextReport {
     pub relationships: Vec<Relationship>,
     pub hot_spots: Vec<Ranked>,
     /// Top project memories (patterns, decisions, risks).
-    pub memories: Vec<super::MemoryNote>,
+    pub memories: Vec<MemoryNote>,
     pub test_files: usize,
-    /// Tokens of the text answer.
-    pub tokens: usize,
-    pub max_tokens: usize,
-    /// Items left out to stay within the budget.
-    pub truncated: usize,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// The Markdown answer.
-    #[serde(skip)]
-    pub text: String,
 }
+
+const LEFT_OUT: LeftOut = LeftOut {
+    unit: "items",
+    advice: "; raise max_tokens, pass a focus, or use expand",
+};
 
 /// What the caller focuses on: paths (or directories) and words.
 struct Focus {
@@ -153,28 +150,26 @@ fn has_source_extension(token: &str) -> bool {
 /// Builds the context pack within `max_tokens`.
 ///
 /// Each section is capped at a share of the budget so one cannot crowd out the rest; when the
-/// caps leave budget unused while items were cut (small repositories), the pack is built again
-/// with wider caps and the attempt that leaves out the fewest items wins.
+/// caps leave budget unused while items were cut (small repositories), the pack is written
+/// again with wider caps and the attempt that leaves out the fewest items wins.
 pub fn context(
     scorer: &Scorer,
     repo: &str,
     freshness: Freshness,
     focus: Option<&str>,
-    memories: &[super::MemoryNote],
+    memories: &[MemoryNote],
     max_tokens: usize,
     notes: Vec<String>,
 ) -> ContextReport {
+    let focus = Focus::parse(focus);
+    let selection = Selection::of(scorer, &focus, memories);
     let attempt = |scale: f64| {
-        pack(
-            scorer,
+        let header = Header {
             repo,
-            freshness.clone(),
-            focus,
-            memories,
-            max_tokens,
-            notes.clone(),
-            scale,
-        )
+            freshness: freshness.clone(),
+            focus: &focus,
+        };
+        write(&selection, header, max_tokens, notes.clone(), scale)
     };
     let mut best = attempt(1.0);
     for scale in [2.0, 4.0] {
@@ -189,76 +184,325 @@ pub fn context(
     best
 }
 
-#[allow(clippy::too_many_arguments)] // `context`'s arguments and the attempt's scale
-fn pack(
-    scorer: &Scorer,
-    repo: &str,
-    freshness: Freshness,
-    focus: Option<&str>,
-    memories: &[super::MemoryNote],
-    max_tokens: usize,
-    mut notes: Vec<String>,
-    scale: f64,
-) -> ContextReport {
-    let graph = scorer.graph();
-    let focus = Focus::parse(focus);
-    // Scores by node position: ranking a large graph must not hash ids per lookup.
-    let scores: Vec<(crate::graph::score::Score, f64)> = graph
-        .nodes
-        .iter()
-        .map(|n| {
-            let score = scorer.score(n);
-            (score, score.total() + focus.boost(n))
-        })
-        .collect();
-    let scored = |node: &Node| &scores[graph.position(node)];
-    let rank = |node: &Node| scored(node).1;
-    let ranked_of = |node: &Node| Ranked {
-        id: node.id.clone(),
-        kind: node.kind.as_str().to_string(),
-        lines: location(node),
-        score: scored(node).0.into(),
-        reach: node.reach,
-        dependents: node.causal_in,
-        side_effects: node.side_effects.clone(),
-    };
-    // Best first; nodes are stored sorted by id, so position breaks ties by id.
-    let by_rank = |nodes: &mut Vec<&Node>| {
+/// An item of a section and the line it takes in the text.
+#[derive(Debug, Clone)]
+struct Entry<T> {
+    line: String,
+    item: T,
+}
+
+/// What the pack can show, each list best first: the budget decides how much of each is
+/// written.
+#[derive(Debug)]
+struct Selection {
+    files: usize,
+    test_files: usize,
+    symbols: usize,
+    memories: Vec<Entry<MemoryNote>>,
+    shape: Vec<ShapeLine>,
+    top_files: Vec<Entry<Ranked>>,
+    top_symbols: Vec<Entry<Ranked>>,
+    relationships: Vec<Entry<Relationship>>,
+    hot_spots: Vec<Entry<Ranked>>,
+    tests: String,
+}
+
+/// Most entries a section offers.
+const TOP_FILES: usize = 60;
+const TOP_SYMBOLS: usize = 60;
+const RELATIONSHIPS: usize = 40;
+const HOT_SPOTS: usize = 30;
+
+impl Selection {
+    fn of(scorer: &Scorer, focus: &Focus, memories: &[MemoryNote]) -> Selection {
+        let ranking = Ranking::new(scorer, focus);
+        let graph = ranking.graph;
+        let files: Vec<&Node> = graph.files().collect();
+        let test_files = files.iter().filter(|f| f.is_test).count();
+        let mut ranked_files: Vec<&Node> = files.iter().copied().filter(|f| !f.is_test).collect();
+        ranking.best_first(&mut ranked_files);
+        let mut ranked_symbols: Vec<&Node> = graph
+            .nodes
+            .iter()
+            .map(|n| &**n)
+            .filter(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant)
+            .collect();
+        ranking.best_first(&mut ranked_symbols);
+        Selection {
+            files: files.len(),
+            test_files,
+            symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
+            memories: memories
+                .iter()
+                .map(|m| Entry {
+                    line: m.line(),
+                    item: m.clone(),
+                })
+                .collect(),
+            shape: shape_lines(&files, &|n| ranking.rank(n)),
+            top_files: file_entries(&ranking, &ranked_files),
+            top_symbols: symbol_entries(&ranking, &ranked_symbols),
+            relationships: relationship_entries(&ranking, &ranked_files, &ranked_symbols),
+            hot_spots: hot_spot_entries(&ranking, &files),
+            tests: tests_line(graph, test_files),
+        }
+    }
+}
+
+/// Every node's score and its rank (the score's total plus the focus boost), by position: a
+/// large graph is ranked without hashing ids per lookup.
+struct Ranking<'g> {
+    graph: &'g Graph,
+    scores: Vec<(Score, f64)>,
+}
+
+impl<'g> Ranking<'g> {
+    fn new(scorer: &Scorer<'g>, focus: &Focus) -> Ranking<'g> {
+        let graph = scorer.graph();
+        let scores = graph
+            .nodes
+            .iter()
+            .map(|n| {
+                let score = scorer.score(n);
+                (score, score.total() + focus.boost(n))
+            })
+            .collect();
+        Ranking { graph, scores }
+    }
+
+    fn score(&self, node: &Node) -> &Score {
+        &self.scores[self.graph.position(node)].0
+    }
+
+    fn rank(&self, node: &Node) -> f64 {
+        self.scores[self.graph.position(node)].1
+    }
+
+    /// Best first; nodes are stored sorted by id, so position breaks ties by id.
+    fn best_first(&self, nodes: &mut Vec<&'g Node>) {
         let mut keyed: Vec<(f64, usize, &Node)> = nodes
             .iter()
-            .map(|n| (rank(n), graph.position(n), *n))
+            .map(|n| (self.rank(n), self.graph.position(n), *n))
             .collect();
         keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         *nodes = keyed.into_iter().map(|(_, _, n)| n).collect();
-    };
+    }
 
-    let files: Vec<&Node> = graph.files().collect();
-    let test_files = files.iter().filter(|f| f.is_test).count();
-    let symbols = graph.nodes.iter().filter(|n| n.kind.is_symbol()).count();
-    let mut report = ContextReport {
-        repo: repo.to_string(),
-        files: files.len(),
-        symbols,
-        freshness,
+    fn ranked(&self, node: &Node) -> Ranked {
+        Ranked {
+            id: node.id.clone(),
+            kind: node.kind.as_str().to_string(),
+            lines: location(node),
+            score: (*self.score(node)).into(),
+            reach: node.reach,
+            dependents: node.causal_in,
+            side_effects: node.side_effects.clone(),
+        }
+    }
+}
+
+fn file_entries(ranking: &Ranking, ranked_files: &[&Node]) -> Vec<Entry<Ranked>> {
+    ranked_files
+        .iter()
+        .take(TOP_FILES)
+        .map(|node| {
+            let definitions = ranking
+                .graph
+                .outgoing(&node.id)
+                .filter(|e| e.kind == EdgeKind::Contains)
+                .count();
+            Entry {
+                line: format!(
+                    "- {} {} · reach {} · deps {} · {definitions} defs{}",
+                    node.id,
+                    ranking.score(node).explain(),
+                    node.reach,
+                    node.causal_in,
+                    effects_suffix(node)
+                ),
+                item: ranking.ranked(node),
+            }
+        })
+        .collect()
+}
+
+fn symbol_entries(ranking: &Ranking, ranked_symbols: &[&Node]) -> Vec<Entry<Ranked>> {
+    ranked_symbols
+        .iter()
+        .take(TOP_SYMBOLS)
+        .map(|node| Entry {
+            line: format!(
+                "- {} ({} {}) {} · reach {} · deps {}{}",
+                node.id,
+                node.kind.as_str(),
+                location(node),
+                ranking.score(node).explain(),
+                node.reach,
+                node.causal_in,
+                effects_suffix(node)
+            ),
+            item: ranking.ranked(node),
+        })
+        .collect()
+}
+
+/// The strongest causal edges among the best-ranked files and symbols.
+fn relationship_entries(
+    ranking: &Ranking,
+    ranked_files: &[&Node],
+    ranked_symbols: &[&Node],
+) -> Vec<Entry<Relationship>> {
+    let graph = ranking.graph;
+    let top: std::collections::HashSet<&str> = ranked_files
+        .iter()
+        .take(100)
+        .chain(ranked_symbols.iter().take(200))
+        .map(|n| n.id.as_str())
+        .collect();
+    // Only the edges at the best-ranked nodes, found through the graph's adjacency.
+    let mut at_top: Vec<&Edge> = top
+        .iter()
+        .flat_map(|id| graph.outgoing(id).chain(graph.incoming(id)))
+        .filter(|e| e.kind.is_causal() && e.kind != EdgeKind::Drives)
+        .collect();
+    at_top.sort_unstable_by(|a, b| (&a.kind, &a.src, &a.dst).cmp(&(&b.kind, &b.src, &b.dst)));
+    at_top.dedup_by(|a, b| std::ptr::eq(*a, *b));
+    let mut relationships: Vec<(f64, &Edge)> = at_top
+        .into_iter()
+        .filter_map(|e| {
+            let (src, dst) = (graph.node_index(&e.src)?, graph.node_index(&e.dst)?);
+            let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
+            if external(src) || external(dst) {
+                return None;
+            }
+            let (s, d) = (&ranking.scores[src], &ranking.scores[dst]);
+            Some((edge_score(e, &s.0, &d.0), e))
+        })
+        .collect();
+    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    relationships
+        .into_iter()
+        .take(RELATIONSHIPS)
+        .map(|(score, edge)| Entry {
+            line: format!(
+                "- {} -{}-> {}{} ({score:.1})",
+                edge.src,
+                edge.kind.table(),
+                edge.dst,
+                lines_suffix(&edge.lines)
+            ),
+            item: Relationship {
+                kind: edge.kind.table().to_string(),
+                src: edge.src.clone(),
+                dst: edge.dst.clone(),
+                score: (score * 100.0).round() / 100.0,
+                reasons: edge.reasons.clone(),
+            },
+        })
+        .collect()
+}
+
+/// Files with side effects or state writes, the most effects first.
+fn hot_spot_entries(ranking: &Ranking, files: &[&Node]) -> Vec<Entry<Ranked>> {
+    let mut hot: Vec<&Node> = files
+        .iter()
+        .copied()
+        .filter(|f| !f.is_test && (!f.side_effects.is_empty() || f.mutations > 0))
+        .collect();
+    let weight = |n: &Node| n.side_effects.len() as f64 * 2.0 + ranking.rank(n);
+    hot.sort_by(|a, b| {
+        weight(b)
+            .total_cmp(&weight(a))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    hot.into_iter()
+        .take(HOT_SPOTS)
+        .map(|node| Entry {
+            line: format!(
+                "- {}: {}{}",
+                node.id,
+                if node.side_effects.is_empty() {
+                    "no outside effects".to_string()
+                } else {
+                    node.side_effects.join(", ")
+                },
+                if node.mutations > 0 {
+                    format!(" · {} state writes", node.mutations)
+                } else {
+                    String::new()
+                }
+            ),
+            item: ranking.ranked(node),
+        })
+        .collect()
+}
+
+/// What the pack's opening lines say besides the counts.
+struct Header<'a> {
+    repo: &'a str,
+    freshness: Freshness,
+    focus: &'a Focus,
+}
+
+/// Writes one attempt at the pack, each section within its share of the budget times
+/// `scale`.
+fn write(
+    selection: &Selection,
+    header: Header,
+    max_tokens: usize,
+    notes: Vec<String>,
+    scale: f64,
+) -> ContextReport {
+    let mut out = Page::new(max_tokens, notes);
+    write_header(&mut out, selection, &header);
+    let share =
+        |out: &Page, fraction: f64| out.used() + (out.max() as f64 * fraction * scale) as usize;
+    let mut body = ContextBody {
+        repo: header.repo.to_string(),
+        files: selection.files,
+        symbols: selection.symbols,
+        freshness: header.freshness,
         shape: Vec::new(),
         top_files: Vec::new(),
         top_symbols: Vec::new(),
         relationships: Vec::new(),
         hot_spots: Vec::new(),
         memories: Vec::new(),
-        test_files,
-        tokens: 0,
-        max_tokens,
-        truncated: 0,
-        notes: Vec::new(),
-        text: String::new(),
+        test_files: selection.test_files,
     };
-    let mut out = Budget::new(max_tokens.saturating_sub(super::reserve_for_notes(&notes)));
+    // What the team learned: the top project memories.
+    if !selection.memories.is_empty() {
+        let limit = share(&out, 0.15);
+        out.force("## Memories (patterns, decisions, risks)".to_string());
+        body.memories = fit(&mut out, &selection.memories, limit);
+    }
+    let limit = share(&out, 0.2);
+    out.force("## Shape".to_string());
+    body.shape = write_shape(&mut out, &selection.shape, limit);
+    let limit = share(&out, 0.22);
+    out.force("## Top files".to_string());
+    body.top_files = fit(&mut out, &selection.top_files, limit);
+    let limit = share(&out, 0.22);
+    out.force("## Top symbols".to_string());
+    body.top_symbols = fit(&mut out, &selection.top_symbols, limit);
+    let limit = share(&out, 0.14);
+    out.force("## Key relationships".to_string());
+    body.relationships = fit(&mut out, &selection.relationships, limit);
+    let limit = share(&out, 0.12);
+    out.force("## Hot spots (side effects, state writes)".to_string());
+    body.hot_spots = fit(&mut out, &selection.hot_spots, limit);
+    out.force("## Tests".to_string());
+    out.push(selection.tests.clone());
+    out.finish(body, LEFT_OUT)
+}
+
+fn write_header(out: &mut Page, selection: &Selection, header: &Header) {
     out.force(format!(
-        "# cairn context: {repo} — {} files ({test_files} tests), {symbols} symbols",
-        files.len()
+        "# cairn context: {} — {} files ({} tests), {} symbols",
+        header.repo, selection.files, selection.test_files, selection.symbols
     ));
-    out.force(freshness_line(&report.freshness));
+    out.force(freshness_line(&header.freshness));
+    let focus = header.focus;
     if !focus.is_empty() {
         out.force(format!(
             "focus: {}",
@@ -272,198 +516,40 @@ fn pack(
         ));
     }
     out.force("score = recency + frequency + centrality + side-effect cost (r f c s); reach = nodes a change can affect; deps = direct dependents".to_string());
-    let share =
-        |out: &Budget, fraction: f64| out.used() + (out.max() as f64 * fraction * scale) as usize;
+}
 
-    // What the team learned: the top project memories.
-    if !memories.is_empty() {
-        let limit = share(&out, 0.15);
-        out.force("## Memories (patterns, decisions, risks)".to_string());
-        for memory in memories {
-            if out.push_until(memory.line(), limit) {
-                report.memories.push(memory.clone());
-            }
-        }
-    }
+/// Writes the entries that fit under `limit` (a running total); returns their items.
+fn fit<T: Clone>(out: &mut Page, entries: &[Entry<T>], limit: usize) -> Vec<T> {
+    entries
+        .iter()
+        .filter(|entry| out.push_until(entry.line.clone(), limit))
+        .map(|entry| entry.item.clone())
+        .collect()
+}
 
-    // Project shape: shallow levels first, deeper ones while the share lasts.
-    let limit = share(&out, 0.2);
-    out.force("## Shape".to_string());
-    let lines = shape_lines(&files, &rank);
+/// Writes the project shape: shallow levels first, deeper ones while the share lasts, a
+/// directory only under its shown parent; returns the directories written.
+fn write_shape(out: &mut Page, lines: &[ShapeLine], limit: usize) -> Vec<Directory> {
     let mut order: Vec<usize> = (0..lines.len()).collect();
     order.sort_by_key(|&i| (lines[i].depth, i));
-    let costs: Vec<usize> = lines
-        .iter()
-        .map(|l| crate::tokens::count(&l.text) + 1)
-        .collect();
     let mut chosen = vec![false; lines.len()];
     let mut spent = out.used();
     for i in order {
         let parent_shown = lines[i].parent.is_none_or(|p| chosen[p]);
-        if parent_shown && spent + costs[i] <= limit {
+        if parent_shown && spent + lines[i].cost <= limit {
             chosen[i] = true;
-            spent += costs[i];
+            spent += lines[i].cost;
         }
     }
-    for ((line, shown), cost) in lines.into_iter().zip(chosen).zip(costs) {
-        if shown && out.push_costed(line.text, cost, usize::MAX) {
-            report.shape.push(line.directory);
+    let mut shown = Vec::new();
+    for (line, chosen) in lines.iter().zip(chosen) {
+        if chosen && out.push_costed(line.text.clone(), line.cost, usize::MAX) {
+            shown.push(line.directory.clone());
         } else {
             out.dropped += 1;
         }
     }
-
-    // Top files (tests have their own line).
-    let limit = share(&out, 0.22);
-    out.force("## Top files".to_string());
-    let mut ranked_files: Vec<&Node> = files.iter().copied().filter(|f| !f.is_test).collect();
-    by_rank(&mut ranked_files);
-    for node in ranked_files.iter().take(60) {
-        let symbols_in = graph
-            .outgoing(&node.id)
-            .filter(|e| e.kind == EdgeKind::Contains)
-            .count();
-        let line = format!(
-            "- {} {} · reach {} · deps {} · {} defs{}",
-            node.id,
-            scored(node).0.explain(),
-            node.reach,
-            node.causal_in,
-            symbols_in,
-            effects_suffix(node)
-        );
-        if out.push_until(line, limit) {
-            report.top_files.push(ranked_of(node));
-        }
-    }
-
-    // Top symbols.
-    let limit = share(&out, 0.22);
-    out.force("## Top symbols".to_string());
-    let mut ranked_symbols: Vec<&Node> = graph
-        .nodes
-        .iter()
-        .map(|n| &**n)
-        .filter(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant)
-        .collect();
-    by_rank(&mut ranked_symbols);
-    for node in ranked_symbols.iter().take(60) {
-        let line = format!(
-            "- {} ({} {}) {} · reach {} · deps {}{}",
-            node.id,
-            node.kind.as_str(),
-            location(node),
-            scored(node).0.explain(),
-            node.reach,
-            node.causal_in,
-            effects_suffix(node)
-        );
-        if out.push_until(line, limit) {
-            report.top_symbols.push(ranked_of(node));
-        }
-    }
-
-    // Key relationships among the best-ranked nodes.
-    let limit = share(&out, 0.14);
-    out.force("## Key relationships".to_string());
-    let top: std::collections::HashSet<&str> = ranked_files
-        .iter()
-        .take(100)
-        .chain(ranked_symbols.iter().take(200))
-        .map(|n| n.id.as_str())
-        .collect();
-    // Only the edges at the best-ranked nodes, found through the graph's adjacency.
-    let mut at_top: Vec<&crate::graph::Edge> = top
-        .iter()
-        .flat_map(|id| graph.outgoing(id).chain(graph.incoming(id)))
-        .filter(|e| e.kind.is_causal() && e.kind != EdgeKind::Drives)
-        .collect();
-    at_top.sort_unstable_by(|a, b| (&a.kind, &a.src, &a.dst).cmp(&(&b.kind, &b.src, &b.dst)));
-    at_top.dedup_by(|a, b| std::ptr::eq(*a, *b));
-    let mut relationships: Vec<(f64, &crate::graph::Edge)> = at_top
-        .into_iter()
-        .filter_map(|e| {
-            let (src, dst) = (graph.node_index(&e.src)?, graph.node_index(&e.dst)?);
-            let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
-            if external(src) || external(dst) {
-                return None;
-            }
-            let (s, d) = (&scores[src], &scores[dst]);
-            Some((edge_score(e, &s.0, &d.0), e))
-        })
-        .collect();
-    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    for (score, edge) in relationships.iter().take(40) {
-        let line = format!(
-            "- {} -{}-> {}{} ({score:.1})",
-            edge.src,
-            edge.kind.table(),
-            edge.dst,
-            lines_suffix(&edge.lines)
-        );
-        if out.push_until(line, limit) {
-            report.relationships.push(Relationship {
-                kind: edge.kind.table().to_string(),
-                src: edge.src.clone(),
-                dst: edge.dst.clone(),
-                score: (score * 100.0).round() / 100.0,
-                reasons: edge.reasons.clone(),
-            });
-        }
-    }
-
-    // Hot spots: side effects and state writes.
-    let limit = share(&out, 0.12);
-    out.force("## Hot spots (side effects, state writes)".to_string());
-    let mut hot: Vec<&Node> = files
-        .iter()
-        .copied()
-        .filter(|f| !f.is_test && (!f.side_effects.is_empty() || f.mutations > 0))
-        .collect();
-    hot.sort_by(|a, b| {
-        let weight = |n: &Node| n.side_effects.len() as f64 * 2.0 + rank(n);
-        weight(b)
-            .total_cmp(&weight(a))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-    for node in hot.iter().take(30) {
-        let line = format!(
-            "- {}: {}{}",
-            node.id,
-            if node.side_effects.is_empty() {
-                "no outside effects".to_string()
-            } else {
-                node.side_effects.join(", ")
-            },
-            if node.mutations > 0 {
-                format!(" · {} state writes", node.mutations)
-            } else {
-                String::new()
-            }
-        );
-        if out.push_until(line, limit) {
-            report.hot_spots.push(ranked_of(node));
-        }
-    }
-
-    // Tests.
-    out.force("## Tests".to_string());
-    out.push(tests_line(graph, test_files));
-
-    report.truncated = out.dropped;
-    if out.dropped > 0 {
-        notes.push(format!(
-            "truncated: {} items left out to fit {max_tokens} tokens; raise max_tokens, pass a focus, or use expand",
-            out.dropped
-        ));
-    }
-    for note in &notes {
-        out.force(format!("_{note}_"));
-    }
-    report.notes = notes;
-    report.tokens = out.used();
-    report.text = out.into_text();
-    report
+    shown
 }
 
 fn freshness_line(f: &Freshness) -> String {
@@ -515,7 +601,7 @@ fn lines_suffix(lines: &[u32]) -> String {
     }
 }
 
-fn tests_line(graph: &crate::graph::Graph, test_files: usize) -> String {
+fn tests_line(graph: &Graph, test_files: usize) -> String {
     // Test files per module they assert on (directly or on its definitions).
     let mut pairs: std::collections::BTreeSet<(&str, &str)> = std::collections::BTreeSet::new();
     for edge in graph.edges.iter().filter(|e| e.kind == EdgeKind::AssertsOn) {
@@ -545,11 +631,26 @@ fn tests_line(graph: &crate::graph::Graph, test_files: usize) -> String {
 }
 
 /// One line of the project shape.
+#[derive(Debug)]
 struct ShapeLine {
     text: String,
+    /// Tokens of the line with its line break.
+    cost: usize,
     directory: Directory,
     depth: usize,
     parent: Option<usize>,
+}
+
+impl ShapeLine {
+    fn new(text: String, directory: Directory, depth: usize, parent: Option<usize>) -> ShapeLine {
+        ShapeLine {
+            cost: crate::tokens::count(&text) + 1,
+            text,
+            directory,
+            depth,
+            parent,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -587,15 +688,15 @@ fn shape_lines(files: &[&Node], rank: &dyn Fn(&Node) -> f64) -> Vec<ShapeLine> {
     let mut out = Vec::new();
     let top_level = root.files - root.children.values().map(|c| c.files).sum::<usize>();
     if top_level > 0 {
-        out.push(ShapeLine {
-            text: format!("- ./ {top_level} files at the top level"),
-            directory: Directory {
+        out.push(ShapeLine::new(
+            format!("- ./ {top_level} files at the top level"),
+            Directory {
                 path: String::new(),
                 files: top_level,
             },
-            depth: 0,
-            parent: None,
-        });
+            0,
+            None,
+        ));
     }
     render_dir(&root, "", 0, None, &mut out);
     out
@@ -631,19 +732,19 @@ fn render_dir(
             .map(|(ext, n)| format!("{ext} {n}"))
             .collect();
         let shown = path.strip_prefix(prefix).unwrap_or(&path).to_string();
-        out.push(ShapeLine {
-            text: format!(
+        out.push(ShapeLine::new(
+            format!(
                 "{indent}- {shown} {} files ({})",
                 node.files,
                 languages.join(", ")
             ),
-            directory: Directory {
+            Directory {
                 path: path.trim_end_matches('/').to_string(),
                 files: node.files,
             },
             depth,
             parent,
-        });
+        ));
         let me = out.len() - 1;
         if node.children.len() > 1 {
             render_dir(node, &path, depth + 1, Some(me), out);
@@ -651,17 +752,77 @@ fn render_dir(
     }
     if children.len() > max_children {
         let rest: usize = children[max_children..].iter().map(|(_, d)| d.files).sum();
-        out.push(ShapeLine {
-            text: format!(
+        out.push(ShapeLine::new(
+            format!(
                 "{indent}- … {} more directories ({rest} files)",
                 children.len() - max_children
             ),
-            directory: Directory {
+            Directory {
                 path: format!("{prefix}…"),
                 files: rest,
             },
             depth,
             parent,
-        });
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::context::testing::shop;
+
+    fn ids<T>(entries: &[Entry<T>], id: impl Fn(&T) -> String) -> Vec<String> {
+        entries.iter().map(|e| id(&e.item)).collect()
+    }
+
+    #[test]
+    fn selection_ranks_the_focus_first_and_finds_effects_and_calls() {
+        let graph = shop();
+        let access = HashMap::new();
+        let scorer = Scorer::new(&graph, &access, 0);
+        let focus = Focus::parse(Some("shop/views.py"));
+        let selection = Selection::of(&scorer, &focus, &[]);
+        assert_eq!((selection.files, selection.test_files), (3, 1));
+        assert_eq!(
+            ids(&selection.top_files, |r| r.id.clone()),
+            ["shop/views.py", "shop/pricing.py"]
+        );
+        assert_eq!(selection.top_symbols[0].item.id, "shop/views.py::checkout");
+        let hot = &selection.hot_spots;
+        assert_eq!(ids(hot, |r| r.id.clone()), ["shop/pricing.py"]);
+        assert_eq!(hot[0].line, "- shop/pricing.py: env");
+        assert!(
+            ids(&selection.relationships, |r| format!(
+                "{} {} {}",
+                r.src, r.kind, r.dst
+            ))
+            .contains(&"shop/views.py::checkout calls shop/pricing.py::price_of".to_string()),
+            "{:?}",
+            selection.relationships
+        );
+        assert_eq!(
+            selection.tests,
+            "1 test files; most tested modules: shop/pricing.py (1)"
+        );
+    }
+
+    #[test]
+    fn a_section_writes_what_fits_and_counts_the_rest() {
+        let entries: Vec<Entry<usize>> = (0..50)
+            .map(|i| Entry {
+                line: format!("- entry number {i} with a few words"),
+                item: i,
+            })
+            .collect();
+        let mut page = Page::new(1_000, Vec::new());
+        let limit = page.used() + 100;
+        let kept = fit(&mut page, &entries, limit);
+        assert!(!kept.is_empty() && kept.len() < 50);
+        assert_eq!(kept, (0..kept.len()).collect::<Vec<_>>());
+        assert_eq!(page.dropped, 50 - kept.len());
+        assert!(page.used() <= limit);
     }
 }

@@ -10,7 +10,6 @@ pub use walk::{CaughtUp, HistoryError, Mined, catch_up, head, identity, mine};
 
 use std::collections::HashMap;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Commits are looked at this far back by default.
@@ -47,7 +46,7 @@ pub fn is_fix(message: &str) -> bool {
 }
 
 /// Someone who knows a file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Expert {
     pub author: String,
     pub name: String,
@@ -59,7 +58,7 @@ pub struct Expert {
 }
 
 /// A file that usually changes with another.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct CoChange {
     pub path: String,
     /// Commits that changed both.
@@ -69,7 +68,7 @@ pub struct CoChange {
 }
 
 /// A file's history of fixes.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FixHistory {
     pub commits: usize,
     pub fixes: usize,

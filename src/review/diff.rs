@@ -9,7 +9,7 @@ use serde::Serialize;
 pub const MAX_DIFF_BYTES: usize = 8 * 1024 * 1024;
 
 /// What happened to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     Added,

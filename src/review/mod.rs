@@ -12,7 +12,6 @@ pub mod outcome;
 
 use std::collections::{BTreeSet, HashMap};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::context::nearest_dependents;
@@ -80,7 +79,7 @@ pub fn check_files(count: usize, cap: usize) -> Result<(), TooLarge> {
 }
 
 /// How a symbol changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolChangeKind {
     Added,
@@ -99,7 +98,7 @@ impl SymbolChangeKind {
 }
 
 /// A caller or importer with the lines of the use.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Use {
     pub id: String,
     pub kind: String,
@@ -108,7 +107,7 @@ pub struct Use {
 }
 
 /// A changed symbol and what depends on it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SymbolChange {
     /// `path::Qual.name`, the graph's id.
     pub id: String,
@@ -143,7 +142,7 @@ pub struct SymbolChange {
 }
 
 /// One changed file and its symbols.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FileReport {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,7 +169,7 @@ pub struct FileReport {
 }
 
 /// A test to run, and why.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct TestToRun {
     /// The test file (or test symbol, when it asserts on a changed symbol directly).
     pub id: String,
@@ -186,7 +185,7 @@ pub struct TestToRun {
 }
 
 /// Changed code that no test reaches.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Untested {
     pub id: String,
     pub reason: String,
@@ -264,9 +263,6 @@ pub fn analyse(
     analysis
 }
 
-/// A touched symbol: qualname, how it changed, the symbol on its side, added and removed lines.
-type Touched = (String, SymbolChangeKind, Symbol, Vec<u32>, Vec<u32>);
-
 fn analyse_file(
     change: &FileChange,
     graph: &Graph,
@@ -319,249 +315,365 @@ fn analyse_file(
             .notes
             .push("not in the index (new, ignored or not indexed yet)".to_string());
     }
-
-    // The texts on both sides: from git or the working tree; a pasted diff of a file whose
-    // content is not at hand is mapped by line numbers onto the indexed symbols.
-    let old_path = change.old_path.as_deref().unwrap_or(&path);
-    let old_extract = change
-        .old_text
-        .as_deref()
-        .map(|t| extract::extract(language, t));
-    let new_extract = change
-        .new_text
-        .as_deref()
-        .map(|t| extract::extract(language, t));
-    let indexed_symbols = |p: &str| -> Vec<Symbol> { symbols_from_graph(graph, p) };
-    let old_symbols: Vec<Symbol> = match (&old_extract, change.kind) {
-        (Some(x), _) => x.symbols.clone(),
-        (None, ChangeKind::Added) => Vec::new(),
-        (None, _) => indexed_symbols(old_path),
-    };
-    let new_symbols: Vec<Symbol> = match (&new_extract, change.kind) {
-        (Some(x), _) => x.symbols.clone(),
-        (None, ChangeKind::Deleted) => Vec::new(),
-        (None, _) => indexed_symbols(&path),
-    };
-    if (change.old_text.is_none() && change.kind != ChangeKind::Added)
-        || (change.new_text.is_none() && change.kind != ChangeKind::Deleted)
-    {
+    let sides = Sides::of(change, language, graph);
+    if sides.from_index {
         report.notes.push(
             "file content not at hand: symbols mapped by line numbers from the index".to_string(),
         );
     }
+    let touches = touched(change, &sides.old_symbols, &sides.new_symbols);
+    let effects = EffectsDelta {
+        before: effects_by_symbol(language, &sides.old_extract, &sides.old_path),
+        after: effects_by_symbol(language, &sides.new_extract, &path),
+    };
+    if !effects.before.is_empty() || !effects.after.is_empty() {
+        (report.effects_added, report.effects_removed) = effects.of("");
+    }
+    let (module_added, module_removed) = (touches.module_added, touches.module_removed);
+    if !module_added.is_empty() || !module_removed.is_empty() {
+        report.module_diff = diff_lines(change, Some(&module_added), Some(&module_removed));
+        // New-side lines, and for pure deletions the line they happened at.
+        report.module_lines = if module_added.is_empty() {
+            module_removed
+        } else {
+            module_added
+        };
+    }
+    let near = Near {
+        graph,
+        rank,
+        path: &path,
+    };
+    for touched in touches.symbols {
+        let side_path = if touched.kind == SymbolChangeKind::Removed {
+            &sides.old_path
+        } else {
+            &path
+        };
+        report
+            .symbols
+            .push(symbol_change(change, &near, side_path, touched, &effects));
+    }
+    report.symbols.sort_by_key(|s| (s.start_line, s.id.clone()));
+    report
+}
 
-    let old_names: HashMap<&str, usize> = old_symbols
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.qualname.as_str(), i))
-        .collect();
-    let new_names: HashMap<&str, usize> = new_symbols
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.qualname.as_str(), i))
-        .collect();
+/// Both sides of a changed file: its path before, what each text holds, and its symbols.
+struct Sides {
+    old_path: String,
+    old_extract: Option<FileExtract>,
+    new_extract: Option<FileExtract>,
+    old_symbols: Vec<Symbol>,
+    new_symbols: Vec<Symbol>,
+    /// Some side's text was not at hand: its symbols come from the index.
+    from_index: bool,
+}
 
-    // qualname → (change, symbol on its side, added lines, removed lines)
-    let mut touched: Vec<Touched> = Vec::new();
-    let mut touch = |qualname: &str,
-                     kind: SymbolChangeKind,
-                     symbol: &Symbol,
-                     added: Option<u32>,
-                     removed: Option<u32>| {
-        let entry = match touched.iter_mut().find(|t| t.0 == qualname) {
-            Some(entry) => entry,
+impl Sides {
+    /// The texts come from git or the working tree; a pasted diff of a file whose content is
+    /// not at hand is mapped by line numbers onto the indexed symbols.
+    fn of(change: &FileChange, language: &crate::languages::Language, graph: &Graph) -> Sides {
+        let path = change.path();
+        let old_path = change.old_path.as_deref().unwrap_or(path).to_string();
+        let old_extract = change
+            .old_text
+            .as_deref()
+            .map(|t| extract::extract(language, t));
+        let new_extract = change
+            .new_text
+            .as_deref()
+            .map(|t| extract::extract(language, t));
+        let old_symbols: Vec<Symbol> = match (&old_extract, change.kind) {
+            (Some(x), _) => x.symbols.clone(),
+            (None, ChangeKind::Added) => Vec::new(),
+            (None, _) => symbols_from_graph(graph, &old_path),
+        };
+        let new_symbols: Vec<Symbol> = match (&new_extract, change.kind) {
+            (Some(x), _) => x.symbols.clone(),
+            (None, ChangeKind::Deleted) => Vec::new(),
+            (None, _) => symbols_from_graph(graph, path),
+        };
+        let from_index = (change.old_text.is_none() && change.kind != ChangeKind::Added)
+            || (change.new_text.is_none() && change.kind != ChangeKind::Deleted);
+        Sides {
+            old_path,
+            old_extract,
+            new_extract,
+            old_symbols,
+            new_symbols,
+            from_index,
+        }
+    }
+}
+
+/// A symbol the change touches.
+#[derive(Debug)]
+struct Touched {
+    qualname: String,
+    kind: SymbolChangeKind,
+    /// The symbol on the side it lives on (new side; old side for a removal).
+    symbol: Symbol,
+    /// Changed lines inside it, new side.
+    added: Vec<u32>,
+    /// Changed lines inside it, old side.
+    removed: Vec<u32>,
+}
+
+/// Where a change's lines fall: the innermost symbols, in the order first touched, and the
+/// lines outside any definition.
+#[derive(Debug, Default)]
+struct Touches {
+    symbols: Vec<Touched>,
+    module_added: Vec<u32>,
+    module_removed: Vec<u32>,
+}
+
+impl Touches {
+    fn touch(
+        &mut self,
+        kind: SymbolChangeKind,
+        symbol: &Symbol,
+        added: Option<u32>,
+        removed: Option<u32>,
+    ) {
+        let entry = match self
+            .symbols
+            .iter()
+            .position(|t| t.qualname == symbol.qualname)
+        {
+            Some(i) => &mut self.symbols[i],
             None => {
-                touched.push((
-                    qualname.to_string(),
+                self.symbols.push(Touched {
+                    qualname: symbol.qualname.clone(),
                     kind,
-                    symbol.clone(),
-                    Vec::new(),
-                    Vec::new(),
-                ));
-                touched.last_mut().expect("just pushed")
+                    symbol: symbol.clone(),
+                    added: Vec::new(),
+                    removed: Vec::new(),
+                });
+                self.symbols.last_mut().expect("just pushed")
             }
         };
-        entry.3.extend(added);
-        entry.4.extend(removed);
+        entry.added.extend(added);
+        entry.removed.extend(removed);
+    }
+}
+
+/// Maps each added line onto the innermost new-side symbol and each removed line onto the
+/// innermost old-side one: a symbol on both sides is modified, on one side added or removed.
+fn touched(change: &FileChange, old_symbols: &[Symbol], new_symbols: &[Symbol]) -> Touches {
+    let names = |symbols: &[Symbol]| -> HashMap<String, usize> {
+        symbols
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.qualname.clone(), i))
+            .collect()
     };
-    let mut module_added: Vec<u32> = Vec::new();
-    let mut module_removed: Vec<u32> = Vec::new();
+    let (old_names, new_names) = (names(old_symbols), names(new_symbols));
+    let mut touches = Touches::default();
     for (line, _) in change.added() {
-        match innermost(&new_symbols, line) {
+        match innermost(new_symbols, line) {
             Some(i) => {
                 let symbol = &new_symbols[i];
-                let kind = if old_names.contains_key(symbol.qualname.as_str()) {
+                let kind = if old_names.contains_key(&symbol.qualname) {
                     SymbolChangeKind::Modified
                 } else {
                     SymbolChangeKind::Added
                 };
-                touch(&symbol.qualname, kind, symbol, Some(line), None);
+                touches.touch(kind, symbol, Some(line), None);
             }
-            None => module_added.push(line),
+            None => touches.module_added.push(line),
         }
     }
     for (line, _) in change.removed() {
-        match innermost(&old_symbols, line) {
+        match innermost(old_symbols, line) {
             Some(i) => {
                 let symbol = &old_symbols[i];
-                match new_names.get(symbol.qualname.as_str()) {
-                    Some(&j) => touch(
-                        &symbol.qualname,
+                match new_names.get(&symbol.qualname) {
+                    Some(&j) => touches.touch(
                         SymbolChangeKind::Modified,
                         &new_symbols[j],
                         None,
                         Some(line),
                     ),
-                    None => touch(
-                        &symbol.qualname,
-                        SymbolChangeKind::Removed,
-                        symbol,
-                        None,
-                        Some(line),
-                    ),
+                    None => touches.touch(SymbolChangeKind::Removed, symbol, None, Some(line)),
                 }
             }
-            None => module_removed.push(line),
+            None => touches.module_removed.push(line),
         }
     }
+    touches
+}
 
-    // Side effects per symbol, before and after, from a build of the file on its own (the
-    // categories come from external modules and calls, which need no other file).
-    let effects = |extract: &Option<FileExtract>, p: &str| -> HashMap<String, Vec<String>> {
-        let Some(extract) = extract else {
-            return HashMap::new();
-        };
-        let file = SourceFile {
-            path: p.to_string(),
-            language: language.name.clone(),
-            hash: String::new(),
-            size: 0,
-            last_change: 0,
-            is_test: language.is_test_path(p),
-            extract: extract.clone(),
-        };
-        let (alone, _) = graph::build(&[&file], &[]);
-        alone
-            .nodes
-            .into_iter()
-            .filter(|n| n.kind != NodeKind::External)
-            .map(|n| {
-                let key =
-                    n.id.strip_prefix(&format!("{p}::"))
-                        .unwrap_or_default()
-                        .to_string();
-                (key, n.side_effects.clone())
-            })
-            .collect()
+/// Side-effect categories per symbol (by qualname; the file's own under ""), from a build of
+/// the file on its own: the categories come from external modules and calls, which need no
+/// other file.
+fn effects_by_symbol(
+    language: &crate::languages::Language,
+    extract: &Option<FileExtract>,
+    path: &str,
+) -> HashMap<String, Vec<String>> {
+    let Some(extract) = extract else {
+        return HashMap::new();
     };
-    let before = effects(&old_extract, old_path);
-    let after = effects(&new_extract, &path);
-    let delta = |key: &str| -> (Vec<String>, Vec<String>) {
+    let file = SourceFile {
+        path: path.to_string(),
+        language: language.name.clone(),
+        hash: String::new(),
+        size: 0,
+        last_change: 0,
+        is_test: language.is_test_path(path),
+        extract: extract.clone(),
+    };
+    let (alone, _) = graph::build(&[&file], &[]);
+    alone
+        .nodes
+        .into_iter()
+        .filter(|n| n.kind != NodeKind::External)
+        .map(|n| {
+            let key =
+                n.id.strip_prefix(&format!("{path}::"))
+                    .unwrap_or_default()
+                    .to_string();
+            (key, n.side_effects.clone())
+        })
+        .collect()
+}
+
+/// Side effects per symbol before and after the change.
+struct EffectsDelta {
+    before: HashMap<String, Vec<String>>,
+    after: HashMap<String, Vec<String>>,
+}
+
+impl EffectsDelta {
+    /// The categories a symbol gains and loses.
+    fn of(&self, key: &str) -> (Vec<String>, Vec<String>) {
         let empty = Vec::new();
-        let b = before.get(key).unwrap_or(&empty);
-        let a = after.get(key).unwrap_or(&empty);
+        let b = self.before.get(key).unwrap_or(&empty);
+        let a = self.after.get(key).unwrap_or(&empty);
         (
             a.iter().filter(|c| !b.contains(c)).cloned().collect(),
             b.iter().filter(|c| !a.contains(c)).cloned().collect(),
         )
-    };
-    if !before.is_empty() || !after.is_empty() {
-        let (added, removed) = delta("");
-        report.effects_added = added;
-        report.effects_removed = removed;
     }
 
-    if !module_added.is_empty() || !module_removed.is_empty() {
-        report.module_diff = diff_lines(change, Some(&module_added), Some(&module_removed));
-        // New-side lines, and for pure deletions the line they happened at.
-        report.module_lines = module_added;
-        if report.module_lines.is_empty() {
-            report.module_lines = module_removed;
-        }
-    }
-
-    for (qualname, kind, symbol, mut added, mut removed) in touched {
-        added.sort_unstable();
-        added.dedup();
-        removed.sort_unstable();
-        removed.dedup();
-        let side_path = if kind == SymbolChangeKind::Removed {
-            old_path
-        } else {
-            &path
-        };
-        let id = graph::symbol_id(side_path, &qualname);
-        let node = graph.node(&id);
-        let (effects_added, effects_removed) = match kind {
-            SymbolChangeKind::Modified => delta(&qualname),
+    /// What a touched symbol's change does to its side effects.
+    fn for_change(&self, kind: SymbolChangeKind, qualname: &str) -> (Vec<String>, Vec<String>) {
+        match kind {
+            SymbolChangeKind::Modified => self.of(qualname),
             SymbolChangeKind::Added => (
-                after.get(&qualname).cloned().unwrap_or_default(),
+                self.after.get(qualname).cloned().unwrap_or_default(),
                 Vec::new(),
             ),
             SymbolChangeKind::Removed => (
                 Vec::new(),
-                before.get(&qualname).cloned().unwrap_or_default(),
+                self.before.get(qualname).cloned().unwrap_or_default(),
             ),
-        };
-        let mut entry = SymbolChange {
-            id: id.clone(),
-            kind: symbol.kind.as_str().to_string(),
-            change: kind,
-            start_line: symbol.start_line,
-            end_line: symbol.end_line,
-            diff_lines: diff_lines(change, Some(&added), Some(&removed)),
-            added_lines: added,
-            removed_lines: removed,
-            indexed: node.is_some(),
-            callers: Vec::new(),
-            importers: Vec::new(),
-            subclasses: Vec::new(),
-            reach: node.map_or(0, |n| n.reach),
-            top_dependents: Vec::new(),
-            effects_added,
-            effects_removed,
-            name: symbol.name.clone(),
-        };
-        if node.is_some() {
-            let uses = |kind: EdgeKind| -> Vec<Use> {
-                let mut uses: Vec<Use> = graph
-                    .incoming(&id)
-                    .filter(|e| e.kind == kind)
-                    .map(|e| Use {
-                        id: e.src.clone(),
-                        kind: graph
-                            .node(&e.src)
-                            .map_or("unknown", |n| n.kind.as_str())
-                            .to_string(),
-                        lines: e.lines.clone(),
-                    })
-                    .collect();
-                uses.sort_by(|a, b| rank(&b.id).total_cmp(&rank(&a.id)).then(a.id.cmp(&b.id)));
-                uses
-            };
-            entry.callers = uses(EdgeKind::Calls);
-            entry.importers = uses(EdgeKind::Imports);
-            entry.subclasses = uses(EdgeKind::Inherits);
-            let mut dependents: Vec<(f64, &str)> = nearest_dependents(graph, &id, RADIUS_WALK)
-                .into_iter()
-                .filter(|d| {
-                    graph
-                        .node(d)
-                        .is_some_and(|n| !n.is_test && n.path != path && n.kind.is_symbol())
-                })
-                .map(|d| (rank(d), d))
-                .collect();
-            dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-            entry.top_dependents = dependents
-                .iter()
-                .take(5)
-                .map(|(_, d)| d.to_string())
-                .collect();
         }
-        report.symbols.push(entry);
     }
-    report.symbols.sort_by_key(|s| (s.start_line, s.id.clone()));
-    report
+}
+
+/// The graph around a changed file, ranked.
+struct Near<'a> {
+    graph: &'a Graph,
+    rank: &'a dyn Fn(&str) -> f64,
+    /// The changed file (new side).
+    path: &'a str,
+}
+
+impl Near<'_> {
+    /// Nodes using `id` over `kind` edges, best first, with the lines of each use.
+    fn uses(&self, id: &str, kind: EdgeKind) -> Vec<Use> {
+        let rank = self.rank;
+        let mut uses: Vec<Use> = self
+            .graph
+            .incoming(id)
+            .filter(|e| e.kind == kind)
+            .map(|e| Use {
+                id: e.src.clone(),
+                kind: self
+                    .graph
+                    .node(&e.src)
+                    .map_or("unknown", |n| n.kind.as_str())
+                    .to_string(),
+                lines: e.lines.clone(),
+            })
+            .collect();
+        uses.sort_by(|a, b| rank(&b.id).total_cmp(&rank(&a.id)).then(a.id.cmp(&b.id)));
+        uses
+    }
+
+    /// The best-ranked few symbols among the nearest dependents of `id`, outside the changed
+    /// file and its tests.
+    fn top_dependents(&self, id: &str) -> Vec<String> {
+        let rank = self.rank;
+        let mut dependents: Vec<(f64, &str)> = nearest_dependents(self.graph, id, RADIUS_WALK)
+            .into_iter()
+            .filter(|d| {
+                self.graph
+                    .node(d)
+                    .is_some_and(|n| !n.is_test && n.path != self.path && n.kind.is_symbol())
+            })
+            .map(|d| (rank(d), d))
+            .collect();
+        dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        dependents
+            .iter()
+            .take(5)
+            .map(|(_, d)| d.to_string())
+            .collect()
+    }
+}
+
+/// A touched symbol as the review reports it: its lines, diff, side-effect delta, and (when
+/// the index has it) who uses it and what it can reach.
+fn symbol_change(
+    change: &FileChange,
+    near: &Near,
+    side_path: &str,
+    touched: Touched,
+    effects: &EffectsDelta,
+) -> SymbolChange {
+    let Touched {
+        qualname,
+        kind,
+        symbol,
+        mut added,
+        mut removed,
+    } = touched;
+    added.sort_unstable();
+    added.dedup();
+    removed.sort_unstable();
+    removed.dedup();
+    let id = graph::symbol_id(side_path, &qualname);
+    let node = near.graph.node(&id);
+    let (effects_added, effects_removed) = effects.for_change(kind, &qualname);
+    let mut entry = SymbolChange {
+        id: id.clone(),
+        kind: symbol.kind.as_str().to_string(),
+        change: kind,
+        start_line: symbol.start_line,
+        end_line: symbol.end_line,
+        diff_lines: diff_lines(change, Some(&added), Some(&removed)),
+        added_lines: added,
+        removed_lines: removed,
+        indexed: node.is_some(),
+        callers: Vec::new(),
+        importers: Vec::new(),
+        subclasses: Vec::new(),
+        reach: node.map_or(0, |n| n.reach),
+        top_dependents: Vec::new(),
+        effects_added,
+        effects_removed,
+        name: symbol.name,
+    };
+    if node.is_some() {
+        entry.callers = near.uses(&id, EdgeKind::Calls);
+        entry.importers = near.uses(&id, EdgeKind::Imports);
+        entry.subclasses = near.uses(&id, EdgeKind::Inherits);
+        entry.top_dependents = near.top_dependents(&id);
+    }
+    entry
 }
 
 /// The changed lines as `+L12 text` / `-L9 text`, limited to the given lines when asked.
@@ -636,115 +748,32 @@ fn symbols_from_graph(graph: &Graph, path: &str) -> Vec<Symbol> {
 /// Tests that reach the changed symbols (or their files, for module-level changes), nearest
 /// first; tests whose text names a changed symbol rank above those that only import it.
 fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
-    let mut tests: HashMap<String, TestToRun> = HashMap::new();
-    let mut reached_by_any: HashMap<String, bool> = HashMap::new();
-    let mut names: HashMap<String, String> = HashMap::new();
+    let mut reaching = Reaching::default();
     for file in &analysis.files {
-        let mut starts: Vec<(String, String)> = file
+        let mut starts: Vec<String> = file
             .symbols
             .iter()
             .filter(|s| s.indexed && s.change != SymbolChangeKind::Removed)
-            .map(|s| (s.id.clone(), s.name.clone()))
+            .map(|s| s.id.clone())
             .collect();
         if !file.module_lines.is_empty() && graph.node(&file.path).is_some() {
-            starts.push((file.path.clone(), String::new()));
+            starts.push(file.path.clone());
         }
-        for s in &file.symbols {
-            names.insert(s.id.clone(), s.name.clone());
-        }
-        for (id, _) in starts {
-            let mut found = false;
-            // Tests asserting on it directly.
-            for edge in graph
-                .incoming(&id)
-                .filter(|e| e.kind == EdgeKind::AssertsOn)
-            {
-                found = true;
-                let test = tests.entry(edge.src.clone()).or_insert_with(|| TestToRun {
-                    id: edge.src.clone(),
-                    how: "asserts_on".to_string(),
-                    covers: Vec::new(),
-                    mentions: Vec::new(),
-                    distance: 0,
-                });
-                test.covers.push(id.clone());
-            }
-            // Test symbols calling it, then test files anywhere in its radius.
-            for edge in graph.incoming(&id).filter(|e| e.kind == EdgeKind::Calls) {
-                if graph.node(&edge.src).is_some_and(|n| n.is_test) {
-                    found = true;
-                    let file_id = graph
-                        .node(&edge.src)
-                        .map(|n| n.path.clone())
-                        .unwrap_or_default();
-                    let test = tests.entry(file_id.clone()).or_insert_with(|| TestToRun {
-                        id: file_id,
-                        how: "calls".to_string(),
-                        covers: Vec::new(),
-                        mentions: Vec::new(),
-                        distance: 1,
-                    });
-                    if test.how == "reaches" {
-                        test.how = "calls".to_string();
-                    }
-                    test.distance = test.distance.min(1);
-                    test.mentions.extend(edge.lines.iter().copied());
-                    test.covers.push(id.clone());
-                }
-            }
-            for (distance, dep) in nearest_dependents(graph, &id, RADIUS_WALK)
-                .into_iter()
-                .enumerate()
-            {
-                let Some(node) = graph.node(dep) else {
-                    continue;
-                };
-                if !(node.is_test && node.kind == NodeKind::File) {
-                    continue;
-                }
-                found = true;
-                let test = tests.entry(node.id.clone()).or_insert_with(|| TestToRun {
-                    id: node.id.clone(),
-                    how: "reaches".to_string(),
-                    covers: Vec::new(),
-                    mentions: Vec::new(),
-                    distance: distance + 2,
-                });
-                test.distance = test.distance.min(distance + 2);
-                test.covers.push(id.clone());
-            }
-            reached_by_any.insert(id, found);
+        for id in starts {
+            reaching.find(graph, id);
         }
     }
+    let names: HashMap<String, String> = analysis
+        .files
+        .iter()
+        .flat_map(|f| &f.symbols)
+        .map(|s| (s.id.clone(), s.name.clone()))
+        .collect();
     // Read the nearest test files for lines naming the changed symbols.
-    let mut ordered: Vec<TestToRun> = tests.into_values().collect();
+    let mut ordered: Vec<TestToRun> = reaching.tests.into_values().collect();
     ordered.sort_by(|a, b| a.distance.cmp(&b.distance).then(a.id.cmp(&b.id)));
     for test in ordered.iter_mut().take(MENTION_READS) {
-        test.covers.sort();
-        test.covers.dedup();
-        let wanted: Vec<&str> = test
-            .covers
-            .iter()
-            .filter_map(|c| names.get(c).map(String::as_str))
-            .filter(|n| n.len() >= 3)
-            .collect();
-        if wanted.is_empty() {
-            continue;
-        }
-        let path = graph
-            .node(&test.id)
-            .map_or(test.id.as_str(), |n| n.path.as_str());
-        // Most files in a radius never name the symbol: a whole-text search rules them out
-        // before any line is looked at.
-        if let Some(text) = read(path).filter(|t| wanted.iter().any(|w| t.contains(w))) {
-            for (i, line) in text.lines().enumerate() {
-                if wanted.iter().any(|w| mentions(line, w)) {
-                    test.mentions.push(i as u32 + 1);
-                }
-            }
-        }
-        test.mentions.sort_unstable();
-        test.mentions.dedup();
+        find_mentions(test, &names, graph, read);
     }
     ordered.sort_by(|a, b| {
         let named = |t: &TestToRun| t.how == "asserts_on" || !t.mentions.is_empty();
@@ -755,8 +784,117 @@ fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
             .then(a.id.cmp(&b.id))
     });
     analysis.tests = ordered;
+    let untested = untested(&analysis.files, &analysis.tests, &reaching.reached);
+    analysis.untested.extend(untested);
+}
 
-    for file in &analysis.files {
+/// The tests found so far, by id, and whether each changed node is reached by any.
+#[derive(Debug, Default)]
+struct Reaching {
+    tests: HashMap<String, TestToRun>,
+    reached: HashMap<String, bool>,
+}
+
+impl Reaching {
+    fn test(&mut self, id: &str, how: &str, distance: usize) -> &mut TestToRun {
+        self.tests
+            .entry(id.to_string())
+            .or_insert_with(|| TestToRun {
+                id: id.to_string(),
+                how: how.to_string(),
+                covers: Vec::new(),
+                mentions: Vec::new(),
+                distance,
+            })
+    }
+
+    /// Records the tests that reach `id`: those asserting on it, test files whose symbols
+    /// call it, and test files anywhere in its radius.
+    fn find(&mut self, graph: &Graph, id: String) {
+        let mut found = false;
+        for edge in graph
+            .incoming(&id)
+            .filter(|e| e.kind == EdgeKind::AssertsOn)
+        {
+            found = true;
+            self.test(&edge.src, "asserts_on", 0)
+                .covers
+                .push(id.clone());
+        }
+        for edge in graph.incoming(&id).filter(|e| e.kind == EdgeKind::Calls) {
+            let Some(caller) = graph.node(&edge.src).filter(|n| n.is_test) else {
+                continue;
+            };
+            found = true;
+            let test = self.test(&caller.path, "calls", 1);
+            if test.how == "reaches" {
+                test.how = "calls".to_string();
+            }
+            test.distance = test.distance.min(1);
+            test.mentions.extend(edge.lines.iter().copied());
+            test.covers.push(id.clone());
+        }
+        for (distance, dep) in nearest_dependents(graph, &id, RADIUS_WALK)
+            .into_iter()
+            .enumerate()
+        {
+            let Some(node) = graph.node(dep) else {
+                continue;
+            };
+            if !(node.is_test && node.kind == NodeKind::File) {
+                continue;
+            }
+            found = true;
+            let test = self.test(&node.id, "reaches", distance + 2);
+            test.distance = test.distance.min(distance + 2);
+            test.covers.push(id.clone());
+        }
+        self.reached.insert(id, found);
+    }
+}
+
+/// Adds the lines of a test's file that name a symbol it covers (by the symbols' `names`).
+fn find_mentions(
+    test: &mut TestToRun,
+    names: &HashMap<String, String>,
+    graph: &Graph,
+    read: FileReader,
+) {
+    test.covers.sort();
+    test.covers.dedup();
+    let wanted: Vec<&str> = test
+        .covers
+        .iter()
+        .filter_map(|c| names.get(c).map(String::as_str))
+        .filter(|n| n.len() >= 3)
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let path = graph
+        .node(&test.id)
+        .map_or(test.id.as_str(), |n| n.path.as_str());
+    // Most files in a radius never name the symbol: a whole-text search rules them out
+    // before any line is looked at.
+    if let Some(text) = read(path).filter(|t| wanted.iter().any(|w| t.contains(w))) {
+        for (i, line) in text.lines().enumerate() {
+            if wanted.iter().any(|w| mentions(line, w)) {
+                test.mentions.push(i as u32 + 1);
+            }
+        }
+    }
+    test.mentions.sort_unstable();
+    test.mentions.dedup();
+}
+
+/// Changed symbols no test is known to reach, and why.
+fn untested(
+    files: &[FileReport],
+    tests: &[TestToRun],
+    reached: &HashMap<String, bool>,
+) -> Vec<Untested> {
+    let mut untested = Vec::new();
+    for file in files {
         for s in &file.symbols {
             let reason = match s.change {
                 SymbolChangeKind::Removed => continue,
@@ -764,7 +902,7 @@ fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
                     "new since the last index: no test is known to reach it (run `cairn index`)"
                         .to_string()
                 }
-                _ if reached_by_any.get(&s.id) == Some(&false) => {
+                _ if reached.get(&s.id) == Some(&false) => {
                     "no test calls it, asserts on it or reaches it through its dependents"
                         .to_string()
                 }
@@ -772,19 +910,19 @@ fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
             };
             // A new symbol named by a test that reaches its file is not flagged.
             if !s.indexed
-                && analysis
-                    .tests
+                && tests
                     .iter()
                     .any(|t| t.covers.contains(&file.path) && !t.mentions.is_empty())
             {
                 continue;
             }
-            analysis.untested.push(Untested {
+            untested.push(Untested {
                 id: s.id.clone(),
                 reason,
             });
         }
     }
+    untested
 }
 
 /// Whether `line` names `word` as a whole identifier.
@@ -810,6 +948,37 @@ mod tests {
             "dispatch_request"
         ));
         assert!(!mentions("dispatch_requests", "dispatch_request"));
+    }
+
+    #[test]
+    fn changed_lines_fall_on_the_innermost_symbol_of_their_side() {
+        let old = "import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n\ndef gone():\n    return 3\n";
+        let new = "import os\nimport sys\n\ndef a():\n    return 10\n\ndef b():\n    return 2\n\ndef fresh():\n    return 4\n";
+        let change = diff::between(
+            ChangeKind::Modified,
+            Some("m.py".to_string()),
+            Some("m.py".to_string()),
+            Some(old.to_string()),
+            Some(new.to_string()),
+        );
+        let python = Registry::get().for_path("m.py").unwrap();
+        let symbols = |text: &str| extract::extract(python, text).symbols;
+        let touches = touched(&change, &symbols(old), &symbols(new));
+        let found: Vec<(&str, SymbolChangeKind, &[u32], &[u32])> = touches
+            .symbols
+            .iter()
+            .map(|t| (t.qualname.as_str(), t.kind, &t.added[..], &t.removed[..]))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("a", SymbolChangeKind::Modified, &[5][..], &[4][..]),
+                ("fresh", SymbolChangeKind::Added, &[10, 11][..], &[][..]),
+                ("gone", SymbolChangeKind::Removed, &[][..], &[9, 10][..]),
+            ]
+        );
+        assert_eq!(touches.module_added, [2]);
+        assert!(touches.module_removed.is_empty());
     }
 
     #[test]
