@@ -167,7 +167,7 @@ fn record_and_answer(repo: &Repo, input: &HookInput) -> anyhow::Result<Option<St
         .build()?;
     let report = runtime.block_on(async {
         let cairn = Cairn::new(repo.clone());
-        let report = cairn.context(None, None).await;
+        let report = cairn.context(Default::default()).await;
         cairn.memories.close().await;
         report
     })?;
@@ -180,7 +180,7 @@ pub async fn handle_in(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<Str
     if !record(&cairn.repo, &input)? {
         return Ok(None);
     }
-    Ok(Some(cairn.context(None, None).await?.text))
+    Ok(Some(cairn.context(Default::default()).await?.text))
 }
 
 /// Appends the failure to `hook.log` in `dir`, which rolls over at its size limit.

@@ -140,7 +140,11 @@ async fn context(State(shared): State<Shared>, request: Request) -> Response {
             .find_map(|pair| pair.strip_prefix("focus="))
             .map(percent_decode)
     });
-    match shared.cairn.context(focus.as_deref(), None).await {
+    let request = crate::app::ContextRequest {
+        focus,
+        max_tokens: None,
+    };
+    match shared.cairn.context(request).await {
         Ok(report) => (StatusCode::OK, report.text).into_response(),
         Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
