@@ -97,7 +97,8 @@ impl Snapshot {
     }
 }
 
-/// A tool-level failure the caller can fix (bad target, bad budget, no index yet).
+/// Why a use case could not answer; most are failures the caller can fix (bad target, bad
+/// budget, no index yet), which MCP turns into a tool result the model reads.
 #[derive(Debug, thiserror::Error)]
 pub enum AskError {
     #[error(transparent)]
@@ -124,7 +125,8 @@ pub enum AskError {
     Team(anyhow::Error),
 }
 
-/// The service.
+/// The use cases of one repository, and what they share: the snapshot of the code graph, the
+/// memories, the assistant activity, and the work writes leave to do after answering.
 pub struct Cairn {
     pub repo: Repo,
     pub memories: Arc<Memories>,
@@ -307,10 +309,8 @@ impl Cairn {
         let mut background =
             std::mem::take(&mut *self.background.lock().expect("no holder panics"));
         while let Some(done) = background.join_next().await {
-            if let Err(e) = done
-                && let Ok(panic) = e.try_into_panic()
-            {
-                std::panic::resume_unwind(panic);
+            if let Err(e) = done {
+                tracing::error!("computing vectors of new memories stopped: {e}");
             }
         }
         if (self.serving || self.unwritten_reads.swap(false, Ordering::Relaxed))

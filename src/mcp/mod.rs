@@ -1,5 +1,6 @@
-//! The MCP server (rmcp): tool definitions, their wire types and the stdio transport. Tools
-//! answer with compact Markdown for the model plus structured content for programs.
+//! The MCP server (rmcp): the tools, their argument types, the prompts and the stdio
+//! transport. Each tool maps its arguments to a use case's request and the answer to compact
+//! Markdown for the model plus structured content for programs.
 
 use std::sync::Arc;
 
