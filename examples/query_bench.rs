@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cairn::app::Cairn;
+use cairn::app::{Cairn, ExpandRequest};
 use cairn::config::Repo;
 
 mod common;
@@ -23,7 +23,7 @@ async fn main() -> anyhow::Result<()> {
     let cairn = Cairn::new(repo);
 
     let started = Instant::now();
-    let first = cairn.context(None, None).await?;
+    let first = cairn.context(Default::default()).await?;
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     let targets: Vec<String> = first
         .top_symbols
@@ -39,14 +39,19 @@ async fn main() -> anyhow::Result<()> {
     let mut context_ms = Vec::with_capacity(iterations);
     for _ in 0..iterations {
         let t = Instant::now();
-        cairn.context(None, None).await?;
+        cairn.context(Default::default()).await?;
         context_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let mut expand_ms = Vec::with_capacity(iterations);
     for i in 0..iterations {
         let target = &targets[i % targets.len()];
         let t = Instant::now();
-        cairn.expand(target, &[], None).await?;
+        cairn
+            .expand(ExpandRequest {
+                target: target.clone(),
+                ..ExpandRequest::default()
+            })
+            .await?;
         expand_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     let result = serde_json::json!({

@@ -54,12 +54,12 @@ async fn main() -> anyhow::Result<()> {
             ..ReviewRequest::default()
         };
         let started = Instant::now();
-        let first = cairn.review(&request).await?;
+        let first = cairn.review(request.clone()).await?;
         let first_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut samples = Vec::with_capacity(iterations);
         for _ in 0..iterations {
             let t = Instant::now();
-            cairn.review(&request).await?;
+            cairn.review(request.clone()).await?;
             samples.push(t.elapsed().as_secs_f64() * 1e3);
         }
         if let Some(dir) = &save {

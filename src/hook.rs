@@ -75,7 +75,7 @@ fn record_and_answer(repo: &Repo, input: &HookInput) -> anyhow::Result<Option<St
         .build()?;
     let report = runtime.block_on(async {
         let cairn = Cairn::new(repo.clone());
-        let report = cairn.context(None, None).await;
+        let report = cairn.context(Default::default()).await;
         cairn.memories.close().await;
         report
     })?;

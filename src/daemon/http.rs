@@ -140,7 +140,11 @@ async fn context(State(shared): State<Shared>, request: Request) -> Response {
             .find_map(|pair| pair.strip_prefix("focus="))
             .map(percent_decode)
     });
-    match shared.cairn.context(focus.as_deref(), None).await {
+    let request = crate::app::ContextRequest {
+        focus,
+        max_tokens: None,
+    };
+    match shared.cairn.context(request).await {
         Ok(report) => (StatusCode::OK, report.text).into_response(),
         Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
@@ -163,7 +167,7 @@ async fn record_hook(cairn: &Cairn, bytes: &[u8]) -> anyhow::Result<Option<Strin
     if !crate::events::hook::record(&cairn.repo, &input)? {
         return Ok(None);
     }
-    Ok(Some(cairn.context(None, None).await?.text))
+    Ok(Some(cairn.context(Default::default()).await?.text))
 }
 
 fn json(value: serde_json::Value) -> Response {

@@ -180,10 +180,7 @@ pub async fn run(
     if let Err(e) = writer.await {
         tracing::error!("the writer failed: {e}");
     }
-    if let Err(e) = cairn.memories.flush_access().await {
-        tracing::warn!("writing memory read statistics failed: {e}");
-    }
-    cairn.memories.close().await;
+    cairn.finish().await;
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(&socket);
     Ok(())

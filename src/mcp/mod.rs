@@ -1,5 +1,6 @@
-//! The MCP server (rmcp): tool definitions, their wire types and the stdio transport. Tools
-//! answer with compact Markdown for the model plus structured content for programs.
+//! The MCP server (rmcp): the tools, their argument types, the prompts and the stdio
+//! transport. Each tool maps its arguments to a use case's request and the answer to compact
+//! Markdown for the model plus structured content for programs.
 
 use std::sync::Arc;
 
@@ -17,12 +18,11 @@ use rmcp::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{AskError, Cairn};
+use crate::app::{self, AskError, Cairn, Text};
 use crate::context::Include;
-use crate::memory::{self, MemoryType};
+use crate::memory;
 
 mod prompts;
-pub mod render;
 
 /// Arguments of `get_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -213,34 +213,33 @@ pub struct RecordReviewArgs {
     pub learnings: Option<Vec<LearningArg>>,
 }
 
+impl From<LearningArg> for app::Learning {
+    fn from(l: LearningArg) -> app::Learning {
+        app::Learning {
+            kind: l.kind,
+            content: l.content,
+            title: l.title,
+            developer: l.developer,
+            paths: l.paths,
+            symbols: l.symbols,
+        }
+    }
+}
+
 impl RecordReviewArgs {
-    /// The review as the memory layer takes it.
-    pub fn into_input(self, written_by: Option<String>) -> Result<memory::ReviewInput, AskError> {
-        let learnings = self
-            .learnings
-            .unwrap_or_default()
-            .into_iter()
-            .map(|l| {
-                Ok(memory::NewMemory {
-                    kind: Some(l.kind.parse::<MemoryType>()?),
-                    title: l.title,
-                    content: l.content,
-                    developer: l.developer,
-                    paths: l.paths.unwrap_or_default(),
-                    symbols: l.symbols.unwrap_or_default(),
-                    ..memory::NewMemory::default()
-                })
-            })
-            .collect::<Result<Vec<_>, AskError>>()?;
-        Ok(memory::ReviewInput {
-            review_id: self.review_id,
-            verdict: self.verdict.parse()?,
+    /// The request, written by `written_by`.
+    fn into_request(self, written_by: Option<String>) -> app::RecordReviewRequest {
+        app::RecordReviewRequest {
+            verdict: self.verdict,
             findings: self.findings,
             author: self.author,
             reviewer: self.reviewer,
-            learnings,
+            review_id: self.review_id,
+            learnings: self
+                .learnings
+                .map(|l| l.into_iter().map(app::Learning::from).collect()),
             written_by,
-        })
+        }
     }
 }
 
@@ -268,6 +267,9 @@ pub struct ExtractArgs {
     pub review: Option<String>,
 }
 
+/// Who memories written through MCP are recorded as written by.
+const WRITTEN_BY: &str = "mcp";
+
 /// The MCP face of a [`Cairn`].
 #[derive(Clone)]
 pub struct Server {
@@ -276,28 +278,17 @@ pub struct Server {
     prompt_router: PromptRouter<Server>,
 }
 
-fn parse_types(types: Option<Vec<String>>) -> Result<Vec<MemoryType>, AskError> {
-    types
-        .unwrap_or_default()
-        .iter()
-        .map(|t| t.parse::<MemoryType>().map_err(AskError::from))
-        .collect()
-}
-
-fn memory_answer<T: Serialize>(
-    result: Result<T, AskError>,
-    render: impl FnOnce(&T) -> String,
-) -> CallToolResult {
+/// An answer as the model reads it (text) and as programs read it (structured content), or
+/// a refusal the model can act on.
+fn reply<T: Serialize + Text>(result: Result<T, AskError>) -> CallToolResult {
     match result {
-        Ok(value) => answer(render(&value), &value),
+        Ok(answer) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.to_text())]);
+            result.structured_content = serde_json::to_value(&answer).ok();
+            result
+        }
         Err(error) => refusal(error),
     }
-}
-
-fn answer(text: String, structured: impl Serialize) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = serde_json::to_value(structured).ok();
-    result
 }
 
 fn refusal(error: AskError) -> CallToolResult {
@@ -322,13 +313,11 @@ impl Server {
         &self,
         Parameters(args): Parameters<GetContextArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let focus = args.focus.as_ref().map(Focus::joined);
-        Ok(
-            match self.cairn.context(focus.as_deref(), args.max_tokens).await {
-                Ok(report) => answer(report.text.clone(), &report),
-                Err(error) => refusal(error),
-            },
-        )
+        let request = app::ContextRequest {
+            focus: args.focus.as_ref().map(Focus::joined),
+            max_tokens: args.max_tokens,
+        };
+        Ok(reply(self.cairn.context(request).await))
     }
 
     #[tool(
@@ -339,24 +328,14 @@ impl Server {
         &self,
         Parameters(args): Parameters<ExpandArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let include = args.include.unwrap_or_default();
-        if memory::model::is_memory_id(args.target.trim()) {
-            let found = self.cairn.memories.get(&args.target).await;
-            return Ok(memory_answer(found.map_err(AskError::from), |m| {
-                render::memory_detail(m)
-            }));
-        }
-        Ok(
-            match self
-                .cairn
-                .expand(&args.target, &include, args.max_tokens)
-                .await
-            {
-                Ok(report) => answer(report.text.clone(), &report),
-                Err(error) => refusal(error),
-            },
-        )
+        let request = app::ExpandRequest {
+            target: args.target,
+            include: args.include.unwrap_or_default(),
+            max_tokens: args.max_tokens,
+        };
+        Ok(reply(self.cairn.expand(request).await))
     }
+
     #[tool(
         description = "Store a learning from a review or session (deduplicated, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id.",
         annotations(
@@ -370,40 +349,22 @@ impl Server {
         &self,
         Parameters(args): Parameters<RememberArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let cairn = self.cairn.clone();
-        let result = async {
-            let new = memory::NewMemory {
-                kind: Some(args.kind.parse::<MemoryType>()?),
-                title: args.title,
-                content: args.content,
-                developer: args.developer,
-                paths: args.paths.unwrap_or_default(),
-                symbols: args.symbols.unwrap_or_default(),
-                supersedes: args.supersedes,
-                source: match args.source.as_deref() {
-                    Some(source) => source.parse()?,
-                    None => memory::Source::Manual,
-                },
-                source_ref: args.source_ref,
-                org: args.org,
-                agent: args.agent,
-                run: args.run,
-                written_by: Some("mcp".to_string()),
-                category: None,
-            };
-            cairn.remember(new).await
-        }
-        .await;
-        if result.is_ok() {
-            // Vectors are computed after answering: a write must not wait ~15 ms per text.
-            let memories = self.cairn.memories.clone();
-            tokio::spawn(async move {
-                if let Err(e) = memories.embed_pending().await {
-                    tracing::warn!("embedding new memories failed: {e}");
-                }
-            });
-        }
-        Ok(memory_answer(result, render::write_outcome))
+        let request = app::RememberRequest {
+            kind: args.kind,
+            content: args.content,
+            title: args.title,
+            developer: args.developer,
+            paths: args.paths.unwrap_or_default(),
+            symbols: args.symbols.unwrap_or_default(),
+            supersedes: args.supersedes,
+            source: args.source,
+            source_ref: args.source_ref,
+            org: args.org,
+            agent: args.agent,
+            run: args.run,
+            written_by: Some(WRITTEN_BY.to_string()),
+        };
+        Ok(reply(self.cairn.remember(request).await))
     }
 
     #[tool(
@@ -418,8 +379,14 @@ impl Server {
         &self,
         Parameters(args): Parameters<ForgetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let result = forget(&self.cairn, args).await;
-        Ok(memory_answer(result, render::forgotten))
+        let request = app::ForgetRequest {
+            id: args.id,
+            kind: args.kind,
+            path: args.path,
+            developer: args.developer,
+            confirm: args.confirm,
+        };
+        Ok(reply(self.cairn.forget(request).await))
     }
 
     #[tool(
@@ -430,23 +397,16 @@ impl Server {
         &self,
         Parameters(args): Parameters<SearchProjectArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let result = async {
-            let query = memory::Query {
-                text: args.query,
-                developer: None,
-                types: parse_types(args.types)?,
-                paths: args.paths.unwrap_or_default(),
-                limit: args.limit.unwrap_or(10),
-                include_superseded: args.include_superseded,
-                keyword_only: false,
-            };
-            let mut found = self.cairn.memories.search(&query).await?;
-            self.flag_gone(&mut found).await;
-            let note = self.cairn.memories.staleness().await;
-            render::SearchAnswer::within(None, found, args.max_tokens).map(|a| a.with_note(note))
-        }
-        .await;
-        Ok(memory_answer(result, render::search))
+        let request = app::SearchRequest {
+            text: args.query,
+            developer: None,
+            types: args.types.unwrap_or_default(),
+            paths: args.paths.unwrap_or_default(),
+            limit: args.limit,
+            include_superseded: args.include_superseded,
+            max_tokens: args.max_tokens,
+        };
+        Ok(reply(self.cairn.search_memories(request).await))
     }
 
     #[tool(
@@ -457,27 +417,16 @@ impl Server {
         &self,
         Parameters(args): Parameters<SearchDeveloperArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let result = async {
-            let profile = self.cairn.memories.profile(&args.developer).await?;
-            let query = memory::Query {
-                text: args.query.unwrap_or_default(),
-                developer: Some(args.developer),
-                types: parse_types(args.types)?,
-                paths: Vec::new(),
-                limit: args.limit.unwrap_or(10),
-                include_superseded: false,
-                keyword_only: false,
-            };
-            let mut found = self.cairn.memories.search(&query).await?;
-            if let Some(p) = &profile {
-                found.retain(|f| f.memory.id != p.id);
-            }
-            self.flag_gone(&mut found).await;
-            let note = self.cairn.memories.staleness().await;
-            render::SearchAnswer::within(profile, found, args.max_tokens).map(|a| a.with_note(note))
-        }
-        .await;
-        Ok(memory_answer(result, render::search))
+        let request = app::SearchRequest {
+            text: args.query.unwrap_or_default(),
+            developer: Some(args.developer),
+            types: args.types.unwrap_or_default(),
+            paths: Vec::new(),
+            limit: args.limit,
+            include_superseded: false,
+            max_tokens: args.max_tokens,
+        };
+        Ok(reply(self.cairn.search_memories(request).await))
     }
 
     #[tool(
@@ -488,17 +437,14 @@ impl Server {
         &self,
         Parameters(args): Parameters<ReviewDiffArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let request = crate::app::ReviewRequest {
+        let request = app::ReviewRequest {
             diff: args.diff,
             base: args.base,
             head: args.head,
             author: args.author,
             max_tokens: args.max_tokens,
         };
-        Ok(match self.cairn.review(&request).await {
-            Ok(report) => answer(report.text.clone(), &report),
-            Err(error) => refusal(error),
-        })
+        Ok(reply(self.cairn.review(request).await))
     }
 
     #[tool(
@@ -514,20 +460,8 @@ impl Server {
         &self,
         Parameters(args): Parameters<RecordReviewArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let result = async {
-            let input = args.into_input(Some("mcp".to_string()))?;
-            self.cairn.record_review(input).await
-        }
-        .await;
-        if result.is_ok() {
-            let memories = self.cairn.memories.clone();
-            tokio::spawn(async move {
-                if let Err(e) = memories.embed_pending().await {
-                    tracing::warn!("embedding new memories failed: {e}");
-                }
-            });
-        }
-        Ok(memory_answer(result, render::recorded_review))
+        let request = args.into_request(Some(WRITTEN_BY.to_string()));
+        Ok(reply(self.cairn.record_review(request).await))
     }
 }
 
@@ -624,121 +558,15 @@ impl ServerHandler for Server {
     }
 }
 
-/// Serves MCP over stdin/stdout until the client goes away.
+/// Serves MCP over stdin/stdout until the client goes away, then finishes what answers left
+/// behind.
 pub async fn serve_stdio(cairn: Arc<Cairn>) -> anyhow::Result<()> {
-    let memories = cairn.memories.clone();
-    let service = Server::new(cairn)
+    let service = Server::new(cairn.clone())
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
     let ended = service.waiting().await;
-    if let Err(e) = memories.flush_access().await {
-        tracing::warn!("writing memory read statistics failed: {e}");
-    }
-    memories.close().await;
+    cairn.finish().await;
     ended?;
     Ok(())
-}
-
-impl Server {
-    /// Marks anchors that disappeared from the code, and writes read statistics back now and
-    /// then.
-    async fn flag_gone(&self, found: &mut [memory::Found]) {
-        let mut memories: Vec<memory::Memory> = found.iter().map(|f| f.memory.clone()).collect();
-        self.cairn.flag_gone_anchors(&mut memories).await;
-        for (f, m) in found.iter_mut().zip(memories) {
-            f.memory = m;
-        }
-        let memories = self.cairn.memories.clone();
-        tokio::spawn(async move {
-            if let Err(e) = memories.flush_access_now_and_then().await {
-                tracing::warn!("writing memory read statistics failed: {e}");
-            }
-        });
-    }
-}
-
-/// `forget` by id, or by filter (listing matches unless confirmed).
-async fn forget(cairn: &Cairn, args: ForgetArgs) -> Result<render::Forgotten, AskError> {
-    if let Some(id) = args.id.as_deref().filter(|id| !id.trim().is_empty()) {
-        let removed = cairn.memories.forget(id).await?;
-        return Ok(render::Forgotten {
-            confirmed: true,
-            total: 1,
-            memories: vec![render::brief(removed)],
-        });
-    }
-    let kind = args
-        .kind
-        .as_deref()
-        .map(str::parse::<MemoryType>)
-        .transpose()?;
-    let developer = args
-        .developer
-        .as_deref()
-        .map(memory::model::developer_id)
-        .transpose()?;
-    let path = args
-        .path
-        .as_deref()
-        .map(|p| {
-            crate::context::normalise(p).ok_or_else(|| {
-                memory::MemoryError::Invalid(format!("path `{p}` is outside the repository"))
-            })
-        })
-        .transpose()?;
-    if kind.is_none() && developer.is_none() && path.is_none() {
-        return Err(memory::MemoryError::Invalid(
-            "pass an `id`, or a filter (`type`, `path`, `developer`)".to_string(),
-        )
-        .into());
-    }
-    let matches: Vec<memory::Memory> = cairn
-        .memories
-        .all()
-        .await?
-        .into_iter()
-        // Another developer's memories are only reachable through their developer.
-        .filter(|m| developer.is_some() || !m.kind.developer_scoped())
-        .filter(|m| kind.is_none_or(|k| m.kind == k))
-        .filter(|m| developer.is_none() || m.developer == developer)
-        .filter(|m| {
-            path.as_ref().is_none_or(|p| {
-                m.paths
-                    .iter()
-                    .any(|q| q == p || q.starts_with(&format!("{p}/")))
-            })
-        })
-        .collect();
-    let Some(confirmed) = args.confirm else {
-        let total = matches.len();
-        let mut listed = matches;
-        listed.truncate(render::LISTED);
-        return Ok(render::Forgotten {
-            confirmed: false,
-            total,
-            memories: listed.into_iter().map(render::brief).collect(),
-        });
-    };
-    let total = matches.len();
-    if confirmed != total {
-        return Err(memory::MemoryError::Invalid(format!(
-            "confirm={confirmed} but the filter matches {total} memories now: nothing was removed; list them again and confirm with their number"
-        ))
-        .into());
-    }
-    let ids: Vec<String> = matches.into_iter().map(|m| m.id).collect();
-    let mut removed: Vec<_> = cairn
-        .memories
-        .forget_many(&ids)
-        .await?
-        .into_iter()
-        .map(render::brief)
-        .collect();
-    removed.truncate(render::LISTED);
-    Ok(render::Forgotten {
-        confirmed: true,
-        total,
-        memories: removed,
-    })
 }

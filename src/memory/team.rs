@@ -358,7 +358,7 @@ impl Memories {
         let offline = self.state.lock().await.offline.clone()?;
         let record = link.sync_record();
         let since = match record.synced_at {
-            Some(at) => format!("the copy synced at {}", crate::app::time_of_ms(at)),
+            Some(at) => format!("the copy synced at {}", crate::clock::time_of_ms(at)),
             None => "this working copy's own writes (never synced)".to_string(),
         };
         let queued = link.outbox.pending().map_or(0, |p| p.entries.len());

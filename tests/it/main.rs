@@ -2,6 +2,8 @@
 //! store and rmcp's own MCP client.
 
 mod bad_input;
+mod closed_pipe;
+mod contract;
 mod daemon;
 mod embed;
 mod incremental;

@@ -704,7 +704,7 @@ async fn echoes_numbers_and_polarity_are_told_apart() {
         .await
         .unwrap();
     // An assistant echoing the line cairn served (with its decorations) adds nothing.
-    let served = cairn::mcp::render::memory_line(first.memory.as_ref().unwrap());
+    let served = cairn::app::render::memory_line(first.memory.as_ref().unwrap());
     let echo = m
         .remember(learning(MemoryType::Decision, &served), None)
         .await

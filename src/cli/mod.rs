@@ -1,10 +1,20 @@
-//! Command-line definitions (clap) — only the shape of the commands, no behaviour.
+//! The command line: its shape (the clap definitions here) and one file per command group,
+//! each mapping arguments to a use case's request and its answer to output.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use cairn::context::Include;
+
+pub mod context;
+pub mod doctor;
+pub mod index;
+pub mod install;
+pub mod memory;
+pub mod output;
+pub mod review;
+pub mod team;
 
 /// cairn: repository and code-review memory for coding assistants, over MCP.
 #[derive(Debug, Parser)]
@@ -50,28 +60,9 @@ pub enum Command {
     /// Serve MCP over stdio (for an assistant to spawn).
     Serve,
     /// Print the context pack (what `get_context` answers).
-    Context {
-        /// Paths or a task sentence to rank first.
-        #[arg(long)]
-        focus: Option<String>,
-        #[arg(long)]
-        max_tokens: Option<usize>,
-        /// Print the structured report as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Context(ContextArgs),
     /// Print everything known about a file or symbol (what `expand` answers).
-    Expand {
-        /// `path`, `path::Symbol` or `path::Class.method`.
-        target: String,
-        /// Sections: source, callers, callees, tests, history, memories.
-        #[arg(long, value_delimiter = ',', value_parser = parse_include)]
-        include: Vec<Include>,
-        #[arg(long)]
-        max_tokens: Option<usize>,
-        #[arg(long)]
-        json: bool,
-    },
+    Expand(ExpandArgs),
     /// Review memories: add, search, list, forget, show, history, export, import.
     Memory {
         #[command(subcommand)]
@@ -80,22 +71,7 @@ pub enum Command {
     /// Review briefing for a change (what `review_diff` answers): the working tree against
     /// HEAD by default, `--base/--head` revisions, or a unified diff (`--diff FILE`, `-` for
     /// stdin).
-    Review {
-        #[arg(long, conflicts_with = "diff")]
-        base: Option<String>,
-        #[arg(long, conflicts_with = "diff")]
-        head: Option<String>,
-        /// A unified diff file, or `-` to read it from stdin.
-        #[arg(long)]
-        diff: Option<PathBuf>,
-        /// The change's author (default: from git).
-        #[arg(long)]
-        author: Option<String>,
-        #[arg(long)]
-        max_tokens: Option<usize>,
-        #[arg(long)]
-        json: bool,
-    },
+    Review(ReviewArgs),
     /// Store a review outcome from JSON (the `record_review` arguments; a file or `-`).
     RecordReview {
         file: PathBuf,
@@ -104,19 +80,7 @@ pub enum Command {
     },
     /// Rule effectiveness: findings per category, how many were rejected, and the
     /// high-rejection categories with their rejection patterns.
-    Rules {
-        /// Fewest findings before a category can count as high-rejection.
-        #[arg(long, default_value_t = 3)]
-        min_sample: u64,
-        /// Lowest rejection rate (0–1) that counts as high.
-        #[arg(long, default_value_t = 0.5)]
-        min_rate: f64,
-        /// Mark CATEGORY's rejection patterns as addressed (the guidelines were updated).
-        #[arg(long, value_name = "CATEGORY")]
-        addressed: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    Rules(RulesArgs),
     /// Check the store, the index, the daemon, the token and the client registrations, and
     /// say what to fix.
     Doctor,
@@ -135,31 +99,10 @@ pub enum Command {
     /// Register cairn with assistants (MCP server, session-start hooks, instructions) and
     /// optionally run the daemon as a user service. Backs up what it changes; re-runs are
     /// idempotent.
-    Install {
-        /// claude, cursor, codex, windsurf, gemini or all (repeatable; default: the
-        /// assistants whose configuration folders exist).
-        #[arg(long = "client")]
-        clients: Vec<String>,
-        /// Also install and start the daemon as a systemd user unit / launchd agent.
-        #[arg(long)]
-        service: bool,
-        /// Show the plan; write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Install(InstallArgs),
     /// Remove exactly what `cairn install` added (restoring files byte for byte when they
     /// were not edited since).
-    Uninstall {
-        /// Clients to remove (repeatable; default: everything installed).
-        #[arg(long = "client")]
-        clients: Vec<String>,
-        #[arg(long)]
-        dry_run: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Uninstall(UninstallArgs),
     /// Record a Claude Code hook event read from stdin; on SessionStart print the context.
     /// Always exits 0.
     Hook,
@@ -168,6 +111,93 @@ pub enum Command {
         #[command(subcommand)]
         action: TeamCommand,
     },
+}
+
+// The arguments of the larger commands (their help text is the command's, above).
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Paths or a task sentence to rank first.
+    #[arg(long)]
+    pub focus: Option<String>,
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
+    /// Print the structured report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExpandArgs {
+    /// `path`, `path::Symbol` or `path::Class.method`.
+    pub target: String,
+    /// Sections: source, callers, callees, tests, history, memories.
+    #[arg(long, value_delimiter = ',', value_parser = parse_include)]
+    pub include: Vec<Include>,
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[arg(long, conflicts_with = "diff")]
+    pub base: Option<String>,
+    #[arg(long, conflicts_with = "diff")]
+    pub head: Option<String>,
+    /// A unified diff file, or `-` to read it from stdin.
+    #[arg(long)]
+    pub diff: Option<PathBuf>,
+    /// The change's author (default: from git).
+    #[arg(long)]
+    pub author: Option<String>,
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Fewest findings before a category can count as high-rejection.
+    #[arg(long, default_value_t = 3)]
+    pub min_sample: u64,
+    /// Lowest rejection rate (0–1) that counts as high.
+    #[arg(long, default_value_t = 0.5)]
+    pub min_rate: f64,
+    /// Mark CATEGORY's rejection patterns as addressed (the guidelines were updated).
+    #[arg(long, value_name = "CATEGORY")]
+    pub addressed: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// claude, cursor, codex, windsurf, gemini or all (repeatable; default: the
+    /// assistants whose configuration folders exist).
+    #[arg(long = "client")]
+    pub clients: Vec<String>,
+    /// Also install and start the daemon as a systemd user unit / launchd agent.
+    #[arg(long)]
+    pub service: bool,
+    /// Show the plan; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Clients to remove (repeatable; default: everything installed).
+    #[arg(long = "client")]
+    pub clients: Vec<String>,
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cairn team …`.
@@ -278,7 +308,11 @@ pub enum MemoryCommand {
         json: bool,
     },
     /// Remove a memory for good.
-    Forget { id: String },
+    Forget {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Share one of your developer memories with the team (team mode: every member can read
     /// it; only you can change it).
     Share { id: String },

@@ -1,94 +1,72 @@
-//! Compact text for memory answers, shared by the MCP tools and the CLI.
+//! The text of the answers both adapters print: compact Markdown for a model, the same lines
+//! a person reads in a terminal.
 
-use serde::Serialize;
+use super::{Expanded, Forgotten, SearchAnswer};
+use crate::context::{ContextReport, ExpandReport};
+use crate::memory::{Memory, RecordedReview, WriteOutcome};
+use crate::review::briefing::ReviewReport;
 
-use crate::app::AskError;
-use crate::context::{self, MemoryNote};
-use crate::memory::{Found, Memory, WriteOutcome};
-use crate::tokens;
-
-/// Most memories a `forget` answer lists.
-pub const LISTED: usize = 50;
-/// Default token budget of a memory search answer.
-pub const DEFAULT_SEARCH_TOKENS: usize = 2_000;
-
-/// What a search answers.
-#[derive(Debug, Serialize)]
-pub struct SearchAnswer {
-    /// The developer's live contributor profile (developer searches only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub profile: Option<Memory>,
-    /// Best first; histories are left out (`cairn memory history` shows them).
-    pub memories: Vec<Found>,
-    /// Results left out to stay within the budget.
-    pub truncated: usize,
-    pub tokens: usize,
-    /// Team mode: set when the team server is away and the answer comes from the last
-    /// synced copy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+/// An answer as text.
+pub trait Text {
+    fn to_text(&self) -> String;
 }
 
-impl SearchAnswer {
-    /// Adds a note (team mode's staleness) to the answer.
-    pub fn with_note(mut self, note: Option<String>) -> SearchAnswer {
-        self.note = note;
-        self
-    }
-
-    /// The answer, cut to `max_tokens` of text (default 2,000; capped at 16,000).
-    pub fn within(
-        profile: Option<Memory>,
-        mut found: Vec<Found>,
-        max_tokens: Option<usize>,
-    ) -> Result<SearchAnswer, AskError> {
-        let (budget, _) = context::budget(max_tokens, DEFAULT_SEARCH_TOKENS)?;
-        let mut answer = SearchAnswer {
-            profile: profile.map(without_history),
-            memories: Vec::new(),
-            truncated: 0,
-            tokens: 0,
-            note: None,
-        };
-        let mut used = answer
-            .profile
-            .as_ref()
-            .map_or(0, |p| tokens::count(&p.content) + 8);
-        for f in &mut found {
-            f.memory.history.clear();
-        }
-        let total = found.len();
-        for f in found {
-            let cost = tokens::count(&memory_line(&f.memory)) + 1;
-            if used + cost > budget && !answer.memories.is_empty() {
-                break;
-            }
-            used += cost;
-            answer.memories.push(f);
-        }
-        answer.truncated = total - answer.memories.len();
-        answer.tokens = used;
-        Ok(answer)
+impl Text for ContextReport {
+    fn to_text(&self) -> String {
+        self.text.clone()
     }
 }
 
-fn without_history(mut memory: Memory) -> Memory {
-    memory.history.clear();
-    memory
+impl Text for ExpandReport {
+    fn to_text(&self) -> String {
+        self.text.clone()
+    }
 }
 
-/// A memory in a listing: id, type, text and anchors.
-pub fn brief(memory: Memory) -> MemoryNote {
-    crate::app::note_of(&memory)
+impl Text for ReviewReport {
+    fn to_text(&self) -> String {
+        self.text.clone()
+    }
 }
 
-/// What `forget` removed (or, unconfirmed, would remove).
-#[derive(Debug, Serialize)]
-pub struct Forgotten {
-    pub confirmed: bool,
-    /// How many matched (the listing shows at most 50).
-    pub total: usize,
-    pub memories: Vec<MemoryNote>,
+impl Text for Expanded {
+    fn to_text(&self) -> String {
+        match self {
+            Expanded::Code(report) => report.text.clone(),
+            Expanded::Memory(memory) => memory_detail(memory),
+        }
+    }
+}
+
+/// One memory in full.
+impl Text for Memory {
+    fn to_text(&self) -> String {
+        memory_detail(self)
+    }
+}
+
+impl Text for WriteOutcome {
+    fn to_text(&self) -> String {
+        write_outcome(self)
+    }
+}
+
+impl Text for Forgotten {
+    fn to_text(&self) -> String {
+        forgotten(self)
+    }
+}
+
+impl Text for SearchAnswer {
+    fn to_text(&self) -> String {
+        search(self)
+    }
+}
+
+impl Text for RecordedReview {
+    fn to_text(&self) -> String {
+        recorded_review(self)
+    }
 }
 
 /// One memory on one line: `- [type] id: content (anchors) · scope · provenance`.
@@ -120,7 +98,7 @@ pub fn memory_line(memory: &Memory) -> String {
     line
 }
 
-pub fn write_outcome(outcome: &WriteOutcome) -> String {
+fn write_outcome(outcome: &WriteOutcome) -> String {
     let mut text = format!("{:?} {}", outcome.event, outcome.id).to_uppercase();
     if let Some(old) = &outcome.superseded {
         text.push_str(&format!(" (supersedes {old})"));
@@ -135,7 +113,7 @@ pub fn write_outcome(outcome: &WriteOutcome) -> String {
     text
 }
 
-pub fn forgotten(forgotten: &Forgotten) -> String {
+fn forgotten(forgotten: &Forgotten) -> String {
     let mut text = if forgotten.confirmed {
         format!("DELETE: {} memories removed", forgotten.total)
     } else {
@@ -157,7 +135,7 @@ pub fn forgotten(forgotten: &Forgotten) -> String {
     text
 }
 
-pub fn search(answer: &SearchAnswer) -> String {
+fn search(answer: &SearchAnswer) -> String {
     let mut text = String::new();
     if let Some(note) = &answer.note {
         text.push_str(&format!("_{note}_\n"));
@@ -188,7 +166,7 @@ pub fn search(answer: &SearchAnswer) -> String {
 }
 
 /// One memory in full: the line, its provenance and validity, and its history.
-pub fn memory_detail(memory: &Memory) -> String {
+fn memory_detail(memory: &Memory) -> String {
     let mut text = memory_line(memory);
     text.push_str(&format!(
         "\ntitle: {}\nsource: {:?}{} · confidence {:.1} · read {} times",
@@ -224,7 +202,7 @@ pub fn memory_detail(memory: &Memory) -> String {
 }
 
 /// The answer of `record_review`.
-pub fn recorded_review(r: &crate::memory::RecordedReview) -> String {
+fn recorded_review(r: &RecordedReview) -> String {
     let mut text = if r.repeated {
         format!(
             "review {}: already recorded with the same findings; statistics unchanged",
@@ -260,67 +238,6 @@ pub fn recorded_review(r: &crate::memory::RecordedReview) -> String {
     ));
     if !r.redacted.is_empty() {
         text.push_str(&format!("\n_redacted: {}_", r.redacted.join(", ")));
-    }
-    text
-}
-
-/// The `cairn rules` report: categories by rejection rate, high ones marked.
-pub fn rules_report(
-    stats: &[crate::review::outcome::RuleStat],
-    min_sample: u64,
-    min_rate: f64,
-) -> String {
-    if stats.is_empty() {
-        return "no review outcomes recorded yet (record_review)".to_string();
-    }
-    let mut sorted: Vec<&crate::review::outcome::RuleStat> = stats.iter().collect();
-    sorted.sort_by(|a, b| {
-        b.rejection_rate
-            .total_cmp(&a.rejection_rate)
-            .then(b.flagged.cmp(&a.flagged))
-            .then(a.category.cmp(&b.category))
-    });
-    let mut text = format!(
-        "{:<24} {:>7} {:>11} {:>8} {:>8} {:>9}\n",
-        "category", "flagged", "implemented", "rejected", "deferred", "rejection"
-    );
-    for s in &sorted {
-        let high = crate::review::outcome::is_high_rejection(s, min_sample, min_rate);
-        text.push_str(&format!(
-            "{:<24} {:>7} {:>11} {:>8} {:>8} {:>8.0}%{}\n",
-            s.category,
-            s.flagged,
-            s.implemented,
-            s.rejected,
-            s.deferred,
-            s.rejection_rate * 100.0,
-            if high { "  ← high" } else { "" }
-        ));
-    }
-    let high: Vec<&&crate::review::outcome::RuleStat> = sorted
-        .iter()
-        .filter(|s| crate::review::outcome::is_high_rejection(s, min_sample, min_rate))
-        .collect();
-    if high.is_empty() {
-        text.push_str(&format!(
-            "\nno category is rejected in {:.0}%+ of at least {min_sample} findings",
-            min_rate * 100.0
-        ));
-    } else {
-        text.push_str("\nHigh-rejection categories (update the review guidelines, then `cairn rules --addressed CATEGORY`):\n");
-        for s in high {
-            text.push_str(&format!(
-                "- {}: {} of {} rejected; supporting memories: {}\n",
-                s.category,
-                s.rejected,
-                s.flagged,
-                if s.memories.is_empty() {
-                    "none".to_string()
-                } else {
-                    s.memories.join(", ")
-                }
-            ));
-        }
     }
     text
 }

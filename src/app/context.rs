@@ -1,0 +1,225 @@
+//! The code graph's answers: the context pack, and the expansion of one file, symbol or
+//! memory.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{AskError, Cairn, note_of};
+use crate::context::{self, ContextReport, ExpandReport, Include, MemoryNote, Scorer};
+use crate::graph::{Node, NodeKind};
+use crate::history::History;
+use crate::memory::{self, Memory};
+
+/// What `context` answers for: paths or a task sentence to rank first, and a token budget.
+#[derive(Debug, Clone, Default)]
+pub struct ContextRequest {
+    pub focus: Option<String>,
+    pub max_tokens: Option<usize>,
+}
+
+/// What to expand: `path`, `path::Symbol`, `path::Class.method` or a memory id; the sections
+/// to include (none: all but source) and a token budget.
+#[derive(Debug, Clone, Default)]
+pub struct ExpandRequest {
+    pub target: String,
+    pub include: Vec<Include>,
+    pub max_tokens: Option<usize>,
+}
+
+/// An expansion: of code, or of one memory (its JSON is the report or the memory itself).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Expanded {
+    Code(ExpandReport),
+    Memory(Memory),
+}
+
+impl Cairn {
+    /// The context pack: a ranked picture of the repository (`get_context`, `cairn context`).
+    pub async fn context(&self, request: ContextRequest) -> Result<ContextReport, AskError> {
+        let focus = request.focus.as_deref();
+        let (budget, note) = context::budget(request.max_tokens, context::DEFAULT_CONTEXT_TOKENS)?;
+        let snapshot = self.snapshot().await?;
+        let freshness = self.freshness(&snapshot).await;
+        let access = self.access();
+        let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
+        let mut notes: Vec<String> = note.into_iter().collect();
+        let memories = match self.top_memories(focus).await {
+            Ok(memories) => memories,
+            Err(error) => {
+                notes.push(format!("memories unavailable: {error}"));
+                Vec::new()
+            }
+        };
+        Ok(context::context(
+            &scorer,
+            &self.repo.name(),
+            freshness,
+            focus,
+            &memories,
+            budget,
+            notes,
+        ))
+    }
+
+    /// Everything about one file or symbol, or one memory in full when the target is a memory
+    /// id (`expand`, `cairn expand`).
+    pub async fn expand(&self, request: ExpandRequest) -> Result<Expanded, AskError> {
+        let target = request.target.trim();
+        if memory::model::is_memory_id(target) {
+            return Ok(Expanded::Memory(self.memories.get(target).await?));
+        }
+        Ok(Expanded::Code(
+            self.expand_code(&request.target, &request.include, request.max_tokens)
+                .await?,
+        ))
+    }
+
+    async fn expand_code(
+        &self,
+        target: &str,
+        include: &[Include],
+        max_tokens: Option<usize>,
+    ) -> Result<ExpandReport, AskError> {
+        let (budget, note) = context::budget(max_tokens, context::DEFAULT_EXPAND_TOKENS)?;
+        let snapshot = self.snapshot().await?;
+        let node = context::resolve_target(&snapshot.graph, target)?;
+        let access = self.access();
+        let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
+        let root = self.repo.root.clone();
+        let read = move |node: &Node| read_node_source(&root, node);
+        let mut notes: Vec<String> = note.into_iter().collect();
+        let wants_memories = include.is_empty() || include.contains(&Include::Memories);
+        let memories = if wants_memories {
+            let mut symbols = vec![node.id.clone()];
+            let mut parent = node.parent.as_deref();
+            while let Some(id) = parent {
+                symbols.push(id.to_string());
+                parent = snapshot.graph.node(id).and_then(|n| n.parent.as_deref());
+            }
+            let paths = vec![node.path.clone()];
+            match self.memories.anchored(&paths, &symbols).await {
+                Ok(found) => found.iter().take(20).map(note_of).collect(),
+                Err(error) => {
+                    notes.push(format!("memories unavailable: {error}"));
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        let history = if include.is_empty() || include.contains(&Include::History) {
+            let history = self.commit_history(&snapshot).await;
+            file_history(&history, &node.path)
+        } else {
+            Vec::new()
+        };
+        Ok(context::expand(
+            &scorer,
+            node,
+            include,
+            context::Known {
+                memories: &memories,
+                history: &history,
+            },
+            budget,
+            &read,
+            notes,
+        ))
+    }
+
+    /// The project memories the context pack shows: those matching the focus first, then the
+    /// standing ones (by type, confidence, use and age).
+    async fn top_memories(&self, focus: Option<&str>) -> Result<Vec<MemoryNote>, AskError> {
+        const SHOWN: usize = 12;
+        let mut found = Vec::new();
+        if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+            found = self
+                .memories
+                .search(&memory::Query {
+                    text: focus.to_string(),
+                    limit: SHOWN / 2,
+                    keyword_only: true,
+                    ..memory::Query::default()
+                })
+                .await?;
+        }
+        let standing = self
+            .memories
+            .search(&memory::Query {
+                limit: SHOWN,
+                ..memory::Query::default()
+            })
+            .await?;
+        for f in standing {
+            if found.len() >= SHOWN {
+                break;
+            }
+            if !found.iter().any(|g| g.memory.id == f.memory.id) {
+                found.push(f);
+            }
+        }
+        Ok(found.iter().map(|f| note_of(&f.memory)).collect())
+    }
+}
+
+/// A file's experts and latest commits, one line each, for `expand`.
+fn file_history(history: &History, path: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let experts = history.experts(path, crate::clock::now(), 3);
+    if !experts.is_empty() {
+        lines.push(format!(
+            "- experts: {}",
+            experts
+                .iter()
+                .map(|e| format!(
+                    "{} ({} commits, last {})",
+                    e.author,
+                    e.commits,
+                    crate::clock::date_of(e.last)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(fixes) = history.is_fix_prone(path) {
+        lines.push(format!(
+            "- fix-prone: {} of {} commits were fixes or reverts",
+            fixes.fixes, fixes.commits
+        ));
+    }
+    for partner in history.co_changes(path, 3, 0.3).into_iter().take(3) {
+        lines.push(format!(
+            "- usually changes with {} ({} commits)",
+            partner.path, partner.support
+        ));
+    }
+    for c in history.commits_of(path).into_iter().take(3) {
+        lines.push(format!(
+            "- {} {} {}: {}",
+            &c.id[..c.id.len().min(10)],
+            crate::clock::date_of(c.time),
+            c.author,
+            c.summary
+        ));
+    }
+    lines
+}
+
+/// The lines of a node as they are on disk now, if the file still reads.
+fn read_node_source(root: &Path, node: &Node) -> Option<String> {
+    if node.kind == NodeKind::External {
+        return None;
+    }
+    let text = std::fs::read_to_string(root.join(&node.path)).ok()?;
+    let start = node.start_line.max(1) as usize - 1;
+    let count = (node.end_line as usize + 1).saturating_sub(node.start_line.max(1) as usize);
+    Some(
+        text.lines()
+            .skip(start)
+            .take(count)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}

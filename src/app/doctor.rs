@@ -1,0 +1,252 @@
+//! `cairn doctor`: what cairn depends on, checked, each problem with what fixes it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{Cairn, team_line};
+use crate::daemon::{client, files};
+use crate::team::TeamSetup;
+
+/// Checks made elsewhere (the assistants' registrations, the token, the service), run after
+/// cairn's own (which narrow the data files' modes first).
+pub struct DoctorRequest {
+    pub registrations: Box<dyn FnOnce() -> Vec<Check> + Send>,
+}
+
+impl Default for DoctorRequest {
+    fn default() -> Self {
+        DoctorRequest {
+            registrations: Box::new(Vec::new),
+        }
+    }
+}
+
+/// Every check, in order.
+#[derive(Debug, Serialize)]
+pub struct Doctor {
+    pub checks: Vec<Check>,
+}
+
+impl Doctor {
+    /// Some check found a problem.
+    pub fn has_problems(&self) -> bool {
+        self.checks.iter().any(|c| c.verdict == Verdict::Problem)
+    }
+}
+
+/// One thing checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub verdict: Verdict,
+    /// What was found.
+    pub detail: String,
+    /// What to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// What a check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Ok,
+    Problem,
+    /// Worth knowing, not a fault (where things are, what is optional and missing).
+    Note,
+}
+
+impl Check {
+    /// A check with its verdict, what was found and what fixes it.
+    pub fn new(
+        name: &str,
+        verdict: Verdict,
+        detail: impl Into<String>,
+        fix: Option<&str>,
+    ) -> Check {
+        Check {
+            name: name.to_string(),
+            verdict,
+            detail: detail.into(),
+            fix: fix.map(str::to_string),
+        }
+    }
+
+    fn of(name: &str, verdict: Result<String, String>) -> Check {
+        match verdict {
+            Ok(detail) => Check::new(name, Verdict::Ok, detail, None),
+            Err(detail) => Check::new(name, Verdict::Problem, detail, None),
+        }
+    }
+}
+
+impl Cairn {
+    /// Checks the data directory, the store and index, the memories, team mode and the
+    /// daemon, then the registrations given; narrows data files others could read.
+    pub async fn doctor(&self, request: DoctorRequest) -> Doctor {
+        let repo = &self.repo;
+        let mut checks = vec![
+            Check::new(
+                "repository",
+                Verdict::Note,
+                repo.root.display().to_string(),
+                None,
+            ),
+            Check::new(
+                "data",
+                Verdict::Note,
+                repo.data_dir.display().to_string(),
+                None,
+            ),
+            Check::of("data files", private_data(&repo.data_dir)),
+        ];
+        match self.snapshot().await {
+            Ok(snapshot) => {
+                checks.push(Check::of(
+                    "store",
+                    Ok(format!(
+                        "opens, schema {}, {} nodes",
+                        crate::storage::SCHEMA_VERSION,
+                        snapshot.graph.nodes.len()
+                    )),
+                ));
+                let fresh = self.freshness(&snapshot).await;
+                let behind =
+                    fresh.head_commit.is_some() && fresh.head_commit != fresh.indexed_commit;
+                checks.push(if behind || fresh.changed_count > 0 {
+                    Check::new(
+                        "index",
+                        Verdict::Problem,
+                        format!(
+                            "indexed at {}, HEAD is {}, {} file(s) changed since (first: {})",
+                            fresh.indexed_commit.as_deref().unwrap_or("(no commit)"),
+                            fresh.head_commit.as_deref().unwrap_or("(no commit)"),
+                            fresh.changed_count,
+                            fresh.changed_files.first().map_or("-", String::as_str)
+                        ),
+                        Some("run `cairn index`, or keep `cairn daemon` running"),
+                    )
+                } else {
+                    Check::of(
+                        "index",
+                        Ok(format!(
+                            "fresh at {}",
+                            fresh
+                                .indexed_commit
+                                .as_deref()
+                                .unwrap_or("(not a git repository)")
+                        )),
+                    )
+                });
+            }
+            Err(e) => checks.push(Check::new(
+                "store",
+                Verdict::Problem,
+                e.to_string(),
+                Some("run `cairn index`"),
+            )),
+        }
+        checks.push(Check::of(
+            "memories",
+            match self.memories.all().await {
+                Ok(all) => Ok(format!(
+                    "{} stored ({} live)",
+                    all.len(),
+                    all.iter().filter(|m| m.is_live()).count()
+                )),
+                Err(e) => Err(e.to_string()),
+            },
+        ));
+        checks.push(Check::new(
+            "search",
+            Verdict::Note,
+            self.memories.mode().detail,
+            None,
+        ));
+        match &repo.team {
+            TeamSetup::Off => {}
+            TeamSetup::Broken(why) => checks.push(Check::of("team", Err(why.clone()))),
+            TeamSetup::On(_) => {
+                // `memories.all()` above exchanged with the server.
+                if let Some(link) = self.memories.team() {
+                    let status = link.status();
+                    let line = team_line(&status);
+                    checks.push(Check::of(
+                        "team",
+                        if status.sync.error.is_some() || status.queued > 0 || status.rejected > 0 {
+                            Err(line)
+                        } else {
+                            Ok(line)
+                        },
+                    ));
+                }
+            }
+        }
+        let token = files::read_token(&repo.data_dir);
+        checks.push(match files::DaemonRecord::running(&repo.data_dir) {
+            // Not a fault: the CLI and `cairn serve` work without a daemon, only slower to
+            // follow edits. An installed service that is not running shows up in the service
+            // check.
+            None => Check::new(
+                "daemon",
+                Verdict::Note,
+                "not running",
+                Some(
+                    "start it with `cairn daemon`, or `cairn install --service` to run it as a user service",
+                ),
+            ),
+            Some(record) => match client::get(
+                record.port,
+                token.as_deref().unwrap_or(""),
+                "/health",
+                Duration::from_secs(2),
+            ) {
+                Ok(_) => Check::of(
+                    "daemon",
+                    Ok(format!("running (pid {}) at {}", record.pid, record.url)),
+                ),
+                Err(e) => Check::new(
+                    "daemon",
+                    Verdict::Problem,
+                    format!(
+                        "pid {} holds the lock but {} does not answer ({e:#})",
+                        record.pid, record.url
+                    ),
+                    Some("restart it"),
+                ),
+            },
+        });
+        for mut check in (request.registrations)() {
+            // Not faults: the CLI and `cairn serve` work unregistered and without the HTTP
+            // token.
+            let optional = check.name == "clients" || (check.name == "token" && token.is_none());
+            if optional && check.verdict == Verdict::Problem {
+                check.verdict = Verdict::Note;
+            }
+            checks.push(check);
+        }
+        Doctor { checks }
+    }
+}
+
+/// Narrows anything in the data directory that others could read; says what it narrowed.
+fn private_data(data_dir: &Path) -> Result<String, String> {
+    match crate::private::tighten(data_dir) {
+        Ok(opened) if opened.is_empty() => Ok("private (directories 0700, files 0600)".into()),
+        Ok(opened) => Err(format!(
+            "{} entr{} could be read by others and {} narrowed to 0700/0600: {}",
+            opened.len(),
+            if opened.len() == 1 { "y" } else { "ies" },
+            if opened.len() == 1 { "was" } else { "were" },
+            opened
+                .iter()
+                .take(5)
+                .map(|o| format!("{} ({:o})", o.path.display(), o.mode))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Err(e) => Err(format!("cannot check the modes: {e}")),
+    }
+}

@@ -1,0 +1,459 @@
+//! The use cases of cairn, one method of [`Cairn`] each: a plain request in, an answer out.
+//! The CLI and the MCP server are adapters over them: they map their arguments to requests
+//! and answers to text or structured content, and hold no behaviour of their own.
+//!
+//! The service one process holds: the repository, a snapshot of its stored graph (reloaded
+//! when an index run writes a new generation), the memories, and the work a write leaves to
+//! do after answering. The embedded store admits one process at a time, so readers open it
+//! only to load a snapshot and close it again: `cairn index` can run while `cairn serve` is up.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use tokio::sync::Mutex;
+
+use crate::config::Repo;
+use crate::context::{Freshness, MemoryNote};
+use crate::graph::Graph;
+use crate::graph::score::Access;
+use crate::history::{CommitInfo, History};
+use crate::memory::{Memories, SemanticSettings};
+use crate::storage::{FileStamp, IndexMeta, Store};
+
+mod context;
+mod doctor;
+mod index;
+mod memory;
+pub mod render;
+mod review;
+mod status;
+mod team;
+
+pub use context::{ContextRequest, ExpandRequest, Expanded};
+pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
+pub use index::IndexRequest;
+pub use memory::{
+    ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest, ListRequest, MemoryHistory,
+    MemoryList, MemoryRequest, RememberRequest, SearchAnswer, SearchRequest, Shared,
+};
+pub use render::Text;
+pub use review::{
+    Addressed, AddressedRequest, Learning, RecordReviewRequest, ReviewRequest, Rules, RulesRequest,
+};
+pub use status::{DaemonStatus, Status, TeamState};
+pub use team::{
+    AddMemberRequest, MemberAdded, MemberRemoved, Members, MembersRequest, RemoveMemberRequest,
+    SyncRequest, Synced, TeamInit, TeamInitRequest, TrustRequest, Trusted, UntrustRequest,
+    Untrusted, team_line,
+};
+
+/// How long a server keeps the memory store open after using it.
+const MEMORY_LINGER: Duration = Duration::from_secs(1);
+
+/// How long a freshness check is reused.
+const FRESHNESS_TTL: Duration = Duration::from_secs(2);
+
+/// A loaded view of the store.
+pub struct Snapshot {
+    pub graph: Arc<Graph>,
+    pub meta: IndexMeta,
+    /// The commit history as the last index run stored it, and the HEAD it was mined at.
+    pub commits: Vec<CommitInfo>,
+    pub history_head: Option<String>,
+    stamps: Vec<FileStamp>,
+    generation: Option<String>,
+    /// Unique per snapshot in this process (cache keys).
+    serial: u64,
+}
+
+fn next_serial() -> u64 {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Snapshot {
+    /// A snapshot of an index held in memory (the daemon's), not loaded from the store.
+    pub fn resident(
+        graph: Arc<Graph>,
+        meta: IndexMeta,
+        stamps: Vec<FileStamp>,
+        commits: Vec<CommitInfo>,
+        history_head: Option<String>,
+    ) -> Snapshot {
+        Snapshot {
+            graph,
+            meta,
+            commits,
+            history_head,
+            stamps,
+            generation: None,
+            serial: next_serial(),
+        }
+    }
+}
+
+/// Why a use case could not answer; most are failures the caller can fix (bad target, bad
+/// budget, no index yet), which MCP turns into a tool result the model reads.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error(transparent)]
+    Target(#[from] crate::context::TargetError),
+    #[error(transparent)]
+    Budget(#[from] crate::context::BudgetTooSmall),
+    #[error("this repository has not been indexed yet: run `cairn index` in {0}")]
+    NotIndexed(PathBuf),
+    #[error("{0:#}")]
+    Store(anyhow::Error),
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
+    #[error(transparent)]
+    Diff(#[from] crate::review::DiffError),
+    #[error(transparent)]
+    Git(#[from] crate::review::git::GitError),
+    #[error(transparent)]
+    TooLarge(#[from] crate::review::TooLarge),
+    #[error("{0}")]
+    Review(String),
+    #[error("{0:#}")]
+    Index(anyhow::Error),
+    #[error("{0:#}")]
+    Team(anyhow::Error),
+}
+
+/// The use cases of one repository, and what they share: the snapshot of the code graph, the
+/// memories, the assistant activity, and the work writes leave to do after answering.
+pub struct Cairn {
+    pub repo: Repo,
+    pub memories: Arc<Memories>,
+    snapshot: Mutex<Option<Arc<Snapshot>>>,
+    freshness: Mutex<Option<(Instant, u64, Freshness)>>,
+    /// The commit history at the current HEAD (stored window plus commits mined since).
+    history: Mutex<Option<(Option<String>, Arc<History>)>>,
+    /// Assistant activity per node, from the hook's event file.
+    tally: std::sync::Mutex<crate::events::Tally>,
+    /// Snapshots are published by the daemon that holds the index, never loaded.
+    resident: bool,
+    /// A long-running server (`cairn serve`, the daemon) rather than one command.
+    serving: bool,
+    /// Work writes left to do after answering: the vectors of new memories.
+    background: std::sync::Mutex<tokio::task::JoinSet<()>>,
+    /// A memory search read memories whose statistics are not written back yet.
+    unwritten_reads: AtomicBool,
+}
+
+fn read_generation(repo: &Repo) -> Option<String> {
+    std::fs::read_to_string(crate::datadir::DataDir::at(&repo.data_dir).generation()).ok()
+}
+
+impl Cairn {
+    /// The service for `repo`; `model_dir` overrides the configured embedding model.
+    pub fn new(repo: Repo) -> Arc<Cairn> {
+        Cairn::with_model_dir(repo, None)
+    }
+
+    /// The service, with the semantic layer's model directory given explicitly (flag or
+    /// environment) rather than from `cairn.toml` or the default location.
+    pub fn with_model_dir(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        Cairn::build(repo, model_dir, None, false)
+    }
+
+    /// The service for a long-running server: the memory store stays open for a second
+    /// after each use, so a burst of `remember` calls opens it once.
+    pub fn serving(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        Cairn::build(repo, model_dir, Some(MEMORY_LINGER), false)
+    }
+
+    /// The service inside the daemon: snapshots come from [`Cairn::publish`].
+    pub fn resident(repo: Repo, model_dir: Option<PathBuf>) -> Arc<Cairn> {
+        Cairn::build(repo, model_dir, Some(MEMORY_LINGER), true)
+    }
+
+    fn build(
+        repo: Repo,
+        model_dir: Option<PathBuf>,
+        linger: Option<Duration>,
+        resident: bool,
+    ) -> Arc<Cairn> {
+        let semantic = SemanticSettings::resolve(
+            model_dir.or_else(|| repo.configured_model_dir()),
+            repo.settings.memory.semantic,
+        );
+        let memories =
+            Memories::for_setup(&repo.root, &repo.data_dir, semantic, linger, &repo.team);
+        let tally = crate::events::Tally::new(crate::datadir::DataDir::at(&repo.data_dir).events());
+        Arc::new(Cairn {
+            memories,
+            repo,
+            snapshot: Mutex::new(None),
+            freshness: Mutex::new(None),
+            history: Mutex::new(None),
+            tally: std::sync::Mutex::new(tally),
+            resident,
+            serving: linger.is_some(),
+            background: std::sync::Mutex::new(tokio::task::JoinSet::new()),
+            unwritten_reads: AtomicBool::new(false),
+        })
+    }
+
+    /// Replaces the snapshot (the daemon, after each refresh of its index).
+    pub async fn publish(&self, snapshot: Snapshot) {
+        let old = self.snapshot.lock().await.replace(Arc::new(snapshot));
+        *self.freshness.lock().await = None;
+        // Freeing a large graph takes a while: not on the way to the next answer.
+        if let Some(old) = old {
+            tokio::task::spawn_blocking(move || drop(old));
+        }
+    }
+
+    /// Assistant activity per node id (reads, edits, searches recorded by `cairn hook`).
+    pub fn access(&self) -> Arc<HashMap<String, Access>> {
+        self.tally.lock().expect("no tally reader panics").current()
+    }
+
+    /// The current snapshot, reloaded if the store changed since it was taken.
+    pub async fn snapshot(&self) -> Result<Arc<Snapshot>, AskError> {
+        let mut current = self.snapshot.lock().await;
+        if self.resident {
+            return current
+                .clone()
+                .ok_or_else(|| AskError::NotIndexed(self.repo.root.clone()));
+        }
+        let generation = read_generation(&self.repo);
+        if generation.is_none() {
+            return Err(AskError::NotIndexed(self.repo.root.clone()));
+        }
+        if let Some(snapshot) = current.as_ref()
+            && snapshot.generation == generation
+        {
+            return Ok(snapshot.clone());
+        }
+        let loaded = Arc::new(
+            load_snapshot(&self.repo.store_dir(), generation)
+                .await
+                .map_err(AskError::Store)?,
+        );
+        *current = Some(loaded.clone());
+        *self.freshness.lock().await = None;
+        Ok(loaded)
+    }
+
+    /// Which indexed files changed on disk and where HEAD is; cached for a moment.
+    pub async fn freshness(&self, snapshot: &Snapshot) -> Freshness {
+        let mut cached = self.freshness.lock().await;
+        // Keyed by the snapshot too: an answer still on an older snapshot must not leave its
+        // view for the next one.
+        let key = snapshot.serial;
+        if let Some((at, of, freshness)) = cached.as_ref()
+            && *of == key
+            && at.elapsed() < FRESHNESS_TTL
+        {
+            return freshness.clone();
+        }
+        let fresh = freshness(&self.repo, snapshot);
+        *cached = Some((Instant::now(), key, fresh.clone()));
+        fresh
+    }
+
+    /// The code graph, if the repository has been indexed (for checking memory anchors).
+    pub async fn graph_if_indexed(&self) -> Option<Arc<Snapshot>> {
+        self.snapshot().await.ok()
+    }
+
+    /// Team mode: says when answers come from the last synced copy (the server is away).
+    pub async fn staleness(&self) -> Option<String> {
+        self.memories.staleness().await
+    }
+
+    /// Computes the vectors of newly written memories after the write has answered (a write
+    /// must not wait ~15 ms per text); [`Cairn::finish`] waits for them.
+    fn queue_embedding(&self) {
+        let memories = self.memories.clone();
+        let mut background = self.background.lock().expect("no holder panics");
+        while background.try_join_next().is_some() {}
+        background.spawn(async move {
+            if let Err(e) = memories.embed_pending().await {
+                tracing::warn!("embedding new memories failed: {e}");
+            }
+        });
+    }
+
+    /// Notes that a memory search read memories: a server writes read statistics back now
+    /// and then, one command when it finishes.
+    fn note_reads(&self) {
+        if self.serving {
+            let memories = self.memories.clone();
+            tokio::spawn(async move {
+                if let Err(e) = memories.flush_access_now_and_then().await {
+                    tracing::warn!("writing memory read statistics failed: {e}");
+                }
+            });
+        } else {
+            self.unwritten_reads.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Finishes what answers left behind (vectors of new memories, read statistics) and
+    /// closes the memory store: what a command awaits before it exits and a server on
+    /// shutdown.
+    pub async fn finish(&self) {
+        let mut background =
+            std::mem::take(&mut *self.background.lock().expect("no holder panics"));
+        while let Some(done) = background.join_next().await {
+            if let Err(e) = done {
+                tracing::error!("computing vectors of new memories stopped: {e}");
+            }
+        }
+        if (self.serving || self.unwritten_reads.swap(false, Ordering::Relaxed))
+            && let Err(e) = self.memories.flush_access().await
+        {
+            tracing::warn!("writing memory read statistics failed: {e}");
+        }
+        self.memories.close().await;
+    }
+
+    /// The commit history at the current HEAD: the stored window, plus commits made since
+    /// the last index run (read once per HEAD, not stored by readers).
+    async fn commit_history(&self, snapshot: &Snapshot) -> Arc<History> {
+        if !self.repo.is_git {
+            return Arc::new(History::default());
+        }
+        let head = crate::history::head(&self.repo.root);
+        let mut cached = self.history.lock().await;
+        if let Some((at, history)) = cached.as_ref()
+            && *at == head
+        {
+            return history.clone();
+        }
+        let mut commits = snapshot.commits.clone();
+        if head != snapshot.history_head {
+            let max = self.repo.settings.history.max_commits;
+            let root = self.repo.root.clone();
+            let stored = std::mem::take(&mut commits);
+            let fallback = stored.clone();
+            let caught = off_runtime(move || crate::history::catch_up(&root, stored, max))
+                .await
+                .and_then(|caught| Ok(caught.map_err(crate::review::git::GitError::from)?));
+            commits = match caught {
+                Ok(caught) => caught.into_commits(),
+                Err(e) => {
+                    tracing::warn!("history not refreshed: {e}");
+                    fallback
+                }
+            };
+        }
+        let history = Arc::new(History::new(commits));
+        *cached = Some((head, history.clone()));
+        history
+    }
+}
+
+/// Runs heavy review work (git walks, diffing, parsing, rendering) on the blocking pool, so
+/// the runtime stays free to answer others meanwhile.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, AskError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => AskError::Review(format!("the review stopped: {e}")),
+        })
+}
+
+/// Serialises `value` with its keys in alphabetical order, as JSON built with
+/// `serde_json::json!` has it (the status answers have always been printed so).
+fn sorted<T: serde::Serialize, S: serde::Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::{Error as _, Serialize as _};
+    serde_json::to_value(value)
+        .map_err(S::Error::custom)?
+        .serialize(serializer)
+}
+
+/// A memory as the context and expansions show it.
+pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
+    MemoryNote {
+        id: memory.id.clone(),
+        kind: memory.kind.to_string(),
+        content: memory.content.clone(),
+        anchors: memory.anchors().cloned().collect(),
+    }
+}
+
+/// The commit history the store holds and the HEAD it was mined at.
+pub async fn stored_history(store_dir: &Path) -> anyhow::Result<(Vec<CommitInfo>, Option<String>)> {
+    let store = Store::open(store_dir)
+        .await
+        .context("cannot open the index")?;
+    let history = store.load_history().await;
+    store.close().await;
+    Ok(history?)
+}
+
+async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::Result<Snapshot> {
+    let store = Store::open(store_dir)
+        .await
+        .context("cannot open the index")?;
+    let loaded = async {
+        Ok::<_, crate::storage::StoreError>((
+            store.load_graph().await?,
+            store.meta().await?.unwrap_or_default(),
+            store.file_stamps().await?,
+            store.load_history().await?,
+        ))
+    }
+    .await;
+    store.close().await;
+    let (graph, meta, stamps, (commits, history_head)) = loaded?;
+    Ok(Snapshot {
+        graph: Arc::new(graph),
+        meta,
+        commits,
+        history_head,
+        stamps,
+        generation,
+        serial: next_serial(),
+    })
+}
+
+fn freshness(repo: &Repo, snapshot: &Snapshot) -> Freshness {
+    let mut changed: Vec<String> = snapshot
+        .stamps
+        .iter()
+        .filter(|stamp| {
+            let metadata = std::fs::metadata(repo.root.join(&stamp.path));
+            match metadata {
+                Err(_) => true,
+                Ok(m) => {
+                    let mtime_ns = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos() as i64);
+                    m.len() != stamp.size || mtime_ns != stamp.mtime_ns
+                }
+            }
+        })
+        .map(|stamp| stamp.path.clone())
+        .collect();
+    changed.sort();
+    let count = changed.len();
+    changed.truncate(5);
+    Freshness {
+        indexed_commit: snapshot.meta.commit.clone(),
+        head_commit: if repo.is_git {
+            crate::history::head(&repo.root)
+        } else {
+            None
+        },
+        indexed_at: snapshot.meta.indexed_at,
+        changed_files: changed,
+        changed_count: count,
+    }
+}

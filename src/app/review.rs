@@ -1,0 +1,547 @@
+//! Code review's use cases: the briefing for a change, recording a review's outcome, and
+//! the rule statistics built from recorded reviews.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{AskError, Cairn, note_of, off_runtime};
+use crate::config::Repo;
+use crate::context::{self, Scorer};
+use crate::graph::Graph;
+use crate::graph::score::Access;
+use crate::history::CommitInfo;
+use crate::memory::{self, MemoryType, RecordedReview};
+use crate::review::briefing::{self, ReviewReport};
+use crate::review::git::Git;
+use crate::review::outcome::{Finding, RuleStat};
+use crate::review::{self};
+
+/// What to review: a unified diff, or git revisions; nothing means the working tree (staged
+/// and unstaged changes) against HEAD.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewRequest {
+    pub diff: Option<String>,
+    pub base: Option<String>,
+    pub head: Option<String>,
+    pub author: Option<String>,
+    pub max_tokens: Option<usize>,
+}
+
+/// A review's outcome to record: the JSON `record_review` takes and `cairn record-review`
+/// reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordReviewRequest {
+    /// `approve`, `request_changes` or `comment`.
+    pub verdict: String,
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// The change's author.
+    pub author: String,
+    #[serde(default)]
+    pub reviewer: Option<String>,
+    /// PR or review id; recording the same id again replaces the earlier record.
+    #[serde(default)]
+    pub review_id: Option<String>,
+    #[serde(default)]
+    pub learnings: Option<Vec<Learning>>,
+    /// Who records it: the user, or `mcp` for an assistant (never read from the JSON).
+    #[serde(skip)]
+    pub written_by: Option<String>,
+}
+
+/// A learning stored with a review outcome.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Learning {
+    /// A memory type, as for remember.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub content: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub developer: Option<String>,
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    #[serde(default)]
+    pub symbols: Option<Vec<String>>,
+}
+
+/// Which rule categories count as high-rejection.
+#[derive(Debug, Clone)]
+pub struct RulesRequest {
+    /// Fewest findings before a category can count.
+    pub min_sample: u64,
+    /// Lowest rejection rate (0–1) that counts as high.
+    pub min_rate: f64,
+}
+
+impl Default for RulesRequest {
+    fn default() -> Self {
+        RulesRequest {
+            min_sample: 3,
+            min_rate: 0.5,
+        }
+    }
+}
+
+/// Rule statistics (their JSON is the list of categories).
+#[derive(Debug)]
+pub struct Rules {
+    pub stats: Vec<RuleStat>,
+    pub min_sample: u64,
+    pub min_rate: f64,
+}
+
+impl Serialize for Rules {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.stats.serialize(serializer)
+    }
+}
+
+/// Rejection patterns of a rule category to mark addressed.
+#[derive(Debug, Clone, Default)]
+pub struct AddressedRequest {
+    pub category: String,
+}
+
+/// The rejection patterns marked addressed.
+#[derive(Debug, Serialize)]
+pub struct Addressed {
+    pub category: String,
+    pub ids: Vec<String>,
+}
+
+/// How many files of a change get experts and co-change partners listed.
+const HISTORY_FILES: usize = 5;
+
+impl Cairn {
+    /// The review briefing for a change (DESIGN §6).
+    pub async fn review(&self, request: ReviewRequest) -> Result<ReviewReport, AskError> {
+        let (budget, note) = context::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
+        let snapshot = self.snapshot().await?;
+        let (mut analysis, label, empty) = {
+            let (repo, request) = (self.repo.clone(), request.clone());
+            let (graph, access) = (snapshot.graph.clone(), self.access());
+            off_runtime(move || analyse_change(&repo, &request, &graph, &access)).await??
+        };
+        let graph = &snapshot.graph;
+        analysis.notes.extend(note);
+        if empty {
+            analysis.notes.push(format!("no changes ({label})"));
+        }
+        let mut extras = briefing::Extras {
+            label: label.clone(),
+            ..briefing::Extras::default()
+        };
+        let paths = analysis.paths();
+        let symbols = analysis.symbol_ids();
+        let text = analysis.query_text();
+
+        // The team's memories on these files and symbols, then those the text matches.
+        let memories_failed = |e: memory::MemoryError, notes: &mut Vec<String>| {
+            notes.push(format!("memories unavailable: {e}"));
+        };
+        match self.memories.anchored(&paths, &symbols).await {
+            Ok(anchored) => {
+                for m in anchored {
+                    let note = note_of(&m);
+                    match m.kind {
+                        MemoryType::RiskModule => extras.risks.push(briefing::Risk {
+                            kind: "risk_module".to_string(),
+                            subject: m.anchors().next().cloned().unwrap_or_default(),
+                            detail: format!("{}: {}", m.id, m.content),
+                        }),
+                        MemoryType::RejectionPattern if !m.addressed => {
+                            extras.rejections.push(note)
+                        }
+                        MemoryType::ProjectPattern
+                        | MemoryType::Decision
+                        | MemoryType::FrameworkKnowledge => extras.memories.push(note),
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => memories_failed(e, &mut extras.notes),
+        }
+        if !text.is_empty() {
+            let searches = [
+                (
+                    vec![
+                        MemoryType::ProjectPattern,
+                        MemoryType::Decision,
+                        MemoryType::FrameworkKnowledge,
+                    ],
+                    6,
+                ),
+                (vec![MemoryType::RejectionPattern], 4),
+            ];
+            for (types, limit) in searches {
+                let rejection = types.contains(&MemoryType::RejectionPattern);
+                let found = self
+                    .memories
+                    .search(&memory::Query {
+                        text: text.clone(),
+                        types,
+                        paths: paths.clone(),
+                        limit,
+                        keyword_only: true,
+                        ..memory::Query::default()
+                    })
+                    .await;
+                match found {
+                    Ok(found) => {
+                        let list = if rejection {
+                            &mut extras.rejections
+                        } else {
+                            &mut extras.memories
+                        };
+                        for f in found {
+                            if list.len() >= limit || (rejection && f.memory.addressed) {
+                                continue;
+                            }
+                            if !list.iter().any(|n| n.id == f.memory.id) {
+                                list.push(note_of(&f.memory));
+                            }
+                        }
+                    }
+                    Err(e) => memories_failed(e, &mut extras.notes),
+                }
+            }
+        }
+        match self.memories.rule_stats().await {
+            Ok(stats) => {
+                let mut high: Vec<_> = stats
+                    .into_iter()
+                    .filter(|s| review::outcome::is_high_rejection(s, 3, 0.5))
+                    .collect();
+                high.sort_by(|a, b| b.rejection_rate.total_cmp(&a.rejection_rate));
+                high.truncate(5);
+                extras.rules = high;
+            }
+            Err(e) => memories_failed(e, &mut extras.notes),
+        }
+
+        // Risk from the graph: changes to the most depended-on code.
+        let mut reaches: Vec<u32> = graph
+            .nodes
+            .iter()
+            .filter(|n| n.kind.is_symbol())
+            .map(|n| n.reach)
+            .collect();
+        reaches.sort_unstable();
+        let p95 = reaches
+            .get(reaches.len().saturating_sub(1) * 95 / 100)
+            .copied()
+            .unwrap_or(0)
+            .max(50);
+        for file in &analysis.files {
+            for s in &file.symbols {
+                if s.indexed && s.reach >= p95 && s.change != review::SymbolChangeKind::Added {
+                    extras.risks.push(briefing::Risk {
+                        kind: "central".to_string(),
+                        subject: s.id.clone(),
+                        detail: format!(
+                            "reaches {} nodes (top 5% of this repository's symbols)",
+                            s.reach
+                        ),
+                    });
+                }
+            }
+        }
+
+        // History: fix-prone files, experts, partners missing from the diff, past commits.
+        let history = self.commit_history(&snapshot).await;
+        if !history.is_empty() {
+            let now = crate::clock::now();
+            for path in paths.iter().take(HISTORY_FILES * 2) {
+                if let Some(fixes) = history.is_fix_prone(path) {
+                    extras.risks.push(briefing::Risk {
+                        kind: "fix_prone".to_string(),
+                        subject: path.clone(),
+                        detail: format!(
+                            "{} of its {} recent commits were fixes or reverts ({:.1}× this repository's share)",
+                            fixes.fixes, fixes.commits, fixes.lift
+                        ),
+                    });
+                }
+            }
+            for file in analysis.files.iter().take(HISTORY_FILES) {
+                let experts = history.experts(&file.path, now, 3);
+                if !experts.is_empty() {
+                    extras.experts.push(briefing::FileExperts {
+                        path: file.path.clone(),
+                        experts,
+                    });
+                }
+                for partner in history.co_changes(&file.path, 3, 0.3) {
+                    let exists = graph.node(&partner.path).is_some()
+                        || self.repo.root.join(&partner.path).is_file();
+                    if exists
+                        && !paths.contains(&partner.path)
+                        && !extras.co_changes.iter().any(|p| p.path == partner.path)
+                    {
+                        extras.co_changes.push(briefing::MissingPartner {
+                            path: partner.path,
+                            with: file.path.clone(),
+                            support: partner.support,
+                            confidence: partner.confidence,
+                        });
+                    }
+                }
+            }
+            extras.co_changes.truncate(5);
+            let mut seen = std::collections::HashSet::new();
+            let mut related: Vec<&CommitInfo> = paths
+                .iter()
+                .flat_map(|p| history.commits_of(p))
+                .filter(|c| seen.insert(c.id.clone()))
+                .collect();
+            related.sort_by_key(|c| std::cmp::Reverse(c.time));
+            extras.commits = related
+                .into_iter()
+                .take(5)
+                .map(|c| briefing::CommitBrief {
+                    id: c.id.chars().take(10).collect(),
+                    date: crate::clock::date_of(c.time),
+                    author: c.author.clone(),
+                    summary: c.summary.clone(),
+                    fix: c.fix,
+                })
+                .collect();
+        } else if self.repo.is_git {
+            extras
+                .notes
+                .push("no commit history mined yet: run `cairn index`".to_string());
+        }
+
+        // The author: given, or from git.
+        let author = match request.author.as_deref().filter(|a| !a.trim().is_empty()) {
+            Some(a) => Some((a.to_string(), "given")),
+            None if request.diff.is_some() => None,
+            None => Git::open(&self.repo.root).ok().and_then(|git| {
+                match (request.base.is_some() || request.head.is_some(), &git) {
+                    (true, git) => git
+                        .author_of(request.head.as_deref().unwrap_or("HEAD"))
+                        .ok(),
+                    (false, git) => git.configured_author(),
+                }
+                .map(|a| (a, "git"))
+            }),
+        };
+        if let Some((raw, from)) = author {
+            match memory::model::developer_id(&raw) {
+                Ok(developer) => {
+                    let profile = self.memories.profile(&developer).await.ok().flatten();
+                    let stats = self
+                        .memories
+                        .author_stats(&developer)
+                        .await
+                        .unwrap_or_default();
+                    let memories = self
+                        .memories
+                        .search(&memory::Query {
+                            text: text.clone(),
+                            developer: Some(developer.clone()),
+                            types: vec![
+                                MemoryType::DeveloperPattern,
+                                MemoryType::DeveloperStrength,
+                            ],
+                            paths: paths.clone(),
+                            limit: 3,
+                            keyword_only: true,
+                            ..memory::Query::default()
+                        })
+                        .await
+                        .map(|found| found.iter().map(|f| note_of(&f.memory)).collect())
+                        .unwrap_or_default();
+                    extras.author = Some(briefing::AuthorBrief {
+                        developer,
+                        from: from.to_string(),
+                        profile: profile.as_ref().map(note_of),
+                        stats,
+                        memories,
+                    });
+                }
+                Err(e) => extras.notes.push(format!("author left out: {e}")),
+            }
+        } else if request.diff.is_some() {
+            extras
+                .notes
+                .push("pass `author` to include the author's profile".to_string());
+        }
+        off_runtime(move || briefing::render(analysis, extras, budget)).await
+    }
+
+    /// Records a review's outcome: the review record, rejection patterns for rejected
+    /// findings, the learnings (anchors checked against the graph when there is one); their
+    /// vectors are computed after answering.
+    pub async fn record_review(
+        &self,
+        request: RecordReviewRequest,
+    ) -> Result<RecordedReview, AskError> {
+        let learnings = request
+            .learnings
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| {
+                Ok(memory::NewMemory {
+                    kind: Some(l.kind.parse::<MemoryType>()?),
+                    title: l.title,
+                    content: l.content,
+                    developer: l.developer,
+                    paths: l.paths.unwrap_or_default(),
+                    symbols: l.symbols.unwrap_or_default(),
+                    ..memory::NewMemory::default()
+                })
+            })
+            .collect::<Result<Vec<_>, AskError>>()?;
+        let input = memory::ReviewInput {
+            review_id: request.review_id,
+            verdict: request.verdict.parse()?,
+            findings: request.findings,
+            author: request.author,
+            reviewer: request.reviewer,
+            learnings,
+            written_by: request.written_by,
+        };
+        let snapshot = self.graph_if_indexed().await;
+        let recorded = self
+            .memories
+            .record_review(input, snapshot.as_ref().map(|s| &*s.graph))
+            .await?;
+        self.queue_embedding();
+        Ok(recorded)
+    }
+
+    /// Rule effectiveness: findings per category and how many were rejected.
+    pub async fn rules(&self, request: RulesRequest) -> Result<Rules, AskError> {
+        Ok(Rules {
+            stats: self.memories.rule_stats().await?,
+            min_sample: request.min_sample,
+            min_rate: request.min_rate,
+        })
+    }
+
+    /// Marks a category's rejection patterns as addressed (the review guidelines were
+    /// updated), so briefings stop raising them.
+    pub async fn mark_addressed(&self, request: AddressedRequest) -> Result<Addressed, AskError> {
+        let ids = self.memories.mark_addressed(&request.category).await?;
+        Ok(Addressed {
+            category: request.category,
+            ids,
+        })
+    }
+}
+
+/// The change a review request names, analysed against the graph: the analysis, what was
+/// compared, and whether nothing changed.
+fn analyse_change(
+    repo: &Repo,
+    request: &ReviewRequest,
+    graph: &Graph,
+    access: &HashMap<String, Access>,
+) -> Result<(review::Analysis, String, bool), AskError> {
+    let (changes, label) = changes_for(repo, request)?;
+    let scorer = Scorer::new(graph, access, crate::clock::now());
+    let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
+    let read = |path: &str| std::fs::read_to_string(repo.root.join(path)).ok();
+    let analysis = review::analyse(&changes, graph, &rank, &read);
+    Ok((analysis, label, changes.is_empty()))
+}
+
+/// The change a review request names, with file texts where they can be had; a change larger
+/// than the `[review]` caps is refused before its files are read.
+fn changes_for(
+    repo: &Repo,
+    request: &ReviewRequest,
+) -> Result<(Vec<review::FileChange>, String), AskError> {
+    let root = &repo.root;
+    let caps = repo.settings.review;
+    if let Some(text) = request.diff.as_deref() {
+        if request.base.is_some() || request.head.is_some() {
+            return Err(AskError::Review(
+                "pass either `diff` or `base`/`head`, not both".to_string(),
+            ));
+        }
+        let mut changes = review::diff::parse(text)?;
+        review::check_files(changes.len(), caps.max_files)?;
+        let git = if repo.is_git {
+            Git::open(root).ok()
+        } else {
+            None
+        };
+        for change in &mut changes {
+            fill_texts(change, root, git.as_ref());
+        }
+        return Ok((changes, "pasted diff".to_string()));
+    }
+    if !repo.is_git {
+        return Err(AskError::Review(
+            "not a git repository: pass the change as `diff` (unified diff text)".to_string(),
+        ));
+    }
+    let git = Git::open(root)?;
+    match (request.base.as_deref(), request.head.as_deref()) {
+        (None, None) => Ok((
+            git.worktree_changes(root, caps.max_files)?,
+            "HEAD → working tree".to_string(),
+        )),
+        (base, head) => {
+            let head = head.unwrap_or("HEAD");
+            let base = base.map_or_else(|| format!("{head}~1"), str::to_string);
+            let range = format!("{base}..{head}");
+            if git.commits_between(&base, head, caps.max_commits)? > caps.max_commits {
+                return Err(review::TooLarge::Commits {
+                    range,
+                    cap: caps.max_commits,
+                }
+                .into());
+            }
+            Ok((git.changes_between(&base, head, caps.max_files)?, range))
+        }
+    }
+}
+
+/// Gives a parsed change its texts: the working tree's new side with the old side rebuilt
+/// from it, or HEAD's old side with the new side rebuilt; added and deleted files carry
+/// their whole text in the diff.
+fn fill_texts(change: &mut review::FileChange, root: &Path, git: Option<&Git>) {
+    use review::ChangeKind;
+    if change.binary {
+        return;
+    }
+    let whole = |lines: Vec<&str>| {
+        let mut text = lines.join("\n");
+        text.push('\n');
+        text
+    };
+    match change.kind {
+        ChangeKind::Added => {
+            change.new_text = Some(whole(change.added().map(|(_, t)| t).collect()));
+            return;
+        }
+        ChangeKind::Deleted => {
+            change.old_text = Some(whole(change.removed().map(|(_, t)| t).collect()));
+            return;
+        }
+        _ => {}
+    }
+    if let Some(new_path) = change.new_path.as_deref()
+        && let Some(current) =
+            context::normalise(new_path).and_then(|p| std::fs::read_to_string(root.join(p)).ok())
+        && let Some(old) = review::diff::reconstruct(change, &current, true)
+    {
+        change.old_text = Some(old);
+        change.new_text = Some(review::diff::normalise_newlines(&current));
+        return;
+    }
+    if let (Some(git), Some(old_path)) = (git, change.old_path.as_deref())
+        && let Some(before) = git.text_at_head(old_path)
+        && let Some(new) = review::diff::reconstruct(change, &before, false)
+    {
+        change.new_text = Some(new);
+        change.old_text = Some(review::diff::normalise_newlines(&before));
+    }
+}

@@ -1,0 +1,291 @@
+//! Team mode's administration: the team server's schema, its members, trusting the server a
+//! repository names, and syncing now.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+use super::{AskError, Cairn};
+use crate::clock::time_of_ms;
+use crate::team::{self, TeamStatus};
+
+/// The team server to administer: `--db` (or `CAIRN_DB`), else `[team] db`.
+#[derive(Debug, Clone, Default)]
+pub struct TeamInitRequest {
+    pub db: Option<String>,
+}
+
+/// A developer to add (or give a new password), and where their credentials file goes
+/// (nowhere: the answer carries them).
+#[derive(Debug, Clone, Default)]
+pub struct AddMemberRequest {
+    pub db: Option<String>,
+    pub developer: String,
+    pub output: Option<PathBuf>,
+}
+
+/// A developer to remove (their memories stay).
+#[derive(Debug, Clone, Default)]
+pub struct RemoveMemberRequest {
+    pub db: Option<String>,
+    pub developer: String,
+}
+
+/// The developers who can sign in.
+#[derive(Debug, Clone, Default)]
+pub struct MembersRequest {
+    pub db: Option<String>,
+}
+
+/// Trust the team server this repository's `cairn.toml` names.
+#[derive(Debug, Clone, Default)]
+pub struct TrustRequest {}
+
+/// Take back the trust in this repository's team server.
+#[derive(Debug, Clone, Default)]
+pub struct UntrustRequest {}
+
+/// Replay queued writes and pull teammates' changes now.
+#[derive(Debug, Clone, Default)]
+pub struct SyncRequest {}
+
+/// A team server made ready for this repository (fields in alphabetical order, as printed).
+#[derive(Debug, Serialize)]
+pub struct TeamInit {
+    pub database: String,
+    pub namespace: String,
+    pub repository: String,
+    pub schema: u32,
+    pub server: String,
+}
+
+/// A developer who can now sign in.
+#[derive(Debug, Serialize)]
+pub struct MemberAdded {
+    pub developer: String,
+    pub server: String,
+    pub repository: String,
+    /// The credentials file written (mode 0600).
+    pub file: Option<PathBuf>,
+    /// Where a developer keeps their credentials file.
+    pub default_file: Option<PathBuf>,
+    /// The new password, when no file was asked for (never serialised).
+    #[serde(skip)]
+    pub password: Option<team::Secret>,
+}
+
+/// Whether a developer was removed.
+#[derive(Debug, Serialize)]
+pub struct MemberRemoved {
+    pub developer: String,
+    /// They were a member.
+    pub removed: bool,
+}
+
+/// The developers who can sign in.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Members(pub Vec<String>);
+
+/// A repository trusted with a team server.
+#[derive(Debug, Serialize)]
+pub struct Trusted {
+    pub repository: PathBuf,
+    pub server: String,
+    pub namespace: String,
+    pub database: String,
+    /// Where the trust is recorded.
+    pub file: PathBuf,
+}
+
+/// A repository no longer trusted with a team server.
+#[derive(Debug, Serialize)]
+pub struct Untrusted {
+    pub repository: PathBuf,
+    /// It was trusted until now.
+    pub was_trusted: bool,
+}
+
+/// The team link after a sync (fields in alphabetical order, as printed).
+#[derive(Debug, Serialize)]
+pub struct Synced {
+    /// Set while answers come from the last synced copy.
+    pub note: Option<String>,
+    #[serde(serialize_with = "super::sorted")]
+    pub status: TeamStatus,
+}
+
+impl Cairn {
+    /// Creates this repository's namespace and database on the team server and applies
+    /// cairn's schema and permissions (idempotent).
+    pub async fn team_init(&self, request: TeamInitRequest) -> Result<TeamInit, AskError> {
+        async {
+            let (server, url, identity) = self.admin(request.db.as_deref()).await?;
+            server.init(&identity.namespace, &identity.database).await?;
+            Ok(TeamInit {
+                server: url,
+                repository: identity.key,
+                namespace: identity.namespace,
+                database: identity.database,
+                schema: team::remote::TEAM_SCHEMA_VERSION,
+            })
+        }
+        .await
+        .map_err(AskError::Team)
+    }
+
+    /// Adds a developer to this repository's team (or gives them a new password), writing
+    /// their credentials file if asked.
+    pub async fn add_member(&self, request: AddMemberRequest) -> Result<MemberAdded, AskError> {
+        let developer = crate::memory::model::developer_id(&request.developer)?;
+        async {
+            let (server, url, identity) = self.admin(request.db.as_deref()).await?;
+            let password = team::new_password().context("cannot draw a random password")?;
+            server
+                .add_member(
+                    &identity.namespace,
+                    &identity.database,
+                    &developer,
+                    password.expose(),
+                )
+                .await?;
+            if let Some(path) = &request.output {
+                team::write_credentials(path, &url, &developer, &password)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Ok(MemberAdded {
+                password: request.output.is_none().then_some(password),
+                developer,
+                server: url,
+                repository: identity.key,
+                file: request.output,
+                default_file: team::default_credentials_file(),
+            })
+        }
+        .await
+        .map_err(AskError::Team)
+    }
+
+    /// Removes a developer from this repository's team; their memories stay.
+    pub async fn remove_member(
+        &self,
+        request: RemoveMemberRequest,
+    ) -> Result<MemberRemoved, AskError> {
+        let developer = crate::memory::model::developer_id(&request.developer)?;
+        async {
+            let (server, _, identity) = self.admin(request.db.as_deref()).await?;
+            let removed = server
+                .remove_member(&identity.namespace, &identity.database, &developer)
+                .await?;
+            Ok(MemberRemoved { developer, removed })
+        }
+        .await
+        .map_err(AskError::Team)
+    }
+
+    /// The developers who can sign in.
+    pub async fn members(&self, request: MembersRequest) -> Result<Members, AskError> {
+        async {
+            let (server, _, identity) = self.admin(request.db.as_deref()).await?;
+            Ok(Members(
+                server
+                    .members(&identity.namespace, &identity.database)
+                    .await?,
+            ))
+        }
+        .await
+        .map_err(AskError::Team)
+    }
+
+    /// Trusts the team server this repository's `cairn.toml` names (recorded outside the
+    /// repository).
+    pub fn trust(&self, _request: TrustRequest) -> Result<Trusted, AskError> {
+        let repo = &self.repo;
+        (|| {
+            let (url, _) = team::server_url(&repo.settings.team, None)
+                .context("this repository's cairn.toml names no team server ([team] db)")?;
+            let url = team::check_url(url)?;
+            let identity = team::repository_identity(&repo.root, &repo.settings.team)?;
+            let file = team::trust::trust(&repo.root, &url, &identity)?;
+            Ok(Trusted {
+                repository: repo.root.clone(),
+                server: url,
+                namespace: identity.namespace,
+                database: identity.database,
+                file,
+            })
+        })()
+        .map_err(AskError::Team)
+    }
+
+    /// Takes back the trust in this repository's team server.
+    pub fn untrust(&self, _request: UntrustRequest) -> Result<Untrusted, AskError> {
+        let was_trusted =
+            team::trust::untrust(&self.repo.root).map_err(|e| AskError::Team(e.into()))?;
+        Ok(Untrusted {
+            repository: self.repo.root.clone(),
+            was_trusted,
+        })
+    }
+
+    /// Replays queued writes and pulls teammates' changes now.
+    pub async fn team_sync(&self, _request: SyncRequest) -> Result<Synced, AskError> {
+        let Some(status) = self.memories.team_sync().await? else {
+            return Err(AskError::Team(anyhow::anyhow!(
+                "team mode is off: pass --db wss://host or set `db` in the [team] table of cairn.toml"
+            )));
+        };
+        let note = self.memories.staleness().await;
+        Ok(Synced { status, note })
+    }
+
+    /// The team server's root user, signed in, and this repository's identity on it.
+    async fn admin(
+        &self,
+        db: Option<&str>,
+    ) -> anyhow::Result<(team::remote::Admin, String, team::Identity)> {
+        let repo = &self.repo;
+        let (url, identity) = team::chosen_server(&repo.root, &repo.settings.team, db)?.context(
+            "no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml",
+        )?;
+        let user = std::env::var(team::ADMIN_USER_ENV).ok();
+        let password = std::env::var(team::ADMIN_PASSWORD_ENV).ok();
+        let (Some(user), Some(password)) = (user, password) else {
+            anyhow::bail!(
+                "set {} and {} to the team server's root user",
+                team::ADMIN_USER_ENV,
+                team::ADMIN_PASSWORD_ENV
+            );
+        };
+        let server = team::remote::Admin::connect(&url, &user, &password).await?;
+        Ok((server, url, identity))
+    }
+}
+
+/// One line of team-mode status: server, who, where, last sync, queue.
+pub fn team_line(status: &TeamStatus) -> String {
+    let sync = match (&status.sync.error, status.sync.synced_at) {
+        (Some(error), at) => format!(
+            "server away since {} ({error}); last synced {}",
+            status.sync.error_at.map_or("?".to_string(), time_of_ms),
+            at.map_or("never".to_string(), time_of_ms)
+        ),
+        (None, Some(at)) => format!("synced {}", time_of_ms(at)),
+        (None, None) => "not synced yet".to_string(),
+    };
+    format!(
+        "{} as {} ({}/{}, repository {}); {sync}; {} write(s) queued{}",
+        status.server,
+        status.developer,
+        status.namespace,
+        status.database,
+        status.repository,
+        status.queued,
+        if status.rejected > 0 {
+            format!(", {} refused by the server and set aside", status.rejected)
+        } else {
+            String::new()
+        }
+    )
+}

@@ -1,0 +1,105 @@
+//! `cairn doctor` and `cairn status`.
+
+use std::process::ExitCode;
+
+use cairn::app::{Cairn, Check, DoctorRequest, Status, TeamState, Verdict, team_line};
+
+use super::output;
+
+/// `cairn doctor`: every check on a line; fails when one found a problem.
+pub async fn doctor(cairn: &Cairn) -> anyhow::Result<ExitCode> {
+    let setup = super::install::setup(&cairn.repo)?;
+    let registrations = Box::new(move || {
+        cairn::install::check(&setup)
+            .into_iter()
+            .map(|check| {
+                let verdict = if check.ok {
+                    Verdict::Ok
+                } else {
+                    Verdict::Problem
+                };
+                Check::new(&check.name, verdict, check.detail, check.fix.as_deref())
+            })
+            .collect()
+    });
+    let doctor = cairn.doctor(DoctorRequest { registrations }).await;
+    for check in &doctor.checks {
+        output::line(check_line(check))?;
+    }
+    Ok(if doctor.has_problems() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `name: ok — detail`, `name: PROBLEM — detail — fix`, or `name: detail — fix` for what is
+/// worth knowing but not a fault.
+fn check_line(check: &Check) -> String {
+    let fix = check
+        .fix
+        .as_deref()
+        .map(|fix| format!(" — {fix}"))
+        .unwrap_or_default();
+    let label = label(&check.name);
+    match check.verdict {
+        Verdict::Ok => format!("{label}ok — {}", check.detail),
+        Verdict::Problem => format!("{label}PROBLEM — {}{fix}", check.detail),
+        Verdict::Note => format!("{label}{}{fix}", check.detail),
+    }
+}
+
+/// `name:` padded so doctor's verdicts line up.
+fn label(name: &str) -> String {
+    format!("{:<12}", format!("{name}: "))
+}
+
+/// `cairn status`.
+pub fn status(cairn: &Cairn, json: bool) -> anyhow::Result<ExitCode> {
+    let status = cairn.status();
+    if json {
+        output::json(&status)?;
+    } else {
+        output::text(status_text(&status))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_text(status: &Status) -> String {
+    let mut lines = vec![
+        format!("repository: {}", status.repository.display()),
+        format!("data:       {}", status.data_dir.display()),
+    ];
+    lines.push(match &status.daemon {
+        Some(d) if d.reachable => {
+            let indexed = d.indexed_commit();
+            format!(
+                "daemon:     running (pid {}) at {}\nindex:      {} nodes in memory, at commit {}{}",
+                d.pid,
+                d.url,
+                d.nodes(),
+                indexed.unwrap_or("(none)"),
+                match (indexed, &status.head) {
+                    (Some(i), Some(h)) if i != h => format!(" — HEAD is {h}, catching up"),
+                    _ => String::new(),
+                }
+            )
+        }
+        Some(d) => format!(
+            "daemon:     running (pid {}) but not answering: {}",
+            d.pid,
+            d.error.as_deref().unwrap_or_default()
+        ),
+        None => "daemon:     not running (start it with `cairn daemon` or `cairn install --service`)"
+            .to_string(),
+    });
+    lines.push(format!("token:      {}", status.token.display()));
+    lines.push(match &status.team {
+        TeamState::Off => "memories:   embedded store".to_string(),
+        TeamState::Broken(why) => format!("team:       PROBLEM — {why}"),
+        TeamState::On(team) => format!("team:       {}", team_line(team)),
+    });
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,154 @@
+//! `cairn index`, `cairn serve` and `cairn daemon`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use cairn::app::{Cairn, IndexRequest};
+use cairn::config::Repo;
+use cairn::index::Report;
+
+use super::output;
+
+/// `cairn index`: one run, its summary or its report as JSON.
+pub async fn index(cairn: &Cairn, json: bool, wait: u64) -> anyhow::Result<ExitCode> {
+    let report = cairn
+        .index(IndexRequest {
+            patience: Duration::from_secs(wait),
+            waiting: Box::new(|holder| {
+                eprintln!(
+                    "cairn: waiting for another index run{} to finish…",
+                    holder.map(|p| format!(" (pid {p})")).unwrap_or_default()
+                );
+            }),
+        })
+        .await?;
+    if json {
+        output::json(&report)?;
+    } else {
+        output::text(summary(&cairn.repo, &report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn serve`: MCP over stdio, relayed to the daemon when one answers for the repository.
+pub async fn serve(repo: Repo, model_dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    #[cfg(unix)]
+    if let Some(record) = cairn::daemon::DaemonRecord::running(&repo.data_dir) {
+        let socket = cairn::daemon::files::owned_socket(&record.socket);
+        match async { tokio::net::UnixStream::connect(socket?).await }.await {
+            Ok(stream) => {
+                cairn::daemon::client::relay(stream).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(e) => tracing::warn!(
+                "the daemon's socket {} did not answer ({e}); serving from the store",
+                record.socket.display()
+            ),
+        }
+    }
+    cairn::mcp::serve_stdio(Cairn::serving(repo, model_dir)).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn daemon`: runs until a signal; a daemon already running is not a failure.
+pub async fn daemon(
+    repo: Repo,
+    model_dir: Option<PathBuf>,
+    port: Option<u16>,
+) -> anyhow::Result<ExitCode> {
+    let root = repo.root.clone();
+    match cairn::daemon::run(repo, model_dir, port, |record| {
+        eprintln!(
+            "cairn: daemon for {} serving {} (pid {})",
+            root.display(),
+            record.url,
+            record.pid
+        );
+    })
+    .await
+    {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e @ cairn::daemon::StartError::Running { .. }) => {
+            eprintln!("cairn: {e}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What an index run did, a few lines for a person.
+fn summary(repo: &Repo, report: &Report) -> String {
+    let mut text = String::new();
+    let stats = &report.stats;
+    let _ = writeln!(
+        text,
+        "indexed {} in {:.2}s",
+        repo.root.display(),
+        report.seconds
+    );
+    let _ = writeln!(
+        text,
+        "  files {} (parsed {}, removed {}), symbols {}, external modules {}",
+        report.files, report.parsed, report.removed, report.symbols, report.external_modules
+    );
+    let edges: Vec<String> = report
+        .edges
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    let _ = writeln!(text, "  edges: {}", edges.join(", "));
+    let _ = writeln!(
+        text,
+        "  calls: {} resolved, {} unresolved ({:.1}% of calls into project code), {} to libraries, {} builtins",
+        stats.calls_resolved,
+        stats.calls_unresolved,
+        report.unresolved_call_share * 100.0,
+        stats.calls_external,
+        stats.calls_builtin
+    );
+    let _ = writeln!(
+        text,
+        "  imports: {} to project files, {} external, {} unresolved",
+        stats.imports_internal, stats.imports_external, stats.imports_unresolved
+    );
+    let _ = writeln!(
+        text,
+        "  written: {} node changes, {} edge changes; store {}",
+        report.nodes_written,
+        report.edges_written,
+        repo.store_dir().display()
+    );
+    if !report.moved.is_empty() {
+        let _ = writeln!(
+            text,
+            "  moved {} files (memories anchored on them follow)",
+            report.moved.len()
+        );
+    }
+    if !report.skipped.is_empty() {
+        let _ = writeln!(text, "  skipped {} files:", report.skipped.len());
+        for skip in report.skipped.iter().take(20) {
+            let _ = writeln!(text, "    {}: {}", skip.path, skip.reason);
+        }
+        if report.skipped.len() > 20 {
+            let _ = writeln!(
+                text,
+                "    … {} more (see --json)",
+                report.skipped.len() - 20
+            );
+        }
+    }
+    if !report.diagnostics.is_empty() {
+        let _ = writeln!(
+            text,
+            "  {} files parsed with errors (kept what parsed):",
+            report.diagnostics.len()
+        );
+        for d in report.diagnostics.iter().take(10) {
+            let _ = writeln!(text, "    {}: {}", d.path, d.reason);
+        }
+    }
+    text
+}

@@ -1,0 +1,147 @@
+//! `cairn review`, `cairn record-review` and `cairn rules`: what `review_diff` and
+//! `record_review` answer, and the rule statistics.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use cairn::app::{
+    AddressedRequest, Cairn, RecordReviewRequest, ReviewRequest, Rules, RulesRequest,
+};
+use cairn::review::outcome::{RuleStat, is_high_rejection};
+
+use super::{ReviewArgs, RulesArgs, output};
+
+/// `cairn review`.
+pub async fn review(cairn: &Cairn, args: ReviewArgs) -> anyhow::Result<ExitCode> {
+    let request = ReviewRequest {
+        diff: match &args.diff {
+            Some(path) => Some(read_input(path)?),
+            None => None,
+        },
+        base: args.base,
+        head: args.head,
+        author: args.author,
+        max_tokens: args.max_tokens,
+    };
+    output::answer(&cairn.review(request).await?, args.json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn record-review`: the `record_review` arguments as JSON, from a file or stdin.
+pub async fn record_review(cairn: &Cairn, file: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let text = read_input(file)?;
+    let mut request: RecordReviewRequest = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a record_review JSON object", file.display()))?;
+    request.written_by = std::env::var("USER").ok();
+    let recorded = cairn.record_review(request).await?;
+    output::answer(&recorded, json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn rules`, or `cairn rules --addressed CATEGORY`.
+pub async fn rules(cairn: &Cairn, args: RulesArgs) -> anyhow::Result<ExitCode> {
+    if let Some(category) = args.addressed {
+        let addressed = cairn.mark_addressed(AddressedRequest { category }).await?;
+        let ids = &addressed.ids;
+        output::line(format!(
+            "{} rejection pattern{} of `{}` marked addressed{}",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
+            addressed.category,
+            if ids.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", ids.join(", "))
+            }
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let request = RulesRequest {
+        min_sample: args.min_sample,
+        min_rate: args.min_rate,
+    };
+    let rules = cairn.rules(request).await?;
+    if args.json {
+        output::json(&rules)?;
+    } else {
+        output::text(rules_report(&rules))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A file's text, or stdin's for `-`.
+fn read_input(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    const LIMIT: u64 = cairn::review::diff::MAX_DIFF_BYTES as u64 + 1;
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .take(LIMIT)
+            .read_to_string(&mut text)
+            .context("cannot read stdin as text")?;
+    } else {
+        std::fs::File::open(path)
+            .and_then(|f| f.take(LIMIT).read_to_string(&mut text))
+            .with_context(|| format!("cannot read {} as text", path.display()))?;
+    }
+    Ok(text)
+}
+
+/// The `cairn rules` report: categories by rejection rate, high ones marked.
+fn rules_report(rules: &Rules) -> String {
+    let (stats, min_sample, min_rate) = (&rules.stats, rules.min_sample, rules.min_rate);
+    if stats.is_empty() {
+        return "no review outcomes recorded yet (record_review)".to_string();
+    }
+    let mut sorted: Vec<&RuleStat> = stats.iter().collect();
+    sorted.sort_by(|a, b| {
+        b.rejection_rate
+            .total_cmp(&a.rejection_rate)
+            .then(b.flagged.cmp(&a.flagged))
+            .then(a.category.cmp(&b.category))
+    });
+    let mut text = format!(
+        "{:<24} {:>7} {:>11} {:>8} {:>8} {:>9}\n",
+        "category", "flagged", "implemented", "rejected", "deferred", "rejection"
+    );
+    for s in &sorted {
+        let high = is_high_rejection(s, min_sample, min_rate);
+        text.push_str(&format!(
+            "{:<24} {:>7} {:>11} {:>8} {:>8} {:>8.0}%{}\n",
+            s.category,
+            s.flagged,
+            s.implemented,
+            s.rejected,
+            s.deferred,
+            s.rejection_rate * 100.0,
+            if high { "  ← high" } else { "" }
+        ));
+    }
+    let high: Vec<&&RuleStat> = sorted
+        .iter()
+        .filter(|s| is_high_rejection(s, min_sample, min_rate))
+        .collect();
+    if high.is_empty() {
+        text.push_str(&format!(
+            "\nno category is rejected in {:.0}%+ of at least {min_sample} findings",
+            min_rate * 100.0
+        ));
+    } else {
+        text.push_str("\nHigh-rejection categories (update the review guidelines, then `cairn rules --addressed CATEGORY`):\n");
+        for s in high {
+            text.push_str(&format!(
+                "- {}: {} of {} rejected; supporting memories: {}\n",
+                s.category,
+                s.rejected,
+                s.flagged,
+                if s.memories.is_empty() {
+                    "none".to_string()
+                } else {
+                    s.memories.join(", ")
+                }
+            ));
+        }
+    }
+    text
+}
