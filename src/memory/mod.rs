@@ -2,14 +2,14 @@
 //! developers, with keyword and (optionally) semantic search.
 //!
 //! SurrealDB ([`store`]) is the store of record; every process keeps all memories and a
-//! search index ([`index`]) in memory, loads them on first use and catches up on other
+//! search index ([`search`]) in memory, loads them on first use and catches up on other
 //! processes' writes through a sequence marker file. Writes go through [`Memories::remember`],
 //! which redacts secrets, validates anchors against the code graph and decides the write's
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
 pub mod embed;
-pub mod index;
 pub mod model;
+pub mod search;
 pub mod secrets;
 pub mod store;
 pub mod text;
@@ -30,7 +30,7 @@ pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{NewMemory, WriteOutcome};
 
 use embed::Embedder;
-use index::{Entry, Filter, SearchIndex};
+use search::{Entry, Filter, SearchIndex};
 use store::{MemoryStore, StoredMemory};
 
 type Result<T> = std::result::Result<T, MemoryError>;
