@@ -23,7 +23,7 @@ pub struct Settings {
     #[serde(default)]
     pub history: HistorySettings,
     #[serde(default)]
-    pub review: crate::review::ReviewSettings,
+    pub review: ReviewSettings,
     #[serde(default)]
     pub daemon: DaemonSettings,
     #[serde(default)]
@@ -56,25 +56,65 @@ fn default_debounce_ms() -> u64 {
     50
 }
 
+/// Commits mined from the history by default.
+pub const DEFAULT_HISTORY_COMMITS: usize = 2_000;
+
 /// The `[history]` table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistorySettings {
     /// How many of the latest commits are mined for experts, fixes and co-change.
-    #[serde(default = "default_max_commits")]
+    #[serde(default = "default_history_commits")]
     pub max_commits: usize,
 }
 
 impl Default for HistorySettings {
     fn default() -> Self {
         HistorySettings {
-            max_commits: default_max_commits(),
+            max_commits: DEFAULT_HISTORY_COMMITS,
         }
     }
 }
 
-fn default_max_commits() -> usize {
-    crate::review::history::DEFAULT_MAX_COMMITS
+fn default_history_commits() -> usize {
+    DEFAULT_HISTORY_COMMITS
+}
+
+/// Default cap on the commits of a reviewed `base..head` range: a large pull request has a
+/// few dozen, a release branch a few hundred; `root..HEAD` of a living repository has more.
+pub const DEFAULT_REVIEW_COMMITS: usize = 500;
+
+/// Default cap on the files of a reviewed change: each is parsed on both sides, and a broad
+/// refactor fits while a whole repository's worth does not.
+pub const DEFAULT_REVIEW_FILES: usize = 2_000;
+
+/// The `[review]` table: how large a change one review takes on.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewSettings {
+    /// Most commits in a reviewed `base..head` range.
+    #[serde(default = "default_review_commits")]
+    pub max_commits: usize,
+    /// Most changed files in a reviewed change.
+    #[serde(default = "default_review_files")]
+    pub max_files: usize,
+}
+
+impl Default for ReviewSettings {
+    fn default() -> Self {
+        ReviewSettings {
+            max_commits: DEFAULT_REVIEW_COMMITS,
+            max_files: DEFAULT_REVIEW_FILES,
+        }
+    }
+}
+
+fn default_review_commits() -> usize {
+    DEFAULT_REVIEW_COMMITS
+}
+
+fn default_review_files() -> usize {
+    DEFAULT_REVIEW_FILES
 }
 
 /// The `[memory]` table.
