@@ -525,7 +525,7 @@ impl Cairn {
             Ok(stats) => {
                 let mut high: Vec<_> = stats
                     .into_iter()
-                    .filter(|s| review::outcome::is_high_rejection(s, 3, 0.5))
+                    .filter(|s| review::stats::is_high_rejection(s, 3, 0.5))
                     .collect();
                 high.sort_by(|a, b| b.rejection_rate.total_cmp(&a.rejection_rate));
                 high.truncate(5);

@@ -266,14 +266,14 @@ pub fn recorded_review(r: &crate::memory::RecordedReview) -> String {
 
 /// The `cairn rules` report: categories by rejection rate, high ones marked.
 pub fn rules_report(
-    stats: &[crate::review::outcome::RuleStat],
+    stats: &[crate::review::stats::RuleStat],
     min_sample: u64,
     min_rate: f64,
 ) -> String {
     if stats.is_empty() {
         return "no review outcomes recorded yet (record_review)".to_string();
     }
-    let mut sorted: Vec<&crate::review::outcome::RuleStat> = stats.iter().collect();
+    let mut sorted: Vec<&crate::review::stats::RuleStat> = stats.iter().collect();
     sorted.sort_by(|a, b| {
         b.rejection_rate
             .total_cmp(&a.rejection_rate)
@@ -285,7 +285,7 @@ pub fn rules_report(
         "category", "flagged", "implemented", "rejected", "deferred", "rejection"
     );
     for s in &sorted {
-        let high = crate::review::outcome::is_high_rejection(s, min_sample, min_rate);
+        let high = crate::review::stats::is_high_rejection(s, min_sample, min_rate);
         text.push_str(&format!(
             "{:<24} {:>7} {:>11} {:>8} {:>8} {:>8.0}%{}\n",
             s.category,
@@ -297,9 +297,9 @@ pub fn rules_report(
             if high { "  ← high" } else { "" }
         ));
     }
-    let high: Vec<&&crate::review::outcome::RuleStat> = sorted
+    let high: Vec<&&crate::review::stats::RuleStat> = sorted
         .iter()
-        .filter(|s| crate::review::outcome::is_high_rejection(s, min_sample, min_rate))
+        .filter(|s| crate::review::stats::is_high_rejection(s, min_sample, min_rate))
         .collect();
     if high.is_empty() {
         text.push_str(&format!(

@@ -9,12 +9,12 @@
 
 pub mod embed;
 pub mod model;
+pub mod reviews;
 pub mod search;
 pub mod secrets;
 pub mod store;
 pub mod text;
 
-mod reviews;
 mod team;
 mod write;
 
@@ -105,7 +105,7 @@ struct State {
     /// Ids removed by `forget` (an import must not bring them back).
     forgotten: std::collections::HashSet<String>,
     /// Review records by review id.
-    reviews: HashMap<String, crate::review::outcome::ReviewRecord>,
+    reviews: HashMap<String, reviews::ReviewRecord>,
     /// Team mode: the revision of each memory as the server (or a queued write) has it.
     revs: HashMap<String, String>,
     /// Team mode: the outbox file as last overlaid (size, modification time).
@@ -116,7 +116,7 @@ struct State {
 }
 
 impl State {
-    fn apply_reviews(&mut self, reviews: Vec<crate::review::outcome::ReviewRecord>) {
+    fn apply_reviews(&mut self, reviews: Vec<reviews::ReviewRecord>) {
         for review in reviews {
             self.seq = self.seq.max(review.seq);
             self.reviews.insert(review.id.clone(), review);

@@ -13,7 +13,7 @@ use surrealdb::engine::local::Db;
 use surrealdb::types::{Object, RecordId};
 
 use super::model::Memory;
-use crate::review::outcome::ReviewRecord;
+use crate::memory::reviews::ReviewRecord;
 use crate::storage::{self, StoreError, decode, object, query_error};
 
 type Result<T> = std::result::Result<T, StoreError>;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::store::{MemoryStore, StoredMemory};
 use super::{Memories, MemoryError, Result, State, store_error, write};
-use crate::review::outcome::ReviewRecord;
+use crate::memory::reviews::ReviewRecord;
 use crate::team::outbox::{Entry, Row, Tombstone};
 use crate::team::remote::{PRIVATE_KINDS, REPLAY_BATCH};
 use crate::team::{Link, TeamError};
@@ -506,8 +506,8 @@ fn jitter() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::reviews::{Disposition, Finding, Verdict};
     use crate::memory::{Memory, MemoryType};
-    use crate::review::outcome::{Disposition, Finding, Verdict};
 
     /// A GitHub token, built at run time so this file does not look like a leak.
     fn token() -> String {

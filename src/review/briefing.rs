@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::history::Expert;
-use super::outcome::{AuthorStats, RuleStat};
+use super::stats::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, TestToRun, Untested, Use};
 use crate::context::{MemoryNote, lines_note};
 use crate::tokens::Budget;

@@ -9,7 +9,7 @@ pub mod briefing;
 pub mod diff;
 pub mod git;
 pub mod history;
-pub mod outcome;
+pub mod stats;
 
 use std::collections::{BTreeSet, HashMap};
 

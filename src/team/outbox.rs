@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::memory::Memory;
-use crate::review::outcome::ReviewRecord;
+use crate::memory::reviews::ReviewRecord;
 
 /// One write: every row of one transaction of the local writer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

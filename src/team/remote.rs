@@ -16,8 +16,8 @@ use surrealdb::types::{Object, SurrealValue, Value};
 
 use super::outbox::Entry;
 use super::{Credentials, TeamError};
+use crate::memory::reviews::ReviewRecord;
 use crate::memory::store::{self, StoredMemory};
-use crate::review::outcome::ReviewRecord;
 use crate::storage::object;
 
 /// The server schema version `cairn team init` applies.
