@@ -473,7 +473,7 @@ fn entry_value(entry: &Entry) -> Object {
             let mut body = store::to_row(&row.memory, vector.as_deref());
             body.remove("id");
             body.remove("seq");
-            bound.insert("body", Value::Object(body));
+            bound.insert("body", Value::Object(object(body)));
             Value::Object(bound)
         })
         .collect();
@@ -500,10 +500,9 @@ fn entry_value(entry: &Entry) -> Object {
         .review
         .iter()
         .map(|record| {
-            let mut body = object(record);
-            body.remove("id");
+            let mut body = store::review_body(record);
             body.remove("seq");
-            body.insert("review_id", record.id.as_str());
+            let body = object(body);
             let mut bound = Object::new();
             bound.insert("key", record.id.as_str());
             bound.insert("off", next());
