@@ -19,5 +19,4 @@ pub mod private;
 pub mod review;
 pub mod rotation;
 pub mod storage;
-pub mod team;
 pub mod tokens;

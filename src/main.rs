@@ -595,9 +595,9 @@ async fn doctor(cairn: std::sync::Arc<Cairn>) -> anyhow::Result<ExitCode> {
     }
     println!("{}{}", label("search"), cairn.memories.mode().detail);
     match &repo.team {
-        cairn::team::TeamSetup::Off => {}
-        cairn::team::TeamSetup::Broken(why) => report("team", Err(why.clone())),
-        cairn::team::TeamSetup::On(_) => {
+        cairn::config::team::TeamSetup::Off => {}
+        cairn::config::team::TeamSetup::Broken(why) => report("team", Err(why.clone())),
+        cairn::config::team::TeamSetup::On(_) => {
             // `memories.all()` above exchanged with the server.
             if let Some(link) = cairn.memories.team() {
                 let status = link.status();
@@ -771,10 +771,10 @@ fn status(repo: &Repo, json: bool) -> anyhow::Result<ExitCode> {
         files::token_path(&repo.data_dir).display()
     );
     match &repo.team {
-        cairn::team::TeamSetup::Off => println!("memories:   embedded store"),
-        cairn::team::TeamSetup::Broken(why) => println!("team:       PROBLEM — {why}"),
-        cairn::team::TeamSetup::On(config) => {
-            let link = cairn::team::Link::new(config.clone(), &repo.data_dir);
+        cairn::config::team::TeamSetup::Off => println!("memories:   embedded store"),
+        cairn::config::team::TeamSetup::Broken(why) => println!("team:       PROBLEM — {why}"),
+        cairn::config::team::TeamSetup::On(config) => {
+            let link = cairn::memory::team::Link::new(config.clone(), &repo.data_dir);
             println!("team:       {}", team_line(&link.status()));
         }
     }
@@ -783,17 +783,17 @@ fn status(repo: &Repo, json: bool) -> anyhow::Result<ExitCode> {
 
 fn team_status(repo: &Repo) -> serde_json::Value {
     match &repo.team {
-        cairn::team::TeamSetup::Off => serde_json::Value::Null,
-        cairn::team::TeamSetup::Broken(why) => serde_json::json!({ "error": why }),
-        cairn::team::TeamSetup::On(config) => {
-            serde_json::to_value(cairn::team::Link::new(config.clone(), &repo.data_dir).status())
-                .unwrap_or_default()
-        }
+        cairn::config::team::TeamSetup::Off => serde_json::Value::Null,
+        cairn::config::team::TeamSetup::Broken(why) => serde_json::json!({ "error": why }),
+        cairn::config::team::TeamSetup::On(config) => serde_json::to_value(
+            cairn::memory::team::Link::new(config.clone(), &repo.data_dir).status(),
+        )
+        .unwrap_or_default(),
     }
 }
 
 /// One line of team-mode status: server, who, where, last sync, queue.
-fn team_line(status: &cairn::team::TeamStatus) -> String {
+fn team_line(status: &cairn::memory::team::TeamStatus) -> String {
     let sync = match (&status.sync.error, status.sync.synced_at) {
         (Some(error), at) => format!(
             "server away since {} ({error}); last synced {}",
@@ -829,9 +829,10 @@ async fn team_command(
     model_dir: Option<std::path::PathBuf>,
     action: TeamCommand,
 ) -> anyhow::Result<ExitCode> {
-    use cairn::team;
+    use cairn::config::team;
+    use cairn::storage::remote;
     // The server's root user, signed in, and this repository's identity on the server.
-    let admin = async || -> anyhow::Result<(team::remote::Admin, String, team::Identity)> {
+    let admin = async || -> anyhow::Result<(remote::Admin, String, team::Identity)> {
         let (url, identity) = team::chosen_server(&repo.root, &repo.settings.team, db)?.context(
             "no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml",
         )?;
@@ -844,7 +845,7 @@ async fn team_command(
                 team::ADMIN_PASSWORD_ENV
             );
         };
-        let server = team::remote::Admin::connect(&url, &user, &password).await?;
+        let server = remote::Admin::connect(&url, &user, &password).await?;
         Ok((server, url, identity))
     };
     match action {
@@ -857,7 +858,7 @@ async fn team_command(
                     "repository": identity.key,
                     "namespace": identity.namespace,
                     "database": identity.database,
-                    "schema": team::remote::TEAM_SCHEMA_VERSION,
+                    "schema": remote::TEAM_SCHEMA_VERSION,
                 }))?;
             } else {
                 println!(
@@ -865,7 +866,7 @@ async fn team_command(
                     identity.key,
                     identity.namespace,
                     identity.database,
-                    team::remote::TEAM_SCHEMA_VERSION
+                    remote::TEAM_SCHEMA_VERSION
                 );
                 println!(
                     "next: `cairn team add-member <developer> --output <file>` for each developer"

@@ -1,5 +1,7 @@
 //! Where things are: the repository root, cairn's per-repository data directory (outside the
-//! repository), and the optional `cairn.toml` settings.
+//! repository), and the optional `cairn.toml` settings, team mode's among them ([`team`]).
+
+pub mod team;
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +29,7 @@ pub struct Settings {
     #[serde(default)]
     pub daemon: DaemonSettings,
     #[serde(default)]
-    pub team: crate::team::TeamSettings,
+    pub team: team::TeamSettings,
 }
 
 /// The `[daemon]` table.
@@ -178,7 +180,7 @@ pub struct Repo {
     pub is_git: bool,
     pub settings: Settings,
     /// Team mode (memories on a team server) or not.
-    pub team: crate::team::TeamSetup,
+    pub team: team::TeamSetup,
 }
 
 impl Repo {
@@ -199,7 +201,7 @@ impl Repo {
         };
         let settings = read_settings(&root)?;
         let db = std::env::var(DB_ENV).ok();
-        let team = crate::team::resolve(&root, &settings.team, db.as_deref());
+        let team = team::resolve(&root, &settings.team, db.as_deref());
         Ok(Repo {
             is_git: git_root.is_some(),
             root,
@@ -212,7 +214,7 @@ impl Repo {
     /// Uses the memory store at `db` (`--db`): a team server `ws://…`/`wss://…`, or
     /// `embedded`.
     pub fn use_db(&mut self, db: &str) {
-        self.team = crate::team::resolve(&self.root, &self.settings.team, Some(db));
+        self.team = team::resolve(&self.root, &self.settings.team, Some(db));
     }
 
     /// The embedded store's directory.

@@ -9,6 +9,7 @@
 pub mod graph;
 pub mod memory;
 pub mod migrate;
+pub mod remote;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
