@@ -17,7 +17,7 @@ use crate::review::history::CommitInfo;
 
 /// The graph store's schema.
 const SCHEMA: Schema = Schema {
-    name: "the schema",
+    name: "the graph schema",
     record: "meta:schema",
     steps: &[
         Step {
@@ -31,7 +31,7 @@ const SCHEMA: Schema = Schema {
     ],
 };
 
-/// The schema version this cairn writes.
+/// The graph schema version this cairn writes.
 pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Stored fields of a node, besides its id.
@@ -151,7 +151,7 @@ impl Delta {
     }
 }
 
-/// An open store.
+/// An open graph store (`ns cairn`, `db repo`).
 pub struct Store {
     db: Surreal<Db>,
     /// The engine's lock file, for persistent stores: released once the engine has flushed

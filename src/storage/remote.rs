@@ -91,10 +91,10 @@ pub struct Pushed {
     pub body: Row,
 }
 
-/// Applies a batch of writes in one transaction: entries whose key is already recorded are
+/// Applies a batch of writes in one transaction: writes whose key is already recorded are
 /// skipped; every memory must still be at the revision it was based on (else `cairn-conflict`
-/// is thrown, naming it); an entry takes its rows' sequence numbers with one update of the
-/// head (`off` is each row's place in the entry, from 1), and each row is one write.
+/// is thrown, naming it); a write takes its rows' sequence numbers with one update of the
+/// head (`off` is each row's place in the write, from 1).
 const PUSH: &str = "
 BEGIN TRANSACTION;
 FOR $e IN $entries {
