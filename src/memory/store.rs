@@ -246,3 +246,51 @@ pub fn decode_vector(text: &str) -> Option<Vec<f32>> {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryType;
+
+    #[tokio::test]
+    async fn a_rewritten_memory_loses_the_fields_it_no_longer_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MemoryStore::open(dir.path()).await.unwrap();
+        let mut memory = Memory::new(
+            "m_0000000000000001".to_string(),
+            MemoryType::Decision,
+            "Staging".to_string(),
+            "Staging deploys run at noon.".to_string(),
+            1_700_000_000_000,
+        );
+        memory.seq = 1;
+        memory.developer = Some("alice".to_string());
+        memory.category = Some("release-train".to_string());
+        memory.paths = vec!["deploy/staging.yml".to_string()];
+        memory.shared = true;
+        let vector = [0.5_f32, -1.0, 2.0];
+        store.write(&[(&memory, Some(&vector))], 1).await.unwrap();
+        let read = store.changes_since(0).await.unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].memory, memory);
+        assert_eq!(read[0].vector.as_deref(), Some(&vector[..]));
+
+        memory.seq = 2;
+        memory.developer = None;
+        memory.category = None;
+        memory.paths.clear();
+        memory.shared = false;
+        store.write(&[(&memory, None)], 2).await.unwrap();
+        let read = store.changes_since(1).await.unwrap();
+        assert_eq!(read[0].memory, memory);
+        assert_eq!(read[0].vector, None);
+        assert_eq!(store.head().await.unwrap(), 2);
+        let raw = serde_json::to_string(&store.raw_rows().await.unwrap()).unwrap();
+        assert!(
+            !raw.contains("alice") && !raw.contains("release-train"),
+            "{raw}"
+        );
+        assert!(!raw.contains("vector") && !raw.contains("shared"), "{raw}");
+        store.close().await;
+    }
+}

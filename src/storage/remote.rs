@@ -625,6 +625,36 @@ mod tests {
         assert!(sql.contains(&format!("type::record('{ACCESS}', $developer)")));
     }
 
+    #[tokio::test]
+    async fn a_version_1_server_is_brought_up_to_version_2() {
+        let db = Surreal::new::<surrealdb::engine::local::Mem>(())
+            .await
+            .unwrap();
+        db.use_ns("acme").use_db("app").await.unwrap();
+        db.query("DEFINE TABLE memory SCHEMALESS; UPSERT memory_meta:schema SET version = 1;")
+            .await
+            .and_then(|r| r.check())
+            .unwrap();
+        migrate::migrate(&db, &SCHEMA, "test").await.unwrap();
+        assert_eq!(
+            migrate::stored_version(&db, &SCHEMA).await.unwrap(),
+            TEAM_SCHEMA_VERSION
+        );
+        let mut response = db.query("INFO FOR DB").await.unwrap();
+        let info: Option<serde_json::Value> = response.take(0).unwrap();
+        let info = info.unwrap();
+        assert!(info["accesses"][ACCESS].is_string(), "{info}");
+        for table in ["member", "memory", "review", "memory_meta", "applied"] {
+            assert!(info["tables"][table].is_string(), "{table}: {info}");
+        }
+        assert!(
+            info["tables"]["memory"]
+                .as_str()
+                .unwrap()
+                .contains("PERMISSIONS FOR select WHERE")
+        );
+    }
+
     #[test]
     fn pushed_rows_are_numbered_in_order() {
         let row = |key: &str| Pushed {

@@ -572,6 +572,15 @@ mod tests {
     }
 
     #[test]
+    fn the_servers_private_kinds_are_developer_memory_types() {
+        for kind in PRIVATE_KINDS {
+            let parsed: MemoryType = kind.parse().unwrap();
+            assert_eq!(parsed.as_str(), kind);
+            assert!(parsed.developer_scoped(), "{kind}");
+        }
+    }
+
+    #[test]
     fn pulled_rows_are_scrubbed_and_invalid_ones_skipped() {
         let rows = vec![
             row("m_0000000000000001", |m| {
