@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cairn::config::team::{Credentials, Identity, Secret, TeamConfig, TeamSetup};
+use cairn::memory::team::Link;
+use cairn::memory::team::outbox::{Entry, Row};
 use cairn::memory::{ExportRecord, Memories, Query, SemanticSettings};
-use cairn::team::outbox::{Entry, Row};
-use cairn::team::{Credentials, Identity, Link, Secret, TeamConfig, TeamSetup};
 use common::{arg, percentile};
 
 const QUERIES: &[&str] = &[
@@ -113,14 +114,14 @@ async fn main() {
     let server = start_server(&binary, &work.path().join("server"), port);
     let url = format!("ws://127.0.0.1:{port}");
     let identity = Identity::new("example.com/bench/app", None).unwrap();
-    let admin = cairn::team::remote::Admin::connect(&url, "root", "bench-root")
+    let admin = cairn::storage::remote::Admin::connect(&url, "root", "bench-root")
         .await
         .unwrap();
     admin
         .init(&identity.namespace, &identity.database)
         .await
         .unwrap();
-    let password = cairn::team::new_password().unwrap();
+    let password = cairn::config::team::new_password().unwrap();
     admin
         .add_member(
             &identity.namespace,
@@ -249,7 +250,7 @@ async fn main() {
     assert_eq!(all.len(), count + queued);
     println!(
         "replay: {queued} queued writes sent (batches of {}) and pulled back in {replay:.2}s",
-        cairn::team::remote::REPLAY_BATCH
+        cairn::memory::team::REPLAY_BATCH
     );
     m.close().await;
     drop(server);

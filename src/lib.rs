@@ -22,7 +22,6 @@ pub mod mcp;
 pub mod memory;
 pub mod review;
 pub mod storage;
-pub mod team;
 pub mod tokens;
 
 // Former paths, kept while the layout settles.

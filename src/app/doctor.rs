@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{Cairn, team_line};
+use crate::config::team::TeamSetup;
 use crate::daemon::{client, files};
-use crate::team::TeamSetup;
 
 /// Checks made elsewhere (the assistants' registrations, the token, the service), run after
 /// cairn's own (which narrow the data files' modes first).

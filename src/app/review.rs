@@ -12,10 +12,11 @@ use crate::context::{self, Scorer};
 use crate::graph::Graph;
 use crate::graph::score::Access;
 use crate::history::CommitInfo;
+use crate::memory::reviews::Finding;
 use crate::memory::{self, MemoryType, RecordedReview};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
-use crate::review::outcome::{Finding, RuleStat};
+use crate::review::stats::RuleStat;
 use crate::review::{self};
 
 /// What to review: a unified diff, or git revisions; nothing means the working tree (staged
@@ -214,7 +215,7 @@ impl Cairn {
             Ok(stats) => {
                 let mut high: Vec<_> = stats
                     .into_iter()
-                    .filter(|s| review::outcome::is_high_rejection(s, 3, 0.5))
+                    .filter(|s| crate::review::stats::is_high_rejection(s, 3, 0.5))
                     .collect();
                 high.sort_by(|a, b| b.rejection_rate.total_cmp(&a.rejection_rate));
                 high.truncate(5);

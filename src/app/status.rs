@@ -6,8 +6,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Cairn;
+use crate::config::team::TeamSetup;
 use crate::daemon::{client, files};
-use crate::team::{TeamSetup, TeamStatus};
+use crate::memory::team::TeamStatus;
 
 /// Where things stand (fields in alphabetical order: the order `cairn status --json` prints).
 #[derive(Debug, Serialize)]
@@ -115,9 +116,9 @@ impl Cairn {
         match &self.repo.team {
             TeamSetup::Off => TeamState::Off,
             TeamSetup::Broken(why) => TeamState::Broken(why.clone()),
-            TeamSetup::On(config) => {
-                TeamState::On(crate::team::Link::new(config.clone(), &self.repo.data_dir).status())
-            }
+            TeamSetup::On(config) => TeamState::On(
+                crate::memory::team::Link::new(config.clone(), &self.repo.data_dir).status(),
+            ),
         }
     }
 }

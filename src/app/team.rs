@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use super::{AskError, Cairn};
 use crate::clock::time_of_ms;
-use crate::team::{self, TeamStatus};
+use crate::config::team;
+use crate::memory::team::TeamStatus;
+use crate::storage::remote;
 
 /// The team server to administer: `--db` (or `CAIRN_DB`), else `[team] db`.
 #[derive(Debug, Clone, Default)]
@@ -128,7 +130,7 @@ impl Cairn {
                 repository: identity.key,
                 namespace: identity.namespace,
                 database: identity.database,
-                schema: team::remote::TEAM_SCHEMA_VERSION,
+                schema: remote::TEAM_SCHEMA_VERSION,
             })
         }
         .await
@@ -244,7 +246,7 @@ impl Cairn {
     async fn admin(
         &self,
         db: Option<&str>,
-    ) -> anyhow::Result<(team::remote::Admin, String, team::Identity)> {
+    ) -> anyhow::Result<(remote::Admin, String, team::Identity)> {
         let repo = &self.repo;
         let (url, identity) = team::chosen_server(&repo.root, &repo.settings.team, db)?.context(
             "no team server: pass --db wss://host or set `db` in the [team] table of cairn.toml",
@@ -258,7 +260,7 @@ impl Cairn {
                 team::ADMIN_PASSWORD_ENV
             );
         };
-        let server = team::remote::Admin::connect(&url, &user, &password).await?;
+        let server = remote::Admin::connect(&url, &user, &password).await?;
         Ok((server, url, identity))
     }
 }

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use cairn::app::{
     AddressedRequest, Cairn, RecordReviewRequest, ReviewRequest, Rules, RulesRequest,
 };
-use cairn::review::outcome::{RuleStat, is_high_rejection};
+use cairn::review::stats::{RuleStat, is_high_rejection};
 
 use super::{ReviewArgs, RulesArgs, output};
 

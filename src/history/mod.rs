@@ -12,8 +12,6 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Commits are looked at this far back by default.
-pub const DEFAULT_MAX_COMMITS: usize = 2_000;
 /// Commits touching more files than this are left out of co-change (mass renames, reformats).
 pub const MAX_COCHANGE_FILES: usize = 30;
 /// Half-life of a commit's weight in expertise, in days.

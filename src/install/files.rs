@@ -119,7 +119,7 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     if let Some(parent) = path.parent() {
         crate::fsutil::private_dir(parent).map_err(failed)?;
     }
-    let mut file = crate::daemon::files::private_file(path).map_err(failed)?;
+    let mut file = crate::fsutil::private_file(path).map_err(failed)?;
     file.write_all(bytes).map_err(failed)?;
     file.sync_all().map_err(failed)
 }

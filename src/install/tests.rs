@@ -328,7 +328,7 @@ fn install_merges_cairn_in_and_keeps_everything_else() {
     assert_eq!(gemini["mcpServers"]["cairn"]["command"], bin);
 
     let token = DataDir::at(&fx.setup.data_dir).token();
-    assert_eq!(crate::daemon::files::mode_of(&token), Some(0o600));
+    assert_eq!(crate::fsutil::mode_of(&token), Some(0o600));
 
     assert_eq!(action_for(&outcome, &fx.repo(".mcp.json")), Action::Created);
     assert_eq!(

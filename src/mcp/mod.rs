@@ -201,7 +201,7 @@ pub struct RecordReviewArgs {
     pub verdict: String,
     /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason.
     #[serde(default)]
-    pub findings: Vec<crate::review::outcome::Finding>,
+    pub findings: Vec<crate::memory::reviews::Finding>,
     /// The change's author.
     pub author: String,
     #[serde(default)]

@@ -2,20 +2,20 @@
 //! developers, with keyword and (optionally) semantic search.
 //!
 //! SurrealDB ([`store`]) is the store of record; every process keeps all memories and a
-//! search index ([`index`]) in memory, loads them on first use and catches up on other
+//! search index ([`search`]) in memory, loads them on first use and catches up on other
 //! processes' writes through a sequence marker file. Writes go through [`Memories::remember`],
 //! which redacts secrets, validates anchors against the code graph and decides the write's
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
 pub mod embed;
-pub mod index;
 pub mod model;
+pub mod reviews;
+pub mod search;
 pub mod secrets;
 pub mod store;
+pub mod team;
 pub mod text;
 
-mod reviews;
-mod team;
 mod write;
 
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{NewMemory, WriteOutcome};
 
 use embed::Embedder;
-use index::{Entry, Filter, SearchIndex};
+use search::{Entry, Filter, SearchIndex};
 use store::{MemoryStore, StoredMemory};
 
 type Result<T> = std::result::Result<T, MemoryError>;
@@ -105,7 +105,7 @@ struct State {
     /// Ids removed by `forget` (an import must not bring them back).
     forgotten: std::collections::HashSet<String>,
     /// Review records by review id.
-    reviews: HashMap<String, crate::review::outcome::ReviewRecord>,
+    reviews: HashMap<String, reviews::ReviewRecord>,
     /// Team mode: the revision of each memory as the server (or a queued write) has it.
     revs: HashMap<String, String>,
     /// Team mode: the outbox file as last overlaid (size, modification time).
@@ -116,7 +116,7 @@ struct State {
 }
 
 impl State {
-    fn apply_reviews(&mut self, reviews: Vec<crate::review::outcome::ReviewRecord>) {
+    fn apply_reviews(&mut self, reviews: Vec<reviews::ReviewRecord>) {
         for review in reviews {
             self.seq = self.seq.max(review.seq);
             self.reviews.insert(review.id.clone(), review);
@@ -185,7 +185,7 @@ pub struct Memories {
     /// When read statistics were last written back.
     flushed: std::sync::Mutex<std::time::Instant>,
     /// Team mode: the server, the outbox and the local copy.
-    team: Option<Arc<crate::team::Link>>,
+    team: Option<Arc<team::Link>>,
     /// Team mode asked for but misconfigured: every operation reports this.
     broken: Option<String>,
 }
@@ -225,7 +225,7 @@ impl Memories {
         data_dir: &Path,
         semantic: SemanticSettings,
         linger: Option<std::time::Duration>,
-        setup: &crate::team::TeamSetup,
+        setup: &crate::config::team::TeamSetup,
     ) -> Arc<Memories> {
         let memories = match linger {
             Some(linger) => Memories::lingering(root, data_dir, semantic, linger),
@@ -233,10 +233,10 @@ impl Memories {
         };
         let mut memories = Arc::into_inner(memories).expect("just created");
         match setup {
-            crate::team::TeamSetup::Off => {}
-            crate::team::TeamSetup::Broken(why) => memories.broken = Some(why.clone()),
-            crate::team::TeamSetup::On(config) => {
-                let link = crate::team::Link::new(config.clone(), data_dir);
+            crate::config::team::TeamSetup::Off => {}
+            crate::config::team::TeamSetup::Broken(why) => memories.broken = Some(why.clone()),
+            crate::config::team::TeamSetup::On(config) => {
+                let link = team::Link::new(config.clone(), data_dir);
                 if let Backend::Disk { dir, marker, .. } = &mut memories.backend {
                     *dir = link.mirror_dir();
                     *marker = link.marker();
@@ -248,7 +248,7 @@ impl Memories {
     }
 
     /// Team mode's link, when on.
-    pub fn team(&self) -> Option<&Arc<crate::team::Link>> {
+    pub fn team(&self) -> Option<&Arc<team::Link>> {
         self.team.as_ref()
     }
 
@@ -542,7 +542,7 @@ impl Memories {
         if let Some(link) = &self.team {
             let rows = with_vectors
                 .into_iter()
-                .map(|(memory, vector)| crate::team::outbox::Row {
+                .map(|(memory, vector)| team::outbox::Row {
                     base: state.revs.get(&memory.id).cloned(),
                     vector: vector.as_deref().map(store::encode_vector),
                     memory,
@@ -746,7 +746,7 @@ impl Memories {
             if let Some(link) = &self.team {
                 let tombstones = removed
                     .iter()
-                    .map(|m| crate::team::outbox::Tombstone {
+                    .map(|m| team::outbox::Tombstone {
                         id: m.id.clone(),
                         kind: m.kind.as_str().to_string(),
                         developer: m.developer.clone(),

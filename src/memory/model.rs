@@ -400,19 +400,7 @@ fn clip_history(history: &mut Vec<Revision>) {
 
 /// Normalises a developer handle: trimmed, without a leading `@`, lowercase.
 pub fn developer_id(raw: &str) -> Result<String, MemoryError> {
-    let id = raw.trim().trim_start_matches('@').to_lowercase();
-    let valid = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | '+'));
-    if valid {
-        Ok(id)
-    } else {
-        Err(MemoryError::Invalid(format!(
-            "invalid developer `{raw}`: use a handle or email (letters, digits, . _ - @ +)"
-        )))
-    }
+    crate::config::team::developer_id(raw).map_err(MemoryError::Invalid)
 }
 
 /// A memory id: `m_` and 16 hex digits.

@@ -1,33 +1,17 @@
-//! Memories in SurrealDB: the store of record. Each memory is one row of the `memory` table
-//! (its fields as written, its vector as base64 of little-endian f32s) and carries the write
-//! sequence number of its last change, so a process can catch up on other processes'
-//! writes by reading the rows changed since the last sequence number it saw.
-
-use std::path::{Path, PathBuf};
+//! Memories in the memory store: a memory is one row (its fields as written, its vector as
+//! base64 of little-endian f32s), a review record another; this file turns them into rows and
+//! back, and reads and writes the store (`storage::memory`) in those terms.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
-use surrealdb::Surreal;
-use surrealdb::engine::local::Db;
-use surrealdb::types::{Object, RecordId};
 
 use super::model::Memory;
-use crate::review::outcome::ReviewRecord;
-use crate::storage::{self, StoreError, decode, object, query_error};
+use super::reviews::ReviewRecord;
+use crate::storage::memory::{ReviewRow, Store, Tombstone};
+use crate::storage::{Row, StoreError, decode, fields};
 
 type Result<T> = std::result::Result<T, StoreError>;
-
-/// The memory schema version this cairn writes.
-pub const MEMORY_SCHEMA_VERSION: u32 = 2;
-
-const SCHEMA: &str = "
-    DEFINE TABLE IF NOT EXISTS memory SCHEMALESS;
-    DEFINE INDEX IF NOT EXISTS memory_seq ON memory FIELDS seq;
-    DEFINE TABLE IF NOT EXISTS memory_meta SCHEMALESS;
-    DEFINE TABLE IF NOT EXISTS review SCHEMALESS;
-    DEFINE INDEX IF NOT EXISTS review_seq ON review FIELDS seq;
-";
 
 /// A memory as stored, with its vector.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,124 +24,56 @@ pub struct StoredMemory {
     pub rev: Option<String>,
 }
 
-const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
-    kind = $input.kind, title = $input.title, content = $input.content,
-    developer = $input.developer, org = $input.org, agent = $input.agent,
-    run = $input.run, paths = $input.paths, symbols = $input.symbols,
-    unknown_anchors = $input.unknown_anchors, source = $input.source,
-    source_ref = $input.source_ref, written_by = $input.written_by,
-    created_at = $input.created_at, updated_at = $input.updated_at,
-    valid_from = $input.valid_from, invalidated_at = $input.invalidated_at,
-    superseded_by = $input.superseded_by, supersedes = $input.supersedes,
-    access_count = $input.access_count, last_access = $input.last_access,
-    confidence = $input.confidence, addressed = $input.addressed,
-    shared = $input.shared, category = $input.category,
-    redacted = $input.redacted, history = $input.history, seq = $input.seq,
-    vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
-
-/// Memory rows changed after `$after`, in write order (the local store and the team server).
-pub(crate) const MEMORIES_SINCE: &str =
-    "SELECT *, record::id(id) AS key FROM memory WHERE seq > $after ORDER BY seq;";
-/// Review records written after `$after`, in write order.
-pub(crate) const REVIEWS_SINCE: &str =
-    "SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq;";
-
-/// An open memory store.
+/// An open memory store, read and written as memories and review records.
 pub struct MemoryStore {
-    db: Surreal<Db>,
-    lock_file: Option<PathBuf>,
+    store: Store,
 }
 
 impl MemoryStore {
     /// Opens (creating if needed) the store in `dir`, waiting while another process holds it.
-    pub async fn open(dir: &Path) -> Result<MemoryStore> {
-        MemoryStore::open_within(dir, std::time::Duration::from_secs(30)).await
+    pub async fn open(dir: &std::path::Path) -> Result<MemoryStore> {
+        Ok(MemoryStore {
+            store: Store::open(dir).await?,
+        })
     }
 
     /// Opens the store, waiting at most `patience` for another process to release it.
-    pub async fn open_within(dir: &Path, patience: std::time::Duration) -> Result<MemoryStore> {
-        let db = storage::open_engine_within(dir, patience).await?;
-        let store = MemoryStore {
-            db,
-            lock_file: Some(dir.join("LOCK")),
-        };
-        store.prepare(dir).await?;
-        Ok(store)
-    }
-
-    async fn prepare(&self, dir: &Path) -> Result<()> {
-        self.db
-            .use_ns("cairn")
-            .use_db("memory")
-            .await
-            .map_err(query_error("selecting the memory database"))?;
-        let mut response = self
-            .db
-            .query("SELECT VALUE version FROM ONLY memory_meta:schema")
-            .await
-            .map_err(query_error("reading the memory schema version"))?;
-        let found: Option<i64> = response.take(0).unwrap_or(None);
-        let found = found.unwrap_or(0) as u32;
-        if found > MEMORY_SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: dir.to_path_buf(),
-                found,
-                supported: MEMORY_SCHEMA_VERSION,
-            });
-        }
-        if found < MEMORY_SCHEMA_VERSION {
-            self.db
-                .query(format!(
-                    "BEGIN TRANSACTION; {SCHEMA} UPSERT memory_meta:schema SET version = {MEMORY_SCHEMA_VERSION}; COMMIT TRANSACTION;"
-                ))
-                .await
-                .and_then(|r| r.check())
-                .map_err(query_error("creating the memory schema"))?;
-        }
-        Ok(())
+    pub async fn open_within(
+        dir: &std::path::Path,
+        patience: std::time::Duration,
+    ) -> Result<MemoryStore> {
+        Ok(MemoryStore {
+            store: Store::open_within(dir, patience).await?,
+        })
     }
 
     /// Closes the store, waiting until the engine has released its files.
     pub async fn close(self) {
-        storage::close_engine(self.db, self.lock_file).await;
+        self.store.close().await;
     }
 
     /// The sequence number of the last write.
     pub async fn head(&self) -> Result<u64> {
-        let mut response = self
-            .db
-            .query("SELECT VALUE seq FROM ONLY memory_meta:head")
-            .await
-            .map_err(query_error("reading the memory sequence"))?;
-        let seq: Option<i64> = response
-            .take(0)
-            .map_err(query_error("reading the memory sequence"))?;
-        Ok(seq.unwrap_or(0) as u64)
+        self.store.head().await
     }
 
     /// Rows changed after sequence number `after`, in write order.
     pub async fn changes_since(&self, after: u64) -> Result<Vec<StoredMemory>> {
-        let doing = "reading memories";
-        let mut response = self
-            .db
-            .query(MEMORIES_SINCE)
-            .bind(("after", after as i64))
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error(doing))?;
-        let rows: Vec<serde_json::Value> = response.take(0).map_err(query_error(doing))?;
-        rows.into_iter().map(|row| from_row(row, doing)).collect()
+        let rows = self.store.memories_since(after).await?;
+        rows.into_iter()
+            .map(|row| from_row(row, "reading memories"))
+            .collect()
     }
 
     /// Writes changed memories (each with its vector, if known) and advances the sequence, in
     /// one transaction. Memories must carry their new sequence numbers; `head` is the
     /// highest.
     pub async fn write(&self, rows: &[(&Memory, Option<&[f32]>)], head: u64) -> Result<()> {
-        let objects: Vec<Object> = rows
+        let rows = rows
             .iter()
             .map(|(memory, vector)| to_row(memory, *vector))
             .collect();
-        self.insert(objects, Vec::new(), Vec::new(), head).await
+        self.store.write(rows, &[], Vec::new(), head).await
     }
 
     /// Team mode: stores rows as the server sent them (its sequence numbers, revisions and
@@ -173,185 +89,85 @@ impl MemoryStore {
         let mut tombstones = Vec::new();
         for row in rows {
             if row.forgotten {
-                let mut tomb = Object::new();
-                tomb.insert("id", RecordId::new("memory", row.memory.id.as_str()));
-                tomb.insert("seq", row.memory.seq as i64);
-                tombstones.push(tomb);
+                tombstones.push(Tombstone {
+                    id: row.memory.id.clone(),
+                    seq: row.memory.seq,
+                });
                 continue;
             }
-            let mut object = to_row(&row.memory, row.vector.as_deref());
+            let mut fields = to_row(&row.memory, row.vector.as_deref());
             if let Some(rev) = &row.rev {
-                object.insert("rev", rev.as_str());
+                fields.insert("rev".to_string(), rev.as_str().into());
             }
-            live.push(object);
+            live.push(fields);
         }
         let reviews = reviews.iter().map(review_row).collect();
-        self.insert(live, tombstones, reviews, head).await
-    }
-
-    async fn insert(
-        &self,
-        rows: Vec<Object>,
-        tombstones: Vec<Object>,
-        reviews: Vec<Object>,
-        head: u64,
-    ) -> Result<()> {
-        let rows: Vec<Object> = rows
-            .into_iter()
-            .map(|mut row| {
-                if !row.contains_key("rev") {
-                    row.insert("rev", surrealdb::types::Value::None);
-                }
-                row
-            })
-            .collect();
-        // An empty INSERT is not worth a statement (a mirror write may carry reviews only).
-        let insert = if rows.is_empty() { "" } else { INSERT_MEMORIES };
-        self.db
-            .query(format!(
-                "BEGIN TRANSACTION;
-                 {insert}
-                 FOR $row IN $tombstones {{ UPSERT $row.id CONTENT {{ seq: $row.seq, forgotten: true }} }};
-                 FOR $row IN $reviews {{ UPSERT $row.id CONTENT $row.body }};
-                 UPSERT memory_meta:head SET seq = math::max([seq OR 0, $head]);
-                 COMMIT TRANSACTION;"
-            ))
-            .bind(("rows", rows))
-            .bind(("tombstones", tombstones))
-            .bind(("reviews", reviews))
-            .bind(("head", head as i64))
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error("writing memories"))?;
-        Ok(())
+        self.store.write(live, &tombstones, reviews, head).await
     }
 
     /// Replaces forgotten memories' rows with tombstones (id and sequence number only), in
     /// one transaction; the i-th id gets sequence number `first + i`.
     pub async fn tombstones(&self, ids: &[String], first: u64) -> Result<()> {
-        let rows: Vec<Object> = ids
+        let tombstones: Vec<Tombstone> = ids
             .iter()
             .enumerate()
-            .map(|(i, id)| {
-                let mut row = Object::new();
-                row.insert("id", RecordId::new("memory", id.as_str()));
-                row.insert("seq", (first + i as u64) as i64);
-                row.insert("forgotten", true);
-                row
+            .map(|(i, id)| Tombstone {
+                id: id.clone(),
+                seq: first + i as u64,
             })
             .collect();
-        let head = first + ids.len() as u64 - 1;
-        self.db
-            .query(
-                "BEGIN TRANSACTION;
-                 FOR $row IN $rows { UPSERT $row.id CONTENT { seq: $row.seq, forgotten: true } };
-                 UPSERT memory_meta:head SET seq = $head;
-                 COMMIT TRANSACTION;",
-            )
-            .bind(("rows", rows))
-            .bind(("head", head as i64))
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error("forgetting memories"))?;
-        Ok(())
+        self.store.forget(&tombstones).await
     }
 
     /// Review records written after sequence number `after`.
     pub async fn reviews_since(&self, after: u64) -> Result<Vec<ReviewRecord>> {
-        let doing = "reading review records";
-        let mut response = self
-            .db
-            .query(REVIEWS_SINCE)
-            .bind(("after", after as i64))
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error(doing))?;
-        let rows: Vec<serde_json::Value> = response.take(0).map_err(query_error(doing))?;
-        decode(rows, doing)
+        let rows = self.store.reviews_since(after).await?;
+        decode(rows, "reading review records")
     }
 
     /// Stores a review record (replacing an earlier record of the same review) and advances
     /// the sequence, in one transaction.
     pub async fn write_review(&self, record: &ReviewRecord) -> Result<()> {
-        self.db
-            .query(
-                "BEGIN TRANSACTION;
-                 UPSERT $id CONTENT $row;
-                 UPSERT memory_meta:head SET seq = $head;
-                 COMMIT TRANSACTION;",
-            )
-            .bind(("id", RecordId::new("review", record.id.as_str())))
-            .bind(("row", review_body(record)))
-            .bind(("head", record.seq as i64))
+        self.store
+            .write_review(review_row(record), record.seq)
             .await
-            .and_then(|r| r.check())
-            .map_err(query_error("writing a review record"))?;
-        Ok(())
     }
 
     /// Every stored row, raw (for tests that check what reached the disk).
     pub async fn raw_rows(&self) -> Result<Vec<serde_json::Value>> {
-        let mut response = self
-            .db
-            .query("SELECT * FROM memory")
-            .await
-            .map_err(query_error("reading raw memories"))?;
-        response
-            .take(0)
-            .map_err(query_error("reading raw memories"))
+        self.store.raw_rows().await
     }
 }
 
 /// A review record as stored: its id is the record key, kept also as `review_id`.
-fn review_body(record: &ReviewRecord) -> Object {
-    let mut row = object(record);
+pub(crate) fn review_body(record: &ReviewRecord) -> Row {
+    let mut row = fields(record);
     row.remove("id");
-    row.insert("review_id", record.id.as_str());
+    row.insert("review_id".to_string(), record.id.as_str().into());
     row
 }
 
-fn review_row(record: &ReviewRecord) -> Object {
-    let mut row = Object::new();
-    row.insert("id", RecordId::new("review", record.id.as_str()));
-    row.insert("body", review_body(record));
-    row
+fn review_row(record: &ReviewRecord) -> ReviewRow {
+    ReviewRow {
+        id: record.id.clone(),
+        body: review_body(record),
+    }
 }
 
-/// A memory as a row of the `memory` table (also the body the team server stores).
-pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Object {
-    let mut row = object(memory);
-    row.remove("id");
-    row.insert("id", RecordId::new("memory", memory.id.as_str()));
-    row.insert("kind", memory.kind.as_str());
+/// A memory as a row of the `memory` table (also the body the team server stores): lists
+/// are stored even when empty, the type as `kind`, the vector as base64.
+pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Row {
+    let mut row = fields(memory);
+    row.insert("kind".to_string(), memory.kind.as_str().into());
     row.remove("type");
-    // Every field the update clause names must be present; NONE clears it.
-    for field in [
-        "developer",
-        "org",
-        "agent",
-        "run",
-        "source_ref",
-        "written_by",
-        "invalidated_at",
-        "superseded_by",
-        "supersedes",
-        "last_access",
-        "category",
-    ] {
-        if !row.contains_key(field) {
-            row.insert(field, surrealdb::types::Value::None);
-        }
-    }
     for field in ["paths", "symbols", "unknown_anchors", "redacted", "history"] {
-        if !row.contains_key(field) {
-            row.insert(field, Vec::<String>::new());
-        }
+        row.entry(field)
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
     }
-    match vector {
-        Some(v) => row.insert("vector", encode_vector(v)),
-        None => row.insert("vector", surrealdb::types::Value::None),
-    };
-    row.insert("forgotten", false);
+    if let Some(vector) = vector {
+        row.insert("vector".to_string(), encode_vector(vector).into());
+    }
+    row.insert("forgotten".to_string(), false.into());
     row
 }
 
@@ -429,4 +245,52 @@ pub fn decode_vector(text: &str) -> Option<Vec<f32>> {
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryType;
+
+    #[tokio::test]
+    async fn a_rewritten_memory_loses_the_fields_it_no_longer_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MemoryStore::open(dir.path()).await.unwrap();
+        let mut memory = Memory::new(
+            "m_0000000000000001".to_string(),
+            MemoryType::Decision,
+            "Staging".to_string(),
+            "Staging deploys run at noon.".to_string(),
+            1_700_000_000_000,
+        );
+        memory.seq = 1;
+        memory.developer = Some("alice".to_string());
+        memory.category = Some("release-train".to_string());
+        memory.paths = vec!["deploy/staging.yml".to_string()];
+        memory.shared = true;
+        let vector = [0.5_f32, -1.0, 2.0];
+        store.write(&[(&memory, Some(&vector))], 1).await.unwrap();
+        let read = store.changes_since(0).await.unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].memory, memory);
+        assert_eq!(read[0].vector.as_deref(), Some(&vector[..]));
+
+        memory.seq = 2;
+        memory.developer = None;
+        memory.category = None;
+        memory.paths.clear();
+        memory.shared = false;
+        store.write(&[(&memory, None)], 2).await.unwrap();
+        let read = store.changes_since(1).await.unwrap();
+        assert_eq!(read[0].memory, memory);
+        assert_eq!(read[0].vector, None);
+        assert_eq!(store.head().await.unwrap(), 2);
+        let raw = serde_json::to_string(&store.raw_rows().await.unwrap()).unwrap();
+        assert!(
+            !raw.contains("alice") && !raw.contains("release-train"),
+            "{raw}"
+        );
+        assert!(!raw.contains("vector") && !raw.contains("shared"), "{raw}");
+        store.close().await;
+    }
 }

@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
-use super::index::{Filter, SearchIndex};
 use super::model::{
     Event, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY, MAX_LABEL_BYTES,
     MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Source, developer_id, is_memory_id,
 };
+use super::search::{Filter, SearchIndex};
 use super::{now_ms, secrets, text};
 use crate::graph::Graph;
 

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::outcome::{AuthorStats, RuleStat};
+use super::stats::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, SymbolChange, TestToRun, Untested, Use};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::context::{MemoryNote, lines_note};

@@ -8,54 +8,17 @@
 pub mod briefing;
 pub mod diff;
 pub mod git;
-pub mod outcome;
+pub mod stats;
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::context::nearest_dependents;
 use crate::extract::{self, FileExtract, Symbol};
 use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
 use crate::languages::Registry;
 pub use diff::{ChangeKind, DiffError, FileChange};
-
-/// Default cap on the commits of a reviewed `base..head` range: a large pull request has a
-/// few dozen, a release branch a few hundred; `root..HEAD` of a living repository has more.
-pub const DEFAULT_MAX_COMMITS: usize = 500;
-
-/// Default cap on the files of a reviewed change: each is parsed on both sides, and a broad
-/// refactor fits while a whole repository's worth does not.
-pub const DEFAULT_MAX_FILES: usize = 2_000;
-
-/// The `[review]` table of `cairn.toml`: how large a change one review takes on.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReviewSettings {
-    /// Most commits in a reviewed `base..head` range.
-    #[serde(default = "default_max_commits")]
-    pub max_commits: usize,
-    /// Most changed files in a reviewed change.
-    #[serde(default = "default_max_files")]
-    pub max_files: usize,
-}
-
-impl Default for ReviewSettings {
-    fn default() -> Self {
-        ReviewSettings {
-            max_commits: DEFAULT_MAX_COMMITS,
-            max_files: DEFAULT_MAX_FILES,
-        }
-    }
-}
-
-fn default_max_commits() -> usize {
-    DEFAULT_MAX_COMMITS
-}
-
-fn default_max_files() -> usize {
-    DEFAULT_MAX_FILES
-}
 
 /// A change larger than one review takes on.
 #[derive(Debug, thiserror::Error)]

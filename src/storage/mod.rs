@@ -1,25 +1,27 @@
-//! The only place that speaks SurrealQL: opening the store, the declared schema and its
-//! migrations, loading the graph and writing changes to it in batched transactions.
+//! The only place that speaks SurrealQL and calls the SurrealDB client: the graph store
+//! ([`graph`]), the memory store and its team copy ([`memory`]), the team server
+//! ([`remote`]), their schemas (`schema/<store>/<version>.surql`) and the one migration
+//! mechanism that applies them ([`migrate`]).
+//!
+//! Rows cross this boundary as serde values ([`Row`]) or storage-owned row types: what a
+//! memory or a review record is, and how it becomes a row, is the memory layer's business.
 
-mod schema;
+pub mod graph;
+pub mod memory;
+pub mod migrate;
+pub mod remote;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use surrealdb::Surreal;
-use surrealdb::engine::local::{Db, Mem, SurrealKv};
-use surrealdb::types::{Object, RecordId};
+use surrealdb::engine::local::{Db, SurrealKv};
+use surrealdb::types::{Object, Value};
 
-use crate::graph::{Edge, EdgeKind, Graph, Node, SourceFile};
-use crate::history::CommitInfo;
+pub use graph::{Delta, FileStamp, IndexMeta, SCHEMA_VERSION, SourceRecord, Store};
 
-pub use schema::SCHEMA_VERSION;
-
-/// Rows per statement in batched writes.
-const BATCH: usize = 2_000;
 /// How long opening waits for another cairn process to release the store.
 const OPEN_PATIENCE: Duration = Duration::from_secs(30);
 /// How long closing waits for the engine to flush and release the store.
@@ -33,10 +35,10 @@ pub enum StoreError {
     #[error("cannot open the store at {path}: {message}")]
     Open { path: PathBuf, message: String },
     #[error(
-        "the store at {path} has schema version {found}, newer than this cairn ({supported}); upgrade cairn"
+        "the store at {store} has schema version {found}, newer than this cairn ({supported}); upgrade cairn"
     )]
     TooNew {
-        path: PathBuf,
+        store: String,
         found: u32,
         supported: u32,
     },
@@ -55,128 +57,35 @@ pub(crate) fn query_error(doing: &str) -> impl FnOnce(surrealdb::Error) -> Store
     }
 }
 
-/// A stored source file: what the last index saw, and its extraction (the parse cache).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SourceRecord {
-    pub file: SourceFile,
-    /// Modification time in nanoseconds, to skip hashing unchanged files.
-    pub mtime_ns: i64,
-}
+/// A row as the layers above hand it over: its fields by name. A field that is absent or
+/// null is stored as NONE (no value).
+pub type Row = serde_json::Map<String, serde_json::Value>;
 
-/// What an indexed file looked like on disk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileStamp {
-    pub path: String,
-    pub mtime_ns: i64,
-    pub size: u64,
-}
-
-/// Facts about the last index run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IndexMeta {
-    pub indexed_at: i64,
-    pub commit: Option<String>,
-    /// Increases with every write, so readers can tell their snapshot is stale.
-    pub generation: u64,
-    pub summary: serde_json::Value,
-}
-
-/// What changes between the stored graph and a new one.
-#[derive(Debug, Default)]
-pub struct Delta {
-    /// Nothing is stored yet: rows are inserted without looking for existing ones.
-    pub fresh: bool,
-    pub upsert_nodes: Vec<Node>,
-    pub delete_nodes: Vec<String>,
-    pub upsert_edges: Vec<Edge>,
-    pub delete_edges: Vec<(EdgeKind, String)>,
-    pub upsert_sources: Vec<SourceRecord>,
-    pub delete_sources: Vec<String>,
-}
-
-impl Delta {
-    /// The changes that turn `old` into `new`.
-    pub fn between(old: &Graph, new: &Graph) -> Delta {
-        let mut delta = Delta {
-            fresh: old.nodes.is_empty() && old.edges.is_empty(),
-            ..Delta::default()
-        };
-        for node in &new.nodes {
-            let before = old.shared_node(&node.id);
-            // Shared nodes are unchanged without comparing them.
-            if !before.is_some_and(|b| Arc::ptr_eq(b, node) || **b == **node) {
-                delta.upsert_nodes.push((**node).clone());
-            }
+/// The fields of a serialisable value as a row, leaving out absent (null) fields.
+pub fn fields(value: &impl Serialize) -> Row {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => {
+            map.into_iter().filter(|(_, v)| !v.is_null()).collect()
         }
-        for node in &old.nodes {
-            if new.node(&node.id).is_none() {
-                delta.delete_nodes.push(node.id.clone());
-            }
-        }
-        let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
-        let old_edges: rustc_hash::FxHashMap<(EdgeKind, String), &Edge> = old
-            .edges
-            .iter()
-            .map(|e| &**e)
-            .filter(stored)
-            .map(|e| ((e.kind, e.key()), e))
-            .collect();
-        let new_keys: rustc_hash::FxHashSet<(EdgeKind, String)> = new
-            .edges
-            .iter()
-            .map(|e| &**e)
-            .filter(stored)
-            .map(|e| (e.kind, e.key()))
-            .collect();
-        for edge in new.edges.iter().map(|e| &**e).filter(stored) {
-            if old_edges.get(&(edge.kind, edge.key())) != Some(&edge) {
-                delta.upsert_edges.push(edge.clone());
-            }
-        }
-        for (key, _) in old_edges {
-            if !new_keys.contains(&key) {
-                delta.delete_edges.push(key);
-            }
-        }
-        delta
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.upsert_nodes.is_empty()
-            && self.delete_nodes.is_empty()
-            && self.upsert_edges.is_empty()
-            && self.delete_edges.is_empty()
-            && self.upsert_sources.is_empty()
-            && self.delete_sources.is_empty()
+        _ => Row::new(),
     }
 }
 
-/// An open store.
-pub struct Store {
-    db: Surreal<Db>,
-    /// The engine's lock file, for persistent stores: released once the engine has flushed
-    /// and closed.
-    lock_file: Option<PathBuf>,
-}
-
-/// Converts a serialisable row to a SurrealDB object, leaving out absent (null) fields so
-/// `option<…>` fields stay NONE.
-pub(crate) fn object(row: &impl Serialize) -> Object {
+/// A row as a SurrealDB object: null fields become NONE, so `option<…>` fields stay empty.
+pub(crate) fn object(row: Row) -> Object {
     let mut object = Object::new();
-    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(row) {
-        for (key, value) in map {
-            if !value.is_null() {
-                object.insert(key, value);
-            }
+    for (key, value) in row {
+        if value.is_null() {
+            object.insert(key, Value::None);
+        } else {
+            object.insert(key, value);
         }
     }
     object
 }
 
-pub(crate) fn decode<T: DeserializeOwned>(
-    rows: Vec<serde_json::Value>,
-    doing: &str,
-) -> Result<Vec<T>> {
+/// Rows decoded into `T`.
+pub fn decode<T: DeserializeOwned>(rows: Vec<serde_json::Value>, doing: &str) -> Result<Vec<T>> {
     rows.into_iter()
         .map(|row| {
             serde_json::from_value(row).map_err(|e| StoreError::Decode {
@@ -187,383 +96,9 @@ pub(crate) fn decode<T: DeserializeOwned>(
         .collect()
 }
 
-/// A stored node row: the node without its id, which is the record key.
-#[derive(Serialize)]
-struct NodeRow<'a> {
-    #[serde(flatten)]
-    node: &'a Node,
-}
-
-impl Store {
-    /// Opens (creating if needed) the persistent store in `dir`, waiting while another process
-    /// holds it, and migrates its schema forward.
-    pub async fn open(dir: &Path) -> Result<Store> {
-        let db = open_engine(dir).await?;
-        let mut store = Store::prepare(db, dir).await?;
-        store.lock_file = Some(dir.join("LOCK"));
-        Ok(store)
-    }
-
-    /// Closes the store and waits until the engine has flushed its log and let go of the
-    /// files, so the next process finds a cleanly closed store.
-    pub async fn close(self) {
-        let Store { db, lock_file } = self;
-        close_engine(db, lock_file).await;
-    }
-
-    /// An in-memory store (for tests and dry runs).
-    pub async fn memory() -> Result<Store> {
-        let db = Surreal::new::<Mem>(())
-            .await
-            .map_err(|e| StoreError::Open {
-                path: PathBuf::from("memory"),
-                message: e.to_string(),
-            })?;
-        Store::prepare(db, Path::new("memory")).await
-    }
-
-    async fn prepare(db: Surreal<Db>, dir: &Path) -> Result<Store> {
-        db.use_ns("cairn")
-            .use_db("repo")
-            .await
-            .map_err(query_error("selecting the database"))?;
-        let store = Store {
-            db,
-            lock_file: None,
-        };
-        schema::migrate(&store.db, dir).await?;
-        Ok(store)
-    }
-
-    async fn select<T: DeserializeOwned>(&self, sql: &str, doing: &str) -> Result<Vec<T>> {
-        let mut response = self
-            .db
-            .query(sql)
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error(doing))?;
-        let rows: Vec<serde_json::Value> = response.take(0).map_err(query_error(doing))?;
-        decode(rows, doing)
-    }
-
-    /// The stored graph.
-    pub async fn load_graph(&self) -> Result<Graph> {
-        let rows: Vec<serde_json::Value> = self
-            .select("SELECT *, record::id(id) AS key FROM node", "loading nodes")
-            .await?;
-        let nodes: Vec<Node> = decode(
-            rows.into_iter()
-                .map(|mut row| {
-                    if let Some(object) = row.as_object_mut() {
-                        let key = object.remove("key").unwrap_or_default();
-                        object.insert("id".to_string(), key);
-                    }
-                    row
-                })
-                .collect(),
-            "loading nodes",
-        )?;
-        let mut edges = Vec::new();
-        for kind in EdgeKind::STORED {
-            let table = kind.table();
-            let sql = format!(
-                "SELECT '{table}' AS kind, record::id(in) AS src, record::id(out) AS dst, lines, reasons FROM {table}"
-            );
-            edges.extend(self.select::<Edge>(&sql, "loading edges").await?);
-        }
-        Ok(Graph::from_stored(nodes, edges))
-    }
-
-    /// The stored source files with their extractions.
-    pub async fn load_sources(&self) -> Result<Vec<SourceRecord>> {
-        #[derive(Deserialize)]
-        struct Row {
-            record: String,
-        }
-        let rows: Vec<Row> = self
-            .select("SELECT record FROM source", "loading sources")
-            .await?;
-        rows.into_iter()
-            .map(|row| {
-                serde_json::from_str(&row.record).map_err(|e| StoreError::Decode {
-                    doing: "reading a source record".to_string(),
-                    message: e.to_string(),
-                })
-            })
-            .collect()
-    }
-
-    /// Size and modification time of every indexed file, by path (cheap: no extractions).
-    pub async fn file_stamps(&self) -> Result<Vec<FileStamp>> {
-        self.select(
-            "SELECT record::id(id) AS path, mtime_ns, size FROM source",
-            "reading file stamps",
-        )
-        .await
-    }
-
-    pub async fn meta(&self) -> Result<Option<IndexMeta>> {
-        let rows: Vec<IndexMeta> = self
-            .select("SELECT * OMIT id FROM meta:index", "reading index facts")
-            .await?;
-        Ok(rows.into_iter().next())
-    }
-
-    /// The mined commit history, and the HEAD it was mined at.
-    pub async fn load_history(&self) -> Result<(Vec<CommitInfo>, Option<String>)> {
-        let doing = "loading the commit history";
-        let commits: Vec<CommitInfo> = self
-            .select("SELECT *, record::id(id) AS id FROM commit", doing)
-            .await?;
-        #[derive(Deserialize)]
-        struct Head {
-            head: Option<String>,
-        }
-        let head: Vec<Head> = self.select("SELECT head FROM meta:history", doing).await?;
-        Ok((commits, head.into_iter().next().and_then(|h| h.head)))
-    }
-
-    /// Stores newly mined commits and drops those that left the window, in one transaction.
-    pub async fn write_history(
-        &self,
-        added: &[CommitInfo],
-        dropped: &[String],
-        head: Option<&str>,
-    ) -> Result<()> {
-        let rows: Vec<Object> = added
-            .iter()
-            .map(|c| {
-                let mut row = object(c);
-                row.insert("id", RecordId::new("commit", c.id.as_str()));
-                row
-            })
-            .collect();
-        let gone: Vec<RecordId> = dropped
-            .iter()
-            .map(|id| RecordId::new("commit", id.as_str()))
-            .collect();
-        self.db
-            .query(
-                "BEGIN TRANSACTION;
-                 INSERT INTO commit $rows ON DUPLICATE KEY UPDATE files = $input.files;
-                 FOR $id IN $gone { DELETE $id };
-                 UPSERT meta:history SET head = $head;
-                 COMMIT TRANSACTION;",
-            )
-            .bind(("rows", rows))
-            .bind(("gone", gone))
-            .bind(("head", head.map(str::to_string)))
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error("writing the commit history"))?;
-        Ok(())
-    }
-
-    /// Applies a delta and the new index facts, in transactions of bounded size.
-    pub async fn apply(&self, delta: &Delta, meta: &IndexMeta) -> Result<()> {
-        let mut writer = Writer::new(&self.db);
-
-        let node_fields = schema::NODE_FIELDS
-            .iter()
-            .map(|f| format!("{f} = $input.{f}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        for (i, chunk) in delta.upsert_nodes.chunks(BATCH).enumerate() {
-            let rows = chunk
-                .iter()
-                .map(|node| {
-                    let mut row = object(&NodeRow { node });
-                    row.insert("id", RecordId::new("node", node.id.as_str()));
-                    row
-                })
-                .collect();
-            let var = format!("nodes{i}");
-            let statement = if delta.fresh {
-                format!("INSERT INTO node ${var}")
-            } else {
-                format!("INSERT INTO node ${var} ON DUPLICATE KEY UPDATE {node_fields}")
-            };
-            writer.rows(statement, var, rows).await?;
-        }
-        for kind in EdgeKind::STORED {
-            let table = kind.table();
-            let edges: Vec<&Edge> = delta
-                .upsert_edges
-                .iter()
-                .filter(|e| e.kind == kind)
-                .collect();
-            for (i, chunk) in edges.chunks(BATCH).enumerate() {
-                let rows = chunk
-                    .iter()
-                    .map(|edge| {
-                        let mut row = Object::new();
-                        row.insert("id", RecordId::new(table, edge.key()));
-                        row.insert("in", RecordId::new("node", edge.src.as_str()));
-                        row.insert("out", RecordId::new("node", edge.dst.as_str()));
-                        row.insert(
-                            "lines",
-                            edge.lines.iter().map(|&l| l as i64).collect::<Vec<_>>(),
-                        );
-                        row.insert("reasons", edge.reasons.clone());
-                        row
-                    })
-                    .collect();
-                let var = format!("{table}{i}");
-                let statement = if delta.fresh {
-                    format!("INSERT RELATION INTO {table} ${var}")
-                } else {
-                    format!(
-                        "INSERT RELATION INTO {table} ${var} ON DUPLICATE KEY UPDATE lines = $input.lines, reasons = $input.reasons"
-                    )
-                };
-                writer.rows(statement, var, rows).await?;
-            }
-        }
-        let deleted_edges: Vec<RecordId> = delta
-            .delete_edges
-            .iter()
-            .map(|(kind, key)| RecordId::new(kind.table(), key.as_str()))
-            .collect();
-        for (i, chunk) in deleted_edges.chunks(BATCH).enumerate() {
-            let var = format!("gone_edges{i}");
-            writer
-                .ids(format!("DELETE ${var}"), var, chunk.to_vec())
-                .await?;
-        }
-        let deleted_nodes: Vec<RecordId> = delta
-            .delete_nodes
-            .iter()
-            .map(|id| RecordId::new("node", id.as_str()))
-            .collect();
-        for (i, chunk) in deleted_nodes.chunks(BATCH).enumerate() {
-            let var = format!("gone_nodes{i}");
-            writer
-                .ids(format!("DELETE ${var}"), var, chunk.to_vec())
-                .await?;
-        }
-        for (i, chunk) in delta.upsert_sources.chunks(BATCH / 4).enumerate() {
-            let rows = chunk
-                .iter()
-                .map(|source| {
-                    let mut row = Object::new();
-                    row.insert("id", RecordId::new("source", source.file.path.as_str()));
-                    row.insert(
-                        "record",
-                        serde_json::to_string(source).expect("source records serialise"),
-                    );
-                    row.insert("mtime_ns", source.mtime_ns);
-                    row.insert("size", source.file.size as i64);
-                    row
-                })
-                .collect();
-            let var = format!("sources{i}");
-            let statement = format!(
-                "INSERT INTO source ${var} ON DUPLICATE KEY UPDATE record = $input.record, mtime_ns = $input.mtime_ns, size = $input.size"
-            );
-            writer.rows(statement, var, rows).await?;
-        }
-        let deleted_sources: Vec<RecordId> = delta
-            .delete_sources
-            .iter()
-            .map(|path| RecordId::new("source", path.as_str()))
-            .collect();
-        if !deleted_sources.is_empty() {
-            writer
-                .ids(
-                    "DELETE $gone_sources".to_string(),
-                    "gone_sources".to_string(),
-                    deleted_sources,
-                )
-                .await?;
-        }
-        writer.finish(object(meta)).await
-    }
-}
-
-/// Batched writes: statements run in transactions of about [`ROWS_PER_TRANSACTION`] rows, so a
-/// large index does not hold every row in memory at once. The index facts go in the last
-/// transaction, and readers reload only after the writer has finished (the generation marker).
-struct Writer<'a> {
-    db: &'a Surreal<Db>,
-    statements: Vec<String>,
-    rows: Vec<(String, Vec<Object>)>,
-    ids: Vec<(String, Vec<RecordId>)>,
-    pending: usize,
-}
-
-/// Rows per transaction when writing the graph.
-const ROWS_PER_TRANSACTION: usize = 20_000;
-
-impl<'a> Writer<'a> {
-    fn new(db: &'a Surreal<Db>) -> Self {
-        Writer {
-            db,
-            statements: Vec::new(),
-            rows: Vec::new(),
-            ids: Vec::new(),
-            pending: 0,
-        }
-    }
-
-    async fn rows(&mut self, statement: String, var: String, rows: Vec<Object>) -> Result<()> {
-        self.pending += rows.len();
-        self.statements.push(statement);
-        self.rows.push((var, rows));
-        self.flush_if_full().await
-    }
-
-    async fn ids(&mut self, statement: String, var: String, ids: Vec<RecordId>) -> Result<()> {
-        self.pending += ids.len();
-        self.statements.push(statement);
-        self.ids.push((var, ids));
-        self.flush_if_full().await
-    }
-
-    async fn flush_if_full(&mut self) -> Result<()> {
-        if self.pending >= ROWS_PER_TRANSACTION {
-            self.commit(None).await?;
-        }
-        Ok(())
-    }
-
-    async fn finish(mut self, meta: Object) -> Result<()> {
-        self.commit(Some(meta)).await
-    }
-
-    async fn commit(&mut self, meta: Option<Object>) -> Result<()> {
-        let mut statements = vec!["BEGIN TRANSACTION".to_string()];
-        statements.append(&mut self.statements);
-        if meta.is_some() {
-            statements.push("UPSERT meta:index CONTENT $meta".to_string());
-        }
-        statements.push("COMMIT TRANSACTION".to_string());
-        let mut query = self.db.query(statements.join(";\n"));
-        for (var, rows) in self.rows.drain(..) {
-            query = query.bind((var, rows));
-        }
-        for (var, ids) in self.ids.drain(..) {
-            query = query.bind((var, ids));
-        }
-        if let Some(meta) = meta {
-            query = query.bind(("meta", meta));
-        }
-        self.pending = 0;
-        query
-            .await
-            .and_then(|r| r.check())
-            .map_err(query_error("writing the index"))?;
-        Ok(())
-    }
-}
-
-/// Opens (creating if needed) the embedded engine in `dir`, waiting while another process
-/// holds it.
-pub(crate) async fn open_engine(dir: &Path) -> Result<Surreal<Db>> {
-    open_engine_within(dir, OPEN_PATIENCE).await
-}
-
-/// Opens the embedded engine in `dir`, waiting at most `patience` for another process.
-pub(crate) async fn open_engine_within(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
+/// Opens (creating if needed) the embedded engine in `dir`, waiting at most `patience` for
+/// another process to release it.
+async fn open_engine(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
     crate::private::private_dir(dir).map_err(|e| StoreError::Open {
         path: dir.to_path_buf(),
         message: e.to_string(),
@@ -599,7 +134,7 @@ pub(crate) async fn open_engine_within(dir: &Path, patience: Duration) -> Result
 
 /// Drops the engine and waits until it has flushed its log and released `lock_file`, so the
 /// next process finds a cleanly closed store.
-pub(crate) async fn close_engine(db: Surreal<Db>, lock_file: Option<PathBuf>) {
+async fn close_engine(db: Surreal<Db>, lock_file: Option<PathBuf>) {
     drop(db);
     let Some(lock_file) = lock_file else { return };
     let started = Instant::now();
@@ -621,4 +156,18 @@ pub(crate) async fn close_engine(db: Surreal<Db>, lock_file: Option<PathBuf>) {
 fn is_lock_error(error: &surrealdb::Error) -> bool {
     let text = error.to_string().to_lowercase();
     text.contains("lock") || text.contains("in use") || text.contains("would block")
+}
+
+/// Runs a query that returns rows and takes the first statement's rows.
+async fn select<C: surrealdb::Connection>(
+    db: &Surreal<C>,
+    sql: &str,
+    doing: &str,
+) -> Result<Vec<serde_json::Value>> {
+    let mut response = db
+        .query(sql)
+        .await
+        .and_then(|r| r.check())
+        .map_err(query_error(doing))?;
+    response.take(0).map_err(query_error(doing))
 }

@@ -241,14 +241,14 @@ pub(crate) fn password_in(credentials: &Path) -> String {
 }
 
 /// cairn's own connection to the team server, as `who` of `clone`.
-fn cairn_server(server: &Server, who: &str, clone: &WorkingCopy) -> cairn::team::remote::Server {
-    cairn::team::remote::Server::new(
+fn cairn_server(server: &Server, who: &str, clone: &WorkingCopy) -> cairn::memory::team::Server {
+    cairn::memory::team::Server::new(
         &server.url(),
         "acme",
         "github_com_acme_app",
-        cairn::team::Credentials {
+        cairn::config::team::Credentials {
             developer: who.to_string(),
-            password: cairn::team::Secret::new(password_in(&clone.credentials())),
+            password: cairn::config::team::Secret::new(password_in(&clone.credentials())),
         },
     )
 }
@@ -547,8 +547,8 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_entry_sent_twice_is_applied_once() {
+    use cairn::memory::team::outbox::{Entry, Row};
     use cairn::memory::{Memory, MemoryType};
-    use cairn::team::outbox::{Entry, Row};
     let server = Server::start();
     let team = team(&server);
     let remote = cairn_server(&server, "alice", &team.alice);
@@ -587,7 +587,7 @@ async fn an_entry_sent_twice_is_applied_once() {
     stale.memories[0].base = Some("not-the-current-revision".to_string());
     let conflict = remote.push(std::slice::from_ref(&stale)).await.unwrap_err();
     assert!(
-        matches!(conflict, cairn::team::TeamError::Conflict(ref id) if id == "m_00000000000000a1"),
+        matches!(conflict, cairn::storage::remote::RemoteError::Conflict(ref id) if id == "m_00000000000000a1"),
         "{conflict}"
     );
 }

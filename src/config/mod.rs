@@ -1,5 +1,7 @@
 //! Where things are: the repository root, cairn's per-repository data directory (outside the
-//! repository), and the optional `cairn.toml` settings.
+//! repository), and the optional `cairn.toml` settings, team mode's among them ([`team`]).
+
+pub mod team;
 
 use std::path::{Path, PathBuf};
 
@@ -23,11 +25,11 @@ pub struct Settings {
     #[serde(default)]
     pub history: HistorySettings,
     #[serde(default)]
-    pub review: crate::review::ReviewSettings,
+    pub review: ReviewSettings,
     #[serde(default)]
     pub daemon: DaemonSettings,
     #[serde(default)]
-    pub team: crate::team::TeamSettings,
+    pub team: team::TeamSettings,
 }
 
 /// The `[daemon]` table.
@@ -56,25 +58,65 @@ fn default_debounce_ms() -> u64 {
     50
 }
 
+/// Commits mined from the history by default.
+pub const DEFAULT_HISTORY_COMMITS: usize = 2_000;
+
 /// The `[history]` table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistorySettings {
     /// How many of the latest commits are mined for experts, fixes and co-change.
-    #[serde(default = "default_max_commits")]
+    #[serde(default = "default_history_commits")]
     pub max_commits: usize,
 }
 
 impl Default for HistorySettings {
     fn default() -> Self {
         HistorySettings {
-            max_commits: default_max_commits(),
+            max_commits: DEFAULT_HISTORY_COMMITS,
         }
     }
 }
 
-fn default_max_commits() -> usize {
-    crate::history::DEFAULT_MAX_COMMITS
+fn default_history_commits() -> usize {
+    DEFAULT_HISTORY_COMMITS
+}
+
+/// Default cap on the commits of a reviewed `base..head` range: a large pull request has a
+/// few dozen, a release branch a few hundred; `root..HEAD` of a living repository has more.
+pub const DEFAULT_REVIEW_COMMITS: usize = 500;
+
+/// Default cap on the files of a reviewed change: each is parsed on both sides, and a broad
+/// refactor fits while a whole repository's worth does not.
+pub const DEFAULT_REVIEW_FILES: usize = 2_000;
+
+/// The `[review]` table: how large a change one review takes on.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewSettings {
+    /// Most commits in a reviewed `base..head` range.
+    #[serde(default = "default_review_commits")]
+    pub max_commits: usize,
+    /// Most changed files in a reviewed change.
+    #[serde(default = "default_review_files")]
+    pub max_files: usize,
+}
+
+impl Default for ReviewSettings {
+    fn default() -> Self {
+        ReviewSettings {
+            max_commits: DEFAULT_REVIEW_COMMITS,
+            max_files: DEFAULT_REVIEW_FILES,
+        }
+    }
+}
+
+fn default_review_commits() -> usize {
+    DEFAULT_REVIEW_COMMITS
+}
+
+fn default_review_files() -> usize {
+    DEFAULT_REVIEW_FILES
 }
 
 /// The `[memory]` table.
@@ -138,7 +180,7 @@ pub struct Repo {
     pub is_git: bool,
     pub settings: Settings,
     /// Team mode (memories on a team server) or not.
-    pub team: crate::team::TeamSetup,
+    pub team: team::TeamSetup,
 }
 
 impl Repo {
@@ -159,7 +201,7 @@ impl Repo {
         };
         let settings = read_settings(&root)?;
         let db = std::env::var(DB_ENV).ok();
-        let team = crate::team::resolve(&root, &settings.team, db.as_deref());
+        let team = team::resolve(&root, &settings.team, db.as_deref());
         Ok(Repo {
             is_git: git_root.is_some(),
             root,
@@ -172,7 +214,7 @@ impl Repo {
     /// Uses the memory store at `db` (`--db`): a team server `ws://…`/`wss://…`, or
     /// `embedded`.
     pub fn use_db(&mut self, db: &str) {
-        self.team = crate::team::resolve(&self.root, &self.settings.team, Some(db));
+        self.team = team::resolve(&self.root, &self.settings.team, Some(db));
     }
 
     /// The embedded store's directory.

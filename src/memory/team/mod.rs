@@ -1,24 +1,39 @@
-//! Team mode inside [`Memories`]: shared writes go to the team server as idempotent entries
-//! (queued in the outbox while it is away), and the server's changes are pulled into the
-//! state and the local copy. The rest of `Memories` decides writes as in solo mode.
+//! Team mode inside [`Memories`]: memories, review records, rule statistics and profiles
+//! shared through one SurrealDB server, while the code graph stays in each working copy's
+//! local store. Shared writes go to the server as idempotent entries (queued in the
+//! [`outbox`] while it is away), and the server's changes are pulled into the state and the
+//! local copy ([`link`]), so answers never wait for the network and survive it being away.
+//! The rest of `Memories` decides writes as in solo mode.
+//!
+//! - [`link`] — a team store in use: server, outbox, local copy, sync record.
+//! - [`outbox`] — writes kept durably on disk while the server is away, replayed in order.
+//! - [`server`] — the server in memory's terms (entries out, memories in).
+
+pub mod link;
+pub mod outbox;
+pub mod server;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
+pub use link::{Link, SyncRecord, TeamStatus};
+pub use server::Server;
+
+use super::reviews::ReviewRecord;
 use super::store::{MemoryStore, StoredMemory};
 use super::{Memories, MemoryError, Result, State, store_error, write};
-use crate::review::outcome::ReviewRecord;
-use crate::team::outbox::{Entry, Row, Tombstone};
-use crate::team::remote::{PRIVATE_KINDS, REPLAY_BATCH};
-use crate::team::{Link, TeamError};
+use crate::storage::remote::{PRIVATE_KINDS, RemoteError};
+use outbox::{Entry, Row, Tombstone};
 
+/// Entries per replay transaction.
+pub const REPLAY_BATCH: usize = 100;
 /// Rows per entry: a large import is sent as several transactions.
 const ROWS_PER_ENTRY: usize = 500;
 /// Tries for one entry whose memories changed on the server meanwhile, or that met a busy
 /// server.
 const TRIES: usize = 5;
 
-fn team_error(error: TeamError) -> MemoryError {
+fn team_error(error: RemoteError) -> MemoryError {
     MemoryError::Store(anyhow::Error::new(error))
 }
 
@@ -48,7 +63,13 @@ impl Memories {
                 );
             }
         } else {
-            match self.exchange(&link, store, state).await {
+            let pending = link.outbox.pending().map_err(|e| {
+                MemoryError::Store(anyhow::anyhow!(
+                    "cannot read {}: {e}",
+                    link.outbox.path().display()
+                ))
+            })?;
+            match self.exchange(&link, store, state, pending.entries).await {
                 Ok(changed) => {
                     pulled = changed;
                     if state.offline.take().is_some() {
@@ -56,7 +77,7 @@ impl Memories {
                     }
                     link.record_sync(None);
                 }
-                Err(error @ TeamError::Unreachable { .. }) => {
+                Err(error @ RemoteError::Unreachable { .. }) => {
                     let message = error.to_string();
                     // Once per outage, not on every question.
                     if state.offline.is_none() {
@@ -71,21 +92,17 @@ impl Memories {
         self.overlay(&link, state, pulled)
     }
 
-    /// Replays the outbox and pulls; true when anything was pulled.
+    /// Replays the queued entries and pulls; true when anything was pulled.
     async fn exchange(
         &self,
         link: &Link,
         store: Option<&MemoryStore>,
         state: &mut State,
-    ) -> std::result::Result<bool, TeamError> {
-        let pending = link.outbox.pending().map_err(|e| {
-            TeamError::Config(format!("cannot read {}: {e}", link.outbox.path().display()))
-        })?;
+        queued: Vec<Entry>,
+    ) -> std::result::Result<bool, RemoteError> {
         let mut pulled = false;
-        if !pending.entries.is_empty() {
-            let delivered = self
-                .deliver(link, store, state, pending.entries, Mode::Replay)
-                .await;
+        if !queued.is_empty() {
+            let delivered = self.deliver(link, store, state, queued, Mode::Replay).await;
             let (done, outcome) = match delivered {
                 Ok(done) => (done, Ok(())),
                 Err((done, error)) => (done, Err(error)),
@@ -111,7 +128,7 @@ impl Memories {
         link: &Link,
         store: Option<&MemoryStore>,
         state: &mut State,
-    ) -> std::result::Result<bool, TeamError> {
+    ) -> std::result::Result<bool, RemoteError> {
         let (rows, reviews) = link.server.changes_since(state.seq).await?;
         if rows.is_empty() && reviews.is_empty() {
             return Ok(false);
@@ -224,7 +241,7 @@ impl Memories {
         // Writes queued earlier go first, so the server sees this copy's writes in order.
         let queued = link.outbox.pending().map_or(0, |p| p.entries.len());
         let sent = if queued > 0 || link.server.recently_away() {
-            Err(TeamError::Unreachable {
+            Err(RemoteError::Unreachable {
                 url: link.server.url().to_string(),
                 message: if queued > 0 {
                     format!("{queued} earlier writes wait for it")
@@ -247,7 +264,7 @@ impl Memories {
                     .map_err(team_error)?;
                 Ok(())
             }
-            Err(error @ TeamError::Unreachable { .. }) => {
+            Err(error @ RemoteError::Unreachable { .. }) => {
                 // Entries already applied by the server are skipped when replayed.
                 link.outbox.append(&entries).map_err(|e| {
                     MemoryError::Store(anyhow::anyhow!(
@@ -277,7 +294,7 @@ impl Memories {
         state: &mut State,
         entries: Vec<Entry>,
         mode: Mode,
-    ) -> std::result::Result<HashSet<String>, (HashSet<String>, TeamError)> {
+    ) -> std::result::Result<HashSet<String>, (HashSet<String>, RemoteError)> {
         let mut done = HashSet::new();
         for batch in entries.chunks(REPLAY_BATCH) {
             match link.server.push(batch).await {
@@ -285,7 +302,7 @@ impl Memories {
                     done.extend(batch.iter().map(|e| e.key.clone()));
                     continue;
                 }
-                Err(error @ TeamError::Unreachable { .. }) => return Err((done, error)),
+                Err(error @ RemoteError::Unreachable { .. }) => return Err((done, error)),
                 // One entry spoils the batch: send them one by one.
                 Err(_) => {}
             }
@@ -295,9 +312,9 @@ impl Memories {
                         done.insert(entry.key.clone());
                     }
                     Err(
-                        error @ (TeamError::Refused(_)
-                        | TeamError::Query { .. }
-                        | TeamError::Conflict(_)),
+                        error @ (RemoteError::Refused(_)
+                        | RemoteError::Query { .. }
+                        | RemoteError::Conflict(_)),
                     ) if mode == Mode::Replay => {
                         // Kept aside, reported by `cairn status`; the rest goes on.
                         tracing::warn!("a queued memory write was refused and set aside: {error}");
@@ -320,21 +337,21 @@ impl Memories {
         store: Option<&MemoryStore>,
         state: &mut State,
         mut entry: Entry,
-    ) -> std::result::Result<(), TeamError> {
+    ) -> std::result::Result<(), RemoteError> {
         let mut last = None;
         for attempt in 0..TRIES {
             match link.server.push(std::slice::from_ref(&entry)).await {
                 Ok(()) => return Ok(()),
-                Err(TeamError::Conflict(id)) => {
+                Err(RemoteError::Conflict(id)) => {
                     let current = link.server.row(&id).await?;
                     rebase(&mut entry, &id, current.as_ref());
                     self.pull(link, store, state).await?;
-                    last = Some(TeamError::Conflict(id));
+                    last = Some(RemoteError::Conflict(id));
                 }
-                Err(TeamError::Busy(message)) => {
+                Err(RemoteError::Busy(message)) => {
                     let pause = 20 * (attempt as u64 + 1) + jitter();
                     tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
-                    last = Some(TeamError::Busy(message));
+                    last = Some(RemoteError::Busy(message));
                 }
                 Err(error) => return Err(error),
             }
@@ -343,7 +360,7 @@ impl Memories {
     }
 
     /// Team mode's state now: sync first (replaying what is queued).
-    pub async fn team_sync(&self) -> Result<Option<crate::team::TeamStatus>> {
+    pub async fn team_sync(&self) -> Result<Option<TeamStatus>> {
         let Some(link) = self.team.clone() else {
             return Ok(None);
         };
@@ -506,8 +523,8 @@ fn jitter() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::reviews::{Disposition, Finding, Verdict};
     use crate::memory::{Memory, MemoryType};
-    use crate::review::outcome::{Disposition, Finding, Verdict};
 
     /// A GitHub token, built at run time so this file does not look like a leak.
     fn token() -> String {
@@ -552,6 +569,15 @@ mod tests {
         };
         edit(&mut record);
         record
+    }
+
+    #[test]
+    fn the_servers_private_kinds_are_developer_memory_types() {
+        for kind in PRIVATE_KINDS {
+            let parsed: MemoryType = kind.parse().unwrap();
+            assert_eq!(parsed.as_str(), kind);
+            assert!(parsed.developer_scoped(), "{kind}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Identity, TeamError};
+use super::{Identity, TeamConfigError};
 
 /// One repository's server, trusted by the user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,7 +32,7 @@ pub fn trust_file() -> Option<PathBuf> {
 
 /// Whether the user trusts the repository at `root` to send its memories to `url` as
 /// `identity`.
-pub fn is_trusted(root: &Path, url: &str, identity: &Identity) -> Result<bool, TeamError> {
+pub fn is_trusted(root: &Path, url: &str, identity: &Identity) -> Result<bool, TeamConfigError> {
     let Some(path) = trust_file() else {
         return Ok(false);
     };
@@ -42,7 +42,7 @@ pub fn is_trusted(root: &Path, url: &str, identity: &Identity) -> Result<bool, T
 
 /// Records that the user trusts the repository at `root` with `url` as `identity` (replacing
 /// what it trusted for that repository before); returns the file it is recorded in.
-pub fn trust(root: &Path, url: &str, identity: &Identity) -> Result<PathBuf, TeamError> {
+pub fn trust(root: &Path, url: &str, identity: &Identity) -> Result<PathBuf, TeamConfigError> {
     let path = trust_file().ok_or_else(no_config_dir)?;
     let mut file = load(&path)?;
     file.trusted.retain(|t| t.repository != root);
@@ -52,7 +52,7 @@ pub fn trust(root: &Path, url: &str, identity: &Identity) -> Result<PathBuf, Tea
 }
 
 /// Forgets the trust given to the repository at `root`; whether there was any.
-pub fn untrust(root: &Path) -> Result<bool, TeamError> {
+pub fn untrust(root: &Path) -> Result<bool, TeamConfigError> {
     let Some(path) = trust_file() else {
         return Ok(false);
     };
@@ -75,37 +75,39 @@ fn entry(root: &Path, url: &str, identity: &Identity) -> Trusted {
     }
 }
 
-fn no_config_dir() -> TeamError {
-    TeamError::Config("no configuration directory on this system (set XDG_CONFIG_HOME)".into())
+fn no_config_dir() -> TeamConfigError {
+    TeamConfigError::Invalid(
+        "no configuration directory on this system (set XDG_CONFIG_HOME)".into(),
+    )
 }
 
 /// The file's entries; none if it does not exist. A file others could write is refused: it
 /// would let them choose where the user's credentials go.
-fn load(path: &Path) -> Result<TrustFile, TeamError> {
+fn load(path: &Path) -> Result<TrustFile, TeamConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TrustFile::default()),
         Err(e) => {
-            return Err(TeamError::Config(format!(
+            return Err(TeamConfigError::Invalid(format!(
                 "cannot read {}: {e}",
                 path.display()
             )));
         }
     };
-    if let Some(mode) = crate::daemon::files::mode_of(path)
+    if let Some(mode) = crate::fsutil::mode_of(path)
         && mode & 0o022 != 0
     {
-        return Err(TeamError::Config(format!(
+        return Err(TeamConfigError::Invalid(format!(
             "{} can be written by others (mode {mode:o}): run chmod 600 on it",
             path.display()
         )));
     }
     toml::from_str(&text)
-        .map_err(|e| TeamError::Config(format!("{} is not valid: {e}", path.display())))
+        .map_err(|e| TeamConfigError::Invalid(format!("{} is not valid: {e}", path.display())))
 }
 
-fn save(path: &Path, file: &TrustFile) -> Result<(), TeamError> {
-    let text = toml::to_string(file).map_err(|e| TeamError::Config(e.to_string()))?;
+fn save(path: &Path, file: &TrustFile) -> Result<(), TeamConfigError> {
+    let text = toml::to_string(file).map_err(|e| TeamConfigError::Invalid(e.to_string()))?;
     crate::private::write_atomic(path, text.as_bytes())
-        .map_err(|e| TeamError::Config(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| TeamConfigError::Invalid(format!("cannot write {}: {e}", path.display())))
 }

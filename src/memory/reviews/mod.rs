@@ -3,15 +3,17 @@
 //! learnings that came with it; rule statistics and author statistics are sums over the
 //! records, so a review recorded twice counts once.
 
+pub mod record;
+
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
+pub use record::{Disposition, Finding, ReviewRecord, Verdict};
+
 use super::write::{self, NewMemory, WriteOutcome};
 use super::{Memories, MemoryError, MemoryType, Result, Source, model, now_ms, state_view};
-use crate::review::outcome::{
-    self, AuthorStats, Disposition, Finding, ReviewRecord, RuleStat, Verdict,
-};
+use crate::review::stats::{AuthorStats, RuleStat};
 
 /// Most findings one review may carry.
 pub const MAX_FINDINGS: usize = 200;
@@ -36,7 +38,7 @@ pub struct ReviewInput {
 }
 
 /// What recording a review did.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RecordedReview {
     pub review_id: String,
     /// The same review was recorded before with the same findings: nothing was counted again.
@@ -127,7 +129,7 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
         None => None,
     };
     Ok(Finding {
-        category: outcome::normalise_category(&f.category)?,
+        category: record::normalise_category(&f.category)?,
         file,
         line: f.line,
         message,
@@ -216,7 +218,7 @@ impl Memories {
             .collect::<Result<Vec<_>>>()?;
         let id = match input.review_id.as_deref() {
             Some(raw) => review_id(raw)?,
-            None => outcome::derived_id(&author, input.verdict, &findings),
+            None => record::derived_id(&author, input.verdict, &findings),
         };
         let mut record = ReviewRecord {
             id: id.clone(),
@@ -240,7 +242,7 @@ impl Memories {
             source(NewMemory {
                 kind: Some(MemoryType::ReviewOutcome),
                 title: Some(format!("Review {id}: {}", input.verdict.as_str())),
-                content: outcome::outcome_text(&record),
+                content: record::outcome_text(&record),
                 developer: Some(author.clone()),
                 ..NewMemory::default()
             }),
@@ -253,7 +255,7 @@ impl Memories {
             .iter()
             .filter(|f| f.disposition == Disposition::Rejected)
         {
-            let (title, content) = outcome::rejection_text(f);
+            let (title, content) = record::rejection_text(f);
             rejections.push(write::prepare(
                 source(NewMemory {
                     kind: Some(MemoryType::RejectionPattern),
@@ -359,11 +361,11 @@ impl Memories {
             .iter()
             .map(|f| f.category.as_str())
             .collect();
-        recorded.rules = outcome::rule_stats(state.reviews.values())
+        recorded.rules = record::rule_stats(state.reviews.values())
             .into_iter()
             .filter(|s| categories.contains(&s.category.as_str()))
             .collect();
-        recorded.author = outcome::author_stats(&author, state.reviews.values());
+        recorded.author = record::author_stats(&author, state.reviews.values());
         recorded.redacted = redacted.into_iter().collect();
         Ok(recorded)
     }
@@ -373,7 +375,7 @@ impl Memories {
     pub async fn rule_stats(&self) -> Result<Vec<RuleStat>> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
-        let mut stats = outcome::rule_stats(state.reviews.values());
+        let mut stats = record::rule_stats(state.reviews.values());
         for stat in &mut stats {
             let mut ids: Vec<&super::Memory> =
                 open_rejections(&state.memories, &stat.category).collect();
@@ -388,13 +390,13 @@ impl Memories {
         let developer = model::developer_id(developer)?;
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
-        Ok(outcome::author_stats(&developer, state.reviews.values()))
+        Ok(record::author_stats(&developer, state.reviews.values()))
     }
 
     /// Marks the live rejection patterns of `category` as addressed (the review guidelines
     /// were updated for them); returns their ids.
     pub async fn mark_addressed(&self, category: &str) -> Result<Vec<String>> {
-        let category = outcome::normalise_category(category)?;
+        let category = record::normalise_category(category)?;
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {

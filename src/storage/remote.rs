@@ -1,11 +1,14 @@
 //! The team server: a SurrealDB server reached over `ws://`/`wss://`, signed in as the
-//! developer's record user. Only this file and `memory/store.rs` speak SurrealQL for memories.
+//! developer's record user ([`Connection`]), or as its root user for `cairn team init` and
+//! member management ([`Admin`]). Connecting and signing in have a timeout, so do queries;
+//! a server found away is left alone for a few seconds; an expired session signs in again.
 //!
 //! What the server holds per repository (namespace = org, database = repository): `memory`
 //! rows (as in the local store, plus `rev`: the idempotency key of the write that made the
 //! version), `review` rows, `memory_meta:head` (the write sequence), `applied` (keys of the
-//! writes already applied) and `member` (record users). Table permissions keep private
-//! developer memories to their developer whatever query a client sends.
+//! writes already applied) and `member` (record users). Table permissions
+//! (`schema/team/2.surql`) keep private developer memories to their developer whatever query
+//! a client sends.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,14 +17,22 @@ use surrealdb::Surreal;
 use surrealdb::engine::any::Any;
 use surrealdb::types::{Object, SurrealValue, Value};
 
-use super::outbox::Entry;
-use super::{Credentials, TeamError};
-use crate::memory::store::{self, StoredMemory};
-use crate::review::outcome::ReviewRecord;
-use crate::storage::object;
+use super::migrate::{self, Schema, Step};
+use super::{Row, StoreError, object};
+use crate::config::team::Credentials;
+
+/// The team server's schema, which `cairn team init` applies.
+const SCHEMA: Schema = Schema {
+    name: "the team schema",
+    record: "memory_meta:schema",
+    steps: &[Step {
+        version: 2,
+        sql: include_str!("schema/team/2.surql"),
+    }],
+};
 
 /// The server schema version `cairn team init` applies.
-pub const TEAM_SCHEMA_VERSION: u32 = 2;
+pub const TEAM_SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// The record access method developers sign in with.
 pub const ACCESS: &str = "member";
@@ -35,59 +46,55 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const QUERY_TIMEOUT: Duration = Duration::from_secs(15);
 /// After the server was found away, how long to answer from local state before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
-/// Entries per replay transaction.
-pub const REPLAY_BATCH: usize = 100;
 
-/// The schema and permissions `cairn team init` applies (idempotent: every statement
-/// overwrites its definition). What a member cannot do, whatever client they use: read other
-/// developers' private memories, move the write sequence backwards (`memory_meta:head` only
-/// grows), write a row numbered beyond it, or change a review record someone else recorded.
-pub fn schema() -> String {
-    let private = PRIVATE_KINDS
-        .iter()
-        .map(|k| format!("'{k}'"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!(
-        "
-    DEFINE TABLE OVERWRITE member SCHEMAFULL PERMISSIONS NONE;
-    DEFINE FIELD OVERWRITE pass ON member TYPE string PERMISSIONS NONE;
-    DEFINE FIELD OVERWRITE added_at ON member TYPE datetime;
-    DEFINE ACCESS OVERWRITE {ACCESS} ON DATABASE TYPE RECORD
-        SIGNIN (SELECT * FROM type::record('member', $developer) WHERE crypto::argon2::compare(pass, $password))
-        DURATION FOR TOKEN 15m, FOR SESSION 12h;
-    DEFINE TABLE OVERWRITE memory SCHEMALESS PERMISSIONS
-        FOR select WHERE kind NOT IN [{private}] OR developer = record::id($auth) OR shared = true
-        FOR create, update WHERE kind NOT IN [{private}] OR developer = record::id($auth)
-        FOR delete NONE;
-    DEFINE FIELD OVERWRITE seq ON memory TYPE int
-        ASSERT $value > 0 AND $value <= (SELECT VALUE seq FROM ONLY memory_meta:head);
-    DEFINE INDEX OVERWRITE memory_seq ON memory FIELDS seq;
-    DEFINE TABLE OVERWRITE review SCHEMALESS PERMISSIONS
-        FOR select, create FULL
-        FOR update WHERE recorded_by = NONE OR recorded_by = $auth
-        FOR delete NONE;
-    DEFINE FIELD OVERWRITE recorded_by ON review VALUE $before OR $auth;
-    DEFINE FIELD OVERWRITE seq ON review TYPE int
-        ASSERT $value > 0 AND $value <= (SELECT VALUE seq FROM ONLY memory_meta:head);
-    DEFINE INDEX OVERWRITE review_seq ON review FIELDS seq;
-    DEFINE TABLE OVERWRITE memory_meta SCHEMALESS PERMISSIONS
-        FOR select FULL
-        FOR create, update WHERE id = memory_meta:head
-        FOR delete NONE;
-    DEFINE FIELD OVERWRITE seq ON memory_meta TYPE option<int>
-        ASSERT $before = NONE OR $value >= $before;
-    DEFINE TABLE OVERWRITE applied SCHEMALESS PERMISSIONS
-        FOR select, create FULL FOR update, delete NONE;
-    UPSERT memory_meta:schema SET version = {TEAM_SCHEMA_VERSION};
-"
-    )
+/// Team server failures.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("the team server at {url} is unreachable: {message}")]
+    Unreachable { url: String, message: String },
+    #[error(
+        "the team server at {url} refused the credentials of `{developer}`{}: {message} (check CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or the credentials file, and that `cairn team add-member` was run for this repository)",
+        if namespace.is_empty() { String::new() } else { format!(" for {namespace}/{database}") }
+    )]
+    Credentials {
+        url: String,
+        developer: String,
+        namespace: String,
+        database: String,
+        message: String,
+    },
+    #[error("the team server refused the write: {0}")]
+    Refused(String),
+    #[error("memory {0} changed on the team server since it was read")]
+    Conflict(String),
+    #[error("the team server is busy: {0}")]
+    Busy(String),
+    #[error("team server query failed while {doing}: {message}")]
+    Query { doing: String, message: String },
 }
 
-/// Applies a batch of entries in one transaction: entries whose key is already recorded are
+/// One write as the push query takes it: its idempotency key and its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Push {
+    pub key: String,
+    pub memories: Vec<Pushed>,
+    pub tombstones: Vec<Pushed>,
+    pub reviews: Vec<Pushed>,
+}
+
+/// A row of a pushed write: its record key and what is stored under it; for a memory, the
+/// `rev` of the version its change started from (`None` for a new memory).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pushed {
+    pub key: String,
+    pub base: Option<String>,
+    pub body: Row,
+}
+
+/// Applies a batch of writes in one transaction: writes whose key is already recorded are
 /// skipped; every memory must still be at the revision it was based on (else `cairn-conflict`
-/// is thrown, naming it); an entry takes its rows' sequence numbers with one update of the
-/// head (`off` is each row's place in the entry, from 1), and each row is one write.
+/// is thrown, naming it); a write takes its rows' sequence numbers with one update of the
+/// head (`off` is each row's place in the write, from 1).
 const PUSH: &str = "
 BEGIN TRANSACTION;
 FOR $e IN $entries {
@@ -120,19 +127,8 @@ SELECT *, record::id(id) AS key FROM memory WHERE seq > $after AND seq <= $head 
 SELECT * OMIT id, recorded_by FROM review WHERE seq > $after AND seq <= $head ORDER BY seq;
 ";
 
-/// A pulled row that decodes; one that does not is skipped with a warning, so a bad row any
-/// member's client wrote does not stop everyone's pull (the warning is redacted: decoding
-/// errors quote values).
-fn decoded<T>(row: Result<T, crate::storage::StoreError>) -> Option<T> {
-    row.inspect_err(|e| {
-        let message = crate::memory::secrets::redact(&e.to_string()).text;
-        tracing::warn!("skipped a row from the team server that does not decode: {message}");
-    })
-    .ok()
-}
-
 /// A connection to the team server, made on first use and again after a failure.
-pub struct Server {
+pub struct Connection {
     url: String,
     namespace: String,
     database: String,
@@ -144,9 +140,9 @@ pub struct Server {
     away_since: std::sync::Mutex<Option<Instant>>,
 }
 
-impl Server {
-    pub fn new(url: &str, namespace: &str, database: &str, credentials: Credentials) -> Server {
-        Server {
+impl Connection {
+    pub fn new(url: &str, namespace: &str, database: &str, credentials: Credentials) -> Connection {
+        Connection {
             url: url.to_string(),
             namespace: namespace.to_string(),
             database: database.to_string(),
@@ -176,19 +172,19 @@ impl Server {
     }
 
     /// The signed-in client, connecting if needed.
-    async fn client(&self) -> Result<Arc<Surreal<Any>>, TeamError> {
+    async fn client(&self) -> Result<Arc<Surreal<Any>>, RemoteError> {
         let mut held = self.client.lock().await;
         if let Some(client) = held.as_ref() {
             return Ok(client.clone());
         }
         let client = self.connect().await;
-        self.mark(matches!(client, Err(TeamError::Unreachable { .. })));
+        self.mark(matches!(client, Err(RemoteError::Unreachable { .. })));
         let client = Arc::new(client?);
         *held = Some(client.clone());
         Ok(client)
     }
 
-    async fn connect(&self) -> Result<Surreal<Any>, TeamError> {
+    async fn connect(&self) -> Result<Surreal<Any>, RemoteError> {
         let mut params = Object::new();
         params.insert("developer", self.credentials.developer.as_str());
         params.insert("password", self.credentials.password.expose());
@@ -209,7 +205,7 @@ impl Server {
         db.use_ns(&self.namespace)
             .use_db(&self.database)
             .await
-            .map_err(|e| TeamError::Unreachable {
+            .map_err(|e| RemoteError::Unreachable {
                 url: self.url.clone(),
                 message: e.message().to_string(),
             })?;
@@ -222,7 +218,7 @@ impl Server {
         doing: &str,
         query: &str,
         bindings: Vec<(&'static str, Value)>,
-    ) -> Result<surrealdb::IndexedResults, TeamError> {
+    ) -> Result<surrealdb::IndexedResults, RemoteError> {
         let mut retried = false;
         let result = loop {
             let client = self.client().await?;
@@ -243,12 +239,12 @@ impl Server {
         };
         let failed = |message: String, connection: bool| {
             if connection {
-                TeamError::Unreachable {
+                RemoteError::Unreachable {
                     url: self.url.clone(),
                     message,
                 }
             } else {
-                TeamError::Query {
+                RemoteError::Query {
                     doing: doing.to_string(),
                     message,
                 }
@@ -262,49 +258,37 @@ impl Server {
         if let Err(error) = &outcome {
             // A broken or expired session is replaced on the next use.
             *self.client.lock().await = None;
-            self.mark(matches!(error, TeamError::Unreachable { .. }));
+            self.mark(matches!(error, RemoteError::Unreachable { .. }));
         } else {
             self.mark(false);
         }
         outcome
     }
 
-    /// Memory rows changed after `after`, and review records, in write order (only what the
-    /// server lets this developer read). Rows numbered beyond the server's head are left out:
-    /// taking one would move this copy's cursor past writes still to come.
+    /// Memory rows (each with its id as `key`) changed after `after`, and review records, in
+    /// write order (only what the server lets this developer read). Rows numbered beyond the
+    /// server's head are left out: taking one would move this copy's cursor past writes still
+    /// to come.
     pub async fn changes_since(
         &self,
         after: u64,
-    ) -> Result<(Vec<StoredMemory>, Vec<ReviewRecord>), TeamError> {
+    ) -> Result<(Vec<serde_json::Value>, Vec<serde_json::Value>), RemoteError> {
         let doing = "reading shared memories";
         let mut response = self
             .run(doing, PULL, vec![("after", (after as i64).into_value())])
             .await?;
-        let query = |e: surrealdb::Error| TeamError::Query {
-            doing: doing.to_string(),
-            message: e.message().to_string(),
-        };
         let errors = response.take_errors();
         if let Some((_, e)) = errors.into_iter().next() {
-            return Err(query(e));
+            return Err(query_failed(doing, &e));
         }
-        let rows: Vec<serde_json::Value> = response.take(1).map_err(query)?;
-        let reviews: Vec<serde_json::Value> = response.take(2).map_err(query)?;
-        let memories = rows
-            .into_iter()
-            .filter_map(|row| decoded(store::from_row(row, doing)))
-            .collect();
-        let reviews = reviews
-            .into_iter()
-            .filter_map(|row| decoded(crate::storage::decode(vec![row], doing)))
-            .flatten()
-            .collect();
+        let memories = response.take(1).map_err(|e| query_failed(doing, &e))?;
+        let reviews = response.take(2).map_err(|e| query_failed(doing, &e))?;
         Ok((memories, reviews))
     }
 
-    /// One memory row as the server holds it now (`None` if it does not exist or is not
-    /// this developer's to read).
-    pub async fn row(&self, id: &str) -> Result<Option<StoredMemory>, TeamError> {
+    /// One memory row (with its id as `key`) as the server holds it now (`None` if it does
+    /// not exist or is not this developer's to read).
+    pub async fn row(&self, id: &str) -> Result<Option<serde_json::Value>, RemoteError> {
         let doing = "reading a shared memory";
         let mut response = self
             .run(
@@ -313,26 +297,16 @@ impl Server {
                 vec![("id", id.to_string().into_value())],
             )
             .await?;
-        let rows: Vec<serde_json::Value> = response.take(0).map_err(|e| TeamError::Query {
-            doing: doing.to_string(),
-            message: e.message().to_string(),
-        })?;
-        rows.into_iter()
-            .next()
-            .map(|row| store::from_row(row, doing))
-            .transpose()
-            .map_err(|e| TeamError::Query {
-                doing: doing.to_string(),
-                message: e.to_string(),
-            })
+        let rows: Vec<serde_json::Value> = response.take(0).map_err(|e| query_failed(doing, &e))?;
+        Ok(rows.into_iter().next())
     }
 
-    /// Applies entries in one transaction (see [`PUSH`]).
-    pub async fn push(&self, entries: &[Entry]) -> Result<(), TeamError> {
+    /// Applies writes in one transaction (see `PUSH`).
+    pub async fn push(&self, writes: &[Push]) -> Result<(), RemoteError> {
         let doing = "writing shared memories";
-        let bound: Vec<Value> = entries
+        let bound: Vec<Value> = writes
             .iter()
-            .map(|e| Value::Object(entry_value(e)))
+            .map(|w| Value::Object(push_value(w)))
             .collect();
         let mut response = self
             .run(doing, PUSH, vec![("entries", bound.into_value())])
@@ -350,28 +324,28 @@ impl Server {
         };
         let message = error.message().to_string();
         if let Some(id) = thrown(&message, "cairn-conflict ") {
-            return Err(TeamError::Conflict(id));
+            return Err(RemoteError::Conflict(id));
         }
         if let Some(id) = thrown(&message, "cairn-refused ") {
-            return Err(TeamError::Refused(format!(
+            return Err(RemoteError::Refused(format!(
                 "the server does not let {} write memory {id}",
                 self.credentials.developer
             )));
         }
         if error.is_not_allowed() {
-            return Err(TeamError::Refused(message));
+            return Err(RemoteError::Refused(message));
         }
         if message.to_lowercase().contains("conflict") {
-            return Err(TeamError::Busy(message));
+            return Err(RemoteError::Busy(message));
         }
-        Err(TeamError::Query {
+        Err(RemoteError::Query {
             doing: doing.to_string(),
             message,
         })
     }
 
-    /// Whether an entry's key is recorded as applied (for status and tests).
-    pub async fn applied(&self, key: &str) -> Result<bool, TeamError> {
+    /// Whether a write's key is recorded as applied (for status and tests).
+    pub async fn applied(&self, key: &str) -> Result<bool, RemoteError> {
         let doing = "reading applied writes";
         let mut response = self
             .run(
@@ -380,10 +354,7 @@ impl Server {
                 vec![("key", key.to_string().into_value())],
             )
             .await?;
-        let found: Option<bool> = response.take(0).map_err(|e| TeamError::Query {
-            doing: doing.to_string(),
-            message: e.message().to_string(),
-        })?;
+        let found: Option<bool> = response.take(0).map_err(|e| query_failed(doing, &e))?;
         Ok(found.unwrap_or(false))
     }
 }
@@ -404,11 +375,11 @@ async fn sign_in<C>(
     who: &str,
     namespace: &str,
     database: &str,
-) -> Result<Surreal<Any>, TeamError>
+) -> Result<Surreal<Any>, RemoteError>
 where
     C: surrealdb::opt::auth::Credentials<surrealdb::opt::auth::Signin>,
 {
-    let away = |message: String| TeamError::Unreachable {
+    let away = |message: String| RemoteError::Unreachable {
         url: url.to_string(),
         message,
     };
@@ -420,7 +391,7 @@ where
     match tokio::time::timeout(CONNECT_TIMEOUT, db.signin(credentials)).await {
         Err(_) => Err(late()),
         Ok(Err(e)) if e.is_connection() => Err(away(e.message().to_string())),
-        Ok(Err(e)) => Err(TeamError::Credentials {
+        Ok(Err(e)) => Err(RemoteError::Credentials {
             url: url.to_string(),
             developer: who.to_string(),
             namespace: namespace.to_string(),
@@ -450,68 +421,43 @@ fn thrown(message: &str, marker: &str) -> Option<String> {
     )
 }
 
-/// An entry as the push query binds it.
-fn entry_value(entry: &Entry) -> Object {
+/// A query's failure as a `Query` error.
+fn query_failed(doing: &str, error: &surrealdb::Error) -> RemoteError {
+    RemoteError::Query {
+        doing: doing.to_string(),
+        message: error.message().to_string(),
+    }
+}
+
+/// A write as the push query binds it: each row numbered by its place in the write (`off`,
+/// from 1), and the number of rows (`count`).
+fn push_value(write: &Push) -> Object {
     let mut value = Object::new();
-    value.insert("key", entry.key.as_str());
+    value.insert("key", write.key.as_str());
     let mut off: i64 = 0;
-    let mut next = || {
-        off += 1;
-        off
+    let mut rows = |rows: &[Pushed]| -> Value {
+        let bound: Vec<Value> = rows
+            .iter()
+            .map(|row| {
+                off += 1;
+                let mut bound = Object::new();
+                bound.insert("key", row.key.as_str());
+                bound.insert("off", off);
+                if let Some(base) = &row.base {
+                    bound.insert("base", base.as_str());
+                }
+                bound.insert("body", Value::Object(object(row.body.clone())));
+                Value::Object(bound)
+            })
+            .collect();
+        bound.into_value()
     };
-    let memories: Vec<Value> = entry
-        .memories
-        .iter()
-        .map(|row| {
-            let mut bound = Object::new();
-            bound.insert("key", row.memory.id.as_str());
-            bound.insert("off", next());
-            if let Some(base) = &row.base {
-                bound.insert("base", base.as_str());
-            }
-            let vector = row.vector.as_deref().and_then(store::decode_vector);
-            let mut body = store::to_row(&row.memory, vector.as_deref());
-            body.remove("id");
-            body.remove("seq");
-            bound.insert("body", Value::Object(body));
-            Value::Object(bound)
-        })
-        .collect();
-    value.insert("memories", memories.into_value());
-    let tombstones: Vec<Value> = entry
-        .tombstones
-        .iter()
-        .map(|t| {
-            let mut body = Object::new();
-            body.insert("forgotten", true);
-            body.insert("kind", t.kind.as_str());
-            if let Some(dev) = &t.developer {
-                body.insert("developer", dev.as_str());
-            }
-            let mut bound = Object::new();
-            bound.insert("key", t.id.as_str());
-            bound.insert("off", next());
-            bound.insert("body", Value::Object(body));
-            Value::Object(bound)
-        })
-        .collect();
-    value.insert("tombstones", tombstones.into_value());
-    let reviews: Vec<Value> = entry
-        .review
-        .iter()
-        .map(|record| {
-            let mut body = object(record);
-            body.remove("id");
-            body.remove("seq");
-            body.insert("review_id", record.id.as_str());
-            let mut bound = Object::new();
-            bound.insert("key", record.id.as_str());
-            bound.insert("off", next());
-            bound.insert("body", Value::Object(body));
-            Value::Object(bound)
-        })
-        .collect();
-    value.insert("reviews", reviews.into_value());
+    let memories = rows(&write.memories);
+    let tombstones = rows(&write.tombstones);
+    let reviews = rows(&write.reviews);
+    value.insert("memories", memories);
+    value.insert("tombstones", tombstones);
+    value.insert("reviews", reviews);
     value.insert("count", off);
     value
 }
@@ -520,16 +466,20 @@ fn entry_value(entry: &Entry) -> Object {
 /// member management. The credentials come from the environment, never from arguments.
 pub struct Admin {
     db: Surreal<Any>,
+    url: String,
 }
 
 impl Admin {
-    pub async fn connect(url: &str, user: &str, password: &str) -> Result<Admin, TeamError> {
+    pub async fn connect(url: &str, user: &str, password: &str) -> Result<Admin, RemoteError> {
         let credentials = surrealdb::opt::auth::Root {
             username: user.to_string(),
             password: password.to_string(),
         };
         let db = sign_in(url, credentials, user, "", "").await?;
-        Ok(Admin { db })
+        Ok(Admin {
+            db,
+            url: url.to_string(),
+        })
     }
 
     async fn run(
@@ -537,7 +487,7 @@ impl Admin {
         doing: &str,
         query: String,
         bindings: Vec<(&'static str, Value)>,
-    ) -> Result<surrealdb::IndexedResults, TeamError> {
+    ) -> Result<surrealdb::IndexedResults, RemoteError> {
         let mut request = self.db.query(query);
         for binding in bindings {
             request = request.bind(binding);
@@ -545,14 +495,15 @@ impl Admin {
         request
             .await
             .and_then(|r| r.check())
-            .map_err(|e| TeamError::Query {
+            .map_err(|e| RemoteError::Query {
                 doing: doing.to_string(),
                 message: e.message().to_string(),
             })
     }
 
-    /// Creates the namespace and database if needed and applies the schema and permissions.
-    pub async fn init(&self, namespace: &str, database: &str) -> Result<(), TeamError> {
+    /// Creates the namespace and database if needed and brings the schema and permissions
+    /// up to [`TEAM_SCHEMA_VERSION`].
+    pub async fn init(&self, namespace: &str, database: &str) -> Result<(), RemoteError> {
         self.run(
             "creating the namespace and database",
             format!(
@@ -562,22 +513,25 @@ impl Admin {
         )
         .await?;
         self.use_db(namespace, database).await?;
-        self.run(
-            "applying the team schema",
-            format!("BEGIN TRANSACTION; {} COMMIT TRANSACTION;", schema()),
-            Vec::new(),
-        )
-        .await?;
-        Ok(())
+        let store = format!("{} ({namespace}/{database})", self.url);
+        migrate::migrate(&self.db, &SCHEMA, &store)
+            .await
+            .map_err(|e| match e {
+                StoreError::Query { doing, message } => RemoteError::Query { doing, message },
+                other => RemoteError::Query {
+                    doing: "applying the team schema".to_string(),
+                    message: other.to_string(),
+                },
+            })
     }
 
-    async fn use_db(&self, namespace: &str, database: &str) -> Result<(), TeamError> {
+    async fn use_db(&self, namespace: &str, database: &str) -> Result<(), RemoteError> {
         self.db
             .use_ns(namespace)
             .use_db(database)
             .await
             .map(|_| ())
-            .map_err(|e| TeamError::Query {
+            .map_err(|e| RemoteError::Query {
                 doing: "selecting the database".to_string(),
                 message: e.message().to_string(),
             })
@@ -590,7 +544,7 @@ impl Admin {
         database: &str,
         developer: &str,
         password: &str,
-    ) -> Result<(), TeamError> {
+    ) -> Result<(), RemoteError> {
         self.use_db(namespace, database).await?;
         self.run(
             "adding a member",
@@ -610,7 +564,7 @@ impl Admin {
         namespace: &str,
         database: &str,
         developer: &str,
-    ) -> Result<bool, TeamError> {
+    ) -> Result<bool, RemoteError> {
         self.use_db(namespace, database).await?;
         let mut response = self
             .run(
@@ -624,7 +578,11 @@ impl Admin {
     }
 
     /// The members' developer ids.
-    pub async fn members(&self, namespace: &str, database: &str) -> Result<Vec<String>, TeamError> {
+    pub async fn members(
+        &self,
+        namespace: &str,
+        database: &str,
+    ) -> Result<Vec<String>, RemoteError> {
         self.use_db(namespace, database).await?;
         let mut response = self
             .run(
@@ -633,9 +591,103 @@ impl Admin {
                 Vec::new(),
             )
             .await?;
-        response.take(0).map_err(|e| TeamError::Query {
+        response.take(0).map_err(|e| RemoteError::Query {
             doing: "listing members".to_string(),
             message: e.message().to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_keeps_private_kinds_to_their_developer() {
+        let sql = SCHEMA.steps[0].sql;
+        let private = PRIVATE_KINDS
+            .iter()
+            .map(|k| format!("'{k}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let rule = format!("kind NOT IN [{private}] OR developer = record::id($auth)");
+        // Both the read and the write permission of `memory` name exactly these kinds.
+        assert_eq!(sql.matches(&rule).count(), 2, "{rule}");
+        assert_eq!(sql.matches("kind NOT IN").count(), 2);
+    }
+
+    #[test]
+    fn the_schema_defines_the_access_developers_sign_in_with() {
+        let sql = SCHEMA.steps[0].sql;
+        assert!(sql.contains(&format!(
+            "DEFINE ACCESS OVERWRITE {ACCESS} ON DATABASE TYPE RECORD"
+        )));
+        assert!(sql.contains(&format!("type::record('{ACCESS}', $developer)")));
+    }
+
+    #[tokio::test]
+    async fn a_version_1_server_is_brought_up_to_version_2() {
+        let db = Surreal::new::<surrealdb::engine::local::Mem>(())
+            .await
+            .unwrap();
+        db.use_ns("acme").use_db("app").await.unwrap();
+        db.query("DEFINE TABLE memory SCHEMALESS; UPSERT memory_meta:schema SET version = 1;")
+            .await
+            .and_then(|r| r.check())
+            .unwrap();
+        migrate::migrate(&db, &SCHEMA, "test").await.unwrap();
+        assert_eq!(
+            migrate::stored_version(&db, &SCHEMA).await.unwrap(),
+            TEAM_SCHEMA_VERSION
+        );
+        let mut response = db.query("INFO FOR DB").await.unwrap();
+        let info: Option<serde_json::Value> = response.take(0).unwrap();
+        let info = info.unwrap();
+        assert!(info["accesses"][ACCESS].is_string(), "{info}");
+        for table in ["member", "memory", "review", "memory_meta", "applied"] {
+            assert!(info["tables"][table].is_string(), "{table}: {info}");
+        }
+        assert!(
+            info["tables"]["memory"]
+                .as_str()
+                .unwrap()
+                .contains("PERMISSIONS FOR select WHERE")
+        );
+    }
+
+    #[test]
+    fn pushed_rows_are_numbered_in_order() {
+        let row = |key: &str| Pushed {
+            key: key.to_string(),
+            base: None,
+            body: Row::new(),
+        };
+        let write = Push {
+            key: "k".to_string(),
+            memories: vec![
+                Pushed {
+                    base: Some("r1".to_string()),
+                    ..row("m1")
+                },
+                row("m2"),
+            ],
+            tombstones: vec![row("m3")],
+            reviews: vec![row("PR-1")],
+        };
+        let bound = Value::Object(push_value(&write)).into_json_value();
+        let offs = |list: &str| -> Vec<i64> {
+            bound[list]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["off"].as_i64().unwrap())
+                .collect()
+        };
+        assert_eq!(offs("memories"), [1, 2]);
+        assert_eq!(offs("tombstones"), [3]);
+        assert_eq!(offs("reviews"), [4]);
+        assert_eq!(bound["count"], 4);
+        assert_eq!(bound["memories"][0]["base"], "r1");
+        assert!(bound["memories"][1].get("base").is_none());
     }
 }

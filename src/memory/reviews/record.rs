@@ -1,5 +1,6 @@
-//! Review outcomes: what a review found and what became of each finding, and the rule
-//! statistics derived from them (per category: flagged, implemented, rejected, deferred).
+//! Review records: what a review found and what became of each finding, and the rule and
+//! author statistics derived from them (per category: flagged, implemented, rejected,
+//! deferred).
 //!
 //! Statistics are never counters that a write bumps: they are sums over the stored review
 //! records, one per review id. Recording the same review twice replaces its record, so it is
@@ -11,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::MemoryError;
+use crate::review::stats::{AuthorStats, RuleStat};
 
 /// What became of a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -35,7 +37,7 @@ impl Disposition {
 }
 
 /// The review's conclusion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Approve,
@@ -110,35 +112,6 @@ pub struct ReviewRecord {
     pub seq: u64,
 }
 
-/// Rule effectiveness for one category.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct RuleStat {
-    pub category: String,
-    pub flagged: u64,
-    pub implemented: u64,
-    pub rejected: u64,
-    pub deferred: u64,
-    /// rejected / flagged.
-    pub rejection_rate: f64,
-    /// Live rejection patterns of this category (the reasons behind the rate).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub memories: Vec<String>,
-}
-
-/// A developer's record as an author of reviewed changes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct AuthorStats {
-    pub reviews: u64,
-    pub approved: u64,
-    pub changes_requested: u64,
-    pub findings: u64,
-    pub implemented: u64,
-    pub rejected: u64,
-    pub deferred: u64,
-    /// Categories most often flagged on their changes, with counts.
-    pub top_categories: Vec<(String, u64)>,
-}
-
 /// A category as stored: trimmed, lowercase, words joined by `-`.
 pub fn normalise_category(raw: &str) -> Result<String, MemoryError> {
     let category: String = raw
@@ -202,11 +175,6 @@ pub fn rule_stats<'a>(reviews: impl IntoIterator<Item = &'a ReviewRecord>) -> Ve
             s
         })
         .collect()
-}
-
-/// Whether a category's findings are usually rejected here.
-pub fn is_high_rejection(stat: &RuleStat, min_sample: u64, min_rate: f64) -> bool {
-    stat.flagged >= min_sample && stat.rejection_rate >= min_rate
 }
 
 /// An author's statistics over review records.
@@ -319,6 +287,7 @@ pub fn rejection_text(finding: &Finding) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::review::stats::is_high_rejection;
 
     fn finding(category: &str, disposition: Disposition) -> Finding {
         Finding {

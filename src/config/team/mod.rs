@@ -1,55 +1,25 @@
-//! Team mode: memories, review records, rule statistics and profiles shared through one
-//! SurrealDB server; the code graph stays in each working copy's local store.
-//!
-//! - [`identity`] — which shared repository a clone is (its normalised git remote).
-//! - [`remote`] — the server connection, the schema and permissions `cairn team init`
-//!   applies, the idempotent push of writes.
-//! - [`outbox`] — writes kept durably on disk while the server is away, replayed in order.
-//! - [`trust`] — the servers the user trusts a repository's `cairn.toml` to name.
-//!
-//! Locally, a team store keeps the last synced copy of what the server let this developer
-//! read (`<data>/team-<hash>/memory`, same layout as the embedded memory store), so answers
-//! never wait for the network and survive it being away.
+//! Team mode's configuration: which server (`--db`, `CAIRN_DB` or the `[team]` table of
+//! `cairn.toml`), which shared repository a working copy is ([`identity`]), who signs in
+//! (credentials from the environment or a 0600 file bound to its server), and which servers
+//! the user trusts a repository to name ([`trust`]). Pure configuration: connecting is
+//! `storage::remote`, syncing `memory::team`.
 
 pub mod identity;
-pub mod outbox;
-pub mod remote;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 pub use identity::Identity;
 pub use trust::is_trusted;
 
-/// Team-mode failures.
+/// Team configuration that cannot work.
 #[derive(Debug, thiserror::Error)]
-pub enum TeamError {
-    #[error("the team server at {url} is unreachable: {message}")]
-    Unreachable { url: String, message: String },
-    #[error(
-        "the team server at {url} refused the credentials of `{developer}`{}: {message} (check CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or the credentials file, and that `cairn team add-member` was run for this repository)",
-        if namespace.is_empty() { String::new() } else { format!(" for {namespace}/{database}") }
-    )]
-    Credentials {
-        url: String,
-        developer: String,
-        namespace: String,
-        database: String,
-        message: String,
-    },
-    #[error("the team server refused the write: {0}")]
-    Refused(String),
-    #[error("memory {0} changed on the team server since it was read")]
-    Conflict(String),
-    #[error("the team server is busy: {0}")]
-    Busy(String),
-    #[error("team server query failed while {doing}: {message}")]
-    Query { doing: String, message: String },
+pub enum TeamConfigError {
     #[error("team configuration: {0}")]
-    Config(String),
+    Invalid(String),
     #[error(
         "this repository's cairn.toml sends team memories to {url} ({namespace}/{database}), a server you have not chosen: cairn signs in only where you send it. Run `cairn team trust` to trust it for this repository, or pass --db / set CAIRN_DB yourself"
     )]
@@ -136,29 +106,29 @@ pub enum TeamSetup {
 }
 
 /// Checks a server address: `ws://` or `wss://`, with no credentials in it.
-pub fn check_url(url: &str) -> Result<String, TeamError> {
+pub fn check_url(url: &str) -> Result<String, TeamConfigError> {
     let url = url.trim();
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(TeamError::Config(format!(
+        return Err(TeamConfigError::Invalid(format!(
             "`{url}` is not a server address: use ws://host:port or wss://host"
         )));
     };
     if !matches!(scheme, "ws" | "wss") {
-        return Err(TeamError::Config(format!(
+        return Err(TeamConfigError::Invalid(format!(
             "`{scheme}://` is not supported: use ws://host:port or wss://host (TLS)"
         )));
     }
     let authority = rest.split('/').next().unwrap_or(rest);
     if authority.contains('@') {
-        return Err(TeamError::Config(
+        return Err(TeamConfigError::Invalid(
             "the server address carries credentials: remove them and set CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or a 0600 credentials file".to_string(),
         ));
     }
     if authority.is_empty() {
-        return Err(TeamError::Config(format!("`{url}` names no host")));
+        return Err(TeamConfigError::Invalid(format!("`{url}` names no host")));
     }
     if scheme == "ws" && !is_loopback(authority) {
-        return Err(TeamError::Config(format!(
+        return Err(TeamConfigError::Invalid(format!(
             "`{url}` is plain ws:// to another machine, which would send the password and every memory unencrypted: use wss:// (ws:// is for 127.0.0.1, ::1 and localhost only)"
         )));
     }
@@ -205,14 +175,14 @@ pub fn chosen_server(
     root: &Path,
     settings: &TeamSettings,
     db_flag: Option<&str>,
-) -> Result<Option<(String, Identity)>, TeamError> {
+) -> Result<Option<(String, Identity)>, TeamConfigError> {
     let Some((url, origin)) = server_url(settings, db_flag) else {
         return Ok(None);
     };
     let url = check_url(url)?;
     let identity = repository_identity(root, settings)?;
     if origin == Origin::Repository && !is_trusted(root, &url, &identity)? {
-        return Err(TeamError::Untrusted {
+        return Err(TeamConfigError::Untrusted {
             url,
             namespace: identity.namespace,
             database: identity.database,
@@ -234,7 +204,7 @@ fn resolve_on(
     root: &Path,
     settings: &TeamSettings,
     db_flag: Option<&str>,
-) -> Result<Option<TeamConfig>, TeamError> {
+) -> Result<Option<TeamConfig>, TeamConfigError> {
     let Some((url, identity)) = chosen_server(root, settings, db_flag)? else {
         return Ok(None);
     };
@@ -254,18 +224,21 @@ fn resolve_on(
 }
 
 /// The repository's identity on the server: `[team] repository`, else its git remote.
-pub fn repository_identity(root: &Path, settings: &TeamSettings) -> Result<Identity, TeamError> {
+pub fn repository_identity(
+    root: &Path,
+    settings: &TeamSettings,
+) -> Result<Identity, TeamConfigError> {
     let key = match &settings.repository {
         Some(key) => key.clone(),
         None => identity::remote_url(root)
             .and_then(|url| identity::normalise_remote(&url))
             .ok_or_else(|| {
-                TeamError::Config(
+                TeamConfigError::Invalid(
                     "the repository has no git remote to identify it on the team server: add one, or set `repository` in the [team] table of cairn.toml".to_string(),
                 )
             })?,
     };
-    Identity::new(&key, settings.org.as_deref()).map_err(TeamError::Config)
+    Identity::new(&key, settings.org.as_deref()).map_err(TeamConfigError::Invalid)
 }
 
 /// The default credentials file.
@@ -276,7 +249,7 @@ pub fn default_credentials_file() -> Option<PathBuf> {
 /// The developer's credentials for the server at `url` (one the user chose or trusts): the
 /// environment, else the credentials file, which must be readable by its owner only and name
 /// that server.
-pub fn credentials(file: Option<&Path>, url: &str) -> Result<Credentials, TeamError> {
+pub fn credentials(file: Option<&Path>, url: &str) -> Result<Credentials, TeamConfigError> {
     let env = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
     match (env(DEVELOPER_ENV), env(PASSWORD_ENV)) {
         (Some(developer), Some(password)) => {
@@ -286,7 +259,7 @@ pub fn credentials(file: Option<&Path>, url: &str) -> Result<Credentials, TeamEr
             });
         }
         (Some(_), None) | (None, Some(_)) => {
-            return Err(TeamError::Config(format!(
+            return Err(TeamConfigError::Invalid(format!(
                 "set both {DEVELOPER_ENV} and {PASSWORD_ENV}, or neither"
             )));
         }
@@ -295,14 +268,14 @@ pub fn credentials(file: Option<&Path>, url: &str) -> Result<Credentials, TeamEr
     let path = match file {
         Some(path) => path.to_path_buf(),
         None => default_credentials_file().ok_or_else(|| {
-            TeamError::Config(format!(
+            TeamConfigError::Invalid(format!(
                 "no credentials: set {DEVELOPER_ENV} and {PASSWORD_ENV}"
             ))
         })?,
     };
     let (server, credentials) = read_credentials(&path)?;
     if server != url {
-        return Err(TeamError::Config(format!(
+        return Err(TeamConfigError::Invalid(format!(
             "the credentials in {} are for {server}, not {url}: cairn sends them only to the server they name",
             path.display()
         )));
@@ -311,7 +284,7 @@ pub fn credentials(file: Option<&Path>, url: &str) -> Result<Credentials, TeamEr
 }
 
 /// The server a credentials file names, and its credentials.
-fn read_credentials(path: &Path) -> Result<(String, Credentials), TeamError> {
+fn read_credentials(path: &Path) -> Result<(String, Credentials), TeamConfigError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
@@ -321,24 +294,24 @@ fn read_credentials(path: &Path) -> Result<(String, Credentials), TeamError> {
         password: String,
     }
     std::fs::metadata(path).map_err(|e| {
-        TeamError::Config(format!(
+        TeamConfigError::Invalid(format!(
             "no credentials: set {DEVELOPER_ENV} and {PASSWORD_ENV}, or write {} (mode 0600) — {e}",
             path.display()
         ))
     })?;
-    if let Some(mode) = crate::daemon::files::mode_of(path)
+    if let Some(mode) = crate::fsutil::mode_of(path)
         && mode & 0o077 != 0
     {
-        return Err(TeamError::Config(format!(
+        return Err(TeamConfigError::Invalid(format!(
             "{} is readable by others (mode {mode:o}): run chmod 600 on it",
             path.display()
         )));
     }
     let text = std::fs::read_to_string(path)
-        .map_err(|e| TeamError::Config(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| TeamConfigError::Invalid(format!("cannot read {}: {e}", path.display())))?;
     // The parse error could quote the password: say only where it is.
     let file: File = toml::from_str(&text).map_err(|e| {
-        TeamError::Config(format!(
+        TeamConfigError::Invalid(format!(
             "{} is not a credentials file (developer = \"…\", password = \"…\"){}",
             path.display(),
             e.span()
@@ -347,13 +320,13 @@ fn read_credentials(path: &Path) -> Result<(String, Credentials), TeamError> {
         ))
     })?;
     let server = file.server.ok_or_else(|| {
-        TeamError::Config(format!(
+        TeamConfigError::Invalid(format!(
             "{} does not say which server its credentials are for: add a line `server = \"wss://…\"` (credentials go only to the server they name)",
             path.display()
         ))
     })?;
     let server = check_url(&server)
-        .map_err(|e| TeamError::Config(format!("the server in {}: {e}", path.display())))?;
+        .map_err(|e| TeamConfigError::Invalid(format!("the server in {}: {e}", path.display())))?;
     let credentials = Credentials {
         developer: developer_name(&file.developer)?,
         password: Secret::new(file.password),
@@ -361,8 +334,26 @@ fn read_credentials(path: &Path) -> Result<(String, Credentials), TeamError> {
     Ok((server, credentials))
 }
 
-fn developer_name(raw: &str) -> Result<String, TeamError> {
-    crate::memory::model::developer_id(raw).map_err(|e| TeamError::Config(e.to_string()))
+fn developer_name(raw: &str) -> Result<String, TeamConfigError> {
+    developer_id(raw).map_err(TeamConfigError::Invalid)
+}
+
+/// A developer handle as cairn keeps it: trimmed, without a leading `@`, lowercase; letters,
+/// digits and `. _ - @ +` only.
+pub fn developer_id(raw: &str) -> Result<String, String> {
+    let id = raw.trim().trim_start_matches('@').to_lowercase();
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | '+'));
+    if valid {
+        Ok(id)
+    } else {
+        Err(format!(
+            "invalid developer `{raw}`: use a handle or email (letters, digits, . _ - @ +)"
+        ))
+    }
 }
 
 /// Writes a credentials file for `server`, readable by its owner only.
@@ -382,163 +373,14 @@ pub fn write_credentials(
         "password": password.expose(),
     }))
     .map_err(std::io::Error::other)?;
-    let mut file = crate::daemon::files::private_file(path)?;
+    let mut file = crate::fsutil::private_file(path)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()
 }
 
 /// A new random password (256 bits, hex).
 pub fn new_password() -> std::io::Result<Secret> {
-    crate::daemon::files::random_hex(32).map(Secret::new)
-}
-
-/// A team store in use: the server, the outbox, the local copy and the sync record.
-pub struct Link {
-    pub config: Arc<TeamConfig>,
-    pub server: remote::Server,
-    pub outbox: outbox::Outbox,
-    dir: PathBuf,
-    /// When this process last recorded a successful exchange (ms), so a search does not read
-    /// the sync record each time.
-    recorded_ok: std::sync::atomic::AtomicI64,
-}
-
-/// The last sync, as recorded on disk for `cairn status` and `cairn doctor`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SyncRecord {
-    /// Last successful exchange with the server (ms since the epoch).
-    #[serde(default)]
-    pub synced_at: Option<i64>,
-    /// The last failure, if the server was away at the last attempt.
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub error_at: Option<i64>,
-}
-
-/// What `cairn status` shows of team mode.
-#[derive(Debug, Clone, Serialize)]
-pub struct TeamStatus {
-    pub server: String,
-    pub developer: String,
-    pub repository: String,
-    pub namespace: String,
-    pub database: String,
-    pub queued: usize,
-    pub rejected: usize,
-    #[serde(flatten)]
-    pub sync: SyncRecord,
-}
-
-impl Link {
-    /// The link for `config`, its local files under `data_dir/team-<hash of server and
-    /// repository>` (another server or repository gets another copy).
-    pub fn new(config: Arc<TeamConfig>, data_dir: &Path) -> Link {
-        let hash = xxhash_rust::xxh3::xxh3_64(
-            format!(
-                "{}\n{}\n{}",
-                config.url, config.identity.namespace, config.identity.database
-            )
-            .as_bytes(),
-        );
-        let dir = data_dir.join(format!("team-{hash:016x}"));
-        Link {
-            server: remote::Server::new(
-                &config.url,
-                &config.identity.namespace,
-                &config.identity.database,
-                config.credentials.clone(),
-            ),
-            outbox: outbox::Outbox::new(&dir),
-            config,
-            dir,
-            recorded_ok: std::sync::atomic::AtomicI64::new(0),
-        }
-    }
-
-    /// The local copy's store directory.
-    pub fn mirror_dir(&self) -> PathBuf {
-        self.dir.join("memory")
-    }
-
-    /// The local copy's sequence marker.
-    pub fn marker(&self) -> PathBuf {
-        self.dir.join("memory.seq")
-    }
-
-    /// Writes that the server refused for good (kept for inspection).
-    pub fn rejected_path(&self) -> PathBuf {
-        self.dir.join("outbox.rejected.jsonl")
-    }
-
-    fn sync_path(&self) -> PathBuf {
-        self.dir.join("sync.json")
-    }
-
-    pub fn sync_record(&self) -> SyncRecord {
-        std::fs::read_to_string(self.sync_path())
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
-    }
-
-    /// Records the outcome of an exchange with the server.
-    pub fn record_sync(&self, error: Option<&str>) {
-        use std::sync::atomic::Ordering;
-        let now = crate::memory::now_ms();
-        // Not worth a file read and write per query.
-        if error.is_none() && now - self.recorded_ok.load(Ordering::Relaxed) < 1_000 {
-            return;
-        }
-        let mut record = self.sync_record();
-        match error {
-            None => {
-                self.recorded_ok.store(now, Ordering::Relaxed);
-                record.synced_at = Some(now);
-                record.error = None;
-                record.error_at = None;
-            }
-            Some(error) => {
-                self.recorded_ok.store(0, Ordering::Relaxed);
-                record.error = Some(error.to_string());
-                record.error_at = Some(now);
-            }
-        }
-        let written = serde_json::to_vec(&record)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| crate::private::write_atomic(&self.sync_path(), &bytes));
-        if let Err(e) = written {
-            tracing::warn!("cannot record the team sync state: {e}");
-        }
-    }
-
-    /// Team mode's state for `cairn status` / `cairn doctor`.
-    pub fn status(&self) -> TeamStatus {
-        let queued = self.outbox.pending().map_or(0, |p| p.entries.len());
-        let rejected = std::fs::read_to_string(self.rejected_path())
-            .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
-        TeamStatus {
-            server: self.config.url.clone(),
-            developer: self.config.credentials.developer.clone(),
-            repository: self.config.identity.key.clone(),
-            namespace: self.config.identity.namespace.clone(),
-            database: self.config.identity.database.clone(),
-            queued,
-            rejected,
-            sync: self.sync_record(),
-        }
-    }
-
-    /// Keeps entries the server will never take, so nothing is silently dropped.
-    pub fn reject(&self, entry: &outbox::Entry, reason: &str) -> std::io::Result<()> {
-        use std::io::Write;
-        let mut line = serde_json::to_value(entry).map_err(std::io::Error::other)?;
-        line["rejected"] = serde_json::Value::String(reason.to_string());
-        crate::private::private_dir(&self.dir)?;
-        let mut file = crate::private::append(&self.rejected_path())?;
-        writeln!(file, "{line}")?;
-        file.sync_data()
-    }
+    crate::fsutil::random_hex(32).map(Secret::new)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::memory::Memory;
-use crate::review::outcome::ReviewRecord;
+use crate::memory::reviews::ReviewRecord;
 
 /// One write: every row of one transaction of the local writer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,7 +72,7 @@ impl Entry {
 
 /// A fresh idempotency key: 128 random bits from the OS, as hex.
 fn new_key() -> String {
-    crate::daemon::files::random_hex(16).unwrap_or_else(|_| {
+    crate::fsutil::random_hex(16).unwrap_or_else(|_| {
         // No /dev/urandom: time, pid and a counter are unique enough for one machine.
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

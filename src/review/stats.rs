@@ -1,0 +1,39 @@
+//! Review statistics as a briefing shows them: how each rule (finding category) fares and an
+//! author's record. Plain data: the memory layer computes them from its review records.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Rule effectiveness for one category.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct RuleStat {
+    pub category: String,
+    pub flagged: u64,
+    pub implemented: u64,
+    pub rejected: u64,
+    pub deferred: u64,
+    /// rejected / flagged.
+    pub rejection_rate: f64,
+    /// Live rejection patterns of this category (the reasons behind the rate).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memories: Vec<String>,
+}
+
+/// A developer's record as an author of reviewed changes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct AuthorStats {
+    pub reviews: u64,
+    pub approved: u64,
+    pub changes_requested: u64,
+    pub findings: u64,
+    pub implemented: u64,
+    pub rejected: u64,
+    pub deferred: u64,
+    /// Categories most often flagged on their changes, with counts.
+    pub top_categories: Vec<(String, u64)>,
+}
+
+/// Whether a category's findings are usually rejected here.
+pub fn is_high_rejection(stat: &RuleStat, min_sample: u64, min_rate: f64) -> bool {
+    stat.flagged >= min_sample && stat.rejection_rate >= min_rate
+}
