@@ -15,9 +15,9 @@ use anyhow::Context as _;
 
 use crate::app::Cairn;
 use crate::config::Repo;
-use crate::daemon::files;
 use crate::datadir::DataDir;
 use crate::events::hook::{HookInput, record};
+use crate::running;
 
 /// Hook events larger than this are not Claude Code's.
 const MAX_EVENT_BYTES: u64 = 1024 * 1024;
@@ -62,9 +62,9 @@ fn record_and_answer(repo: &Repo, input: &HookInput) -> anyhow::Result<Option<St
     if !record(repo, input)? {
         return Ok(None);
     }
-    if let Some(record) = files::DaemonRecord::running(&repo.data_dir) {
-        let token = files::read_token(&repo.data_dir).unwrap_or_default();
-        match crate::daemon::client::get(record.port, &token, "/context", CONTEXT_TIMEOUT) {
+    if let Some(record) = running::DaemonRecord::running(&repo.data_dir) {
+        let token = running::read_token(&repo.data_dir).unwrap_or_default();
+        match crate::running::client::get(record.port, &token, "/context", CONTEXT_TIMEOUT) {
             Ok(text) => return Ok(Some(text)),
             Err(e) => tracing::debug!("the daemon did not answer: {e:#}"),
         }

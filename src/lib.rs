@@ -21,9 +21,6 @@ pub mod lock;
 pub mod mcp;
 pub mod memory;
 pub mod review;
+pub mod running;
 pub mod storage;
 pub mod tokens;
-
-// Former paths, kept while the layout settles.
-pub use fsutil as private;
-pub use fsutil::rotation;

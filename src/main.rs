@@ -12,7 +12,7 @@ use cairn::config::Repo;
 use cli::{Cli, Command, Global, output};
 
 fn main() -> ExitCode {
-    cairn::private::restrict_new_files();
+    cairn::fsutil::restrict_new_files();
     let cli = Cli::parse();
     if let Command::Hook = cli.command {
         // Cheap and quiet: no runtime or logging unless the event needs them.
@@ -65,7 +65,7 @@ fn repository(global: &Global) -> anyhow::Result<Repo> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let mut repo = Repo::discover(&start, global.data_dir.as_deref())?;
-    cairn::private::private_dir(&repo.data_dir)
+    cairn::fsutil::private_dir(&repo.data_dir)
         .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     if let Some(db) = &global.db {
         repo.use_db(db);

@@ -102,7 +102,7 @@ pub fn text(rng: &mut fastrand::Rng) -> (MemoryType, String, String) {
 
 pub fn record(rng: &mut fastrand::Rng, i: usize) -> ExportRecord {
     let (kind, content, path) = text(rng);
-    let now = cairn::memory::now_ms();
+    let now = cairn::clock::now_ms();
     ExportRecord {
         memory: Memory {
             paths: vec![path],

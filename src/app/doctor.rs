@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Cairn, team_line};
 use crate::config::team::TeamSetup;
-use crate::daemon::{client, files};
+use crate::running::{self, client};
 
 /// Checks made elsewhere (the assistants' registrations, the token, the service), run after
 /// cairn's own (which narrow the data files' modes first).
@@ -184,8 +184,8 @@ impl Cairn {
                 }
             }
         }
-        let token = files::read_token(&repo.data_dir);
-        checks.push(match files::DaemonRecord::running(&repo.data_dir) {
+        let token = running::read_token(&repo.data_dir);
+        checks.push(match running::DaemonRecord::running(&repo.data_dir) {
             // Not a fault: the CLI and `cairn serve` work without a daemon, only slower to
             // follow edits. An installed service that is not running shows up in the service
             // check.
@@ -233,7 +233,7 @@ impl Cairn {
 
 /// Narrows anything in the data directory that others could read; says what it narrowed.
 fn private_data(data_dir: &Path) -> Result<String, String> {
-    match crate::private::tighten(data_dir) {
+    match crate::fsutil::tighten(data_dir) {
         Ok(opened) if opened.is_empty() => Ok("private (directories 0700, files 0600)".into()),
         Ok(opened) => Err(format!(
             "{} entr{} could be read by others and {} narrowed to 0700/0600: {}",

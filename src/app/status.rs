@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::Cairn;
 use crate::config::team::TeamSetup;
-use crate::daemon::{client, files};
 use crate::memory::team::TeamStatus;
+use crate::running::{self, client};
 
 /// Where things stand (fields in alphabetical order: the order `cairn status --json` prints).
 #[derive(Debug, Serialize)]
@@ -76,8 +76,8 @@ impl Cairn {
     /// Whether the daemon runs and answers, where, and what the index and team mode are.
     pub fn status(&self) -> Status {
         let repo = &self.repo;
-        let token = files::read_token(&repo.data_dir);
-        let daemon = files::DaemonRecord::running(&repo.data_dir).map(|record| {
+        let token = running::read_token(&repo.data_dir);
+        let daemon = running::DaemonRecord::running(&repo.data_dir).map(|record| {
             let health = client::get(
                 record.port,
                 token.as_deref().unwrap_or(""),
@@ -106,7 +106,7 @@ impl Cairn {
                 .then(|| crate::history::head(&repo.root))
                 .flatten(),
             daemon,
-            token: files::token_path(&repo.data_dir),
+            token: crate::datadir::DataDir::at(&repo.data_dir).token(),
             team: self.team_state(),
         }
     }

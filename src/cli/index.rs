@@ -36,10 +36,10 @@ pub async fn index(cairn: &Cairn, json: bool, wait: u64) -> anyhow::Result<ExitC
 pub async fn serve(repo: Repo, model_dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     #[cfg(unix)]
     if let Some(record) = cairn::daemon::DaemonRecord::running(&repo.data_dir) {
-        let socket = cairn::daemon::files::owned_socket(&record.socket);
+        let socket = cairn::running::owned_socket(&record.socket);
         match async { tokio::net::UnixStream::connect(socket?).await }.await {
             Ok(stream) => {
-                cairn::daemon::client::relay(stream).await?;
+                cairn::running::client::relay(stream).await?;
                 return Ok(ExitCode::SUCCESS);
             }
             Err(e) => tracing::warn!(

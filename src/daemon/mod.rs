@@ -8,8 +8,6 @@
 //! under the writer lock with the store opened for that write only. `cairn index`, the CLI and
 //! a `cairn serve` without a daemon keep working beside it.
 
-pub mod client;
-pub mod files;
 pub mod http;
 pub mod watch;
 
@@ -26,7 +24,7 @@ use crate::config::Repo;
 use crate::datadir::DataDir;
 use crate::index::{self, Live};
 
-pub use files::{DaemonRecord, ensure_token, read_token};
+pub use crate::running::{DaemonRecord, ensure_token, read_token};
 
 /// How often the daemon exchanges with the team server when nothing else does.
 const TEAM_SYNC_EVERY: Duration = Duration::from_secs(15);
@@ -667,7 +665,7 @@ fn serve_socket(
             return None;
         }
     };
-    if let Err(e) = files::restrict(path) {
+    if let Err(e) = crate::fsutil::restrict(path) {
         tracing::warn!(
             "cannot restrict {} ({e}); serving no socket",
             path.display()

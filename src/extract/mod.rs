@@ -1,6 +1,7 @@
 //! Pure extraction: source text in, symbols, imports, calls, bases and state writes out, driven
 //! by a language's queries. Never fails: what could not be read is reported as a diagnostic.
 
+use crate::tokens::truncate;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -567,18 +568,6 @@ fn first_doc_line(doc: &str) -> Option<String> {
         .trim_matches(|c| c == '"' || c == '\'');
     let line = inner.lines().map(str::trim).find(|l| !l.is_empty())?;
     Some(truncate(line, MAX_DOC))
-}
-
-/// Cuts a string to at most `max` bytes on a character boundary, marking the cut.
-pub fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]

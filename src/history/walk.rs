@@ -139,7 +139,7 @@ pub fn mine(
             time: info.commit_time.unwrap_or(resolved.time.seconds),
             author: identity(&resolved.name.to_string(), &resolved.email.to_string()),
             name: resolved.name.to_string(),
-            summary: crate::extract::truncate(&summary, 120),
+            summary: crate::tokens::truncate(&summary, 120),
             fix: super::is_fix(&message),
             files,
         });

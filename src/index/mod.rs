@@ -250,7 +250,7 @@ impl Live {
     /// Index facts for a snapshot of this index.
     pub fn meta(&self, commit: Option<String>) -> IndexMeta {
         IndexMeta {
-            indexed_at: now(),
+            indexed_at: crate::clock::now(),
             commit,
             generation: self.generation,
             summary: serde_json::Value::Null,
@@ -576,7 +576,7 @@ async fn commit(
     started: Instant,
 ) -> Result<(Report, u64), StoreError> {
     let commit = if repo.is_git {
-        head_commit(&repo.root)
+        crate::history::head(&repo.root)
     } else {
         None
     };
@@ -592,7 +592,7 @@ async fn commit(
     if changed || previous.generation == 0 {
         report.seconds = started.elapsed().as_secs_f64();
         let meta = IndexMeta {
-            indexed_at: now(),
+            indexed_at: crate::clock::now(),
             commit,
             generation: previous.generation + 1,
             summary: serde_json::to_value(&report).unwrap_or_default(),
@@ -857,7 +857,3 @@ async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, u
         .await?;
     Ok((caught.len(), caught.new.len()))
 }
-
-pub use crate::clock::now;
-/// Former paths, kept while the layout settles.
-pub use crate::history::head as head_commit;

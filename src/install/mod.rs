@@ -23,8 +23,8 @@ pub use clients::{Client, detect_clients, parse_clients};
 pub use doctor::{Check, check};
 pub use outcome::{Action, Item, Outcome, Step};
 
-use crate::daemon::files::ensure_token;
 use crate::datadir::DataDir;
+use crate::running::ensure_token;
 use clients::Target;
 use manifest::{Manifest, Record, hash};
 use piece::{Kind, Piece};

@@ -39,13 +39,6 @@ fn store_error(e: crate::storage::StoreError) -> MemoryError {
     MemoryError::Store(anyhow::Error::new(e))
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 /// Where the semantic layer's model comes from, and whether it is wanted.
 #[derive(Debug, Clone, Default)]
 pub struct SemanticSettings {
@@ -420,7 +413,7 @@ impl Memories {
             if self.marker().is_some_and(|current| current >= seq) {
                 return;
             }
-            if let Err(e) = crate::private::write_atomic(marker, seq.to_string().as_bytes()) {
+            if let Err(e) = crate::fsutil::write_atomic(marker, seq.to_string().as_bytes()) {
                 tracing::warn!("cannot update {}: {e}", marker.display());
             }
         }
@@ -509,7 +502,7 @@ impl Memories {
             None => store.head().await.map_err(store_error)?.max(state.seq),
         };
         let mut seq = head;
-        let now = now_ms();
+        let now = crate::clock::now_ms();
         for memory in &mut changed {
             if self.team.is_none() {
                 seq += 1;
@@ -692,7 +685,7 @@ impl Memories {
                     continue;
                 }
                 updated.history.push(Revision {
-                    at: now_ms(),
+                    at: crate::clock::now_ms(),
                     event: Event::Update,
                     title: memory.title.clone(),
                     content: memory.content.clone(),
@@ -813,7 +806,7 @@ impl Memories {
             }
             let mut shared = memory.clone();
             shared.shared = true;
-            shared.updated_at = now_ms();
+            shared.updated_at = crate::clock::now_ms();
             shared.history.push(Revision {
                 at: shared.updated_at,
                 event: Event::Update,
@@ -879,7 +872,7 @@ impl Memories {
         };
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
-        let now = now_ms();
+        let now = crate::clock::now_ms();
         let named_paths = write::paths_in(text, &query.paths);
         let candidates = (limit * 4).max(40);
         let mut fused: HashMap<String, f64> = HashMap::new();
@@ -938,7 +931,7 @@ impl Memories {
     pub async fn anchored(&self, paths: &[String], symbols: &[String]) -> Result<Vec<Memory>> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
-        let now = now_ms();
+        let now = crate::clock::now_ms();
         let mut hits: Vec<&Memory> = state
             .memories
             .values()
@@ -1169,7 +1162,7 @@ fn state_view(state: &State) -> write::View<'_> {
 fn restore(previous: &Memory, gone: &str) -> Memory {
     let mut restored = previous.clone();
     restored.history.push(Revision {
-        at: now_ms(),
+        at: crate::clock::now_ms(),
         event: Event::Update,
         title: restored.title.clone(),
         content: restored.content.clone(),
@@ -1180,7 +1173,7 @@ fn restore(previous: &Memory, gone: &str) -> Memory {
     });
     restored.invalidated_at = None;
     restored.superseded_by = None;
-    restored.updated_at = now_ms();
+    restored.updated_at = crate::clock::now_ms();
     restored
 }
 

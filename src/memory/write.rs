@@ -22,7 +22,8 @@ use super::model::{
     MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Source, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
-use super::{now_ms, secrets, text};
+use super::{secrets, text};
+use crate::clock::now_ms;
 use crate::graph::Graph;
 
 /// Jaccard similarity from which two texts are the same learning (when one holds the other's

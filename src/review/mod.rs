@@ -659,7 +659,7 @@ fn diff_lines(change: &FileChange, added: Option<&[u32]>, removed: Option<&[u32]
                     "{}L{} {}",
                     line.op,
                     number.unwrap_or_default(),
-                    extract::truncate(line.text.trim_end(), 160)
+                    crate::tokens::truncate(line.text.trim_end(), 160)
                 ));
             }
         }

@@ -99,7 +99,7 @@ pub fn decode<T: DeserializeOwned>(rows: Vec<serde_json::Value>, doing: &str) ->
 /// Opens (creating if needed) the embedded engine in `dir`, waiting at most `patience` for
 /// another process to release it.
 async fn open_engine(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
-    crate::private::private_dir(dir).map_err(|e| StoreError::Open {
+    crate::fsutil::private_dir(dir).map_err(|e| StoreError::Open {
         path: dir.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -108,7 +108,7 @@ async fn open_engine(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
         match Surreal::new::<SurrealKv>(dir.to_path_buf()).await {
             Ok(db) => {
                 // The engine makes some directories with modes of its own (its log 0750).
-                if let Err(e) = crate::private::tighten(dir) {
+                if let Err(e) = crate::fsutil::tighten(dir) {
                     tracing::warn!("cannot make {} private: {e}", dir.display());
                 }
                 return Ok(db);

@@ -337,7 +337,7 @@ async fn killed_while_indexing_the_next_daemon_leaves_the_store_consistent() {
         .spawn()
         .unwrap();
     let started = Instant::now();
-    while !cairn::daemon::files::is_locked(&lock) {
+    while !cairn::running::is_locked(&lock) {
         assert!(started.elapsed() < DEADLINE, "indexing never started");
         assert!(victim.try_wait().unwrap().is_none(), "the daemon exited");
         std::thread::sleep(Duration::from_millis(5));

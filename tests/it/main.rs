@@ -9,6 +9,7 @@ mod embed;
 mod incremental;
 mod indexing;
 mod install;
+mod layers;
 mod mcp;
 mod memory;
 mod review;

@@ -365,7 +365,7 @@ pub fn write_credentials(
 ) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
-        crate::private::private_dir(dir)?;
+        crate::fsutil::private_dir(dir)?;
     }
     let text = toml::to_string(&serde_json::json!({
         "server": server,

@@ -108,6 +108,6 @@ fn load(path: &Path) -> Result<TrustFile, TeamConfigError> {
 
 fn save(path: &Path, file: &TrustFile) -> Result<(), TeamConfigError> {
     let text = toml::to_string(file).map_err(|e| TeamConfigError::Invalid(e.to_string()))?;
-    crate::private::write_atomic(path, text.as_bytes())
+    crate::fsutil::write_atomic(path, text.as_bytes())
         .map_err(|e| TeamConfigError::Invalid(format!("cannot write {}: {e}", path.display())))
 }

@@ -12,7 +12,8 @@ use serde::Serialize;
 pub use record::{Disposition, Finding, ReviewRecord, Verdict};
 
 use super::write::{self, NewMemory, WriteOutcome};
-use super::{Memories, MemoryError, MemoryType, Result, Source, model, now_ms, state_view};
+use super::{Memories, MemoryError, MemoryType, Result, Source, model, state_view};
+use crate::clock::now_ms;
 use crate::review::stats::{AuthorStats, RuleStat};
 
 /// Most findings one review may carry.

@@ -243,7 +243,7 @@ pub fn outcome_text(record: &ReviewRecord) -> String {
             " [{}{}] {} ({})",
             f.category,
             place,
-            crate::extract::truncate(&f.message, 160),
+            crate::tokens::truncate(&f.message, 160),
             f.disposition.as_str()
         );
         if text.len() + item.len() > crate::memory::model::MAX_CONTENT_BYTES - 64 {
@@ -258,7 +258,7 @@ pub fn outcome_text(record: &ReviewRecord) -> String {
 
 /// The text of the rejection pattern a rejected finding becomes.
 pub fn rejection_text(finding: &Finding) -> (String, String) {
-    let title = crate::extract::truncate(
+    let title = crate::tokens::truncate(
         &format!("{}: {}", finding.category, finding.message),
         crate::memory::model::MAX_TITLE_BYTES - 8,
     );
@@ -270,13 +270,13 @@ pub fn rejection_text(finding: &Finding) -> (String, String) {
             .as_deref()
             .map(|f| format!(" on {f}"))
             .unwrap_or_default(),
-        crate::extract::truncate(&finding.message, 1500)
+        crate::tokens::truncate(&finding.message, 1500)
     );
     match &finding.reason {
         Some(reason) if !reason.trim().is_empty() => {
             content.push_str(&format!(
                 " — reason: {}",
-                crate::extract::truncate(reason.trim(), 1500)
+                crate::tokens::truncate(reason.trim(), 1500)
             ));
         }
         _ => content.push_str(" — no reason given"),

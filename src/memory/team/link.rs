@@ -104,7 +104,7 @@ impl Link {
     /// Records the outcome of an exchange with the server.
     pub fn record_sync(&self, error: Option<&str>) {
         use std::sync::atomic::Ordering;
-        let now = crate::memory::now_ms();
+        let now = crate::clock::now_ms();
         // Not worth a file read and write per query.
         if error.is_none() && now - self.recorded_ok.load(Ordering::Relaxed) < 1_000 {
             return;
@@ -125,7 +125,7 @@ impl Link {
         }
         let written = serde_json::to_vec(&record)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| crate::private::write_atomic(&self.sync_path(), &bytes));
+            .and_then(|bytes| crate::fsutil::write_atomic(&self.sync_path(), &bytes));
         if let Err(e) = written {
             tracing::warn!("cannot record the team sync state: {e}");
         }
@@ -153,8 +153,8 @@ impl Link {
         use std::io::Write;
         let mut line = serde_json::to_value(entry).map_err(std::io::Error::other)?;
         line["rejected"] = serde_json::Value::String(reason.to_string());
-        crate::private::private_dir(&self.dir)?;
-        let mut file = crate::private::append(&self.rejected_path())?;
+        crate::fsutil::private_dir(&self.dir)?;
+        let mut file = crate::fsutil::append(&self.rejected_path())?;
         writeln!(file, "{line}")?;
         file.sync_data()
     }

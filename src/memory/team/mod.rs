@@ -149,7 +149,7 @@ impl Memories {
             // A reader waits only briefly for the local store (`create: false`); the
             // directory is made first so the copy can start.
             None => {
-                let _ = crate::private::private_dir(&link.mirror_dir());
+                let _ = crate::fsutil::private_dir(&link.mirror_dir());
                 self.with_store(false, async |store| {
                     store
                         .write_mirror(&rows, &reviews, head)
@@ -495,7 +495,7 @@ fn rebase(entry: &mut Entry, id: &str, current: Option<&StoredMemory>) {
             let current = &current.memory;
             let mut history = current.history.clone();
             history.push(super::Revision {
-                at: super::now_ms(),
+                at: crate::clock::now_ms(),
                 event: super::Event::Update,
                 title: current.title.clone(),
                 content: current.content.clone(),

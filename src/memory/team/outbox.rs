@@ -58,7 +58,7 @@ impl Entry {
     ) -> Entry {
         Entry {
             key: new_key(),
-            at: crate::memory::now_ms(),
+            at: crate::clock::now_ms(),
             memories,
             tombstones,
             review,
@@ -113,9 +113,9 @@ impl Outbox {
     /// Runs `f` holding the outbox lock (appends and rewrites of all processes take turns).
     fn locked<T>(&self, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
         if let Some(dir) = self.lock.parent() {
-            crate::private::private_dir(dir)?;
+            crate::fsutil::private_dir(dir)?;
         }
-        let lock = crate::private::options()
+        let lock = crate::fsutil::options()
             .create(true)
             .truncate(false)
             .write(true)
@@ -136,7 +136,7 @@ impl Outbox {
             text.push('\n');
         }
         self.locked(|| {
-            let mut file = crate::private::options()
+            let mut file = crate::fsutil::options()
                 .read(true)
                 .append(true)
                 .create(true)
@@ -162,10 +162,10 @@ impl Outbox {
         file.seek(SeekFrom::Start(start))?;
         file.take(length - start).read_to_end(&mut fragment)?;
         let note = serde_json::json!({
-            "found_at": crate::memory::now_ms(),
+            "found_at": crate::clock::now_ms(),
             "fragment": String::from_utf8_lossy(&fragment),
         });
-        let mut torn = crate::private::append(&self.torn_path())?;
+        let mut torn = crate::fsutil::append(&self.torn_path())?;
         writeln!(torn, "{note}")?;
         torn.sync_data()?;
         tracing::warn!(
@@ -225,7 +225,7 @@ impl Outbox {
                 })
                 .flat_map(|line| [line, "\n"])
                 .collect();
-            crate::private::write_atomic(&self.path, kept.as_bytes())
+            crate::fsutil::write_atomic(&self.path, kept.as_bytes())
         })
     }
 }

@@ -137,7 +137,7 @@ fn the_event_file_rolls_over_at_its_limit_and_both_generations_are_tallied() {
         "{}\n",
         json!({"t": 1_700_000_000, "kind": "read", "paths": ["src/a.py"]})
     );
-    let full = line.repeat(cairn::rotation::LIMIT as usize / line.len() + 1);
+    let full = line.repeat(cairn::fsutil::rotation::LIMIT as usize / line.len() + 1);
     std::fs::write(&events, &full).unwrap();
 
     let output = repo.cairn_with_stdin(
@@ -170,7 +170,7 @@ fn the_hook_log_rolls_over_at_its_limit() {
     let cache = tempfile::tempdir().unwrap();
     let log = cache.path().join("cairn/hook.log");
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-    let old = "an old failure\n".repeat(cairn::rotation::LIMIT as usize / 15 + 1);
+    let old = "an old failure\n".repeat(cairn::fsutil::rotation::LIMIT as usize / 15 + 1);
     std::fs::write(&log, &old).unwrap();
     // Not a hook event: the failure is logged in the user's cache directory.
     let mut command = repo.cairn_command(repo.data_dir());
@@ -209,7 +209,7 @@ impl Drop for LoggingDaemon {
 fn the_daemon_rolls_its_own_log_over_at_its_limit() {
     let repo = TestRepo::with_fixture("mixed");
     let log = repo.data_dir().join("daemon.log");
-    let old = "an old line\n".repeat(cairn::rotation::LIMIT as usize / 12 + 1);
+    let old = "an old line\n".repeat(cairn::fsutil::rotation::LIMIT as usize / 12 + 1);
     std::fs::write(&log, &old).unwrap();
     let output = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     let mut daemon = LoggingDaemon(

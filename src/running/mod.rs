@@ -1,6 +1,9 @@
-//! The daemon's files in the repository's data directory: the bearer token (0600), the
-//! record of a running daemon (pid, port, socket), and the lock that keeps it one per
-//! repository.
+//! A running daemon as other processes find it: its files in the repository's data directory
+//! (the bearer token, 0600; the record of where it serves; the lock that keeps it one per
+//! repository) and, in [`client`], how short-lived processes talk to it. The daemon itself
+//! (`crate::daemon`) writes these; the use cases and the hook only read them.
+
+pub mod client;
 
 use std::fs::File;
 use std::io::Write;
@@ -8,19 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::fsutil::{mode_of, private_file, random_hex, restrict};
-
 use crate::datadir::DataDir;
-
-/// The token file (kept for callers of the former path; use [`DataDir::token`]).
-pub fn token_path(data_dir: &Path) -> PathBuf {
-    DataDir::at(data_dir).token()
-}
-
-/// The events file (kept for callers of the former path; use [`DataDir::events`]).
-pub fn events_path(data_dir: &Path) -> PathBuf {
-    DataDir::at(data_dir).events()
-}
+use crate::fsutil::{private_file, random_hex, restrict};
 
 /// The token, created (32 random bytes, hex, mode 0600) if there is none yet. A token file
 /// that others can read is tightened to 0600. Creation is exclusive: when two processes (an
@@ -150,7 +142,10 @@ mod tests {
         let first = ensure_token(dir.path()).unwrap();
         assert_eq!(first.len(), 64);
         assert!(first.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_eq!(mode_of(&token_path(dir.path())), Some(0o600));
+        assert_eq!(
+            crate::fsutil::mode_of(&DataDir::at(dir.path()).token()),
+            Some(0o600)
+        );
         assert_eq!(ensure_token(dir.path()).unwrap(), first);
         assert_eq!(read_token(dir.path()).as_deref(), Some(first.as_str()));
     }
@@ -179,9 +174,9 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let token = ensure_token(dir.path()).unwrap();
-        let path = token_path(dir.path());
+        let path = DataDir::at(dir.path()).token();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(ensure_token(dir.path()).unwrap(), token);
-        assert_eq!(mode_of(&path), Some(0o600));
+        assert_eq!(crate::fsutil::mode_of(&path), Some(0o600));
     }
 }

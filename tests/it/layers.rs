@@ -1,0 +1,199 @@
+//! The layering of the crate, checked on its source: a module may use only modules in the
+//! layers before its own. ARCHITECTURE.md draws the same table; change both together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The top-level modules, lowest layer first. `cli` is the binary (`src/main.rs`, `src/cli/`).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("base", &["clock", "fsutil", "tokens"]),
+    ("base helpers", &["answer", "datadir", "lock"]),
+    ("domain roots", &["languages", "history", "running"]),
+    ("domain", &["extract", "config"]),
+    ("graph", &["graph"]),
+    ("views and storage", &["context", "events", "storage"]),
+    ("review", &["review"]),
+    ("memory", &["memory"]),
+    ("indexing", &["index"]),
+    ("use cases", &["app"]),
+    ("MCP adapter", &["mcp"]),
+    ("daemon adapter", &["daemon"]),
+    ("client adapters", &["hook", "install"]),
+    ("command line", &["cli"]),
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS
+        .iter()
+        .position(|(_, modules)| modules.contains(&module))
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a source file belongs to (`None` for the crate root).
+fn owner(src: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src).unwrap();
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    match first.strip_suffix(".rs").unwrap_or(first) {
+        "lib" => None,
+        "main" => Some("cli".to_string()),
+        name => Some(name.to_string()),
+    }
+}
+
+/// The top-level modules a file names through `crate::` (or `cairn::` in the binary),
+/// including each name inside `crate::{…}`. Comments are skipped.
+fn used(text: &str, roots: &[&str]) -> BTreeSet<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect();
+    let code = without_strings(&lines.join("\n"));
+    let mut out = BTreeSet::new();
+    for root in roots {
+        let prefix = format!("{root}::");
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(&prefix) {
+            let boundary = rest[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            rest = &rest[at + prefix.len()..];
+            if !boundary {
+                continue;
+            }
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 0usize;
+                let mut start = true;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => start = true,
+                        c if start && (c.is_alphanumeric() || c == '_') => {
+                            let name: String = group[i..]
+                                .chars()
+                                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                                .collect();
+                            out.insert(name);
+                            start = false;
+                        }
+                        _ => {}
+                    }
+                }
+            } else {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// The text with the contents of string literals left out (a path in a message or a test's
+/// sample is not a use).
+fn without_strings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut inside = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if inside => {
+                chars.next();
+            }
+            '"' => {
+                inside = !inside;
+                out.push(c);
+            }
+            '\'' if !inside && chars.peek() == Some(&'"') => {
+                // The character literal '"'.
+                out.push(c);
+                out.push(chars.next().unwrap());
+            }
+            _ if inside => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn modules_use_only_the_layers_before_theirs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.sort();
+    let mut unknown = BTreeSet::new();
+    let mut wrong: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let Some(owner) = owner(&src, file) else {
+            continue;
+        };
+        let Some(own) = layer_of(&owner) else {
+            unknown.insert(owner);
+            continue;
+        };
+        let roots: &[&str] = if owner == "cli" {
+            &["crate", "cairn"]
+        } else {
+            &["crate"]
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for module in used(&text, roots) {
+            if module == owner || (owner == "cli" && module == "cli") {
+                continue;
+            }
+            match layer_of(&module) {
+                Some(layer) if layer < own => {}
+                Some(_) => {
+                    wrong
+                        .entry(format!("{owner} -> {module}"))
+                        .or_default()
+                        .insert(file.strip_prefix(&src).unwrap().display().to_string());
+                }
+                None => {
+                    unknown.insert(module);
+                }
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "modules missing from the layer table (add them to LAYERS and ARCHITECTURE.md): {unknown:?}"
+    );
+    assert!(
+        wrong.is_empty(),
+        "uses against the layering (a module may use only earlier layers):\n{}",
+        wrong
+            .iter()
+            .map(|(edge, files)| format!(
+                "  {edge}: {}",
+                files.iter().cloned().collect::<Vec<_>>().join(", ")
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_scanner_sees_grouped_and_nested_uses() {
+    let text = "use crate::{graph::{self, Node}, memory};\n// crate::app in a comment\nlet x = crate::clock::now(); fn f() { mycrate::index::x() }\nlet q = '\"'; let s = \"crate::daemon \\\" crate::hook\"; crate::lock::f();";
+    let found = used(text, &["crate"]);
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        vec!["clock", "graph", "lock", "memory"]
+    );
+}
