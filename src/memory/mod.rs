@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-pub use model::{Event, Memory, MemoryError, MemoryType, Revision, Source};
+pub use model::{Action, Memory, MemoryError, MemoryType, Revision, Source};
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{NewMemory, WriteOutcome};
 
@@ -686,7 +686,7 @@ impl Memories {
                 }
                 updated.history.push(Revision {
                     at: crate::clock::now_ms(),
-                    event: Event::Update,
+                    event: Action::Update,
                     title: memory.title.clone(),
                     content: memory.content.clone(),
                     by: None,
@@ -809,7 +809,7 @@ impl Memories {
             shared.updated_at = crate::clock::now_ms();
             shared.history.push(Revision {
                 at: shared.updated_at,
-                event: Event::Update,
+                event: Action::Update,
                 title: memory.title.clone(),
                 content: memory.content.clone(),
                 by: None,
@@ -1163,7 +1163,7 @@ fn restore(previous: &Memory, gone: &str) -> Memory {
     let mut restored = previous.clone();
     restored.history.push(Revision {
         at: crate::clock::now_ms(),
-        event: Event::Update,
+        event: Action::Update,
         title: restored.title.clone(),
         content: restored.content.clone(),
         by: None,

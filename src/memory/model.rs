@@ -122,10 +122,10 @@ impl std::str::FromStr for Source {
     }
 }
 
-/// What a write did.
+/// What a write did (its action). Serialised under the published field name `event`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Event {
+pub enum Action {
     /// A new memory.
     Add,
     /// An existing memory absorbed the write (its previous text is kept in history).
@@ -143,7 +143,7 @@ pub enum Event {
 pub struct Revision {
     /// Milliseconds since the Unix epoch.
     pub at: i64,
-    pub event: Event,
+    pub event: Action,
     /// The title and content as they were before this change (for UPDATE), or as written.
     pub title: String,
     pub content: String,

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 
 use super::model::{
-    Event, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY, MAX_LABEL_BYTES,
+    Action, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY, MAX_LABEL_BYTES,
     MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Source, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
@@ -60,7 +60,7 @@ pub struct NewMemory {
 /// What a write did.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WriteOutcome {
-    pub event: Event,
+    pub event: Action,
     /// The memory the write landed in (new, updated, or the existing one for NONE).
     pub id: String,
     /// The memory this write superseded.
@@ -488,7 +488,7 @@ fn push_history(memory: &mut Memory, revision: Revision) {
     }
 }
 
-fn revision(memory: &Memory, event: Event, by: &Option<String>, note: Option<String>) -> Revision {
+fn revision(memory: &Memory, event: Action, by: &Option<String>, note: Option<String>) -> Revision {
     Revision {
         at: now_ms(),
         event,
@@ -502,7 +502,7 @@ fn revision(memory: &Memory, event: Event, by: &Option<String>, note: Option<Str
 /// Decides what a prepared write does.
 pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
     let new = &prepared.memory;
-    let outcome = |event: Event, id: &str| WriteOutcome {
+    let outcome = |event: Action, id: &str| WriteOutcome {
         event,
         id: id.to_string(),
         superseded: None,
@@ -519,7 +519,7 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
     {
         let mut plan = Plan {
             changed: Vec::new(),
-            outcome: outcome(Event::None, id),
+            outcome: outcome(Action::None, id),
         };
         plan.outcome.notes.push(format!(
             "this quotes memory {id} as cairn served it; to change it, pass supersedes"
@@ -557,7 +557,7 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         return Ok(supersede(
             old,
             new,
-            outcome(Event::Supersede, &new.id),
+            outcome(Action::Supersede, &new.id),
             None,
         ));
     }
@@ -569,12 +569,12 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         return Ok(match current {
             None => Plan {
                 changed: vec![new.clone()],
-                outcome: outcome(Event::Add, &new.id),
+                outcome: outcome(Action::Add, &new.id),
             },
             Some(old) if text::normalised(&old.content) == prepared.normalised => {
-                reinforce(old, new, outcome(Event::None, &old.id))
+                reinforce(old, new, outcome(Action::None, &old.id))
             }
-            Some(old) => update(old, new, outcome(Event::Update, &old.id)),
+            Some(old) => update(old, new, outcome(Action::Update, &old.id)),
         });
     }
 
@@ -596,7 +596,7 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
             if text::normalised(&old.content) == prepared.normalised {
                 let mut plan = Plan {
                     changed: Vec::new(),
-                    outcome: outcome(Event::None, &old.id),
+                    outcome: outcome(Action::None, &old.id),
                 };
                 plan.outcome.notes.push(format!(
                     "this repeats {} which was superseded by {}; pass supersedes to restore it",
@@ -615,7 +615,7 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
     let Some((old, similarity)) = best else {
         return Ok(Plan {
             changed: vec![new.clone()],
-            outcome: outcome(Event::Add, &new.id),
+            outcome: outcome(Action::Add, &new.id),
         });
     };
     let old_terms = text::fingerprint(&old.content);
@@ -630,18 +630,18 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         return Ok(supersede(
             old,
             new,
-            outcome(Event::Supersede, &new.id),
+            outcome(Action::Supersede, &new.id),
             Some(note),
         ));
     }
     if contradicts {
         return Ok(Plan {
             changed: vec![new.clone()],
-            outcome: outcome(Event::Add, &new.id),
+            outcome: outcome(Action::Add, &new.id),
         });
     }
     if !adds_terms && similarity >= SAME_IF_CONTAINED {
-        let mut plan = reinforce(old, new, outcome(Event::None, &old.id));
+        let mut plan = reinforce(old, new, outcome(Action::None, &old.id));
         plan.outcome.notes.push(format!(
             "already known as {} (similarity {similarity:.2})",
             old.id
@@ -649,7 +649,7 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         return Ok(plan);
     }
     if (!drops_terms && similarity >= SAME_IF_CONTAINED) || similarity >= SAME_REWORDED {
-        let mut plan = update(old, new, outcome(Event::Update, &old.id));
+        let mut plan = update(old, new, outcome(Action::Update, &old.id));
         plan.outcome
             .notes
             .push(format!("refines {} (similarity {similarity:.2})", old.id));
@@ -657,7 +657,7 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
     }
     Ok(Plan {
         changed: vec![new.clone()],
-        outcome: outcome(Event::Add, &new.id),
+        outcome: outcome(Action::Add, &new.id),
     })
 }
 
@@ -668,7 +668,7 @@ fn supersede(old: &Memory, new: &Memory, mut outcome: WriteOutcome, note: Option
     new.supersedes = Some(old.id.clone());
     let superseded = revision(
         &old,
-        Event::Supersede,
+        Action::Supersede,
         &new.written_by,
         Some(format!("superseded by {}", new.id)),
     );
@@ -692,13 +692,13 @@ fn reinforce(old: &Memory, new: &Memory, mut outcome: WriteOutcome) -> Plan {
     merge(&mut kept.unknown_anchors, &new.unknown_anchors);
     merge(&mut kept.redacted, &new.redacted);
     if grew {
-        outcome.event = Event::Update;
+        outcome.event = Action::Update;
         kept.updated_at = new.created_at;
         push_history(
             &mut kept,
             revision(
                 old,
-                Event::Update,
+                Action::Update,
                 &new.written_by,
                 Some("anchors added".into()),
             ),
@@ -715,7 +715,7 @@ fn update(old: &Memory, new: &Memory, outcome: WriteOutcome) -> Plan {
     let mut kept = old.clone();
     push_history(
         &mut kept,
-        revision(old, Event::Update, &new.written_by, None),
+        revision(old, Action::Update, &new.written_by, None),
     );
     kept.title = new.title.clone();
     kept.content = new.content.clone();

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn::memory::{Event, Memories, MemoryType, NewMemory, Query, SemanticSettings};
+use cairn::memory::{Action, Memories, MemoryType, NewMemory, Query, SemanticSettings};
 
 use crate::support::TestRepo;
 
@@ -39,7 +39,7 @@ async fn scopes_keep_developers_and_repositories_apart() {
         "Often forgets to close database connections in error paths.",
     );
     alice.developer = Some("@Alice".to_string());
-    assert_eq!(m.remember(alice, None).await.unwrap().event, Event::Add);
+    assert_eq!(m.remember(alice, None).await.unwrap().event, Action::Add);
     m.remember(
         learning(
             MemoryType::ProjectPattern,
@@ -116,7 +116,7 @@ async fn rewordings_of_one_learning_make_one_memory() {
         )
         .await
         .unwrap();
-    assert_eq!(first.event, Event::Add);
+    assert_eq!(first.event, Action::Add);
     let second = m
         .remember(
             learning(
@@ -127,7 +127,7 @@ async fn rewordings_of_one_learning_make_one_memory() {
         )
         .await
         .unwrap();
-    assert_eq!(second.event, Event::None, "{second:?}");
+    assert_eq!(second.event, Action::None, "{second:?}");
     assert_eq!(second.id, first.id);
     let third = m
         .remember(
@@ -139,7 +139,7 @@ async fn rewordings_of_one_learning_make_one_memory() {
         )
         .await
         .unwrap();
-    assert_eq!(third.event, Event::Update, "{third:?}");
+    assert_eq!(third.event, Action::Update, "{third:?}");
     assert_eq!(third.id, first.id);
 
     let all = memories(repo.path(), repo.data_dir()).all().await.unwrap();
@@ -164,7 +164,7 @@ async fn rewordings_of_one_learning_make_one_memory() {
         )
         .await
         .unwrap();
-    assert_eq!(other.event, Event::Add);
+    assert_eq!(other.event, Action::Add);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -192,7 +192,7 @@ async fn superseding_keeps_history_and_hides_the_old_memory() {
         )
         .await
         .unwrap();
-    assert_eq!(contra.event, Event::Supersede, "{contra:?}");
+    assert_eq!(contra.event, Action::Supersede, "{contra:?}");
     assert_eq!(contra.superseded.as_deref(), Some(old.id.as_str()));
 
     let found = m.search(&search("select_related feed")).await.unwrap();
@@ -213,7 +213,7 @@ async fn superseding_keeps_history_and_hides_the_old_memory() {
     );
     assert!(stored_old.invalidated_at.is_some());
     assert!(stored_old.content.starts_with("Use select_related"));
-    assert_eq!(stored_old.history.last().unwrap().event, Event::Supersede);
+    assert_eq!(stored_old.history.last().unwrap().event, Action::Supersede);
 
     // Echoing the superseded text does not bring it back.
     let echo = m
@@ -226,7 +226,7 @@ async fn superseding_keeps_history_and_hides_the_old_memory() {
         )
         .await
         .unwrap();
-    assert_eq!(echo.event, Event::None);
+    assert_eq!(echo.event, Action::None);
 
     // An explicit supersede.
     let newer = NewMemory {
@@ -237,7 +237,7 @@ async fn superseding_keeps_history_and_hides_the_old_memory() {
         )
     };
     let newer = m.remember(newer, None).await.unwrap();
-    assert_eq!(newer.event, Event::Supersede);
+    assert_eq!(newer.event, Action::Supersede);
     let again = NewMemory {
         supersedes: Some(contra.id.clone()),
         ..learning(
@@ -271,7 +271,7 @@ async fn one_live_contributor_profile_per_developer() {
         )
         .await
         .unwrap();
-    assert_eq!(second.event, Event::Update);
+    assert_eq!(second.event, Action::Update);
     assert_eq!(second.id, first.id);
     let live = m.profile("Carol").await.unwrap().unwrap();
     assert!(live.content.contains("webhook queue"));
@@ -681,7 +681,7 @@ async fn semantic_search_finds_paraphrases_with_the_real_model() {
         )
         .await
         .unwrap();
-    assert_eq!(updated.event, Event::Update);
+    assert_eq!(updated.event, Action::Update);
     assert!(m.vector(&billing.id).await.is_none());
     assert_eq!(m.embed_pending().await.unwrap(), 1);
     let fresh = m.vector(&billing.id).await.unwrap();
@@ -709,7 +709,7 @@ async fn echoes_numbers_and_polarity_are_told_apart() {
         .remember(learning(MemoryType::Decision, &served), None)
         .await
         .unwrap();
-    assert_eq!(echo.event, Event::None, "{served}");
+    assert_eq!(echo.event, Action::None, "{served}");
     assert_eq!(
         m.get(&first.id).await.unwrap().content,
         "Retry payments at most 3 times."
@@ -722,7 +722,7 @@ async fn echoes_numbers_and_polarity_are_told_apart() {
         )
         .await
         .unwrap();
-    assert_eq!(five.event, Event::Add);
+    assert_eq!(five.event, Action::Add);
     // A typographic apostrophe still negates.
     let yes = m
         .remember(
@@ -744,7 +744,7 @@ async fn echoes_numbers_and_polarity_are_told_apart() {
         )
         .await
         .unwrap();
-    assert_eq!(no.event, Event::Supersede);
+    assert_eq!(no.event, Action::Supersede);
     assert_eq!(no.superseded.as_deref(), Some(yes.id.as_str()));
     // A longer statement that mentions an exception does not contradict.
     let exception = m
@@ -757,7 +757,7 @@ async fn echoes_numbers_and_polarity_are_told_apart() {
         )
         .await
         .unwrap();
-    assert_ne!(exception.event, Event::Supersede, "{exception:?}");
+    assert_ne!(exception.event, Action::Supersede, "{exception:?}");
 
     // Forgetting the memory that superseded another makes that one valid again.
     m.forget(&no.id).await.unwrap();

@@ -496,7 +496,7 @@ fn rebase(entry: &mut Entry, id: &str, current: Option<&StoredMemory>) {
             let mut history = current.history.clone();
             history.push(super::Revision {
                 at: crate::clock::now_ms(),
-                event: super::Event::Update,
+                event: super::Action::Update,
                 title: current.title.clone(),
                 content: current.content.clone(),
                 by: None,
