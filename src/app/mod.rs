@@ -38,7 +38,7 @@ pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
 pub use index::IndexRequest;
 pub use memory::{
     ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest, ListRequest, MemoryHistory,
-    MemoryList, MemoryRequest, RememberRequest, SearchAnswer, SearchRequest, Shared,
+    MemoryList, MemoryRequest, RememberRequest, SearchAnswer, SearchBody, SearchRequest, Shared,
 };
 pub use render::Text;
 pub use review::{
