@@ -103,7 +103,7 @@ pub enum AskError {
     #[error(transparent)]
     Target(#[from] crate::context::TargetError),
     #[error(transparent)]
-    Budget(#[from] crate::context::BudgetTooSmall),
+    Budget(#[from] crate::answer::BudgetTooSmall),
     #[error("this repository has not been indexed yet: run `cairn index` in {0}")]
     NotIndexed(PathBuf),
     #[error("{0:#}")]
