@@ -1,7 +1,7 @@
 //! What every served answer is: a structured body for programs, compact Markdown for the
 //! model, and the token budget both were written within — with the budget's rules (the
 //! default, the cap, the floor) and the one way an answer ends (what was left out, then the
-//! notes, always inside the budget).
+//! notes, always inside the budget; a warning the reader must see first leads instead).
 
 use std::ops::{Deref, DerefMut};
 
@@ -79,6 +79,8 @@ pub struct LeftOut {
 pub struct Page {
     lines: Budget,
     max_tokens: usize,
+    /// Notes written as they were given, at the top of the answer.
+    leading: Vec<String>,
     notes: Vec<String>,
 }
 
@@ -92,6 +94,7 @@ impl Page {
         Page {
             lines: Budget::new(max_tokens.saturating_sub(reserved)),
             max_tokens,
+            leading: Vec::new(),
             notes,
         }
     }
@@ -101,12 +104,21 @@ impl Page {
         self.notes.push(note.into());
     }
 
+    /// Writes a note on the page now, before what follows (a warning that must be read
+    /// first); it comes first among the answer's notes and is not written again at the end.
+    pub fn lead(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        self.lines.force(format!("_{note}_"));
+        self.leading.push(note);
+    }
+
     /// Ends the answer: says what the budget left out (when anything was), writes the notes
     /// last, and wraps `body` with the text.
     pub fn finish<T>(self, body: T, left_out: LeftOut) -> Answer<T> {
         let Page {
             mut lines,
             max_tokens,
+            leading,
             mut notes,
         } = self;
         let truncated = lines.dropped;
@@ -119,6 +131,7 @@ impl Page {
         for note in &notes {
             lines.force(format!("_{note}_"));
         }
+        notes.splice(0..0, leading);
         Answer {
             body,
             tokens: lines.used(),
@@ -197,6 +210,25 @@ mod tests {
                 "_an early note_",
             ]
         );
+    }
+
+    #[test]
+    fn a_leading_note_is_written_first_and_listed_first() {
+        let mut page = Page::new(1_000, vec!["an early note".to_string()]);
+        page.lead("read this first");
+        page.force("# heading");
+        page.note("a late note");
+        let answer = page.finish(Body { name: "x" }, LEFT_OUT);
+        assert_eq!(
+            answer.text,
+            "_read this first_\n# heading\n_an early note_\n_a late note_"
+        );
+        assert_eq!(
+            answer.notes,
+            ["read this first", "an early note", "a late note"]
+        );
+        let counted: usize = answer.text.lines().map(|l| tokens::count(l) + 1).sum();
+        assert_eq!(answer.tokens, counted, "the leading note counts");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{AskError, Cairn, note_of};
+use crate::answer;
 use crate::context::{self, ContextReport, ExpandReport, Include, MemoryNote, Scorer};
 use crate::graph::{Node, NodeKind};
 use crate::history::History;
@@ -39,7 +40,7 @@ impl Cairn {
     /// The context pack: a ranked picture of the repository (`get_context`, `cairn context`).
     pub async fn context(&self, request: ContextRequest) -> Result<ContextReport, AskError> {
         let focus = request.focus.as_deref();
-        let (budget, note) = context::budget(request.max_tokens, context::DEFAULT_CONTEXT_TOKENS)?;
+        let (budget, note) = answer::budget(request.max_tokens, context::DEFAULT_CONTEXT_TOKENS)?;
         let snapshot = self.snapshot().await?;
         let freshness = self.freshness(&snapshot).await;
         let access = self.access();
@@ -82,7 +83,7 @@ impl Cairn {
         include: &[Include],
         max_tokens: Option<usize>,
     ) -> Result<ExpandReport, AskError> {
-        let (budget, note) = context::budget(max_tokens, context::DEFAULT_EXPAND_TOKENS)?;
+        let (budget, note) = answer::budget(max_tokens, context::DEFAULT_EXPAND_TOKENS)?;
         let snapshot = self.snapshot().await?;
         let node = context::resolve_target(&snapshot.graph, target)?;
         let access = self.access();

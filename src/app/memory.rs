@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
+use super::render::memory_line;
 use super::{AskError, Cairn, note_of};
+use crate::answer::{self, Answer, LeftOut, Page};
 use crate::context::{self, MemoryNote};
 use crate::memory::{self, ExportRecord, Found, ImportReport, Memory, MemoryType, WriteOutcome};
 use crate::tokens;
@@ -93,64 +95,84 @@ pub struct ImportRequest {
     pub jsonl: String,
 }
 
-/// What a search answers.
+/// What a search found: the profile (developer searches) and the memories that fit.
 #[derive(Debug, Serialize)]
-pub struct SearchAnswer {
+pub struct SearchBody {
     /// The developer's live contributor profile (developer searches only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<Memory>,
     /// Best first; histories are left out (`cairn memory history` shows them).
     pub memories: Vec<Found>,
-    /// Results left out to stay within the budget.
-    pub truncated: usize,
-    pub tokens: usize,
-    /// Team mode: set when the team server is away and the answer comes from the last
-    /// synced copy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
-impl SearchAnswer {
-    /// Adds a note (team mode's staleness) to the answer.
-    pub fn with_note(mut self, note: Option<String>) -> SearchAnswer {
-        self.note = note;
-        self
-    }
+/// What a search answers. In team mode, its first note says when the team server is away and
+/// the answer comes from the last synced copy.
+pub type SearchAnswer = Answer<SearchBody>;
 
-    /// The answer, cut to `max_tokens` of text (default 2,000; capped at 16,000).
-    pub fn within(
-        profile: Option<Memory>,
-        mut found: Vec<Found>,
-        max_tokens: Option<usize>,
-    ) -> Result<SearchAnswer, AskError> {
-        let (budget, _) = context::budget(max_tokens, DEFAULT_SEARCH_TOKENS)?;
-        let mut answer = SearchAnswer {
-            profile: profile.map(without_history),
-            memories: Vec::new(),
-            truncated: 0,
-            tokens: 0,
-            note: None,
-        };
-        let mut used = answer
-            .profile
-            .as_ref()
-            .map_or(0, |p| tokens::count(&p.content) + 8);
+const LEFT_OUT: LeftOut = LeftOut {
+    unit: "more memories",
+    advice: "; raise max_tokens or narrow the query",
+};
+
+/// The answer within `max_tokens` (default 2,000; capped at 16,000): the staleness note
+/// first, the profile, then as many memories as fit, best first — always at least one.
+fn search_answer(
+    profile: Option<Memory>,
+    mut found: Vec<Found>,
+    max_tokens: Option<usize>,
+    staleness: Option<String>,
+) -> Result<SearchAnswer, AskError> {
+    let (max_tokens, capped) = answer::budget(max_tokens, DEFAULT_SEARCH_TOKENS)?;
+    let mut page = Page::new(max_tokens, capped.into_iter().collect());
+    if let Some(staleness) = staleness {
+        page.lead(staleness);
+    }
+    let profile = profile.map(without_history);
+    if let Some(profile) = &profile {
+        page.force(format!(
+            "## Profile of @{}",
+            profile.developer.as_deref().unwrap_or("?")
+        ));
+        page.force(profile.content.clone());
+    }
+    if found.is_empty() {
+        page.force("no matching memories");
+    } else {
+        let lines: Vec<String> = found.iter().map(|f| memory_line(&f.memory)).collect();
+        let header = |shown: usize| format!("{shown} memories");
+        let room = page
+            .remaining()
+            .saturating_sub(tokens::count(&header(lines.len())) + 1);
+        let shown = fitting(&lines, room);
+        page.dropped += lines.len() - shown;
+        page.force(header(shown));
+        for line in lines.into_iter().take(shown) {
+            page.force(line);
+        }
+        found.truncate(shown);
         for f in &mut found {
             f.memory.history.clear();
         }
-        let total = found.len();
-        for f in found {
-            let cost = tokens::count(&super::render::memory_line(&f.memory)) + 1;
-            if used + cost > budget && !answer.memories.is_empty() {
-                break;
-            }
-            used += cost;
-            answer.memories.push(f);
-        }
-        answer.truncated = total - answer.memories.len();
-        answer.tokens = used;
-        Ok(answer)
     }
+    let body = SearchBody {
+        profile,
+        memories: found,
+    };
+    Ok(page.finish(body, LEFT_OUT))
+}
+
+/// How many of `lines`, in order, fit in `room` tokens — at least one.
+fn fitting(lines: &[String], mut room: usize) -> usize {
+    let mut shown = 0;
+    for line in lines {
+        let cost = tokens::count(line) + 1;
+        if shown > 0 && cost > room {
+            break;
+        }
+        room = room.saturating_sub(cost);
+        shown += 1;
+    }
+    shown
 }
 
 fn without_history(mut memory: Memory) -> Memory {
@@ -354,8 +376,8 @@ impl Cairn {
             found.retain(|f| f.memory.id != profile.id);
         }
         self.flag_gone_anchors(&mut found).await;
-        let note = self.memories.staleness().await;
-        Ok(SearchAnswer::within(profile, found, request.max_tokens)?.with_note(note))
+        let staleness = self.memories.staleness().await;
+        search_answer(profile, found, request.max_tokens, staleness)
     }
 
     /// Memories, newest first, of one type or developer if asked.
@@ -437,5 +459,121 @@ impl Cairn {
                 .collect();
             m.unknown_anchors.extend(gone);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(i: usize, content: &str) -> Found {
+        Found {
+            memory: Memory::new(
+                format!("m_{i:016x}"),
+                MemoryType::Decision,
+                format!("rule {i}"),
+                content.to_string(),
+                1_700_000_000_000,
+            ),
+            score: 1.0 / (i + 1) as f64,
+        }
+    }
+
+    fn many(n: usize) -> Vec<Found> {
+        (0..n)
+            .map(|i| {
+                found(
+                    i,
+                    &format!("Cart totals are integers of cents, never floats ({i})"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_text_lists_the_memories_under_their_count() {
+        let answer = search_answer(None, many(2), None, None).unwrap();
+        assert_eq!(
+            answer.text,
+            "2 memories\n\
+             - [decision] m_0000000000000000: Cart totals are integers of cents, never floats (0)\n\
+             - [decision] m_0000000000000001: Cart totals are integers of cents, never floats (1)"
+        );
+        assert_eq!((answer.truncated, answer.max_tokens), (0, 2_000));
+        assert!(answer.notes.is_empty());
+    }
+
+    #[test]
+    fn a_search_is_cut_to_its_budget_and_says_so() {
+        let answer = search_answer(None, many(100), Some(500), None).unwrap();
+        let shown = answer.memories.len();
+        assert!(shown > 1 && shown < 100, "{shown} shown");
+        assert_eq!(answer.truncated, 100 - shown);
+        assert!(answer.tokens <= 500, "{} tokens", answer.tokens);
+        assert!(answer.text.starts_with(&format!("{shown} memories\n")));
+        let cut = format!(
+            "truncated: {} more memories left out to fit 500 tokens; raise max_tokens or narrow the query",
+            100 - shown
+        );
+        assert_eq!(answer.notes, std::slice::from_ref(&cut));
+        assert!(
+            answer.text.ends_with(&format!("\n_{cut}_")),
+            "{}",
+            answer.text
+        );
+    }
+
+    #[test]
+    fn a_search_always_shows_one_memory() {
+        let long = "cents ".repeat(400);
+        let answer = search_answer(
+            None,
+            vec![found(0, &long), found(1, "short")],
+            Some(200),
+            None,
+        )
+        .unwrap();
+        assert_eq!(answer.memories.len(), 1);
+        assert_eq!(answer.memories[0].memory.id, "m_0000000000000000");
+        assert_eq!(answer.truncated, 1);
+    }
+
+    #[test]
+    fn staleness_comes_first_and_the_json_lists_the_notes() {
+        let stale = "team memories may be stale: server away; answering from the copy synced at 2024-01-01 00:00";
+        let answer = search_answer(None, many(1), Some(50_000), Some(stale.to_string())).unwrap();
+        assert!(
+            answer.text.starts_with(&format!("_{stale}_\n1 memories\n")),
+            "{}",
+            answer.text
+        );
+        assert!(
+            answer
+                .text
+                .ends_with("\n_max_tokens 50000 capped at 16000_"),
+            "{}",
+            answer.text
+        );
+        let json = serde_json::to_value(&answer).unwrap();
+        assert_eq!(
+            json["notes"],
+            serde_json::json!([stale, "max_tokens 50000 capped at 16000"])
+        );
+        assert_eq!(json["max_tokens"], 16_000);
+        assert_eq!(json["truncated"], 0);
+        assert!(json.get("note").is_none(), "{json}");
+        assert!(json.get("profile").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_developer_search_shows_the_profile_then_the_memories() {
+        let mut profile = found(9, "Alice writes small, well-tested changes").memory;
+        profile.developer = Some("alice".to_string());
+        let answer = search_answer(Some(profile), Vec::new(), None, None).unwrap();
+        assert_eq!(
+            answer.text,
+            "## Profile of @alice\nAlice writes small, well-tested changes\nno matching memories"
+        );
+        assert!(answer.memories.is_empty());
     }
 }

@@ -38,7 +38,7 @@ pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
 pub use index::IndexRequest;
 pub use memory::{
     ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest, ListRequest, MemoryHistory,
-    MemoryList, MemoryRequest, RememberRequest, SearchAnswer, SearchRequest, Shared,
+    MemoryList, MemoryRequest, RememberRequest, SearchAnswer, SearchBody, SearchRequest, Shared,
 };
 pub use render::Text;
 pub use review::{
@@ -103,7 +103,7 @@ pub enum AskError {
     #[error(transparent)]
     Target(#[from] crate::context::TargetError),
     #[error(transparent)]
-    Budget(#[from] crate::context::BudgetTooSmall),
+    Budget(#[from] crate::answer::BudgetTooSmall),
     #[error("this repository has not been indexed yet: run `cairn index` in {0}")]
     NotIndexed(PathBuf),
     #[error("{0:#}")]

@@ -1,29 +1,17 @@
 //! The text of the answers both adapters print: compact Markdown for a model, the same lines
 //! a person reads in a terminal.
 
-use super::{Expanded, Forgotten, SearchAnswer};
-use crate::context::{ContextReport, ExpandReport};
+use super::{Expanded, Forgotten};
+use crate::answer::Answer;
 use crate::memory::{Memory, RecordedReview, WriteOutcome};
-use crate::review::briefing::ReviewReport;
 
 /// An answer as text.
 pub trait Text {
     fn to_text(&self) -> String;
 }
 
-impl Text for ContextReport {
-    fn to_text(&self) -> String {
-        self.text.clone()
-    }
-}
-
-impl Text for ExpandReport {
-    fn to_text(&self) -> String {
-        self.text.clone()
-    }
-}
-
-impl Text for ReviewReport {
+/// A served answer (context, expand, review, search) was written within its budget.
+impl<T> Text for Answer<T> {
     fn to_text(&self) -> String {
         self.text.clone()
     }
@@ -54,12 +42,6 @@ impl Text for WriteOutcome {
 impl Text for Forgotten {
     fn to_text(&self) -> String {
         forgotten(self)
-    }
-}
-
-impl Text for SearchAnswer {
-    fn to_text(&self) -> String {
-        search(self)
     }
 }
 
@@ -133,36 +115,6 @@ fn forgotten(forgotten: &Forgotten) -> String {
         ));
     }
     text
-}
-
-fn search(answer: &SearchAnswer) -> String {
-    let mut text = String::new();
-    if let Some(note) = &answer.note {
-        text.push_str(&format!("_{note}_\n"));
-    }
-    if let Some(profile) = &answer.profile {
-        text.push_str(&format!(
-            "## Profile of @{}\n{}\n",
-            profile.developer.as_deref().unwrap_or("?"),
-            profile.content
-        ));
-    }
-    if answer.memories.is_empty() {
-        text.push_str("no matching memories");
-        return text;
-    }
-    text.push_str(&format!("{} memories\n", answer.memories.len()));
-    for found in &answer.memories {
-        text.push_str(&memory_line(&found.memory));
-        text.push('\n');
-    }
-    if answer.truncated > 0 {
-        text.push_str(&format!(
-            "_truncated: {} more memories left out to fit the budget; raise max_tokens or narrow the query_\n",
-            answer.truncated
-        ));
-    }
-    text.trim_end().to_string()
 }
 
 /// One memory in full: the line, its provenance and validity, and its history.

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{AskError, Cairn, note_of, off_runtime};
+use crate::answer;
 use crate::config::Repo;
 use crate::context::{self, Scorer};
 use crate::graph::Graph;
@@ -120,7 +121,7 @@ const HISTORY_FILES: usize = 5;
 impl Cairn {
     /// The review briefing for a change (DESIGN §6).
     pub async fn review(&self, request: ReviewRequest) -> Result<ReviewReport, AskError> {
-        let (budget, note) = context::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
+        let (budget, note) = answer::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
         let snapshot = self.snapshot().await?;
         let (mut analysis, label, empty) = {
             let (repo, request) = (self.repo.clone(), request.clone());

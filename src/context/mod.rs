@@ -14,8 +14,6 @@ use serde::Serialize;
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact};
 
-/// The budget rules of every answer, where the context answers' callers look for them.
-pub use crate::answer::{BudgetTooSmall, budget};
 pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
 pub use pack::{ContextBody, ContextReport, Freshness, context};
 pub use target::{TargetError, normalise, resolve_target};

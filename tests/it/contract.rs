@@ -35,6 +35,10 @@ const SET_ASIDE: &[&str] = &[
     "tokens",
 ];
 
+/// The token budget `cairn memory search` asks for; the search tools are asked for the same, so
+/// both faces make the same request.
+const SEARCH_TOKENS: usize = 16_000;
+
 /// A repository with a little history, and one data directory per face.
 struct Faces {
     repo: TestRepo,
@@ -288,10 +292,11 @@ async fn the_cli_and_mcp_answer_every_use_case_alike() {
     let mcp = faces
         .mcp(
             "search_project_memory",
-            json!({"query": "totals legacy module"}),
+            json!({"query": "totals legacy module", "max_tokens": SEARCH_TOKENS}),
         )
         .await;
     let (cli, _) = faces.same("search project memories", cli, mcp);
+    assert_eq!(cli["max_tokens"], SEARCH_TOKENS, "{cli:#}");
     assert_eq!(
         cli["memories"][0]["memory"]["unknown_anchors"],
         json!(["src/shop/legacy.py"]),
@@ -303,7 +308,7 @@ async fn the_cli_and_mcp_answer_every_use_case_alike() {
     let mcp = faces
         .mcp(
             "search_developer_memory",
-            json!({"developer": "alice", "query": "cart tests"}),
+            json!({"developer": "alice", "query": "cart tests", "max_tokens": SEARCH_TOKENS}),
         )
         .await;
     let (cli, _) = faces.same("search a developer's memories", cli, mcp);
@@ -370,7 +375,10 @@ async fn the_cli_and_mcp_answer_every_use_case_alike() {
     faces.same("forget a memory", cli, mcp);
     let cli = faces.cli(&["memory", "search", "carts saved"]);
     let mcp = faces
-        .mcp("search_project_memory", json!({"query": "carts saved"}))
+        .mcp(
+            "search_project_memory",
+            json!({"query": "carts saved", "max_tokens": SEARCH_TOKENS}),
+        )
         .await;
     let (cli, _) = faces.same("search after forgetting", cli, mcp);
     assert!(!cli.to_string().contains(&cli_cart), "{cli:#}");
