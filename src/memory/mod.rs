@@ -162,7 +162,7 @@ pub struct Query {
 }
 
 /// A search result.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Found {
     pub memory: Memory,
     pub score: f64,

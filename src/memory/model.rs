@@ -1,12 +1,9 @@
 //! What a memory is: its type, scope, anchors, provenance, validity, statistics and history.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The ten kinds of memory.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryType {
     ProjectPattern,
@@ -96,7 +93,7 @@ impl std::str::FromStr for MemoryType {
 }
 
 /// Where a memory came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Review,
@@ -123,7 +120,7 @@ impl std::str::FromStr for Source {
 }
 
 /// What a write did (its action). Serialised under the published field name `event`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Action {
     /// A new memory.
@@ -139,7 +136,7 @@ pub enum Action {
 }
 
 /// One change in a memory's life.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Revision {
     /// Milliseconds since the Unix epoch.
     pub at: i64,
@@ -154,7 +151,7 @@ pub struct Revision {
 }
 
 /// A stored memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
     pub id: String,
     #[serde(rename = "type")]

@@ -58,7 +58,7 @@ pub struct NewMemory {
 }
 
 /// What a write did.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct WriteOutcome {
     pub event: Action,
     /// The memory the write landed in (new, updated, or the existing one for NONE).

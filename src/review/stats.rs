@@ -1,11 +1,10 @@
 //! Review statistics as a briefing shows them: how each rule (finding category) fares and an
 //! author's record. Plain data: the memory layer computes them from its review records.
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Rule effectiveness for one category.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RuleStat {
     pub category: String,
     pub flagged: u64,
@@ -20,7 +19,7 @@ pub struct RuleStat {
 }
 
 /// A developer's record as an author of reviewed changes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AuthorStats {
     pub reviews: u64,
     pub approved: u64,

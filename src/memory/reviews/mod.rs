@@ -12,7 +12,9 @@ use serde::Serialize;
 pub use record::{Disposition, Finding, ReviewRecord, Verdict};
 
 use super::write::{self, NewMemory, WriteOutcome};
-use super::{Memories, MemoryError, MemoryType, Result, Source, model, state_view};
+use super::{
+    Memories, MemoryError, MemoryStore, MemoryType, Result, Source, State, model, state_view,
+};
 use crate::clock::now_ms;
 use crate::review::stats::{AuthorStats, RuleStat};
 
@@ -183,6 +185,139 @@ fn open_rejections<'a>(
     })
 }
 
+/// A review's input, validated: the record to store and what comes with it.
+struct Checked {
+    /// The record, without its outcome memory and sequence number (the write sets them).
+    record: ReviewRecord,
+    learnings: Vec<NewMemory>,
+    written_by: Option<String>,
+    /// Kinds of secret removed from the findings.
+    redacted: BTreeSet<String>,
+}
+
+/// Validates a review's input and builds its record: people and the review id checked,
+/// findings within their limits and scrubbed, the id derived when none is given.
+fn checked(input: ReviewInput) -> Result<Checked> {
+    let author = write::person("`author`", &input.author)?;
+    let reviewer = input
+        .reviewer
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| write::person("`reviewer`", r))
+        .transpose()?;
+    if input.findings.len() > MAX_FINDINGS {
+        return Err(invalid(format!(
+            "{} findings; at most {MAX_FINDINGS} per review",
+            input.findings.len()
+        )));
+    }
+    if input.learnings.len() > MAX_LEARNINGS {
+        return Err(invalid(format!(
+            "{} learnings; at most {MAX_LEARNINGS} per review",
+            input.learnings.len()
+        )));
+    }
+    let mut redacted = BTreeSet::new();
+    let findings = input
+        .findings
+        .into_iter()
+        .map(|f| clean_finding(f, MAX_FINDING_TEXT, &mut redacted))
+        .collect::<Result<Vec<_>>>()?;
+    let id = match input.review_id.as_deref() {
+        Some(raw) => review_id(raw)?,
+        None => record::derived_id(&author, input.verdict, &findings),
+    };
+    Ok(Checked {
+        record: ReviewRecord {
+            id,
+            at: now_ms(),
+            author,
+            reviewer,
+            verdict: input.verdict,
+            findings,
+            memory: None,
+            seq: 0,
+        },
+        learnings: input.learnings,
+        written_by: input.written_by,
+        redacted,
+    })
+}
+
+/// A memory written by review `id`: its source is the review, its writer `written_by` unless
+/// it names its own.
+fn from_review(mut new: NewMemory, id: &str, written_by: Option<&String>) -> NewMemory {
+    new.source = Source::Review;
+    new.source_ref = Some(id.to_string());
+    new.written_by = new.written_by.or_else(|| written_by.cloned());
+    new
+}
+
+/// The `review_outcome` memory of a review: about its author.
+fn outcome_memory(record: &ReviewRecord) -> NewMemory {
+    NewMemory {
+        kind: Some(MemoryType::ReviewOutcome),
+        title: Some(format!("Review {}: {}", record.id, record.verdict.as_str())),
+        content: record::outcome_text(record),
+        developer: Some(record.author.clone()),
+        ..NewMemory::default()
+    }
+}
+
+/// One `rejection_pattern` memory per rejected finding, anchored at its file.
+fn rejection_memories(record: &ReviewRecord) -> Vec<NewMemory> {
+    record
+        .findings
+        .iter()
+        .filter(|f| f.disposition == Disposition::Rejected)
+        .map(|f| {
+            let (title, content) = record::rejection_text(f);
+            NewMemory {
+                kind: Some(MemoryType::RejectionPattern),
+                title: Some(title),
+                content,
+                paths: f.file.iter().cloned().collect(),
+                category: Some(f.category.clone()),
+                ..NewMemory::default()
+            }
+        })
+        .collect()
+}
+
+/// The memories a review writes, each validated before any is written.
+struct ReviewWrites {
+    /// The `review_outcome` memory.
+    outcome: write::Prepared,
+    /// One `rejection_pattern` per rejected finding.
+    rejections: Vec<write::Prepared>,
+    learnings: Vec<write::Prepared>,
+}
+
+/// True when `record` says what `previous` said (the same people, verdict and findings):
+/// recording it again counts nothing again.
+fn repeats(previous: &ReviewRecord, record: &ReviewRecord) -> bool {
+    previous.author == record.author
+        && previous.reviewer == record.reviewer
+        && previous.verdict == record.verdict
+        && previous.findings == record.findings
+}
+
+/// Statistics of the categories `record` touched, over `reviews`.
+fn rules_touched<'a>(
+    record: &ReviewRecord,
+    reviews: impl IntoIterator<Item = &'a ReviewRecord>,
+) -> Vec<RuleStat> {
+    let categories: Vec<&str> = record
+        .findings
+        .iter()
+        .map(|f| f.category.as_str())
+        .collect();
+    record::rule_stats(reviews)
+        .into_iter()
+        .filter(|s| categories.contains(&s.category.as_str()))
+        .collect()
+}
+
 impl Memories {
     /// Records a review's outcome. Everything is validated before anything is written; the
     /// memories go first (each deduplicated as any write is) and the review record last, in
@@ -192,183 +327,151 @@ impl Memories {
         input: ReviewInput,
         graph: Option<&crate::graph::Graph>,
     ) -> Result<RecordedReview> {
-        let author = write::person("`author`", &input.author)?;
-        let reviewer = input
-            .reviewer
-            .as_deref()
-            .filter(|r| !r.trim().is_empty())
-            .map(|r| write::person("`reviewer`", r))
-            .transpose()?;
-        if input.findings.len() > MAX_FINDINGS {
-            return Err(invalid(format!(
-                "{} findings; at most {MAX_FINDINGS} per review",
-                input.findings.len()
-            )));
-        }
-        if input.learnings.len() > MAX_LEARNINGS {
-            return Err(invalid(format!(
-                "{} learnings; at most {MAX_LEARNINGS} per review",
-                input.learnings.len()
-            )));
-        }
-        let mut redacted = BTreeSet::new();
-        let findings = input
-            .findings
-            .into_iter()
-            .map(|f| clean_finding(f, MAX_FINDING_TEXT, &mut redacted))
-            .collect::<Result<Vec<_>>>()?;
-        let id = match input.review_id.as_deref() {
-            Some(raw) => review_id(raw)?,
-            None => record::derived_id(&author, input.verdict, &findings),
-        };
-        let mut record = ReviewRecord {
-            id: id.clone(),
-            at: now_ms(),
-            author: author.clone(),
-            reviewer: reviewer.clone(),
-            verdict: input.verdict,
-            findings,
-            memory: None,
-            seq: 0,
-        };
-
-        // Validate every memory before writing any.
-        let source = |mut new: NewMemory| {
-            new.source = Source::Review;
-            new.source_ref = Some(id.clone());
-            new.written_by = new.written_by.or_else(|| input.written_by.clone());
-            new
-        };
-        let outcome_memory = write::prepare(
-            source(NewMemory {
-                kind: Some(MemoryType::ReviewOutcome),
-                title: Some(format!("Review {id}: {}", input.verdict.as_str())),
-                content: record::outcome_text(&record),
-                developer: Some(author.clone()),
-                ..NewMemory::default()
-            }),
-            &self.root,
-            graph,
-        )?;
-        let mut rejections = Vec::new();
-        for f in record
-            .findings
-            .iter()
-            .filter(|f| f.disposition == Disposition::Rejected)
-        {
-            let (title, content) = record::rejection_text(f);
-            rejections.push(write::prepare(
-                source(NewMemory {
-                    kind: Some(MemoryType::RejectionPattern),
-                    title: Some(title),
-                    content,
-                    paths: f.file.iter().cloned().collect(),
-                    category: Some(f.category.clone()),
-                    ..NewMemory::default()
-                }),
-                &self.root,
-                graph,
-            )?);
-        }
-        let mut learnings = Vec::new();
-        for new in input.learnings {
-            learnings.push(write::prepare(source(new), &self.root, graph)?);
-        }
-
+        let Checked {
+            mut record,
+            learnings,
+            written_by,
+            redacted,
+        } = checked(input)?;
+        let writes = self.prepare_review(&record, learnings, written_by.as_ref(), graph)?;
         let mut state = self.state.lock().await;
         let state = &mut *state;
-        let recorded = self
+        let mut recorded = self
             .with_store(true, async |store| {
-                self.catch_up(store, state).await?;
-                let previous = state.reviews.get(&id).cloned();
-                let repeated = previous.as_ref().is_some_and(|p| {
-                    p.author == record.author
-                        && p.reviewer == record.reviewer
-                        && p.verdict == record.verdict
-                        && p.findings == record.findings
-                });
-                let mut answer = RecordedReview {
-                    review_id: id.clone(),
-                    repeated,
-                    outcome: None,
-                    rejections: Vec::new(),
-                    learnings: Vec::new(),
-                    rules: Vec::new(),
-                    author: AuthorStats::default(),
-                    redacted: Vec::new(),
-                };
-                // A changed re-record replaces the review's earlier outcome memory.
-                let replaces = previous
-                    .as_ref()
-                    .and_then(|p| p.memory.clone())
-                    .filter(|old| state.memories.get(old).is_some_and(|m| m.is_live()));
-                let mut write_one = async |prepared: &write::Prepared| -> Result<WriteOutcome> {
-                    let plan = write::decide(prepared, state_view(state))?;
-                    let outcome = plan.outcome.clone();
-                    if !plan.changed.is_empty() {
-                        self.commit(store, state, plan.changed, &HashMap::new())
-                            .await?;
-                    }
-                    Ok(outcome.finish(&state.memories))
-                };
-                if !repeated {
-                    let mut outcome_memory = outcome_memory;
-                    if let Some(old) = replaces {
-                        outcome_memory.set_supersedes(old);
-                    }
-                    let written = write_one(&outcome_memory).await?;
-                    record.memory = Some(written.id.clone());
-                    answer.outcome = Some(written);
-                    for prepared in &rejections {
-                        answer.rejections.push(write_one(prepared).await?);
-                    }
-                } else {
-                    record.memory = previous.as_ref().and_then(|p| p.memory.clone());
-                }
-                for prepared in &learnings {
-                    answer.learnings.push(write_one(prepared).await?);
-                }
-                if !repeated && let Some(link) = self.team() {
-                    self.team_write(
-                        link,
-                        store,
-                        state,
-                        Vec::new(),
-                        Vec::new(),
-                        Some(record.clone()),
-                    )
-                    .await?;
-                } else if !repeated {
-                    let head = store
-                        .head()
-                        .await
-                        .map_err(super::store_error)?
-                        .max(state.seq);
-                    record.seq = head + 1;
-                    store
-                        .write_review(&record)
-                        .await
-                        .map_err(super::store_error)?;
-                    state.apply_reviews(vec![record.clone()]);
-                    self.set_marker(record.seq);
-                }
-                Ok(answer)
+                self.write_review(store, state, &mut record, writes).await
             })
             .await?
             .expect("the store is created for writes");
-        let mut recorded = recorded;
-        let categories: Vec<&str> = record
-            .findings
-            .iter()
-            .map(|f| f.category.as_str())
-            .collect();
-        recorded.rules = record::rule_stats(state.reviews.values())
-            .into_iter()
-            .filter(|s| categories.contains(&s.category.as_str()))
-            .collect();
-        recorded.author = record::author_stats(&author, state.reviews.values());
+        recorded.rules = rules_touched(&record, state.reviews.values());
+        recorded.author = record::author_stats(&record.author, state.reviews.values());
         recorded.redacted = redacted.into_iter().collect();
         Ok(recorded)
+    }
+
+    /// Prepares the memories a review writes: its outcome, its rejection patterns and its
+    /// learnings, in that order.
+    fn prepare_review(
+        &self,
+        record: &ReviewRecord,
+        learnings: Vec<NewMemory>,
+        written_by: Option<&String>,
+        graph: Option<&crate::graph::Graph>,
+    ) -> Result<ReviewWrites> {
+        let prepare = |new: NewMemory| {
+            write::prepare(from_review(new, &record.id, written_by), &self.root, graph)
+        };
+        Ok(ReviewWrites {
+            outcome: prepare(outcome_memory(record))?,
+            rejections: rejection_memories(record)
+                .into_iter()
+                .map(prepare)
+                .collect::<Result<_>>()?,
+            learnings: learnings.into_iter().map(prepare).collect::<Result<_>>()?,
+        })
+    }
+
+    /// Writes a review's memories, then its record (unless it repeats the stored one), in an
+    /// open store. Answers without the statistics.
+    async fn write_review(
+        &self,
+        store: &MemoryStore,
+        state: &mut State,
+        record: &mut ReviewRecord,
+        writes: ReviewWrites,
+    ) -> Result<RecordedReview> {
+        self.catch_up(store, state).await?;
+        let previous = state.reviews.get(&record.id).cloned();
+        let repeated = previous.as_ref().is_some_and(|p| repeats(p, record));
+        let mut answer = RecordedReview {
+            review_id: record.id.clone(),
+            repeated,
+            outcome: None,
+            rejections: Vec::new(),
+            learnings: Vec::new(),
+            rules: Vec::new(),
+            author: AuthorStats::default(),
+            redacted: Vec::new(),
+        };
+        let earlier_outcome = previous.and_then(|p| p.memory);
+        if repeated {
+            record.memory = earlier_outcome;
+        } else {
+            let mut outcome = writes.outcome;
+            // A changed re-record replaces the review's earlier outcome memory.
+            if let Some(old) =
+                earlier_outcome.filter(|old| state.memories.get(old).is_some_and(|m| m.is_live()))
+            {
+                outcome.set_supersedes(old);
+            }
+            let written = self.write_prepared(store, state, &outcome).await?;
+            record.memory = Some(written.id.clone());
+            answer.outcome = Some(written);
+            for prepared in &writes.rejections {
+                answer
+                    .rejections
+                    .push(self.write_prepared(store, state, prepared).await?);
+            }
+        }
+        for prepared in &writes.learnings {
+            answer
+                .learnings
+                .push(self.write_prepared(store, state, prepared).await?);
+        }
+        if !repeated {
+            self.store_record(store, state, record).await?;
+        }
+        Ok(answer)
+    }
+
+    /// Decides and commits one prepared memory; answers with the memory as stored.
+    async fn write_prepared(
+        &self,
+        store: &MemoryStore,
+        state: &mut State,
+        prepared: &write::Prepared,
+    ) -> Result<WriteOutcome> {
+        let plan = write::decide(prepared, state_view(state))?;
+        let outcome = plan.outcome.clone();
+        if !plan.changed.is_empty() {
+            self.commit(store, state, plan.changed, &HashMap::new())
+                .await?;
+        }
+        Ok(outcome.finish(&state.memories))
+    }
+
+    /// Stores a review record: through the team server in team mode, otherwise under the
+    /// next sequence number.
+    async fn store_record(
+        &self,
+        store: &MemoryStore,
+        state: &mut State,
+        record: &mut ReviewRecord,
+    ) -> Result<()> {
+        if let Some(link) = self.team() {
+            return self
+                .team_write(
+                    link,
+                    store,
+                    state,
+                    Vec::new(),
+                    Vec::new(),
+                    Some(record.clone()),
+                )
+                .await;
+        }
+        let head = store
+            .head()
+            .await
+            .map_err(super::store_error)?
+            .max(state.seq);
+        record.seq = head + 1;
+        store
+            .write_review(record)
+            .await
+            .map_err(super::store_error)?;
+        state.apply_reviews(vec![record.clone()]);
+        self.set_marker(record.seq);
+        Ok(())
     }
 
     /// Rule statistics per category, each with its live rejection patterns not yet
@@ -417,5 +520,152 @@ impl Memories {
         })
         .await
         .map(Option::unwrap_or_default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(category: &str, file: &str, disposition: Disposition) -> Finding {
+        Finding {
+            category: category.to_string(),
+            file: Some(file.to_string()),
+            line: Some(3),
+            message: "use the shared client".to_string(),
+            disposition,
+            reason: None,
+        }
+    }
+
+    fn input(findings: Vec<Finding>) -> ReviewInput {
+        ReviewInput {
+            review_id: None,
+            verdict: Verdict::RequestChanges,
+            findings,
+            author: "@Alice".to_string(),
+            reviewer: Some("  ".to_string()),
+            learnings: Vec::new(),
+            written_by: Some("claude".to_string()),
+        }
+    }
+
+    #[test]
+    fn checked_input_is_scrubbed_and_named() {
+        let key = format!("{}IOSFODNN7EXAMPLE", "AKIA");
+        let mut leaky = finding(" Error Handling ", "./src/a.py", Disposition::Rejected);
+        leaky.message = format!("the key {key} is logged");
+        let checked = checked(input(vec![leaky])).unwrap();
+        let record = &checked.record;
+        assert_eq!(record.author, "alice");
+        assert_eq!(record.reviewer, None);
+        assert_eq!(record.findings[0].category, "error-handling");
+        assert_eq!(record.findings[0].file.as_deref(), Some("src/a.py"));
+        assert!(!record.findings[0].message.contains(&key));
+        assert_eq!(
+            checked.redacted.into_iter().collect::<Vec<_>>(),
+            ["aws-access-key"]
+        );
+        assert_eq!(
+            record.id,
+            record::derived_id("alice", Verdict::RequestChanges, &record.findings)
+        );
+        assert_eq!((record.memory.as_deref(), record.seq), (None, 0));
+    }
+
+    #[test]
+    fn checked_input_is_refused_past_its_limits() {
+        let many = vec![finding("naming", "a.py", Disposition::Implemented); MAX_FINDINGS + 1];
+        assert!(matches!(checked(input(many)), Err(MemoryError::Invalid(_))));
+        let mut learned = input(Vec::new());
+        learned.learnings = vec![NewMemory::default(); MAX_LEARNINGS + 1];
+        assert!(matches!(checked(learned), Err(MemoryError::Invalid(_))));
+        let outside = finding("naming", "../secrets.txt", Disposition::Rejected);
+        assert!(checked(input(vec![outside])).is_err());
+        let mut named = input(Vec::new());
+        named.review_id = Some("PR 12; drop".to_string());
+        assert!(checked(named).is_err());
+    }
+
+    #[test]
+    fn rejected_findings_become_rejection_patterns() {
+        let record = checked(input(vec![
+            finding("naming", "src/a.py", Disposition::Rejected),
+            finding("security", "src/b.py", Disposition::Implemented),
+            finding("style", "src/c.py", Disposition::Deferred),
+        ]))
+        .unwrap()
+        .record;
+        let rejections = rejection_memories(&record);
+        assert_eq!(rejections.len(), 1);
+        assert_eq!(rejections[0].kind, Some(MemoryType::RejectionPattern));
+        assert_eq!(rejections[0].category.as_deref(), Some("naming"));
+        assert_eq!(rejections[0].paths, ["src/a.py"]);
+
+        let outcome = outcome_memory(&record);
+        assert_eq!(outcome.kind, Some(MemoryType::ReviewOutcome));
+        assert_eq!(outcome.developer.as_deref(), Some("alice"));
+        assert_eq!(
+            outcome.title,
+            Some(format!("Review {}: request_changes", record.id))
+        );
+
+        let sourced = from_review(outcome, &record.id, Some(&"claude".to_string()));
+        assert_eq!(sourced.source, Source::Review);
+        assert_eq!(sourced.source_ref.as_deref(), Some(record.id.as_str()));
+        assert_eq!(sourced.written_by.as_deref(), Some("claude"));
+        let own = NewMemory {
+            written_by: Some("codex".to_string()),
+            ..NewMemory::default()
+        };
+        let own = from_review(own, &record.id, Some(&"claude".to_string()));
+        assert_eq!(own.written_by.as_deref(), Some("codex"));
+    }
+
+    #[test]
+    fn a_review_repeats_only_what_it_said() {
+        let first = checked(input(vec![finding(
+            "naming",
+            "src/a.py",
+            Disposition::Rejected,
+        )]))
+        .unwrap()
+        .record;
+        let again = ReviewRecord {
+            at: first.at + 1,
+            memory: Some("m_0123456789abcdef".to_string()),
+            seq: 7,
+            ..first.clone()
+        };
+        assert!(repeats(&first, &again));
+        let approved = ReviewRecord {
+            verdict: Verdict::Approve,
+            ..first.clone()
+        };
+        assert!(!repeats(&first, &approved));
+        let mut changed = first.clone();
+        changed.findings[0].disposition = Disposition::Implemented;
+        assert!(!repeats(&first, &changed));
+    }
+
+    #[test]
+    fn only_the_rules_a_review_touched_are_answered() {
+        let naming = checked(input(vec![finding(
+            "naming",
+            "src/a.py",
+            Disposition::Rejected,
+        )]))
+        .unwrap()
+        .record;
+        let mut other = naming.clone();
+        other.id = "other".to_string();
+        other.findings = vec![
+            finding("naming", "src/b.py", Disposition::Implemented),
+            finding("security", "src/b.py", Disposition::Implemented),
+        ];
+        let rules = rules_touched(&naming, [&naming, &other]);
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].category, "naming");
+        assert_eq!((rules[0].flagged, rules[0].rejected), (2, 1));
     }
 }
