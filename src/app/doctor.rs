@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{Cairn, team_line};
 use crate::config::team::TeamSetup;
+use crate::context::Freshness;
 use crate::running::{self, client};
 
 /// Checks made elsewhere (the assistants' registrations, the token, the service), run after
@@ -86,69 +87,63 @@ impl Cairn {
     /// Checks the data directory, the store and index, the memories, team mode and the
     /// daemon, then the registrations given; narrows data files others could read.
     pub async fn doctor(&self, request: DoctorRequest) -> Doctor {
-        let repo = &self.repo;
+        let data_dir = &self.repo.data_dir;
         let mut checks = vec![
             Check::new(
                 "repository",
                 Verdict::Note,
-                repo.root.display().to_string(),
+                self.repo.root.display().to_string(),
                 None,
             ),
-            Check::new(
-                "data",
-                Verdict::Note,
-                repo.data_dir.display().to_string(),
-                None,
-            ),
-            Check::of("data files", private_data(&repo.data_dir)),
+            Check::new("data", Verdict::Note, data_dir.display().to_string(), None),
+            Check::of("data files", private_data(data_dir)),
         ];
+        checks.extend(self.store_and_index_checks().await);
+        checks.push(self.memories_check().await);
+        checks.push(Check::new(
+            "search",
+            Verdict::Note,
+            self.memories.mode().detail,
+            None,
+        ));
+        // After the memories: reading them exchanged with the team server.
+        checks.extend(self.team_check());
+        let token = running::read_token(data_dir);
+        checks.push(daemon_check(data_dir, token.as_deref()));
+        checks.extend(
+            (request.registrations)()
+                .into_iter()
+                .map(|check| optional_as_note(check, token.is_some())),
+        );
+        Doctor { checks }
+    }
+
+    /// Whether the store opens (with its schema and size) and whether the index is fresh.
+    async fn store_and_index_checks(&self) -> Vec<Check> {
         match self.snapshot().await {
             Ok(snapshot) => {
-                checks.push(Check::of(
+                let store = Check::of(
                     "store",
                     Ok(format!(
                         "opens, schema {}, {} nodes",
                         crate::storage::SCHEMA_VERSION,
                         snapshot.graph.nodes.len()
                     )),
-                ));
-                let fresh = self.freshness(&snapshot).await;
-                let behind =
-                    fresh.head_commit.is_some() && fresh.head_commit != fresh.indexed_commit;
-                checks.push(if behind || fresh.changed_count > 0 {
-                    Check::new(
-                        "index",
-                        Verdict::Problem,
-                        format!(
-                            "indexed at {}, HEAD is {}, {} file(s) changed since (first: {})",
-                            fresh.indexed_commit.as_deref().unwrap_or("(no commit)"),
-                            fresh.head_commit.as_deref().unwrap_or("(no commit)"),
-                            fresh.changed_count,
-                            fresh.changed_files.first().map_or("-", String::as_str)
-                        ),
-                        Some("run `cairn index`, or keep `cairn daemon` running"),
-                    )
-                } else {
-                    Check::of(
-                        "index",
-                        Ok(format!(
-                            "fresh at {}",
-                            fresh
-                                .indexed_commit
-                                .as_deref()
-                                .unwrap_or("(not a git repository)")
-                        )),
-                    )
-                });
+                );
+                vec![store, index_check(&self.freshness(&snapshot).await)]
             }
-            Err(e) => checks.push(Check::new(
+            Err(e) => vec![Check::new(
                 "store",
                 Verdict::Problem,
                 e.to_string(),
                 Some("run `cairn index`"),
-            )),
+            )],
         }
-        checks.push(Check::of(
+    }
+
+    /// How many memories are stored and live.
+    async fn memories_check(&self) -> Check {
+        Check::of(
             "memories",
             match self.memories.all().await {
                 Ok(all) => Ok(format!(
@@ -158,77 +153,105 @@ impl Cairn {
                 )),
                 Err(e) => Err(e.to_string()),
             },
-        ));
-        checks.push(Check::new(
-            "search",
-            Verdict::Note,
-            self.memories.mode().detail,
-            None,
-        ));
-        match &repo.team {
-            TeamSetup::Off => {}
-            TeamSetup::Broken(why) => checks.push(Check::of("team", Err(why.clone()))),
-            TeamSetup::On(_) => {
-                // `memories.all()` above exchanged with the server.
-                if let Some(link) = self.memories.team() {
-                    let status = link.status();
-                    let line = team_line(&status);
-                    checks.push(Check::of(
-                        "team",
-                        if status.sync.error.is_some() || status.queued > 0 || status.rejected > 0 {
-                            Err(line)
-                        } else {
-                            Ok(line)
-                        },
-                    ));
-                }
-            }
-        }
-        let token = running::read_token(&repo.data_dir);
-        checks.push(match running::DaemonRecord::running(&repo.data_dir) {
-            // Not a fault: the CLI and `cairn serve` work without a daemon, only slower to
-            // follow edits. An installed service that is not running shows up in the service
-            // check.
-            None => Check::new(
-                "daemon",
-                Verdict::Note,
-                "not running",
-                Some(
-                    "start it with `cairn daemon`, or `cairn install --service` to run it as a user service",
-                ),
-            ),
-            Some(record) => match client::get(
-                record.port,
-                token.as_deref().unwrap_or(""),
-                "/health",
-                Duration::from_secs(2),
-            ) {
-                Ok(_) => Check::of(
-                    "daemon",
-                    Ok(format!("running (pid {}) at {}", record.pid, record.url)),
-                ),
-                Err(e) => Check::new(
-                    "daemon",
-                    Verdict::Problem,
-                    format!(
-                        "pid {} holds the lock but {} does not answer ({e:#})",
-                        record.pid, record.url
-                    ),
-                    Some("restart it"),
-                ),
-            },
-        });
-        for mut check in (request.registrations)() {
-            // Not faults: the CLI and `cairn serve` work unregistered and without the HTTP
-            // token.
-            let optional = check.name == "clients" || (check.name == "token" && token.is_none());
-            if optional && check.verdict == Verdict::Problem {
-                check.verdict = Verdict::Note;
-            }
-            checks.push(check);
-        }
-        Doctor { checks }
+        )
     }
+
+    /// Team mode's configuration and sync state; none in solo mode.
+    fn team_check(&self) -> Option<Check> {
+        match &self.repo.team {
+            TeamSetup::Off => None,
+            TeamSetup::Broken(why) => Some(Check::of("team", Err(why.clone()))),
+            TeamSetup::On(_) => {
+                let status = self.memories.team()?.status();
+                let line = team_line(&status);
+                Some(Check::of(
+                    "team",
+                    if status.sync.error.is_some() || status.queued > 0 || status.rejected > 0 {
+                        Err(line)
+                    } else {
+                        Ok(line)
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// Whether the index is in step with HEAD and the files on disk.
+fn index_check(fresh: &Freshness) -> Check {
+    let behind = fresh.head_commit.is_some() && fresh.head_commit != fresh.indexed_commit;
+    if behind || fresh.changed_count > 0 {
+        Check::new(
+            "index",
+            Verdict::Problem,
+            format!(
+                "indexed at {}, HEAD is {}, {} file(s) changed since (first: {})",
+                fresh.indexed_commit.as_deref().unwrap_or("(no commit)"),
+                fresh.head_commit.as_deref().unwrap_or("(no commit)"),
+                fresh.changed_count,
+                fresh.changed_files.first().map_or("-", String::as_str)
+            ),
+            Some("run `cairn index`, or keep `cairn daemon` running"),
+        )
+    } else {
+        Check::of(
+            "index",
+            Ok(format!(
+                "fresh at {}",
+                fresh
+                    .indexed_commit
+                    .as_deref()
+                    .unwrap_or("(not a git repository)")
+            )),
+        )
+    }
+}
+
+/// Whether a daemon runs for this repository and answers.
+fn daemon_check(data_dir: &Path, token: Option<&str>) -> Check {
+    match running::DaemonRecord::running(data_dir) {
+        // Not a fault: the CLI and `cairn serve` work without a daemon, only slower to follow
+        // edits. An installed service that is not running shows up in the service check.
+        None => Check::new(
+            "daemon",
+            Verdict::Note,
+            "not running",
+            Some(
+                "start it with `cairn daemon`, or `cairn install --service` to run it as a user service",
+            ),
+        ),
+        Some(record) => match client::get(
+            record.port,
+            token.unwrap_or(""),
+            "/health",
+            Duration::from_secs(2),
+        ) {
+            Ok(_) => Check::of(
+                "daemon",
+                Ok(format!("running (pid {}) at {}", record.pid, record.url)),
+            ),
+            Err(e) => Check::new(
+                "daemon",
+                Verdict::Problem,
+                format!(
+                    "pid {} holds the lock but {} does not answer ({e:#})",
+                    record.pid, record.url
+                ),
+                Some("restart it"),
+            ),
+        },
+    }
+}
+
+/// A registration check as reported: a missing registration, or a missing token while there
+/// is none, is a note.
+fn optional_as_note(mut check: Check, has_token: bool) -> Check {
+    // Not faults: the CLI and `cairn serve` work unregistered and without the HTTP token.
+    let optional = check.name == "clients" || (check.name == "token" && !has_token);
+    if optional && check.verdict == Verdict::Problem {
+        check.verdict = Verdict::Note;
+    }
+    check
 }
 
 /// Narrows anything in the data directory that others could read; says what it narrowed.

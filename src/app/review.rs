@@ -6,13 +6,13 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AskError, Cairn, note_of, off_runtime};
+use super::{AskError, Cairn, Snapshot, note_of, off_runtime};
 use crate::answer;
 use crate::config::Repo;
 use crate::context::{self, Scorer};
 use crate::graph::Graph;
 use crate::graph::score::Access;
-use crate::history::CommitInfo;
+use crate::history::{CommitInfo, History};
 use crate::memory::reviews::Finding;
 use crate::memory::{self, MemoryType, RecordedReview};
 use crate::review::briefing::{self, ReviewReport};
@@ -119,260 +119,30 @@ pub struct Addressed {
 const HISTORY_FILES: usize = 5;
 
 impl Cairn {
-    /// The review briefing for a change (DESIGN §6).
+    /// The review briefing for a change (DESIGN §6): the change analysed against the graph,
+    /// then what the team knows of it, its risks, its history and its author.
     pub async fn review(&self, request: ReviewRequest) -> Result<ReviewReport, AskError> {
         let (budget, note) = answer::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
         let snapshot = self.snapshot().await?;
-        let (mut analysis, label, empty) = {
-            let (repo, request) = (self.repo.clone(), request.clone());
-            let (graph, access) = (snapshot.graph.clone(), self.access());
-            off_runtime(move || analyse_change(&repo, &request, &graph, &access)).await??
-        };
-        let graph = &snapshot.graph;
+        let (mut analysis, label, empty) = self.analyse_off_runtime(&request, &snapshot).await?;
         analysis.notes.extend(note);
         if empty {
             analysis.notes.push(format!("no changes ({label})"));
         }
+        let subject = Subject::of(&analysis);
         let mut extras = briefing::Extras {
-            label: label.clone(),
+            label,
             ..briefing::Extras::default()
         };
-        let paths = analysis.paths();
-        let symbols = analysis.symbol_ids();
-        let text = analysis.query_text();
-
-        // The team's memories on these files and symbols, then those the text matches.
-        let memories_failed = |e: memory::MemoryError, notes: &mut Vec<String>| {
-            notes.push(format!("memories unavailable: {e}"));
-        };
-        match self.memories.anchored(&paths, &symbols).await {
-            Ok(anchored) => {
-                for m in anchored {
-                    let note = note_of(&m);
-                    match m.kind {
-                        MemoryType::RiskModule => extras.risks.push(briefing::Risk {
-                            kind: "risk_module".to_string(),
-                            subject: m.anchors().next().cloned().unwrap_or_default(),
-                            detail: format!("{}: {}", m.id, m.content),
-                        }),
-                        MemoryType::RejectionPattern if !m.addressed => {
-                            extras.rejections.push(note)
-                        }
-                        MemoryType::ProjectPattern
-                        | MemoryType::Decision
-                        | MemoryType::FrameworkKnowledge => extras.memories.push(note),
-                        _ => {}
-                    }
-                }
-            }
-            Err(e) => memories_failed(e, &mut extras.notes),
-        }
-        if !text.is_empty() {
-            let searches = [
-                (
-                    vec![
-                        MemoryType::ProjectPattern,
-                        MemoryType::Decision,
-                        MemoryType::FrameworkKnowledge,
-                    ],
-                    6,
-                ),
-                (vec![MemoryType::RejectionPattern], 4),
-            ];
-            for (types, limit) in searches {
-                let rejection = types.contains(&MemoryType::RejectionPattern);
-                let found = self
-                    .memories
-                    .search(&memory::Query {
-                        text: text.clone(),
-                        types,
-                        paths: paths.clone(),
-                        limit,
-                        keyword_only: true,
-                        ..memory::Query::default()
-                    })
-                    .await;
-                match found {
-                    Ok(found) => {
-                        let list = if rejection {
-                            &mut extras.rejections
-                        } else {
-                            &mut extras.memories
-                        };
-                        for f in found {
-                            if list.len() >= limit || (rejection && f.memory.addressed) {
-                                continue;
-                            }
-                            if !list.iter().any(|n| n.id == f.memory.id) {
-                                list.push(note_of(&f.memory));
-                            }
-                        }
-                    }
-                    Err(e) => memories_failed(e, &mut extras.notes),
-                }
-            }
-        }
-        match self.memories.rule_stats().await {
-            Ok(stats) => {
-                let mut high: Vec<_> = stats
-                    .into_iter()
-                    .filter(|s| crate::review::stats::is_high_rejection(s, 3, 0.5))
-                    .collect();
-                high.sort_by(|a, b| b.rejection_rate.total_cmp(&a.rejection_rate));
-                high.truncate(5);
-                extras.rules = high;
-            }
-            Err(e) => memories_failed(e, &mut extras.notes),
-        }
-
-        // Risk from the graph: changes to the most depended-on code.
-        let mut reaches: Vec<u32> = graph
-            .nodes
-            .iter()
-            .filter(|n| n.kind.is_symbol())
-            .map(|n| n.reach)
-            .collect();
-        reaches.sort_unstable();
-        let p95 = reaches
-            .get(reaches.len().saturating_sub(1) * 95 / 100)
-            .copied()
-            .unwrap_or(0)
-            .max(50);
-        for file in &analysis.files {
-            for s in &file.symbols {
-                if s.indexed && s.reach >= p95 && s.change != review::SymbolChangeKind::Added {
-                    extras.risks.push(briefing::Risk {
-                        kind: "central".to_string(),
-                        subject: s.id.clone(),
-                        detail: format!(
-                            "reaches {} nodes (top 5% of this repository's symbols)",
-                            s.reach
-                        ),
-                    });
-                }
-            }
-        }
-
-        // History: fix-prone files, experts, partners missing from the diff, past commits.
-        let history = self.commit_history(&snapshot).await;
-        if !history.is_empty() {
-            let now = crate::clock::now();
-            for path in paths.iter().take(HISTORY_FILES * 2) {
-                if let Some(fixes) = history.is_fix_prone(path) {
-                    extras.risks.push(briefing::Risk {
-                        kind: "fix_prone".to_string(),
-                        subject: path.clone(),
-                        detail: format!(
-                            "{} of its {} recent commits were fixes or reverts ({:.1}× this repository's share)",
-                            fixes.fixes, fixes.commits, fixes.lift
-                        ),
-                    });
-                }
-            }
-            for file in analysis.files.iter().take(HISTORY_FILES) {
-                let experts = history.experts(&file.path, now, 3);
-                if !experts.is_empty() {
-                    extras.experts.push(briefing::FileExperts {
-                        path: file.path.clone(),
-                        experts,
-                    });
-                }
-                for partner in history.co_changes(&file.path, 3, 0.3) {
-                    let exists = graph.node(&partner.path).is_some()
-                        || self.repo.root.join(&partner.path).is_file();
-                    if exists
-                        && !paths.contains(&partner.path)
-                        && !extras.co_changes.iter().any(|p| p.path == partner.path)
-                    {
-                        extras.co_changes.push(briefing::MissingPartner {
-                            path: partner.path,
-                            with: file.path.clone(),
-                            support: partner.support,
-                            confidence: partner.confidence,
-                        });
-                    }
-                }
-            }
-            extras.co_changes.truncate(5);
-            let mut seen = std::collections::HashSet::new();
-            let mut related: Vec<&CommitInfo> = paths
-                .iter()
-                .flat_map(|p| history.commits_of(p))
-                .filter(|c| seen.insert(c.id.clone()))
-                .collect();
-            related.sort_by_key(|c| std::cmp::Reverse(c.time));
-            extras.commits = related
-                .into_iter()
-                .take(5)
-                .map(|c| briefing::CommitBrief {
-                    id: c.id.chars().take(10).collect(),
-                    date: crate::clock::date_of(c.time),
-                    author: c.author.clone(),
-                    summary: c.summary.clone(),
-                    fix: c.fix,
-                })
-                .collect();
-        } else if self.repo.is_git {
-            extras
-                .notes
-                .push("no commit history mined yet: run `cairn index`".to_string());
-        }
-
-        // The author: given, or from git.
-        let author = match request.author.as_deref().filter(|a| !a.trim().is_empty()) {
-            Some(a) => Some((a.to_string(), "given")),
-            None if request.diff.is_some() => None,
-            None => Git::open(&self.repo.root).ok().and_then(|git| {
-                match (request.base.is_some() || request.head.is_some(), &git) {
-                    (true, git) => git
-                        .author_of(request.head.as_deref().unwrap_or("HEAD"))
-                        .ok(),
-                    (false, git) => git.configured_author(),
-                }
-                .map(|a| (a, "git"))
-            }),
-        };
-        if let Some((raw, from)) = author {
-            match memory::model::developer_id(&raw) {
-                Ok(developer) => {
-                    let profile = self.memories.profile(&developer).await.ok().flatten();
-                    let stats = self
-                        .memories
-                        .author_stats(&developer)
-                        .await
-                        .unwrap_or_default();
-                    let memories = self
-                        .memories
-                        .search(&memory::Query {
-                            text: text.clone(),
-                            developer: Some(developer.clone()),
-                            types: vec![
-                                MemoryType::DeveloperPattern,
-                                MemoryType::DeveloperStrength,
-                            ],
-                            paths: paths.clone(),
-                            limit: 3,
-                            keyword_only: true,
-                            ..memory::Query::default()
-                        })
-                        .await
-                        .map(|found| found.iter().map(|f| note_of(&f.memory)).collect())
-                        .unwrap_or_default();
-                    extras.author = Some(briefing::AuthorBrief {
-                        developer,
-                        from: from.to_string(),
-                        profile: profile.as_ref().map(note_of),
-                        stats,
-                        memories,
-                    });
-                }
-                Err(e) => extras.notes.push(format!("author left out: {e}")),
-            }
-        } else if request.diff.is_some() {
-            extras
-                .notes
-                .push("pass `author` to include the author's profile".to_string());
-        }
+        self.add_anchored_memories(&subject, &mut extras).await;
+        self.add_matching_memories(&subject, &mut extras).await;
+        self.add_high_rejection_rules(&mut extras).await;
+        extras
+            .risks
+            .extend(central_risks(&analysis, &snapshot.graph));
+        self.add_history(&snapshot, &analysis, &subject.paths, &mut extras)
+            .await;
+        self.add_author(&request, &subject, &mut extras).await;
         off_runtime(move || briefing::render(analysis, extras, budget)).await
     }
 
@@ -435,6 +205,370 @@ impl Cairn {
             ids,
         })
     }
+}
+
+/// What a change is about, to find what is known of it: its paths, its changed symbols and
+/// the words of its changed code.
+struct Subject {
+    paths: Vec<String>,
+    symbols: Vec<String>,
+    text: String,
+}
+
+impl Subject {
+    fn of(analysis: &review::Analysis) -> Subject {
+        Subject {
+            paths: analysis.paths(),
+            symbols: analysis.symbol_ids(),
+            text: analysis.query_text(),
+        }
+    }
+}
+
+/// The steps of a review briefing, in the order `review` takes them.
+impl Cairn {
+    /// The change a request names, analysed against the snapshot's graph away from the async
+    /// runtime (reading files and git is blocking work).
+    async fn analyse_off_runtime(
+        &self,
+        request: &ReviewRequest,
+        snapshot: &Snapshot,
+    ) -> Result<(review::Analysis, String, bool), AskError> {
+        let (repo, request) = (self.repo.clone(), request.clone());
+        let (graph, access) = (snapshot.graph.clone(), self.access());
+        off_runtime(move || analyse_change(&repo, &request, &graph, &access)).await?
+    }
+
+    /// The team's memories anchored on the changed files and symbols: risky modules,
+    /// rejection patterns not yet addressed, patterns and decisions.
+    async fn add_anchored_memories(&self, subject: &Subject, extras: &mut briefing::Extras) {
+        let anchored = match self
+            .memories
+            .anchored(&subject.paths, &subject.symbols)
+            .await
+        {
+            Ok(anchored) => anchored,
+            Err(e) => {
+                extras.notes.push(memories_unavailable(e));
+                return;
+            }
+        };
+        for m in anchored {
+            let note = note_of(&m);
+            match m.kind {
+                MemoryType::RiskModule => extras.risks.push(briefing::Risk {
+                    kind: "risk_module".to_string(),
+                    subject: m.anchors().next().cloned().unwrap_or_default(),
+                    detail: format!("{}: {}", m.id, m.content),
+                }),
+                MemoryType::RejectionPattern if !m.addressed => extras.rejections.push(note),
+                MemoryType::ProjectPattern
+                | MemoryType::Decision
+                | MemoryType::FrameworkKnowledge => extras.memories.push(note),
+                _ => {}
+            }
+        }
+    }
+
+    /// The team's memories the changed code's words match, after the anchored ones: patterns
+    /// and decisions, then rejection patterns not yet addressed, each list up to its limit.
+    async fn add_matching_memories(&self, subject: &Subject, extras: &mut briefing::Extras) {
+        if subject.text.is_empty() {
+            return;
+        }
+        let searches = [
+            (
+                vec![
+                    MemoryType::ProjectPattern,
+                    MemoryType::Decision,
+                    MemoryType::FrameworkKnowledge,
+                ],
+                6,
+            ),
+            (vec![MemoryType::RejectionPattern], 4),
+        ];
+        for (types, limit) in searches {
+            let rejection = types.contains(&MemoryType::RejectionPattern);
+            let found = self
+                .memories
+                .search(&memory::Query {
+                    text: subject.text.clone(),
+                    types,
+                    paths: subject.paths.clone(),
+                    limit,
+                    keyword_only: true,
+                    ..memory::Query::default()
+                })
+                .await;
+            let found = match found {
+                Ok(found) => found,
+                Err(e) => {
+                    extras.notes.push(memories_unavailable(e));
+                    continue;
+                }
+            };
+            let list = if rejection {
+                &mut extras.rejections
+            } else {
+                &mut extras.memories
+            };
+            for f in found {
+                if list.len() >= limit || (rejection && f.memory.addressed) {
+                    continue;
+                }
+                if !list.iter().any(|n| n.id == f.memory.id) {
+                    list.push(note_of(&f.memory));
+                }
+            }
+        }
+    }
+
+    /// The rule categories whose findings are most often rejected.
+    async fn add_high_rejection_rules(&self, extras: &mut briefing::Extras) {
+        match self.memories.rule_stats().await {
+            Ok(stats) => extras.rules = high_rejection_rules(stats),
+            Err(e) => extras.notes.push(memories_unavailable(e)),
+        }
+    }
+
+    /// From the commit history: fix-prone files, experts, partners missing from the change and
+    /// the past commits on its files; a note when no history was mined.
+    async fn add_history(
+        &self,
+        snapshot: &Snapshot,
+        analysis: &review::Analysis,
+        paths: &[String],
+        extras: &mut briefing::Extras,
+    ) {
+        let history = self.commit_history(snapshot).await;
+        if history.is_empty() {
+            if self.repo.is_git {
+                extras
+                    .notes
+                    .push("no commit history mined yet: run `cairn index`".to_string());
+            }
+            return;
+        }
+        extras.risks.extend(fix_prone_risks(&history, paths));
+        extras.experts = experts(&history, analysis);
+        extras.co_changes = self.missing_partners(&history, analysis, &snapshot.graph, paths);
+        extras.commits = related_commits(&history, paths);
+    }
+
+    /// Files that usually change with the changed ones, exist, and are not in the change: the
+    /// first five.
+    fn missing_partners(
+        &self,
+        history: &History,
+        analysis: &review::Analysis,
+        graph: &Graph,
+        paths: &[String],
+    ) -> Vec<briefing::MissingPartner> {
+        let mut partners: Vec<briefing::MissingPartner> = Vec::new();
+        for file in analysis.files.iter().take(HISTORY_FILES) {
+            for partner in history.co_changes(&file.path, 3, 0.3) {
+                let exists = graph.node(&partner.path).is_some()
+                    || self.repo.root.join(&partner.path).is_file();
+                if exists
+                    && !paths.contains(&partner.path)
+                    && !partners.iter().any(|p| p.path == partner.path)
+                {
+                    partners.push(briefing::MissingPartner {
+                        path: partner.path,
+                        with: file.path.clone(),
+                        support: partner.support,
+                        confidence: partner.confidence,
+                    });
+                }
+            }
+        }
+        partners.truncate(5);
+        partners
+    }
+
+    /// The change's author (given, or from git) with their profile, review record and
+    /// patterns; a note when the author is invalid, or unknown for a pasted diff.
+    async fn add_author(
+        &self,
+        request: &ReviewRequest,
+        subject: &Subject,
+        extras: &mut briefing::Extras,
+    ) {
+        match self.author_of(request) {
+            Some((raw, from)) => match memory::model::developer_id(&raw) {
+                Ok(developer) => {
+                    extras.author = Some(self.author_brief(developer, from, subject).await);
+                }
+                Err(e) => extras.notes.push(format!("author left out: {e}")),
+            },
+            None if request.diff.is_some() => extras
+                .notes
+                .push("pass `author` to include the author's profile".to_string()),
+            None => {}
+        }
+    }
+
+    /// Who wrote the change and where that came from: the request's author, else for
+    /// revisions the head commit's author, for the working tree git's configured user; none
+    /// for a pasted diff.
+    fn author_of(&self, request: &ReviewRequest) -> Option<(String, &'static str)> {
+        if let Some(given) = request.author.as_deref().filter(|a| !a.trim().is_empty()) {
+            return Some((given.to_string(), "given"));
+        }
+        if request.diff.is_some() {
+            return None;
+        }
+        let git = Git::open(&self.repo.root).ok()?;
+        let author = if request.base.is_some() || request.head.is_some() {
+            git.author_of(request.head.as_deref().unwrap_or("HEAD"))
+                .ok()
+        } else {
+            git.configured_author()
+        };
+        author.map(|a| (a, "git"))
+    }
+
+    /// What is known of a developer: their profile, review record, and patterns and strengths
+    /// on the changed code; what cannot be read is left out.
+    async fn author_brief(
+        &self,
+        developer: String,
+        from: &str,
+        subject: &Subject,
+    ) -> briefing::AuthorBrief {
+        let profile = self.memories.profile(&developer).await.ok().flatten();
+        let stats = self
+            .memories
+            .author_stats(&developer)
+            .await
+            .unwrap_or_default();
+        let memories = self
+            .memories
+            .search(&memory::Query {
+                text: subject.text.clone(),
+                developer: Some(developer.clone()),
+                types: vec![MemoryType::DeveloperPattern, MemoryType::DeveloperStrength],
+                paths: subject.paths.clone(),
+                limit: 3,
+                keyword_only: true,
+                ..memory::Query::default()
+            })
+            .await
+            .map(|found| found.iter().map(|f| note_of(&f.memory)).collect())
+            .unwrap_or_default();
+        briefing::AuthorBrief {
+            developer,
+            from: from.to_string(),
+            profile: profile.as_ref().map(note_of),
+            stats,
+            memories,
+        }
+    }
+}
+
+/// The note a briefing carries when the memories cannot be read.
+fn memories_unavailable(e: memory::MemoryError) -> String {
+    format!("memories unavailable: {e}")
+}
+
+/// The five rule categories with the highest rejection rates, of those that count as high.
+fn high_rejection_rules(stats: Vec<RuleStat>) -> Vec<RuleStat> {
+    let mut high: Vec<_> = stats
+        .into_iter()
+        .filter(|s| crate::review::stats::is_high_rejection(s, 3, 0.5))
+        .collect();
+    high.sort_by(|a, b| b.rejection_rate.total_cmp(&a.rejection_rate));
+    high.truncate(5);
+    high
+}
+
+/// Risk from the graph: changed symbols (not new ones) among the most depended-on code, the
+/// top 5% by reach and reaching at least 50 nodes.
+fn central_risks(analysis: &review::Analysis, graph: &Graph) -> Vec<briefing::Risk> {
+    let mut reaches: Vec<u32> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind.is_symbol())
+        .map(|n| n.reach)
+        .collect();
+    reaches.sort_unstable();
+    let p95 = reaches
+        .get(reaches.len().saturating_sub(1) * 95 / 100)
+        .copied()
+        .unwrap_or(0)
+        .max(50);
+    analysis
+        .files
+        .iter()
+        .flat_map(|file| &file.symbols)
+        .filter(|s| s.indexed && s.reach >= p95 && s.change != review::SymbolChangeKind::Added)
+        .map(|s| briefing::Risk {
+            kind: "central".to_string(),
+            subject: s.id.clone(),
+            detail: format!(
+                "reaches {} nodes (top 5% of this repository's symbols)",
+                s.reach
+            ),
+        })
+        .collect()
+}
+
+/// The changed files (the first of them) that attract fixes.
+fn fix_prone_risks(history: &History, paths: &[String]) -> Vec<briefing::Risk> {
+    paths
+        .iter()
+        .take(HISTORY_FILES * 2)
+        .filter_map(|path| {
+            let fixes = history.is_fix_prone(path)?;
+            Some(briefing::Risk {
+                kind: "fix_prone".to_string(),
+                subject: path.clone(),
+                detail: format!(
+                    "{} of its {} recent commits were fixes or reverts ({:.1}× this repository's share)",
+                    fixes.fixes, fixes.commits, fixes.lift
+                ),
+            })
+        })
+        .collect()
+}
+
+/// Who knows the changed files (the first of them): up to three authors each.
+fn experts(history: &History, analysis: &review::Analysis) -> Vec<briefing::FileExperts> {
+    let now = crate::clock::now();
+    analysis
+        .files
+        .iter()
+        .take(HISTORY_FILES)
+        .filter_map(|file| {
+            let experts = history.experts(&file.path, now, 3);
+            (!experts.is_empty()).then(|| briefing::FileExperts {
+                path: file.path.clone(),
+                experts,
+            })
+        })
+        .collect()
+}
+
+/// The five latest commits on the changed files.
+fn related_commits(history: &History, paths: &[String]) -> Vec<briefing::CommitBrief> {
+    let mut seen = std::collections::HashSet::new();
+    let mut related: Vec<&CommitInfo> = paths
+        .iter()
+        .flat_map(|p| history.commits_of(p))
+        .filter(|c| seen.insert(c.id.clone()))
+        .collect();
+    related.sort_by_key(|c| std::cmp::Reverse(c.time));
+    related
+        .into_iter()
+        .take(5)
+        .map(|c| briefing::CommitBrief {
+            id: c.id.chars().take(10).collect(),
+            date: crate::clock::date_of(c.time),
+            author: c.author.clone(),
+            summary: c.summary.clone(),
+            fix: c.fix,
+        })
+        .collect()
 }
 
 /// The change a review request names, analysed against the graph: the analysis, what was

@@ -1,6 +1,7 @@
 //! `cairn memory …`: add, search, list, forget, share, show, history, export, import.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -9,158 +10,171 @@ use cairn::app::{
     RememberRequest, SearchRequest, render,
 };
 
-use super::{MemoryCommand, output};
+use super::{MemoryAddArgs, MemoryCommand, MemorySearchArgs, output};
 
 /// A memory search's token budget on the command line (a person reads more than a model).
 const SEARCH_TOKENS: usize = 16_000;
 
+/// `cairn memory …`: one function per subcommand.
 pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCode> {
     match action {
-        MemoryCommand::Add {
-            kind,
-            content,
-            title,
-            developer,
-            paths,
-            symbols,
-            supersedes,
-            source,
-            source_ref,
-            org,
-            agent,
-            run,
-            json,
-        } => {
-            let outcome = cairn
-                .remember(RememberRequest {
-                    kind,
-                    content,
-                    title,
-                    developer,
-                    paths,
-                    symbols,
-                    supersedes,
-                    source: Some(source),
-                    source_ref,
-                    org,
-                    agent,
-                    run,
-                    written_by: std::env::var("USER").ok(),
-                })
-                .await?;
-            output::answer(&outcome, json)?;
-            if let Some(note) = cairn.staleness().await {
-                eprintln!("cairn: {note}");
-            }
-        }
-        MemoryCommand::Search {
-            query,
-            developer,
-            types,
-            paths,
-            limit,
-            all,
-            json,
-        } => {
-            let answer = cairn
-                .search_memories(SearchRequest {
-                    text: query,
-                    developer,
-                    types,
-                    paths,
-                    limit: Some(limit),
-                    include_superseded: all,
-                    max_tokens: Some(SEARCH_TOKENS),
-                })
-                .await?;
-            output::answer(&answer, json)?;
-        }
+        MemoryCommand::Add(args) => add(cairn, args).await?,
+        MemoryCommand::Search(args) => search(cairn, args).await?,
         MemoryCommand::List {
             kind,
             developer,
             all,
             json,
         } => {
-            let listed = cairn
-                .list(ListRequest {
+            list(
+                cairn,
+                ListRequest {
                     kind,
                     developer,
                     all,
-                })
-                .await?;
-            if json {
-                output::json(&listed)?;
-            } else if listed.0.is_empty() {
-                output::line("no memories")?;
-            } else {
-                for m in &listed.0 {
-                    output::line(render::memory_line(m))?;
-                }
-            }
+                },
+                json,
+            )
+            .await?
         }
-        MemoryCommand::Forget { id, json } => {
-            let forgotten = cairn
-                .forget(ForgetRequest {
-                    id: Some(id),
-                    ..ForgetRequest::default()
-                })
-                .await?;
-            output::answer(&forgotten, json)?;
-        }
-        MemoryCommand::Share { id } => {
-            let shared = cairn.share(MemoryRequest { id }).await?;
-            output::line(format!(
-                "shared {} ({}) with the team{}",
-                shared.memory.id,
-                shared.memory.title,
-                if shared.team {
-                    ""
-                } else {
-                    " — takes effect in team mode; this repository keeps memories locally"
-                }
-            ))?;
-        }
-        MemoryCommand::Show { id, json } => {
-            let memory = cairn.show(MemoryRequest { id }).await?;
-            output::answer(&memory, json)?;
-        }
-        MemoryCommand::History { id } => {
-            let history = cairn.memory_history(MemoryRequest { id }).await?;
-            output::text(history_text(&history))?;
-        }
-        MemoryCommand::Export { output: file } => {
-            let exported = cairn.export(ExportRequest {}).await?;
-            let text = exported.jsonl()?;
-            match file {
-                Some(path) => {
-                    std::fs::write(&path, text)
-                        .with_context(|| format!("cannot write {}", path.display()))?;
-                    eprintln!(
-                        "exported {} memories to {}",
-                        exported.0.len(),
-                        path.display()
-                    );
-                }
-                None => output::text(text)?,
-            }
-        }
-        MemoryCommand::Import { file } => {
-            let jsonl = if file.as_os_str() == "-" {
-                std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?
-            } else {
-                std::fs::read_to_string(&file)
-                    .with_context(|| format!("cannot read {}", file.display()))?
-            };
-            let report = cairn.import(ImportRequest { jsonl }).await?;
-            output::line(format!(
-                "imported {} memories, skipped {} already present, {} forgotten here (not restored)",
-                report.imported.len(),
-                report.skipped.len(),
-                report.forgotten.len()
-            ))?;
-        }
+        MemoryCommand::Forget { id, json } => forget(cairn, id, json).await?,
+        MemoryCommand::Share { id } => share(cairn, id).await?,
+        MemoryCommand::Show { id, json } => show(cairn, id, json).await?,
+        MemoryCommand::History { id } => history(cairn, id).await?,
+        MemoryCommand::Export { output: file } => export(cairn, file).await?,
+        MemoryCommand::Import { file } => import(cairn, &file).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn memory add`: the write event, then a note on stderr if the index is stale.
+async fn add(cairn: &Cairn, args: MemoryAddArgs) -> anyhow::Result<()> {
+    let outcome = cairn
+        .remember(RememberRequest {
+            kind: args.kind,
+            content: args.content,
+            title: args.title,
+            developer: args.developer,
+            paths: args.paths,
+            symbols: args.symbols,
+            supersedes: args.supersedes,
+            source: Some(args.source),
+            source_ref: args.source_ref,
+            org: args.org,
+            agent: args.agent,
+            run: args.run,
+            written_by: std::env::var("USER").ok(),
+        })
+        .await?;
+    output::answer(&outcome, args.json)?;
+    if let Some(note) = cairn.staleness().await {
+        eprintln!("cairn: {note}");
+    }
+    Ok(())
+}
+
+/// `cairn memory search`.
+async fn search(cairn: &Cairn, args: MemorySearchArgs) -> anyhow::Result<()> {
+    let answer = cairn
+        .search_memories(SearchRequest {
+            text: args.query,
+            developer: args.developer,
+            types: args.types,
+            paths: args.paths,
+            limit: Some(args.limit),
+            include_superseded: args.all,
+            max_tokens: Some(SEARCH_TOKENS),
+        })
+        .await?;
+    output::answer(&answer, args.json)
+}
+
+/// `cairn memory list`: one line per memory.
+async fn list(cairn: &Cairn, request: ListRequest, json: bool) -> anyhow::Result<()> {
+    let listed = cairn.list(request).await?;
+    if json {
+        output::json(&listed)?;
+    } else if listed.0.is_empty() {
+        output::line("no memories")?;
+    } else {
+        for m in &listed.0 {
+            output::line(render::memory_line(m))?;
+        }
+    }
+    Ok(())
+}
+
+/// `cairn memory forget`.
+async fn forget(cairn: &Cairn, id: String, json: bool) -> anyhow::Result<()> {
+    let forgotten = cairn
+        .forget(ForgetRequest {
+            id: Some(id),
+            ..ForgetRequest::default()
+        })
+        .await?;
+    output::answer(&forgotten, json)
+}
+
+/// `cairn memory share`.
+async fn share(cairn: &Cairn, id: String) -> anyhow::Result<()> {
+    let shared = cairn.share(MemoryRequest { id }).await?;
+    output::line(format!(
+        "shared {} ({}) with the team{}",
+        shared.memory.id,
+        shared.memory.title,
+        if shared.team {
+            ""
+        } else {
+            " — takes effect in team mode; this repository keeps memories locally"
+        }
+    ))
+}
+
+/// `cairn memory show`.
+async fn show(cairn: &Cairn, id: String, json: bool) -> anyhow::Result<()> {
+    let memory = cairn.show(MemoryRequest { id }).await?;
+    output::answer(&memory, json)
+}
+
+/// `cairn memory history`.
+async fn history(cairn: &Cairn, id: String) -> anyhow::Result<()> {
+    let history = cairn.memory_history(MemoryRequest { id }).await?;
+    output::text(history_text(&history))
+}
+
+/// `cairn memory export`: JSON Lines to stdout, or to a file with a count on stderr.
+async fn export(cairn: &Cairn, file: Option<PathBuf>) -> anyhow::Result<()> {
+    let exported = cairn.export(ExportRequest {}).await?;
+    let text = exported.jsonl()?;
+    match file {
+        Some(path) => {
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!(
+                "exported {} memories to {}",
+                exported.0.len(),
+                path.display()
+            );
+            Ok(())
+        }
+        None => output::text(text),
+    }
+}
+
+/// `cairn memory import`: from a file, or stdin for `-`.
+async fn import(cairn: &Cairn, file: &Path) -> anyhow::Result<()> {
+    let jsonl = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).context("cannot read stdin")?
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let report = cairn.import(ImportRequest { jsonl }).await?;
+    output::line(format!(
+        "imported {} memories, skipped {} already present, {} forgotten here (not restored)",
+        report.imported.len(),
+        report.skipped.len(),
+        report.forgotten.len()
+    ))
 }
 
 /// A memory's texts, oldest first, and what it says now.

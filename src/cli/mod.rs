@@ -238,63 +238,9 @@ pub enum TeamCommand {
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
     /// Store a learning (deduplicated, secrets redacted); prints the write event.
-    Add {
-        /// Memory type (project_pattern, decision, developer_pattern, developer_strength,
-        /// risk_module, contributor_profile, rejection_pattern, framework_knowledge,
-        /// review_outcome).
-        #[arg(long = "type", short = 't')]
-        kind: String,
-        /// The learning, 1–3 sentences.
-        content: String,
-        #[arg(long)]
-        title: Option<String>,
-        /// Developer the memory belongs to (required for developer-scoped types).
-        #[arg(long)]
-        developer: Option<String>,
-        /// Repo-relative path it is about (repeatable).
-        #[arg(long = "path")]
-        paths: Vec<String>,
-        /// Symbol it is about, `path::Name` (repeatable).
-        #[arg(long = "symbol")]
-        symbols: Vec<String>,
-        /// Id of the memory this one replaces.
-        #[arg(long)]
-        supersedes: Option<String>,
-        /// review, manual, import or hook.
-        #[arg(long, default_value = "manual")]
-        source: String,
-        /// PR, commit or review id.
-        #[arg(long)]
-        source_ref: Option<String>,
-        /// Organisation, agent and run/session labels (optional scopes).
-        #[arg(long)]
-        org: Option<String>,
-        #[arg(long)]
-        agent: Option<String>,
-        #[arg(long)]
-        run: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    Add(MemoryAddArgs),
     /// Search memories (project scope, or one developer's with --developer).
-    Search {
-        query: String,
-        #[arg(long)]
-        developer: Option<String>,
-        /// Types to keep (repeatable).
-        #[arg(long = "type", short = 't')]
-        types: Vec<String>,
-        /// Paths to favour (repeatable).
-        #[arg(long = "path")]
-        paths: Vec<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
-        /// Include superseded memories.
-        #[arg(long)]
-        all: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Search(MemorySearchArgs),
     /// List memories, newest first.
     List {
         #[arg(long = "type", short = 't')]
@@ -331,6 +277,68 @@ pub enum MemoryCommand {
     },
     /// Restore or seed memories from JSON Lines (a file, or `-` for stdin).
     Import { file: PathBuf },
+}
+
+// The arguments of the larger memory commands (their help text is the command's, above).
+
+#[derive(Debug, Args)]
+pub struct MemoryAddArgs {
+    /// Memory type (project_pattern, decision, developer_pattern, developer_strength,
+    /// risk_module, contributor_profile, rejection_pattern, framework_knowledge,
+    /// review_outcome).
+    #[arg(long = "type", short = 't')]
+    pub kind: String,
+    /// The learning, 1–3 sentences.
+    pub content: String,
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Developer the memory belongs to (required for developer-scoped types).
+    #[arg(long)]
+    pub developer: Option<String>,
+    /// Repo-relative path it is about (repeatable).
+    #[arg(long = "path")]
+    pub paths: Vec<String>,
+    /// Symbol it is about, `path::Name` (repeatable).
+    #[arg(long = "symbol")]
+    pub symbols: Vec<String>,
+    /// Id of the memory this one replaces.
+    #[arg(long)]
+    pub supersedes: Option<String>,
+    /// review, manual, import or hook.
+    #[arg(long, default_value = "manual")]
+    pub source: String,
+    /// PR, commit or review id.
+    #[arg(long)]
+    pub source_ref: Option<String>,
+    /// Organisation, agent and run/session labels (optional scopes).
+    #[arg(long)]
+    pub org: Option<String>,
+    #[arg(long)]
+    pub agent: Option<String>,
+    #[arg(long)]
+    pub run: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MemorySearchArgs {
+    pub query: String,
+    #[arg(long)]
+    pub developer: Option<String>,
+    /// Types to keep (repeatable).
+    #[arg(long = "type", short = 't')]
+    pub types: Vec<String>,
+    /// Paths to favour (repeatable).
+    #[arg(long = "path")]
+    pub paths: Vec<String>,
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Include superseded memories.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn parse_include(text: &str) -> Result<Include, String> {
