@@ -236,60 +236,10 @@ pub(super) fn prepare(
     root: &Path,
     graph: Option<&Graph>,
 ) -> Result<Prepared, MemoryError> {
-    let kind = new.kind.ok_or_else(|| invalid("`type` is required"))?;
-    if kind == MemoryType::RuleEffectiveness {
-        return Err(invalid(
-            "rule_effectiveness records are computed from review outcomes (record_review), not written directly",
-        ));
-    }
-    let content = new.content.trim();
-    if content.is_empty() {
-        return Err(invalid(
-            "`content` is empty: a memory is a learning of 1–3 sentences",
-        ));
-    }
-    if content.len() > MAX_CONTENT_BYTES {
-        return Err(invalid(format!(
-            "`content` is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} (1–3 sentences): store the learning, not the evidence",
-            content.len()
-        )));
-    }
-    if let Some(title) = &new.title
-        && title.trim().len() > MAX_TITLE_BYTES
-    {
-        return Err(invalid(format!(
-            "`title` is {} bytes; at most {MAX_TITLE_BYTES}",
-            title.trim().len()
-        )));
-    }
-    let developer = new
-        .developer
-        .as_deref()
-        .map(|d| person("`developer`", d))
-        .transpose()?;
-    if let Some(category) = &new.category {
-        refuse_secret("`category`", category)?;
-    }
-    if kind.developer_scoped() && developer.is_none() {
-        return Err(invalid(format!(
-            "type {kind} belongs to a developer: pass `developer`"
-        )));
-    }
-    if new.paths.len() + new.symbols.len() > MAX_ANCHORS {
-        return Err(invalid(format!(
-            "{} anchors; at most {MAX_ANCHORS}",
-            new.paths.len() + new.symbols.len()
-        )));
-    }
-    if let Some(id) = &new.supersedes
-        && !is_memory_id(id.trim())
-    {
-        return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
-    }
-
+    let (kind, developer) = validate(&new)?;
     let mut kinds = BTreeSet::new();
     let mut notes = Vec::new();
-    let (content, echo) = strip_served_marker(content);
+    let (content, echo) = strip_served_marker(new.content.trim());
     let content = redact(content, &mut kinds);
     let title = match new
         .title
@@ -343,6 +293,63 @@ pub(super) fn prepare(
         echo,
         notes,
     })
+}
+
+/// Checks a write before anything in it is redacted or resolved: its type, the sizes of its
+/// content, title and anchors, its developer and category, the id it supersedes. Returns
+/// its type and its developer, normalised.
+fn validate(new: &NewMemory) -> Result<(MemoryType, Option<String>), MemoryError> {
+    let kind = new.kind.ok_or_else(|| invalid("`type` is required"))?;
+    if kind == MemoryType::RuleEffectiveness {
+        return Err(invalid(
+            "rule_effectiveness records are computed from review outcomes (record_review), not written directly",
+        ));
+    }
+    let content = new.content.trim();
+    if content.is_empty() {
+        return Err(invalid(
+            "`content` is empty: a memory is a learning of 1–3 sentences",
+        ));
+    }
+    if content.len() > MAX_CONTENT_BYTES {
+        return Err(invalid(format!(
+            "`content` is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} (1–3 sentences): store the learning, not the evidence",
+            content.len()
+        )));
+    }
+    if let Some(title) = &new.title
+        && title.trim().len() > MAX_TITLE_BYTES
+    {
+        return Err(invalid(format!(
+            "`title` is {} bytes; at most {MAX_TITLE_BYTES}",
+            title.trim().len()
+        )));
+    }
+    let developer = new
+        .developer
+        .as_deref()
+        .map(|d| person("`developer`", d))
+        .transpose()?;
+    if let Some(category) = &new.category {
+        refuse_secret("`category`", category)?;
+    }
+    if kind.developer_scoped() && developer.is_none() {
+        return Err(invalid(format!(
+            "type {kind} belongs to a developer: pass `developer`"
+        )));
+    }
+    if new.paths.len() + new.symbols.len() > MAX_ANCHORS {
+        return Err(invalid(format!(
+            "{} anchors; at most {MAX_ANCHORS}",
+            new.paths.len() + new.symbols.len()
+        )));
+    }
+    if let Some(id) = &new.supersedes
+        && !is_memory_id(id.trim())
+    {
+        return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
+    }
+    Ok((kind, developer))
 }
 
 /// Removes a leading `m_0123456789abcdef:`-style marker cairn puts before memories it serves,
@@ -908,6 +915,45 @@ mod tests {
         let similarity = text::jaccard(&text::fingerprint(&old.content), &new.fingerprint);
         let plan = judge(&new, &old, similarity);
         (old, plan)
+    }
+
+    #[test]
+    fn writes_are_validated_before_anything_else() {
+        let valid = write(MemoryType::Decision, "Use UTC everywhere.");
+        assert_eq!(validate(&valid).unwrap(), (MemoryType::Decision, None));
+        let mut profile = write(MemoryType::ContributorProfile, "Careful with migrations.");
+        profile.developer = Some("@Alice".to_string());
+        assert_eq!(
+            validate(&profile).unwrap(),
+            (MemoryType::ContributorProfile, Some("alice".to_string()))
+        );
+        let refused = [
+            NewMemory {
+                kind: None,
+                ..valid.clone()
+            },
+            write(MemoryType::RuleEffectiveness, "naming: 3 of 4 rejected."),
+            write(MemoryType::Decision, "   "),
+            write(MemoryType::Decision, &"a".repeat(MAX_CONTENT_BYTES + 1)),
+            NewMemory {
+                developer: None,
+                ..write(MemoryType::DeveloperPattern, "Forgets to close files.")
+            },
+            NewMemory {
+                paths: vec!["a.py".to_string(); MAX_ANCHORS + 1],
+                ..valid.clone()
+            },
+            NewMemory {
+                supersedes: Some("the old one".to_string()),
+                ..valid.clone()
+            },
+        ];
+        for new in refused {
+            assert!(
+                matches!(validate(&new), Err(MemoryError::Invalid(_))),
+                "{new:?}"
+            );
+        }
     }
 
     #[test]
