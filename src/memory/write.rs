@@ -102,6 +102,37 @@ impl Prepared {
     pub(super) fn set_supersedes(&mut self, id: String) {
         self.supersedes = Some(id);
     }
+
+    /// The answer to this write when it lands in memory `id`.
+    fn outcome(&self, event: Action, id: &str) -> WriteOutcome {
+        WriteOutcome {
+            event,
+            id: id.to_string(),
+            superseded: None,
+            redacted: self.memory.redacted.clone(),
+            unknown_anchors: self.memory.unknown_anchors.clone(),
+            notes: self.notes.clone(),
+            memory: None,
+        }
+    }
+
+    /// The write stores its memory as a new one.
+    fn add(&self) -> Plan {
+        Plan {
+            changed: vec![self.memory.clone()],
+            outcome: self.outcome(Action::Add, &self.memory.id),
+        }
+    }
+
+    /// The write changes nothing: it answers with memory `id` and says why.
+    fn unchanged(&self, id: &str, note: String) -> Plan {
+        let mut outcome = self.outcome(Action::None, id);
+        outcome.notes.push(note);
+        Plan {
+            changed: Vec::new(),
+            outcome,
+        }
+    }
 }
 
 /// What the write path sees of the current memories.
@@ -205,60 +236,10 @@ pub(super) fn prepare(
     root: &Path,
     graph: Option<&Graph>,
 ) -> Result<Prepared, MemoryError> {
-    let kind = new.kind.ok_or_else(|| invalid("`type` is required"))?;
-    if kind == MemoryType::RuleEffectiveness {
-        return Err(invalid(
-            "rule_effectiveness records are computed from review outcomes (record_review), not written directly",
-        ));
-    }
-    let content = new.content.trim();
-    if content.is_empty() {
-        return Err(invalid(
-            "`content` is empty: a memory is a learning of 1–3 sentences",
-        ));
-    }
-    if content.len() > MAX_CONTENT_BYTES {
-        return Err(invalid(format!(
-            "`content` is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} (1–3 sentences): store the learning, not the evidence",
-            content.len()
-        )));
-    }
-    if let Some(title) = &new.title
-        && title.trim().len() > MAX_TITLE_BYTES
-    {
-        return Err(invalid(format!(
-            "`title` is {} bytes; at most {MAX_TITLE_BYTES}",
-            title.trim().len()
-        )));
-    }
-    let developer = new
-        .developer
-        .as_deref()
-        .map(|d| person("`developer`", d))
-        .transpose()?;
-    if let Some(category) = &new.category {
-        refuse_secret("`category`", category)?;
-    }
-    if kind.developer_scoped() && developer.is_none() {
-        return Err(invalid(format!(
-            "type {kind} belongs to a developer: pass `developer`"
-        )));
-    }
-    if new.paths.len() + new.symbols.len() > MAX_ANCHORS {
-        return Err(invalid(format!(
-            "{} anchors; at most {MAX_ANCHORS}",
-            new.paths.len() + new.symbols.len()
-        )));
-    }
-    if let Some(id) = &new.supersedes
-        && !is_memory_id(id.trim())
-    {
-        return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
-    }
-
+    let (kind, developer) = validate(&new)?;
     let mut kinds = BTreeSet::new();
     let mut notes = Vec::new();
-    let (content, echo) = strip_served_marker(content);
+    let (content, echo) = strip_served_marker(new.content.trim());
     let content = redact(content, &mut kinds);
     let title = match new
         .title
@@ -312,6 +293,63 @@ pub(super) fn prepare(
         echo,
         notes,
     })
+}
+
+/// Checks a write before anything in it is redacted or resolved: its type, the sizes of its
+/// content, title and anchors, its developer and category, the id it supersedes. Returns
+/// its type and its developer, normalised.
+fn validate(new: &NewMemory) -> Result<(MemoryType, Option<String>), MemoryError> {
+    let kind = new.kind.ok_or_else(|| invalid("`type` is required"))?;
+    if kind == MemoryType::RuleEffectiveness {
+        return Err(invalid(
+            "rule_effectiveness records are computed from review outcomes (record_review), not written directly",
+        ));
+    }
+    let content = new.content.trim();
+    if content.is_empty() {
+        return Err(invalid(
+            "`content` is empty: a memory is a learning of 1–3 sentences",
+        ));
+    }
+    if content.len() > MAX_CONTENT_BYTES {
+        return Err(invalid(format!(
+            "`content` is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} (1–3 sentences): store the learning, not the evidence",
+            content.len()
+        )));
+    }
+    if let Some(title) = &new.title
+        && title.trim().len() > MAX_TITLE_BYTES
+    {
+        return Err(invalid(format!(
+            "`title` is {} bytes; at most {MAX_TITLE_BYTES}",
+            title.trim().len()
+        )));
+    }
+    let developer = new
+        .developer
+        .as_deref()
+        .map(|d| person("`developer`", d))
+        .transpose()?;
+    if let Some(category) = &new.category {
+        refuse_secret("`category`", category)?;
+    }
+    if kind.developer_scoped() && developer.is_none() {
+        return Err(invalid(format!(
+            "type {kind} belongs to a developer: pass `developer`"
+        )));
+    }
+    if new.paths.len() + new.symbols.len() > MAX_ANCHORS {
+        return Err(invalid(format!(
+            "{} anchors; at most {MAX_ANCHORS}",
+            new.paths.len() + new.symbols.len()
+        )));
+    }
+    if let Some(id) = &new.supersedes
+        && !is_memory_id(id.trim())
+    {
+        return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
+    }
+    Ok((kind, developer))
 }
 
 /// Removes a leading `m_0123456789abcdef:`-style marker cairn puts before memories it serves,
@@ -499,86 +537,111 @@ fn revision(memory: &Memory, event: Action, by: &Option<String>, note: Option<St
     }
 }
 
-/// Decides what a prepared write does.
+/// Decides what a prepared write does: an echo of a served memory changes nothing, a named
+/// supersede replaces that memory, a contributor profile replaces the developer's profile,
+/// and anything else is judged against the closest memory of its type and scope.
 pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
-    let new = &prepared.memory;
-    let outcome = |event: Action, id: &str| WriteOutcome {
-        event,
-        id: id.to_string(),
-        superseded: None,
-        redacted: new.redacted.clone(),
-        unknown_anchors: new.unknown_anchors.clone(),
-        notes: prepared.notes.clone(),
-        memory: None,
-    };
-
     // A memory cairn served, echoed back: nothing new, whatever was appended to it.
     if prepared.supersedes.is_none()
         && let Some(id) = &prepared.echo
         && view.memories.contains_key(id)
     {
-        let mut plan = Plan {
-            changed: Vec::new(),
-            outcome: outcome(Action::None, id),
-        };
-        plan.outcome.notes.push(format!(
-            "this quotes memory {id} as cairn served it; to change it, pass supersedes"
+        return Ok(prepared.unchanged(
+            id,
+            format!("this quotes memory {id} as cairn served it; to change it, pass supersedes"),
         ));
-        return Ok(plan);
     }
-
     if let Some(old_id) = &prepared.supersedes {
-        let old = view
-            .memories
-            .get(old_id)
-            .ok_or_else(|| MemoryError::NotFound(old_id.clone()))?;
-        if let Some(by) = &old.superseded_by {
-            return Err(invalid(format!(
-                "{old_id} is already superseded by {by}; supersede that one"
-            )));
-        }
-        if old.partition() != new.partition() {
-            return Err(invalid(format!(
-                "{old_id} belongs to another scope; a memory can only supersede one of its own scope"
-            )));
-        }
-        if new.kind == MemoryType::ContributorProfile
-            && view.memories.values().any(|m| {
-                m.kind == MemoryType::ContributorProfile
-                    && m.is_live()
-                    && m.developer == new.developer
-                    && m.id != *old_id
-            })
-        {
-            return Err(invalid(
-                "a contributor profile can only supersede the developer's current profile",
-            ));
-        }
-        return Ok(supersede(
-            old,
-            new,
-            outcome(Action::Supersede, &new.id),
-            None,
+        return supersede_named(prepared, old_id, view.memories);
+    }
+    if prepared.memory.kind == MemoryType::ContributorProfile {
+        return Ok(replace_profile(prepared, view.memories));
+    }
+    Ok(match closest(prepared, &view) {
+        Closest::Nothing => prepared.add(),
+        // An echo of a superseded memory does not bring it back.
+        Closest::Superseded(old) => prepared.unchanged(
+            &old.id,
+            format!(
+                "this repeats {} which was superseded by {}; pass supersedes to restore it",
+                old.id,
+                old.superseded_by.as_deref().unwrap_or("another memory")
+            ),
+        ),
+        Closest::Live(old, similarity) => judge(prepared, old, similarity),
+    })
+}
+
+/// The write replaces the memory it names, when that one is live and of its own scope (for
+/// a contributor profile: the developer's current profile).
+fn supersede_named(
+    prepared: &Prepared,
+    old_id: &str,
+    memories: &HashMap<String, Memory>,
+) -> Result<Plan, MemoryError> {
+    let new = &prepared.memory;
+    let old = memories
+        .get(old_id)
+        .ok_or_else(|| MemoryError::NotFound(old_id.to_string()))?;
+    if let Some(by) = &old.superseded_by {
+        return Err(invalid(format!(
+            "{old_id} is already superseded by {by}; supersede that one"
+        )));
+    }
+    if old.partition() != new.partition() {
+        return Err(invalid(format!(
+            "{old_id} belongs to another scope; a memory can only supersede one of its own scope"
+        )));
+    }
+    if new.kind == MemoryType::ContributorProfile
+        && memories.values().any(|m| {
+            m.kind == MemoryType::ContributorProfile
+                && m.is_live()
+                && m.developer == new.developer
+                && m.id != old_id
+        })
+    {
+        return Err(invalid(
+            "a contributor profile can only supersede the developer's current profile",
         ));
     }
+    Ok(supersede(
+        old,
+        new,
+        prepared.outcome(Action::Supersede, &new.id),
+        None,
+    ))
+}
 
-    if new.kind == MemoryType::ContributorProfile {
-        let current = view.memories.values().find(|m| {
-            m.kind == MemoryType::ContributorProfile && m.is_live() && m.developer == new.developer
-        });
-        return Ok(match current {
-            None => Plan {
-                changed: vec![new.clone()],
-                outcome: outcome(Action::Add, &new.id),
-            },
-            Some(old) if text::normalised(&old.content) == prepared.normalised => {
-                reinforce(old, new, outcome(Action::None, &old.id))
-            }
-            Some(old) => update(old, new, outcome(Action::Update, &old.id)),
-        });
+/// A contributor profile is one live record per developer: the first is added, the same
+/// text again changes nothing, another text updates it.
+fn replace_profile(prepared: &Prepared, memories: &HashMap<String, Memory>) -> Plan {
+    let new = &prepared.memory;
+    let current = memories.values().find(|m| {
+        m.kind == MemoryType::ContributorProfile && m.is_live() && m.developer == new.developer
+    });
+    match current {
+        None => prepared.add(),
+        Some(old) if text::normalised(&old.content) == prepared.normalised => {
+            reinforce(old, new, prepared.outcome(Action::None, &old.id))
+        }
+        Some(old) => update(old, new, prepared.outcome(Action::Update, &old.id)),
     }
+}
 
-    let partition = new.partition();
+/// What the search index finds closest to a write among the memories of its type and scope.
+enum Closest<'a> {
+    /// No memory shares its rarest terms.
+    Nothing,
+    /// A superseded memory it repeats word for word.
+    Superseded(&'a Memory),
+    /// The most similar live memory, with its similarity.
+    Live(&'a Memory, f64),
+}
+
+/// The live memory most similar to a write, unless it repeats a superseded one first.
+fn closest<'a>(prepared: &Prepared, view: &View<'a>) -> Closest<'a> {
+    let new = &prepared.memory;
     let filter = Filter {
         types: new.kind.bit(),
         include_superseded: true,
@@ -586,24 +649,14 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
     let mut best: Option<(&Memory, f64)> = None;
     for hit in view
         .index
-        .keyword_with(&partition, &new.content, filter, 20, DEDUP_TERMS)
+        .keyword_with(&new.partition(), &new.content, filter, 20, DEDUP_TERMS)
     {
         let Some(old) = view.memories.get(&hit.id) else {
             continue;
         };
         if !old.is_live() {
-            // An echo of a superseded memory does not bring it back.
             if text::normalised(&old.content) == prepared.normalised {
-                let mut plan = Plan {
-                    changed: Vec::new(),
-                    outcome: outcome(Action::None, &old.id),
-                };
-                plan.outcome.notes.push(format!(
-                    "this repeats {} which was superseded by {}; pass supersedes to restore it",
-                    old.id,
-                    old.superseded_by.as_deref().unwrap_or("another memory")
-                ));
-                return Ok(plan);
+                return Closest::Superseded(old);
             }
             continue;
         }
@@ -612,12 +665,16 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
             best = Some((old, similarity));
         }
     }
-    let Some((old, similarity)) = best else {
-        return Ok(Plan {
-            changed: vec![new.clone()],
-            outcome: outcome(Action::Add, &new.id),
-        });
-    };
+    best.map_or(Closest::Nothing, |(old, similarity)| {
+        Closest::Live(old, similarity)
+    })
+}
+
+/// A write against the closest live memory: a near-duplicate that says the opposite
+/// supersedes it, one that adds nothing reinforces it, one that adds detail or rewords it
+/// closely updates it, and anything else is added.
+fn judge(prepared: &Prepared, old: &Memory, similarity: f64) -> Plan {
+    let new = &prepared.memory;
     let old_terms = text::fingerprint(&old.content);
     let adds_terms = !prepared.fingerprint.is_subset(&old_terms);
     let drops_terms = !old_terms.is_subset(&prepared.fingerprint);
@@ -627,38 +684,32 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
             "contradicts {} (similar text, opposite polarity); it is kept in history as superseded",
             old.id
         );
-        return Ok(supersede(
+        return supersede(
             old,
             new,
-            outcome(Action::Supersede, &new.id),
+            prepared.outcome(Action::Supersede, &new.id),
             Some(note),
-        ));
+        );
     }
     if contradicts {
-        return Ok(Plan {
-            changed: vec![new.clone()],
-            outcome: outcome(Action::Add, &new.id),
-        });
+        return prepared.add();
     }
     if !adds_terms && similarity >= SAME_IF_CONTAINED {
-        let mut plan = reinforce(old, new, outcome(Action::None, &old.id));
+        let mut plan = reinforce(old, new, prepared.outcome(Action::None, &old.id));
         plan.outcome.notes.push(format!(
             "already known as {} (similarity {similarity:.2})",
             old.id
         ));
-        return Ok(plan);
+        return plan;
     }
     if (!drops_terms && similarity >= SAME_IF_CONTAINED) || similarity >= SAME_REWORDED {
-        let mut plan = update(old, new, outcome(Action::Update, &old.id));
+        let mut plan = update(old, new, prepared.outcome(Action::Update, &old.id));
         plan.outcome
             .notes
             .push(format!("refines {} (similarity {similarity:.2})", old.id));
-        return Ok(plan);
+        return plan;
     }
-    Ok(Plan {
-        changed: vec![new.clone()],
-        outcome: outcome(Action::Add, &new.id),
-    })
+    prepared.add()
 }
 
 /// The new memory replaces `old`, which stays as superseded.
@@ -832,6 +883,190 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn write(kind: MemoryType, content: &str) -> NewMemory {
+        NewMemory {
+            kind: Some(kind),
+            content: content.to_string(),
+            developer: kind.developer_scoped().then(|| "alice".to_string()),
+            ..NewMemory::default()
+        }
+    }
+
+    fn prepared(kind: MemoryType, content: &str) -> Prepared {
+        prepare(write(kind, content), Path::new("/work/repo"), None).unwrap()
+    }
+
+    fn stored(kind: MemoryType, content: &str) -> Memory {
+        prepared(kind, content).memory
+    }
+
+    fn by_id(memories: &[&Memory]) -> HashMap<String, Memory> {
+        memories
+            .iter()
+            .map(|m| (m.id.clone(), (*m).clone()))
+            .collect()
+    }
+
+    /// The plan for `new` against `old` as its closest live memory.
+    fn judged(old: &str, new: &str) -> (Memory, Plan) {
+        let old = stored(MemoryType::ProjectPattern, old);
+        let new = prepared(MemoryType::ProjectPattern, new);
+        let similarity = text::jaccard(&text::fingerprint(&old.content), &new.fingerprint);
+        let plan = judge(&new, &old, similarity);
+        (old, plan)
+    }
+
+    #[test]
+    fn writes_are_validated_before_anything_else() {
+        let valid = write(MemoryType::Decision, "Use UTC everywhere.");
+        assert_eq!(validate(&valid).unwrap(), (MemoryType::Decision, None));
+        let mut profile = write(MemoryType::ContributorProfile, "Careful with migrations.");
+        profile.developer = Some("@Alice".to_string());
+        assert_eq!(
+            validate(&profile).unwrap(),
+            (MemoryType::ContributorProfile, Some("alice".to_string()))
+        );
+        let refused = [
+            NewMemory {
+                kind: None,
+                ..valid.clone()
+            },
+            write(MemoryType::RuleEffectiveness, "naming: 3 of 4 rejected."),
+            write(MemoryType::Decision, "   "),
+            write(MemoryType::Decision, &"a".repeat(MAX_CONTENT_BYTES + 1)),
+            NewMemory {
+                developer: None,
+                ..write(MemoryType::DeveloperPattern, "Forgets to close files.")
+            },
+            NewMemory {
+                paths: vec!["a.py".to_string(); MAX_ANCHORS + 1],
+                ..valid.clone()
+            },
+            NewMemory {
+                supersedes: Some("the old one".to_string()),
+                ..valid.clone()
+            },
+        ];
+        for new in refused {
+            assert!(
+                matches!(validate(&new), Err(MemoryError::Invalid(_))),
+                "{new:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_write_is_judged_against_its_closest_memory() {
+        let (old, plan) = judged(
+            "Wrap billing mutations in a database transaction so audit rows stay consistent.",
+            "Wrap billing mutations in a database transaction.",
+        );
+        assert_eq!(plan.outcome.event, Action::None);
+        assert_eq!(plan.outcome.id, old.id);
+        assert_eq!(plan.changed.len(), 1);
+        assert!(plan.changed[0].confidence > old.confidence);
+
+        let (old, plan) = judged(
+            "Wrap billing mutations in a database transaction.",
+            "Wrap billing mutations in a database transaction, audit rows included.",
+        );
+        assert_eq!(plan.outcome.event, Action::Update);
+        assert_eq!(plan.changed[0].id, old.id);
+        assert!(plan.changed[0].content.contains("audit rows included"));
+        assert_eq!(plan.changed[0].history[0].content, old.content);
+
+        let (old, plan) = judged(
+            "Retry the payment webhook with exponential backoff.",
+            "Never retry the payment webhook with exponential backoff.",
+        );
+        assert_eq!(plan.outcome.event, Action::Supersede);
+        assert_eq!(plan.outcome.superseded.as_deref(), Some(old.id.as_str()));
+        assert_eq!(
+            plan.changed[0].superseded_by,
+            Some(plan.changed[1].id.clone())
+        );
+
+        let (_, plan) = judged(
+            "Retry the payment webhook with exponential backoff.",
+            "Render invoices as PDF on the worker queue.",
+        );
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed.len(), 1);
+        assert_eq!(plan.changed[0].id, plan.outcome.id);
+    }
+
+    #[test]
+    fn only_a_live_memory_of_the_same_scope_is_superseded() {
+        let old = stored(MemoryType::ProjectPattern, "Use the shared HTTP client.");
+        let other_scope = stored(MemoryType::DeveloperPattern, "Writes long functions.");
+        let mut gone = stored(MemoryType::ProjectPattern, "Use requests directly.");
+        gone.superseded_by = Some(old.id.clone());
+        let memories = by_id(&[&old, &other_scope, &gone]);
+        let new = prepared(
+            MemoryType::ProjectPattern,
+            "Use the shared async HTTP client.",
+        );
+
+        let plan = supersede_named(&new, &old.id, &memories).unwrap();
+        assert_eq!(plan.outcome.event, Action::Supersede);
+        assert_eq!(plan.outcome.id, new.memory.id);
+        assert_eq!(plan.changed[0].superseded_by.as_ref(), Some(&new.memory.id));
+        assert!(matches!(
+            supersede_named(&new, "m_0000000000000000", &memories),
+            Err(MemoryError::NotFound(_))
+        ));
+        assert!(supersede_named(&new, &gone.id, &memories).is_err());
+        assert!(supersede_named(&new, &other_scope.id, &memories).is_err());
+    }
+
+    #[test]
+    fn a_developer_has_one_contributor_profile() {
+        let profile = |text: &str| prepared(MemoryType::ContributorProfile, text);
+        let first = profile("Careful with migrations; fast reviews.");
+        let plan = replace_profile(&first, &HashMap::new());
+        assert_eq!(plan.outcome.event, Action::Add);
+
+        let memories = by_id(&[&first.memory]);
+        let again = replace_profile(&profile("careful with migrations, fast reviews"), &memories);
+        assert_eq!(
+            (again.outcome.event, again.outcome.id.as_str()),
+            (Action::None, first.memory.id.as_str())
+        );
+        let changed = replace_profile(&profile("Writes thorough tests."), &memories);
+        assert_eq!(
+            (changed.outcome.event, changed.outcome.id.as_str()),
+            (Action::Update, first.memory.id.as_str())
+        );
+        assert_eq!(changed.changed[0].content, "Writes thorough tests.");
+    }
+
+    #[test]
+    fn an_echo_of_a_served_memory_changes_nothing() {
+        let served = stored(MemoryType::Decision, "Use UTC everywhere.");
+        let memories = by_id(&[&served]);
+        let index = SearchIndex::new();
+        let view = || View {
+            memories: &memories,
+            index: &index,
+        };
+        let echo = prepared(
+            MemoryType::Decision,
+            &format!("- [decision] {}: Use UTC everywhere. · 2 reads", served.id),
+        );
+        let plan = decide(&echo, view()).unwrap();
+        assert!(plan.changed.is_empty());
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, served.id.as_str())
+        );
+        assert!(plan.outcome.notes[0].contains("as cairn served it"));
+
+        let fresh = prepared(MemoryType::Decision, "Store money as integer cents.");
+        let plan = decide(&fresh, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed, std::slice::from_ref(&fresh.memory));
+    }
 
     #[test]
     fn titles_are_the_first_sentence() {
