@@ -68,7 +68,15 @@ pub fn options() -> std::fs::OpenOptions {
 /// Opens `path` for appending, created as 0600 (and narrowed to 0600 if it was wider).
 pub fn append(path: &Path) -> std::io::Result<std::fs::File> {
     let file = options().append(true).create(true).open(path)?;
-    narrow(path, FILE_MODE)?;
+    // Through the descriptor, not the path: a writer rolling the file over may have renamed
+    // it since it was opened.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if file.metadata()?.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+        }
+    }
     Ok(file)
 }
 
