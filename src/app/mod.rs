@@ -328,23 +328,23 @@ impl Cairn {
         {
             return history.clone();
         }
-        let mut commits = snapshot.commits.clone();
-        if head != snapshot.history_head {
+        let commits = if head == snapshot.history_head {
+            snapshot.commits.clone()
+        } else {
             let max = self.repo.settings.history.max_commits;
             let root = self.repo.root.clone();
-            let stored = std::mem::take(&mut commits);
-            let fallback = stored.clone();
+            let stored = snapshot.commits.clone();
             let caught = off_runtime(move || crate::history::catch_up(&root, stored, max))
                 .await
                 .and_then(|caught| Ok(caught.map_err(crate::review::git::GitError::from)?));
-            commits = match caught {
+            match caught {
                 Ok(caught) => caught.into_commits(),
                 Err(e) => {
                     tracing::warn!("history not refreshed: {e}");
-                    fallback
+                    snapshot.commits.clone()
                 }
-            };
-        }
+            }
+        };
         let history = Arc::new(History::new(commits));
         *cached = Some((head, history.clone()));
         history

@@ -219,7 +219,7 @@ impl Repo {
 
     /// The embedded store's directory.
     pub fn store_dir(&self) -> PathBuf {
-        self.data_dir.join("store")
+        crate::datadir::DataDir::at(&self.data_dir).store()
     }
 
     /// The model directory configured in `cairn.toml`, resolved against the root.
@@ -233,7 +233,7 @@ impl Repo {
 
     /// The lock file serialising writers.
     pub fn lock_path(&self) -> PathBuf {
-        self.data_dir.join("index.lock")
+        crate::datadir::DataDir::at(&self.data_dir).index_lock()
     }
 
     /// The repository's short name.

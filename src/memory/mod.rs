@@ -197,8 +197,8 @@ impl Memories {
         Arc::new(Memories {
             root: root.to_path_buf(),
             backend: Backend::Disk {
-                dir: data_dir.join("memory"),
-                marker: data_dir.join("memory.seq"),
+                dir: crate::datadir::DataDir::at(data_dir).memory(),
+                marker: crate::datadir::DataDir::at(data_dir).memory_marker(),
                 linger: None,
                 open: Arc::new(Mutex::new(None)),
             },

@@ -60,7 +60,7 @@ impl Link {
             )
             .as_bytes(),
         );
-        let dir = data_dir.join(format!("team-{hash:016x}"));
+        let dir = crate::datadir::DataDir::at(data_dir).team(hash);
         Link {
             server: Server::new(
                 &config.url,
