@@ -482,33 +482,45 @@ fn high_rejection_rules(stats: Vec<RuleStat>) -> Vec<RuleStat> {
     high
 }
 
-/// Risk from the graph: changed symbols (not new ones) among the most depended-on code, the
-/// top 5% by reach and reaching at least 50 nodes.
+/// A changed symbol is central when no more than this share of the repository's symbols have
+/// an impact as high as its own…
+const CENTRAL_SHARE: f64 = 0.05;
+/// …and its impact is at least this many times the median symbol's: in a flat distribution
+/// nothing stands out, so nothing is flagged.
+const CENTRAL_LIFT: f64 = 4.0;
+
+/// Risk from the graph: changed symbols (not new ones) among the most depended-on code, by
+/// impact (see `graph::rank`).
 fn central_risks(analysis: &review::Analysis, graph: &Graph) -> Vec<briefing::Risk> {
-    let mut reaches: Vec<u32> = graph
+    let mut impacts: Vec<f64> = graph
         .nodes
         .iter()
         .filter(|n| n.kind.is_symbol())
-        .map(|n| n.reach)
+        .map(|n| n.impact)
         .collect();
-    reaches.sort_unstable();
-    let p95 = reaches
-        .get(reaches.len().saturating_sub(1) * 95 / 100)
-        .copied()
-        .unwrap_or(0)
-        .max(50);
+    if impacts.is_empty() {
+        return Vec::new();
+    }
+    impacts.sort_by(f64::total_cmp);
+    let median = impacts[impacts.len() / 2].max(1.0);
     analysis
         .files
         .iter()
         .flat_map(|file| &file.symbols)
-        .filter(|s| s.indexed && s.reach >= p95 && s.change != review::SymbolChangeKind::Added)
-        .map(|s| briefing::Risk {
-            kind: "central".to_string(),
-            subject: s.id.clone(),
-            detail: format!(
-                "reaches {} nodes (top 5% of this repository's symbols)",
-                s.reach
-            ),
+        .filter(|s| s.indexed && s.change != review::SymbolChangeKind::Added)
+        .filter_map(|s| {
+            let impact = graph.node(&s.id)?.impact;
+            let as_high = impacts.len() - impacts.partition_point(|&x| x < impact);
+            let share = as_high as f64 / impacts.len() as f64;
+            (share <= CENTRAL_SHARE && impact >= median * CENTRAL_LIFT).then(|| briefing::Risk {
+                kind: "central".to_string(),
+                subject: s.id.clone(),
+                detail: format!(
+                    "impact {impact:.1}: top {}% of this repository's symbols (median {median:.1}); reaches {} nodes",
+                    (share * 100.0).ceil().max(1.0),
+                    s.reach
+                ),
+            })
         })
         .collect()
 }

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ScoreParts, Scorer, location, nearest_dependents};
+use super::{ScoreParts, Scorer, location, nearest_dependents, strongest_dependents};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::Score;
 use crate::graph::{Edge, EdgeKind, Node, NodeKind};
@@ -101,12 +101,12 @@ pub fn expand(
     mut notes: Vec<String>,
 ) -> ExpandReport {
     let wanted = Wanted(include);
-    // The whole radius is counted at index time (`reach`); the nearest part is enough to rank
-    // dependents and find the tests that reach the node.
+    // The whole radius is counted at index time (`reach`); the nearest part is enough to find
+    // the tests that reach the node.
     let radius = nearest_dependents(scorer.graph(), &node.id, RADIUS_WALK);
     if radius.len() < node.reach as usize {
         notes.push(format!(
-            "tests and dependents are taken from the nearest {} of {} reachable nodes",
+            "tests are taken from the nearest {} of {} reachable nodes",
             radius.len(),
             node.reach
         ));
@@ -170,7 +170,7 @@ fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[&str]) -> Expa
         subclasses: near.linked(near.incoming(EdgeKind::Inherits), src),
         tests: only(Include::Tests, near.tests(radius)),
         blast_radius: node.reach as usize,
-        top_dependents: near.top_dependents(radius),
+        top_dependents: near.top_dependents(),
         memories: Vec::new(),
         history: Vec::new(),
         source: None,
@@ -274,25 +274,21 @@ impl<'g> Neighbours<'_, 'g> {
         tests
     }
 
-    /// The best-ranked few of the radius outside the node's file and its tests.
-    fn top_dependents(&self, radius: &[&str]) -> Vec<Link> {
+    /// The strongest few dependents outside the node's file and its tests: direct users
+    /// first, highest impact first among equally near ones.
+    fn top_dependents(&self) -> Vec<Link> {
         let graph = self.scorer.graph();
-        let mut dependents: Vec<(f64, &str)> = radius
-            .iter()
-            .filter(|id| {
+        strongest_dependents(graph, &self.node.id, RADIUS_WALK)
+            .into_iter()
+            .filter(|d| {
                 graph
-                    .node(id)
+                    .node(d.id)
                     .is_some_and(|n| !n.is_test && n.path != self.node.path)
             })
-            .map(|id| (self.rank(id), *id))
-            .collect();
-        dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        dependents
-            .iter()
             .take(TOP_DEPENDENTS)
-            .map(|(_, id)| Link {
-                id: id.to_string(),
-                kind: self.kind_of(id),
+            .map(|d| Link {
+                id: d.id.to_string(),
+                kind: self.kind_of(d.id),
                 lines: Vec::new(),
             })
             .collect()
@@ -369,8 +365,9 @@ fn write_heading(out: &mut Page, node: &Node, score: &Score) {
         out.push(format!("doc: {doc}"));
     }
     out.force(format!(
-        "score {} · reach {} · deps {} · side effects: {} · state writes: {}",
+        "score {} · impact {:.1} · reach {} · deps {} · side effects: {} · state writes: {}",
         score.explain(),
+        node.impact,
         node.reach,
         node.causal_in,
         if node.side_effects.is_empty() {

@@ -11,8 +11,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::graph::rank;
 use crate::graph::score::{Access, Score, node_score};
-use crate::graph::{Graph, Node, NodeKind, impact};
+use crate::graph::{Graph, Node, NodeKind, impact, impact_link};
 
 pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
 pub use pack::{ContextBody, ContextReport, Freshness, context};
@@ -137,6 +138,76 @@ pub fn nearest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<&
     order
 }
 
+/// A dependent of a node, and how strongly a change at the node reaches it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dependent<'g> {
+    pub id: &'g str,
+    /// The product of the link strengths along the strongest path to it: 0.85 for a direct
+    /// use, 0.85² two uses away, 0.21 over a method-to-class or file-to-definition link.
+    pub strength: f64,
+}
+
+/// Dependents weaker than this are not listed: a chain of more than a dozen uses, or a class's
+/// other users (or a file's other definitions) more than four uses further on.
+pub const MIN_STRENGTH: f64 = 0.1;
+
+/// Up to `limit` dependents of `id`, strongest first and, among equally strong ones, those
+/// with the higher impact first: direct callers, importers, subclasses and tests before
+/// anything further away, and the users of a method's class (which only stand in for its
+/// unresolved callers) after real uses. Dependents weaker than [`MIN_STRENGTH`] are left out.
+pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<Dependent<'g>> {
+    let Some(start) = graph.node(id) else {
+        return Vec::new();
+    };
+    let kind_of = |id: &str| graph.node(id).map_or(NodeKind::External, |n| n.kind);
+    let mut best: HashMap<&'g str, u64> = HashMap::from([(start.id.as_str(), strength_key(1.0))]);
+    let mut queue = std::collections::BinaryHeap::from([(strength_key(1.0), start.id.as_str())]);
+    let mut settled: Vec<Dependent<'g>> = Vec::new();
+    while let Some((key, current)) = queue.pop() {
+        if best.get(current).is_some_and(|&b| b > key) {
+            continue;
+        }
+        let strength = key as f64 / STRENGTH_SCALE;
+        if current != start.id {
+            settled.push(Dependent {
+                id: current,
+                strength,
+            });
+            if settled.len() >= limit {
+                break;
+            }
+        }
+        let links = graph.incoming(current).chain(graph.outgoing(current));
+        for (from, to, link) in links.filter_map(|e| impact_link(e, kind_of(&e.src))) {
+            let reached = strength * rank::link_strength(link);
+            if from != current || reached < MIN_STRENGTH || kind_of(to) == NodeKind::External {
+                continue;
+            }
+            let key = strength_key(reached);
+            if best.get(to).is_none_or(|&b| b < key) {
+                best.insert(to, key);
+                queue.push((key, to));
+            }
+        }
+    }
+    let impact = |id: &str| graph.node(id).map_or(1.0, |n| n.impact);
+    settled.sort_by(|a, b| {
+        strength_key(b.strength)
+            .cmp(&strength_key(a.strength))
+            .then_with(|| impact(b.id).total_cmp(&impact(a.id)))
+            .then_with(|| a.id.cmp(b.id))
+    });
+    settled
+}
+
+/// Strengths compared as integers: paths over the same links in another order are equally
+/// strong, whatever the rounding of their products.
+const STRENGTH_SCALE: f64 = 1e9;
+
+fn strength_key(strength: f64) -> u64 {
+    (strength * STRENGTH_SCALE).round() as u64
+}
+
 /// `path:12-40` style location of a node.
 pub fn location(node: &Node) -> String {
     if node.start_line == node.end_line {
@@ -190,5 +261,53 @@ pub(crate) mod testing {
                 "from shop.pricing import price_of\n\ndef test_price():\n    assert price_of(1) == 2\n",
             ),
         ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::graph_of;
+    use super::*;
+
+    #[test]
+    fn strongest_dependents_put_direct_callers_before_the_class_users() {
+        let graph = graph_of(&[
+            (
+                "app/core.py",
+                "class Engine:\n    def stop(self):\n        return 1\n",
+            ),
+            (
+                "app/ctx.py",
+                "from app.core import Engine\n\ndef pop():\n    return Engine.stop(Engine())\n\ndef outer():\n    return pop()\n",
+            ),
+            (
+                "app/factory.py",
+                "from app.core import Engine\n\ndef make():\n    return Engine()\n",
+            ),
+            (
+                "app/registry.py",
+                "from app.core import Engine\n\nkind = Engine\n",
+            ),
+            (
+                "app/settings.py",
+                "import app.registry\n\ndef flag():\n    return 1\n",
+            ),
+        ]);
+        let found = strongest_dependents(&graph, "app/core.py::Engine.stop", 100);
+        let listed = |id: &str| found.iter().position(|d| d.id == id);
+        let position = |id: &str| listed(id).unwrap_or_else(|| panic!("{id}: {found:?}"));
+        // The direct caller, then its caller, then the class and its users.
+        assert_eq!(found[0].id, "app/ctx.py::pop", "{found:?}");
+        assert!((found[0].strength - rank::DAMPING).abs() < 1e-9);
+        assert!(position("app/ctx.py::outer") < position("app/core.py::Engine"));
+        assert!(position("app/core.py::Engine") < position("app/factory.py::make"));
+        assert!(found.windows(2).all(|w| w[0].strength >= w[1].strength));
+        // Linked only through the class and a whole-module import: too weak to list.
+        assert_eq!(listed("app/settings.py::flag"), None, "{found:?}");
+        // The limit keeps the strongest.
+        assert_eq!(
+            strongest_dependents(&graph, "app/core.py::Engine.stop", 1),
+            found[..1]
+        );
     }
 }

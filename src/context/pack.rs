@@ -515,7 +515,7 @@ fn write_header(out: &mut Page, selection: &Selection, header: &Header) {
                 .join(", ")
         ));
     }
-    out.force("score = recency + frequency + centrality + side-effect cost (r f c s); reach = nodes a change can affect; deps = direct dependents".to_string());
+    out.force("score = recency + frequency + centrality + side-effect cost (r f c s); c = ln impact (what depends on it, nearest weighing most); reach = nodes a change can affect; deps = direct dependents".to_string());
 }
 
 /// Writes the entries that fit under `limit` (a running total); returns their items.

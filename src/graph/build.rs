@@ -316,6 +316,7 @@ impl Builder {
                 mutations: file.extract.mutations.len() as u32,
                 reach: 0,
                 causal_in: 0,
+                impact: super::rank::neutral(),
                 last_change: file.last_change,
                 parent: None,
             });
@@ -336,6 +337,7 @@ impl Builder {
                     mutations: mutations_by_scope.get(&Some(s)).copied().unwrap_or(0),
                     reach: 0,
                     causal_in: 0,
+                    impact: super::rank::neutral(),
                     last_change: file.last_change,
                     parent: Some(parent.clone()),
                 });
@@ -357,6 +359,7 @@ impl Builder {
                 mutations: 0,
                 reach: 0,
                 causal_in: 0,
+                impact: super::rank::neutral(),
                 last_change: 0,
                 parent: None,
             });

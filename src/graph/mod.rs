@@ -4,8 +4,9 @@
 mod build;
 mod promote;
 mod python;
+pub mod rank;
 pub mod reach;
-pub use promote::impact;
+pub use promote::{impact, impact_link, impact_links, measure};
 pub mod score;
 mod typescript;
 
@@ -119,6 +120,11 @@ pub struct Node {
     pub reach: u32,
     /// Direct dependents over causal edges.
     pub causal_in: u32,
+    /// How much of the repository depends on the node, directly or not (see [`rank`]): 1 for
+    /// a node nothing depends on. Stores written before it existed load as 1 until the next
+    /// index measures them.
+    #[serde(default = "rank::neutral")]
+    pub impact: f64,
     pub last_change: i64,
     /// The node that contains this one (a symbol's file or class).
     #[serde(default)]

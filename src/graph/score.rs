@@ -51,7 +51,7 @@ pub fn node_score(node: &Node, access: Access, now: i64) -> Score {
             0.0
         },
         frequency: (access.count as f64).ln_1p(),
-        centrality: (node.reach as f64 * 2.0 + node.causal_in as f64).ln_1p(),
+        centrality: node.impact.max(1.0).ln(),
         side_effect_cost: (node.side_effects.len() as f64).ln_1p() * 0.5,
     }
 }
@@ -69,7 +69,7 @@ mod tests {
     use super::*;
     use crate::graph::NodeKind;
 
-    fn node(reach: u32, causal_in: u32, effects: usize, last_change: i64) -> Node {
+    fn node(impact: f64, effects: usize, last_change: i64) -> Node {
         Node {
             id: "a.py".into(),
             kind: NodeKind::File,
@@ -82,8 +82,9 @@ mod tests {
             is_test: false,
             side_effects: vec!["network".into(); effects],
             mutations: 0,
-            reach,
-            causal_in,
+            reach: 0,
+            causal_in: 0,
+            impact,
             last_change,
             parent: None,
         }
@@ -93,7 +94,7 @@ mod tests {
     fn parts_follow_the_design_formulas() {
         let now = 1_000 * 86_400;
         let score = node_score(
-            &node(10, 3, 2, now - 7 * 86_400),
+            &node(24.0, 2, now - 7 * 86_400),
             Access { count: 4, last: 0 },
             now,
         );
@@ -109,9 +110,17 @@ mod tests {
     }
 
     #[test]
+    fn centrality_is_zero_for_a_node_nothing_depends_on() {
+        let lone = node_score(&node(1.0, 0, 0), Access::default(), 0);
+        let used = node_score(&node(3.5, 0, 0), Access::default(), 0);
+        assert_eq!(lone.centrality, 0.0);
+        assert!((used.centrality - 3.5f64.ln()).abs() < 1e-9);
+    }
+
+    #[test]
     fn a_recent_access_refreshes_recency() {
         let now = 1_000 * 86_400;
-        let old = node(0, 0, 0, now - 70 * 86_400);
+        let old = node(1.0, 0, now - 70 * 86_400);
         let stale = node_score(&old, Access::default(), now);
         let touched = node_score(
             &old,

@@ -411,7 +411,7 @@ impl Live {
     }
 
     /// A quick graph for answers after a few files changed: their nodes and outgoing edges
-    /// rebuilt against every file, the rest of the graph kept, measures (reach, dependents)
+    /// rebuilt against every file, the rest of the graph kept, measures (reach, dependents, impact)
     /// carried over by id. Edges into names that only now resolve, and promotions, wait for
     /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
     pub fn patch(&mut self, changed: &[String]) {
@@ -440,6 +440,7 @@ impl Live {
             if let Some(before) = before {
                 node.reach = before.reach;
                 node.causal_in = before.causal_in;
+                node.impact = before.impact;
             }
             fresh_ids.insert(node.id.clone());
             nodes.push(Arc::new(node));

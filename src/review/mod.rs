@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use crate::context::nearest_dependents;
+use crate::context::{nearest_dependents, strongest_dependents};
 use crate::extract::{self, FileExtract, Symbol};
 use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
 use crate::languages::Registry;
@@ -90,7 +90,7 @@ pub struct SymbolChange {
     pub subclasses: Vec<Use>,
     /// Nodes a change here can reach (from the index).
     pub reach: u32,
-    /// The highest-ranked few of the nearest dependents.
+    /// The strongest few dependents: direct users first, then further ones.
     pub top_dependents: Vec<String>,
     /// Side-effect categories the change adds to or removes from the symbol.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -566,24 +566,19 @@ impl Near<'_> {
         uses
     }
 
-    /// The best-ranked few symbols among the nearest dependents of `id`, outside the changed
-    /// file and its tests.
+    /// The strongest few dependents of `id` that are symbols outside the changed file and
+    /// its tests: direct callers, importers and subclasses first (highest impact first), then
+    /// further ones.
     fn top_dependents(&self, id: &str) -> Vec<String> {
-        let rank = self.rank;
-        let mut dependents: Vec<(f64, &str)> = nearest_dependents(self.graph, id, RADIUS_WALK)
+        strongest_dependents(self.graph, id, RADIUS_WALK)
             .into_iter()
             .filter(|d| {
                 self.graph
-                    .node(d)
+                    .node(d.id)
                     .is_some_and(|n| !n.is_test && n.path != self.path && n.kind.is_symbol())
             })
-            .map(|d| (rank(d), d))
-            .collect();
-        dependents.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-        dependents
-            .iter()
             .take(5)
-            .map(|(_, d)| d.to_string())
+            .map(|d| d.id.to_string())
             .collect()
     }
 }

@@ -28,6 +28,10 @@ const SCHEMA: Schema = Schema {
             version: 2,
             sql: include_str!("schema/graph/2.surql"),
         },
+        Step {
+            version: 3,
+            sql: include_str!("schema/graph/3.surql"),
+        },
     ],
 };
 
@@ -48,6 +52,7 @@ const NODE_FIELDS: &[&str] = &[
     "mutations",
     "reach",
     "causal_in",
+    "impact",
     "last_change",
     "parent",
 ];
@@ -549,24 +554,54 @@ mod tests {
         }
     }
 
+    /// A store in `dir` as an older cairn left it: `sql` run on a new engine, then closed.
+    async fn older_store(dir: &Path, sql: String) {
+        let db = super::super::open_engine(dir, super::super::OPEN_PATIENCE)
+            .await
+            .unwrap();
+        db.use_ns("cairn").use_db("repo").await.unwrap();
+        db.query(sql).await.and_then(|r| r.check()).unwrap();
+        super::super::close_engine(db, Some(dir.join("LOCK"))).await;
+    }
+
+    #[tokio::test]
+    async fn a_version_2_store_opens_with_neutral_impacts() {
+        let dir = tempfile::tempdir().unwrap();
+        older_store(
+            dir.path(),
+            format!(
+                "{} {} UPSERT meta:schema SET version = 2;
+                 CREATE node:⟨a.py⟩ CONTENT {{ kind: 'file', path: 'a.py', name: 'a.py',
+                   start_line: 1, end_line: 3, signature: NONE, doc: NONE, is_test: false,
+                   side_effects: [], mutations: 0, reach: 4, causal_in: 2, last_change: 0,
+                   parent: NONE }};",
+                SCHEMA.steps[0].sql, SCHEMA.steps[1].sql
+            ),
+        )
+        .await;
+        let store = Store::open(dir.path()).await.unwrap();
+        assert_eq!(
+            migrate::stored_version(&store.db, &SCHEMA).await.unwrap(),
+            SCHEMA_VERSION
+        );
+        let graph = store.load_graph().await.unwrap();
+        let node = graph.node("a.py").unwrap();
+        assert_eq!((node.reach, node.causal_in, node.impact), (4, 2, 1.0));
+        store.close().await;
+    }
+
     #[tokio::test]
     async fn a_version_1_store_gains_the_commit_history() {
         let dir = tempfile::tempdir().unwrap();
-        {
-            let db = super::super::open_engine(dir.path(), super::super::OPEN_PATIENCE)
-                .await
-                .unwrap();
-            db.use_ns("cairn").use_db("repo").await.unwrap();
-            db.query(format!(
+        older_store(
+            dir.path(),
+            format!(
                 "{} UPSERT meta:schema SET version = 1;
                  UPSERT meta:index CONTENT {{ indexed_at: 1, generation: 3, summary: {{}} }};",
                 SCHEMA.steps[0].sql
-            ))
-            .await
-            .and_then(|r| r.check())
-            .unwrap();
-            super::super::close_engine(db, Some(dir.path().join("LOCK"))).await;
-        }
+            ),
+        )
+        .await;
         let store = Store::open(dir.path()).await.unwrap();
         assert_eq!(
             migrate::stored_version(&store.db, &SCHEMA).await.unwrap(),

@@ -6,6 +6,7 @@ mod closed_pipe;
 mod contract;
 mod daemon;
 mod embed;
+mod impact;
 mod incremental;
 mod indexing;
 mod install;
