@@ -582,9 +582,13 @@ def report(results: dict) -> str:
                 f"{fmt(s['latency_p95_s'])} | {co} | {loc} |")
         lines.append("")
     setup = results["setup"]
-    lines.append(f"Tokenizer: {setup['tokenizer']}. cairn: {setup.get('cairn_bin')} ({setup.get('cairn_profile')} "
-                 f"build, {setup.get('cairn_version')}). code-review-graph {setup.get('crg_version')}. "
-                 f"Run time {setup['run_s'] / 60:.1f} min.")
+    parts = [f"Tokenizer: {setup['tokenizer']}."]
+    if setup.get("cairn_bin"):
+        parts.append(f"cairn: {setup['cairn_bin']} ({setup.get('cairn_profile')} build, {setup.get('cairn_version')}).")
+    if setup.get("crg_version"):
+        parts.append(f"code-review-graph {setup['crg_version']}.")
+    parts.append(f"Run time {setup['run_s'] / 60:.1f} min, load average {setup['load_1min']:.2f} at the start.")
+    lines.append(" ".join(parts))
     for n in results.get("notes", []):
         lines.append(f"- {n}")
     return "\n".join(lines)

@@ -19,6 +19,7 @@
 #   CAIRN_BIN                cairn binary (default $CARGO_TARGET_DIR/debug/cairn, the binary of
 #                            `cargo test --locked --no-run`); its profile is printed with the
 #                            results (CAIRN_BENCH_PROFILE overrides the guess from the path)
+#   CAIRN_REPLAY_OUT         where the JSON results go (default CACHE/results.json)
 #   CAIRN_REPLAY_COMMITS     commits per project (default 30)
 #   CAIRN_REPLAY_MAX_SOURCE  skip commits changing more source files than this (default 15)
 #   CAIRN_REPLAY_SKIP_CAIRN=1 / CAIRN_REPLAY_SKIP_CRG=1   measure only the other tool
@@ -53,7 +54,7 @@
 # ~/.cargo/registry (the same file cairn counts with; tiktoken checks its hash). Without either,
 # replay.py counts chars/4 and says so.
 #
-# Output: Markdown tables on stdout (progress on stderr), everything in CACHE/results.json.
+# Output: Markdown tables on stdout (progress on stderr), everything in CAIRN_REPLAY_OUT.
 
 set -euo pipefail
 
@@ -99,13 +100,17 @@ for p in "${projects[@]}"; do
     specs+=(--project "$name=$lang")
 done
 
-args=(--cache "$CACHE" --out "$CACHE/results.json"
+OUT="${CAIRN_REPLAY_OUT:-$CACHE/results.json}"
+args=(--cache "$CACHE" --out "$OUT"
     --commits "${CAIRN_REPLAY_COMMITS:-30}" --max-source-files "${CAIRN_REPLAY_MAX_SOURCE:-15}")
 [[ "${CAIRN_REPLAY_NO_LOCALIZE:-0}" == 1 ]] && args+=(--no-localize)
 
 if [[ "${CAIRN_REPLAY_SKIP_CAIRN:-0}" != 1 ]]; then
     [[ -x "$CAIRN_BIN" ]] || die "no cairn binary at $CAIRN_BIN: run 'cargo test --locked --no-run' (CARGO_TARGET_DIR=$CARGO_TARGET_DIR) or set CAIRN_BIN; CAIRN_REPLAY_SKIP_CAIRN=1 measures code-review-graph only"
-    profile="${CAIRN_BENCH_PROFILE:-$(basename "$(dirname "$CAIRN_BIN")")}"
+    case "$(basename "$(dirname "$CAIRN_BIN")")" in
+        debug) guess=debug ;; release) guess=release ;; *) guess=unknown ;;
+    esac
+    profile="${CAIRN_BENCH_PROFILE:-$guess}"
     args+=(--cairn "$CAIRN_BIN" --cairn-profile "$profile")
     say "cairn: $CAIRN_BIN ($profile, $("$CAIRN_BIN" --version))"
 fi
