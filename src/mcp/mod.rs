@@ -337,7 +337,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Store a learning from a review or session (deduplicated, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id.",
+        description = "Store a learning from a review or session (deduplicated by terms and meaning, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id; an ADD lists the nearest memories (id, similarity): write again with `supersedes` if it replaces one.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
