@@ -151,8 +151,14 @@ async fn the_paraphrase_set_is_deduplicated_by_meaning_with_the_real_model() {
     let pairs = pairs();
     let events = decide(&m, &pairs).await;
     let recall = check("meaning", &pairs, &events);
+    let issue = pairs
+        .iter()
+        .position(|p| p.text_a == EVERY && p.text_b == ALL);
+    assert!(merged(
+        events[issue.expect("the issue's pair is in the set")]
+    ));
     assert!(
-        recall >= 0.85,
+        recall >= 0.9,
         "duplicate recall {recall:.2} with the model"
     );
 
