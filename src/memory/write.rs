@@ -894,7 +894,10 @@ fn judge(prepared: &Prepared, old: &Memory, similarity: Similarity) -> Option<Pl
     let same = !adds_terms && terms >= SAME_IF_CONTAINED;
     let refines = (!drops_terms && terms >= SAME_IF_CONTAINED) || terms >= SAME_REWORDED;
     let same_meaning = meaning >= SAME_MEANING;
-    if same || (same_meaning && !refines && !(adds_terms && !drops_terms)) {
+    // By meaning, a write that only adds terms refines the memory; any other rewording
+    // restates it.
+    let only_adds = adds_terms && !drops_terms;
+    if same || (same_meaning && !refines && !only_adds) {
         let mut plan = reinforce(old, new, prepared.outcome(Action::None, &old.id));
         plan.outcome.notes.push(format!(
             "already known as {} ({})",

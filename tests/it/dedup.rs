@@ -157,10 +157,7 @@ async fn the_paraphrase_set_is_deduplicated_by_meaning_with_the_real_model() {
     assert!(merged(
         events[issue.expect("the issue's pair is in the set")]
     ));
-    assert!(
-        recall >= 0.9,
-        "duplicate recall {recall:.2} with the model"
-    );
+    assert!(recall >= 0.9, "duplicate recall {recall:.2} with the model");
 
     // The vector computed to compare a write is stored with the new memory.
     let first = m
