@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{AskError, Cairn, note_of};
+use super::{AskError, Cairn, checked_note_of};
 use crate::answer;
 use crate::context::{self, ContextReport, ExpandReport, Include, MemoryNote, Scorer};
 use crate::graph::{Node, NodeKind};
@@ -46,7 +46,8 @@ impl Cairn {
         let access = self.access();
         let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
         let mut notes: Vec<String> = note.into_iter().collect();
-        let memories = match self.top_memories(focus).await {
+        let history = self.commit_history(&snapshot).await;
+        let memories = match self.top_memories(focus, &history).await {
             Ok(memories) => memories,
             Err(error) => {
                 notes.push(format!("memories unavailable: {error}"));
@@ -101,7 +102,14 @@ impl Cairn {
             }
             let paths = vec![node.path.clone()];
             match self.memories.anchored(&paths, &symbols).await {
-                Ok(found) => found.iter().take(20).map(note_of).collect(),
+                Ok(found) => {
+                    let history = self.commit_history(&snapshot).await;
+                    found
+                        .iter()
+                        .take(20)
+                        .map(|m| checked_note_of(m, &history))
+                        .collect()
+                }
                 Err(error) => {
                     notes.push(format!("memories unavailable: {error}"));
                     Vec::new()
@@ -132,7 +140,11 @@ impl Cairn {
 
     /// The project memories the context pack shows: those matching the focus first, then the
     /// standing ones (by type, confidence, use and age).
-    async fn top_memories(&self, focus: Option<&str>) -> Result<Vec<MemoryNote>, AskError> {
+    async fn top_memories(
+        &self,
+        focus: Option<&str>,
+        history: &History,
+    ) -> Result<Vec<MemoryNote>, AskError> {
         const SHOWN: usize = 12;
         let mut found = Vec::new();
         if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
@@ -161,7 +173,10 @@ impl Cairn {
                 found.push(f);
             }
         }
-        Ok(found.iter().map(|f| note_of(&f.memory)).collect())
+        Ok(found
+            .iter()
+            .map(|f| checked_note_of(&f.memory, history))
+            .collect())
     }
 }
 

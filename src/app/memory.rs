@@ -138,7 +138,7 @@ fn search_answer(
     if found.is_empty() {
         page.force("no matching memories");
     } else {
-        let lines: Vec<String> = found.iter().map(|f| memory_line(&f.memory)).collect();
+        let lines: Vec<String> = found.iter().map(found_line).collect();
         let header = |shown: usize| format!("{shown} memories");
         let room = page
             .remaining()
@@ -159,6 +159,15 @@ fn search_answer(
         memories: found,
     };
     Ok(page.finish(body, LEFT_OUT))
+}
+
+/// A found memory's line: as listed, then whether its code changed since.
+fn found_line(found: &Found) -> String {
+    let mut line = memory_line(&found.memory);
+    if let Some(changed) = &found.code_changed_since {
+        line.push_str(&format!(" · {}", changed.fact()));
+    }
+    line
 }
 
 /// How many of `lines`, in order, fit in `room` tokens — at least one.
@@ -376,6 +385,7 @@ impl Cairn {
             found.retain(|f| f.memory.id != profile.id);
         }
         self.flag_gone_anchors(&mut found).await;
+        self.flag_changed_code(&mut found).await;
         let staleness = self.memories.staleness().await;
         search_answer(profile, found, request.max_tokens, staleness)
     }
@@ -438,6 +448,21 @@ impl Cairn {
         Ok(report)
     }
 
+    /// Flags found memories whose anchored code changed after they were written (the
+    /// newest such commit in the history at HEAD).
+    async fn flag_changed_code(&self, found: &mut [Found]) {
+        if found.iter().all(|f| f.memory.anchored_paths().is_empty()) {
+            return;
+        }
+        let Some(snapshot) = self.graph_if_indexed().await else {
+            return;
+        };
+        let history = self.commit_history(&snapshot).await;
+        for f in found.iter_mut() {
+            f.code_changed_since = super::code_changed_since(&f.memory, &history);
+        }
+    }
+
     /// Flags anchors of found memories that the current graph no longer has (the file was
     /// deleted or moved): memories are flagged, never dropped, when their anchor disappears.
     async fn flag_gone_anchors(&self, found: &mut [Found]) {
@@ -476,6 +501,7 @@ mod tests {
                 1_700_000_000_000,
             ),
             score: 1.0 / (i + 1) as f64,
+            code_changed_since: None,
         }
     }
 

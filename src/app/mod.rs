@@ -383,7 +383,26 @@ pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
         kind: memory.kind.to_string(),
         content: memory.content.clone(),
         anchors: memory.anchors().cloned().collect(),
+        code_changed_since: None,
     }
+}
+
+/// A memory as the context and expansions show it, flagged when its anchored code changed
+/// in `history` after it was written.
+pub fn checked_note_of(memory: &crate::memory::Memory, history: &History) -> MemoryNote {
+    MemoryNote {
+        code_changed_since: code_changed_since(memory, history),
+        ..note_of(memory)
+    }
+}
+
+/// The newest commit in `history` that changed a memory's anchored files after its text
+/// was written.
+pub fn code_changed_since(
+    memory: &crate::memory::Memory,
+    history: &History,
+) -> Option<crate::context::CodeChanged> {
+    crate::context::CodeChanged::of(history, &memory.anchored_paths(), memory.stated_at())
 }
 
 /// The commit history the store holds and the HEAD it was mined at.

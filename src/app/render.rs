@@ -89,6 +89,12 @@ fn write_outcome(outcome: &WriteOutcome) -> String {
         text.push('\n');
         text.push_str(&memory_line(memory));
     }
+    for near in &outcome.nearest {
+        text.push_str(&format!(
+            "\nnear {} (similarity {:.2} by {})",
+            near.id, near.similarity, near.by
+        ));
+    }
     for note in &outcome.notes {
         text.push_str(&format!("\n_{note}_"));
     }

@@ -28,18 +28,67 @@ pub struct MemoryNote {
     pub content: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<String>,
+    /// A commit that changed the anchored code after the memory was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_changed_since: Option<CodeChanged>,
 }
 
 impl MemoryNote {
-    /// The line it takes in a text answer: `- [type] id: content (anchors)`. The id marks the
-    /// text as served by cairn, so an assistant echoing it back is not taken as new learning.
+    /// The line it takes in a text answer: `- [type] id: content (anchors)`, then
+    /// ` · code changed since: <commit> (<path>)` when it applies. The id marks the text as
+    /// served by cairn, so an assistant echoing it back is not taken as new learning.
     pub fn line(&self) -> String {
         let anchors = if self.anchors.is_empty() {
             String::new()
         } else {
             format!(" ({})", self.anchors.join(", "))
         };
-        format!("- [{}] {}: {}{anchors}", self.kind, self.id, self.content)
+        let changed = self
+            .code_changed_since
+            .as_ref()
+            .map_or_else(String::new, |c| format!(" · {}", c.fact()));
+        format!(
+            "- [{}] {}: {}{anchors}{changed}",
+            self.kind, self.id, self.content
+        )
+    }
+}
+
+/// A commit that changed a memory's anchored code after the memory was written: the memory
+/// may no longer hold and is flagged, never silently trusted.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct CodeChanged {
+    /// The commit id, shortened to 10 characters.
+    pub commit: String,
+    /// The anchored file or folder it changed.
+    pub path: String,
+    /// Commit time, seconds since the epoch.
+    pub time: i64,
+}
+
+impl CodeChanged {
+    /// The newest commit after the memory's text was written that changed one of its
+    /// anchored files or folders, if any.
+    pub fn of(
+        history: &crate::history::History,
+        paths: &[&str],
+        stated_at_ms: i64,
+    ) -> Option<CodeChanged> {
+        let after = stated_at_ms.div_euclid(1000);
+        paths
+            .iter()
+            .filter_map(|path| history.changed_after(path, after).map(|c| (path, c)))
+            .max_by(|(_, a), (_, b)| a.time.cmp(&b.time).then_with(|| b.id.cmp(&a.id)))
+            .map(|(path, c)| CodeChanged {
+                commit: c.id.chars().take(10).collect(),
+                path: path.to_string(),
+                time: c.time,
+            })
+    }
+
+    /// How an answer says it: `code changed since: <commit> (<path>)`.
+    pub fn fact(&self) -> String {
+        format!("code changed since: {} ({})", self.commit, self.path)
     }
 }
 

@@ -122,6 +122,19 @@ impl History {
         self.of(path).collect()
     }
 
+    /// The newest commit after `after` (seconds since the epoch) that changed the file
+    /// `path`, or a file under the folder `path`.
+    pub fn changed_after(&self, path: &str, after: i64) -> Option<&CommitInfo> {
+        if self.by_file.contains_key(path) {
+            return self.of(path).find(|c| c.time > after);
+        }
+        let folder = format!("{}/", path.trim_end_matches('/'));
+        self.commits
+            .iter()
+            .take_while(|c| c.time > after)
+            .find(|c| c.files.iter().any(|f| f.starts_with(&folder)))
+    }
+
     /// Authors of `path` by recency-weighted commit count, best first.
     pub fn experts(&self, path: &str, now: i64, limit: usize) -> Vec<Expert> {
         let mut by_author: HashMap<&str, Expert> = HashMap::new();
@@ -232,6 +245,38 @@ mod tests {
             fix: is_fix(summary),
             files: files.iter().map(|f| f.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn the_newest_change_after_a_time_is_found_for_files_and_folders() {
+        let history = History::new(vec![
+            commit(
+                "c1",
+                10,
+                "a",
+                "Add app",
+                &["src/app.py", "src/db/session.py"],
+            ),
+            commit("c2", 5, "a", "Tune app", &["src/app.py"]),
+            commit("c3", 1, "a", "Tune sessions", &["src/db/session.py"]),
+        ]);
+        let day = |days_ago: i64| 1_000_000_000 - days_ago * 86_400;
+        let id = |c: Option<&CommitInfo>| c.map(|c| c.id.clone());
+        assert_eq!(
+            id(history.changed_after("src/app.py", day(7))),
+            Some("c2".into())
+        );
+        assert_eq!(id(history.changed_after("src/app.py", day(5))), None);
+        assert_eq!(
+            id(history.changed_after("src/db", day(20))),
+            Some("c3".into())
+        );
+        assert_eq!(
+            id(history.changed_after("src/db/", day(20))),
+            Some("c3".into())
+        );
+        assert_eq!(id(history.changed_after("src/d", day(20))), None);
+        assert_eq!(id(history.changed_after("README.md", day(20))), None);
     }
 
     #[test]

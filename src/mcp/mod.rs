@@ -337,7 +337,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Store a learning from a review or session (deduplicated, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id.",
+        description = "Store a learning (deduplicated by terms and meaning, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id; an ADD lists the nearest memories, for `supersedes`.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,

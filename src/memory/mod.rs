@@ -27,7 +27,7 @@ use tokio::sync::Mutex;
 
 pub use model::{Action, Memory, MemoryError, MemoryType, Revision, Source};
 pub use reviews::{RecordedReview, ReviewInput};
-pub use write::{NewMemory, WriteOutcome};
+pub use write::{Nearest, NewMemory, WriteOutcome};
 
 use embed::Embedder;
 use search::{Entry, Filter, SearchIndex};
@@ -166,6 +166,10 @@ pub struct Query {
 pub struct Found {
     pub memory: Memory,
     pub score: f64,
+    /// A commit that changed the memory's anchored code after it was written (filled in by
+    /// the answer, which reads the history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_changed_since: Option<crate::context::CodeChanged>,
 }
 
 /// The memories of one repository.
@@ -570,24 +574,72 @@ impl Memories {
         new: NewMemory,
         graph: Option<&crate::graph::Graph>,
     ) -> Result<WriteOutcome> {
-        let prepared = write::prepare(new, &self.root, graph)?;
+        let mut prepared = write::prepare(new, &self.root, graph)?;
+        // Embed the write before taking the lock.
+        self.embed_write(&mut prepared).await;
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let outcome = self
             .with_store(true, async |store| {
                 self.catch_up(store, state).await?;
-                let plan = write::decide(&prepared, state_view(state))?;
-                let outcome = plan.outcome.clone();
-                if !plan.changed.is_empty() {
-                    self.commit(store, state, plan.changed, &HashMap::new())
-                        .await?;
-                }
-                Ok(outcome)
+                self.write_decided(store, state, &prepared).await
             })
             .await?
             .expect("the store is created for writes");
         let outcome = outcome.finish(&state.memories);
         Ok(outcome)
+    }
+
+    /// Gives a write its embedding, with the model (to compare it by meaning).
+    async fn embed_write(&self, prepared: &mut write::Prepared) {
+        if let Some(vector) = self
+            .embed(vec![embedding_text(prepared.memory())])
+            .await
+            .and_then(|mut v| v.pop())
+        {
+            prepared.set_vector(vector);
+        }
+    }
+
+    /// Decides a prepared write against the memories of its scope and commits what it
+    /// changes, in an open store the state has caught up with; a new memory keeps the
+    /// write's vector.
+    async fn write_decided(
+        &self,
+        store: &MemoryStore,
+        state: &mut State,
+        prepared: &write::Prepared,
+    ) -> Result<WriteOutcome> {
+        let candidates = self.embed_candidates(prepared, state).await;
+        let plan = write::decide(prepared, state_view(state, &candidates))?;
+        let outcome = plan.outcome.clone();
+        let mut vectors = HashMap::new();
+        if let Some(vector) = prepared.vector() {
+            vectors.insert(prepared.memory().id.clone(), vector.to_vec());
+        }
+        if !plan.changed.is_empty() {
+            self.commit(store, state, plan.changed, &vectors).await?;
+        }
+        Ok(outcome)
+    }
+
+    /// Vectors of the memories a write is compared with that have none yet (written without
+    /// the model, or not embedded yet), so the write is compared with them by meaning too.
+    async fn embed_candidates(
+        &self,
+        prepared: &write::Prepared,
+        state: &State,
+    ) -> HashMap<String, Vec<f32>> {
+        let none = HashMap::new();
+        let missing = write::without_vectors(prepared, &state_view(state, &none));
+        if missing.is_empty() {
+            return none;
+        }
+        let (ids, texts): (Vec<String>, Vec<String>) = missing.into_iter().unzip();
+        match self.embed(texts).await {
+            Some(vectors) => ids.into_iter().zip(vectors).collect(),
+            None => none,
+        }
     }
 
     /// Computes vectors for live memories that lack one (after writes; with a model only).
@@ -909,6 +961,7 @@ impl Memories {
                 Some(Found {
                     memory: memory.clone(),
                     score: (score * 10_000.0).round() / 10_000.0,
+                    code_changed_since: None,
                 })
             })
             .collect();
@@ -1151,10 +1204,11 @@ fn state_vector(state: &State, id: &str) -> Option<Vec<f32>> {
     state.index.vector(id)
 }
 
-fn state_view(state: &State) -> write::View<'_> {
+fn state_view<'a>(state: &'a State, vectors: &'a HashMap<String, Vec<f32>>) -> write::View<'a> {
     write::View {
         memories: &state.memories,
         index: &state.index,
+        vectors,
     }
 }
 

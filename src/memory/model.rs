@@ -267,6 +267,43 @@ impl Memory {
     pub fn anchors(&self) -> impl Iterator<Item = &String> {
         self.paths.iter().chain(self.symbols.iter())
     }
+
+    /// The files and folders its anchors are in: its paths, and the file of each symbol
+    /// (`path::Name` → `path`).
+    pub fn anchored_paths(&self) -> Vec<&str> {
+        let mut paths: Vec<&str> = self
+            .paths
+            .iter()
+            .map(String::as_str)
+            .chain(
+                self.symbols
+                    .iter()
+                    .filter_map(|s| s.split_once("::").map(|(path, _)| path)),
+            )
+            .filter(|p| !p.is_empty())
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths
+    }
+
+    /// When its text was last written (milliseconds): its creation, or the last revision
+    /// that changed the text. Re-reads, new anchors and sharing do not count.
+    pub fn stated_at(&self) -> i64 {
+        let mut stated = self.created_at;
+        let later_texts = self
+            .history
+            .iter()
+            .skip(1)
+            .map(|r| r.content.as_str())
+            .chain(std::iter::once(self.content.as_str()));
+        for (revision, next) in self.history.iter().zip(later_texts) {
+            if revision.content != next {
+                stated = stated.max(revision.at);
+            }
+        }
+        stated
+    }
 }
 
 /// The partition key of a type and developer.
@@ -404,4 +441,39 @@ pub fn developer_id(raw: &str) -> Result<String, MemoryError> {
 pub fn is_memory_id(id: &str) -> bool {
     id.strip_prefix("m_")
         .is_some_and(|hex| hex.len() == 16 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_is_stated_when_its_text_last_changed() {
+        let mut memory = Memory::new(
+            "m_0000000000000001".into(),
+            MemoryType::Decision,
+            "t".into(),
+            "Use UTC.".into(),
+            1_000,
+        );
+        memory.symbols = vec!["src/time.py::now".into(), "src/time.py::today".into()];
+        memory.paths = vec!["src/db".into()];
+        assert_eq!(memory.anchored_paths(), ["src/db", "src/time.py"]);
+        assert_eq!(memory.stated_at(), 1_000);
+        let revision = |at: i64, content: &str| Revision {
+            at,
+            event: Action::Update,
+            title: "t".into(),
+            content: content.into(),
+            by: None,
+            note: None,
+        };
+        // The text changed at 2,000; at 3,000 only its anchors moved.
+        memory.history = vec![
+            revision(2_000, "Use UTC."),
+            revision(3_000, "Use UTC everywhere."),
+        ];
+        memory.content = "Use UTC everywhere.".into();
+        assert_eq!(memory.stated_at(), 2_000);
+    }
 }

@@ -8,17 +8,19 @@
 
 use std::collections::BTreeSet;
 
-/// Words that carry no meaning for search or deduplication.
+/// Words that carry no meaning for search or deduplication: function words, quantifiers
+/// (`every`, `all`, `each`) and the ways of saying "by means of" (`via`, `through`, `using`),
+/// so "every X through Y" and "all Xs via Y" have one fingerprint.
 const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "also", "always", "an", "and", "any", "are", "aren", "as", "at", "be",
     "been", "being", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing",
     "don", "each", "every", "for", "from", "had", "has", "have", "having", "here", "how", "i",
     "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "may", "might", "must",
     "mustn", "my", "never", "no", "not", "of", "on", "or", "other", "our", "ours", "out", "own",
-    "s", "same", "shall", "should", "shouldn", "so", "some", "such", "t", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "very",
-    "was", "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom",
-    "why", "will", "with", "won", "would", "you", "your",
+    "per", "s", "same", "shall", "should", "shouldn", "so", "some", "such", "t", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "up", "using", "very", "via", "was", "wasn", "we", "were", "weren", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "won", "would", "you", "your",
 ];
 
 /// Words that flip a statement's meaning: two near-identical learnings that differ in these
@@ -44,6 +46,34 @@ const NEGATIONS: &[&str] = &[
     "stop",
     "without",
     "instead",
+    "rather",
+];
+
+/// Words of opposite sense: two texts that differ by one of these pairs are different
+/// learnings however close their wording (`before`/`after` deploying, `add`/`drop` a column).
+const OPPOSITES: &[(&str, &str)] = &[
+    ("add", "drop"),
+    ("add", "remove"),
+    ("after", "before"),
+    ("allow", "deny"),
+    ("allow", "forbid"),
+    ("async", "sync"),
+    ("asynchronous", "synchronous"),
+    ("asynchronously", "synchronously"),
+    ("client", "server"),
+    ("disable", "enable"),
+    ("eager", "lazy"),
+    ("exclude", "include"),
+    ("external", "internal"),
+    ("fewer", "more"),
+    ("first", "last"),
+    ("less", "more"),
+    ("lower", "upper"),
+    ("max", "min"),
+    ("maximum", "minimum"),
+    ("private", "public"),
+    ("read", "write"),
+    ("false", "true"),
 ];
 
 /// Review vocabulary written two ways.
@@ -123,7 +153,8 @@ fn stem(word: &str) -> String {
 fn undouble(stem: String) -> String {
     let bytes = stem.as_bytes();
     let n = bytes.len();
-    if n >= 2 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
+    // `wrapp` → `wrap`, but `add` (from `adding`) stays whole.
+    if n >= 4 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
         stem[..n - 1].to_string()
     } else {
         stem
@@ -256,6 +287,40 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     a.intersection(b).count() as f64 / union as f64
 }
 
+/// True when two fingerprints say different things in near-identical words: both hold
+/// numbers and the numbers differ (`at most 3` / `at most 5`), or one holds a word the other
+/// holds the opposite of (`before` / `after`).
+pub fn conflicts(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let numbers = |terms: &BTreeSet<String>| -> BTreeSet<String> {
+        terms
+            .iter()
+            .filter(|t| t.chars().all(|c| c.is_ascii_digit()))
+            .cloned()
+            .collect()
+    };
+    let (na, nb) = (numbers(a), numbers(b));
+    if !na.is_empty() && !nb.is_empty() && na != nb {
+        return true;
+    }
+    OPPOSITES.iter().any(|(x, y)| {
+        let (x, y) = (stem(x), stem(y));
+        let only =
+            |t: &BTreeSet<String>, w: &String, not: &String| t.contains(w) && !t.contains(not);
+        (only(a, &x, &y) && only(b, &y, &x)) || (only(a, &y, &x) && only(b, &x, &y))
+    })
+}
+
+/// A fingerprint without the negating words it holds (`avoid`, `without`…), to compare two
+/// texts of opposite polarity by what they are about.
+pub fn without_negations(terms: &BTreeSet<String>) -> BTreeSet<String> {
+    let negations: BTreeSet<String> = NEGATIONS.iter().map(|w| stem(w)).collect();
+    terms
+        .iter()
+        .filter(|t| !negations.contains(*t))
+        .cloned()
+        .collect()
+}
+
 /// True when the text says something is not so (`do not`, `never`, `avoid`…).
 pub fn negated(text: &str) -> bool {
     let text = text.replace(['\u{2019}', '\u{2018}', '`'], "'");
@@ -354,6 +419,58 @@ mod tests {
     }
 
     #[test]
+    fn paraphrase_words_fold_together() {
+        let a = fingerprint(
+            "Every database mutation is wrapped in a transaction through the session_scope helper.",
+        );
+        let b = fingerprint(
+            "All database mutations are wrapped in a transaction via the session_scope helper.",
+        );
+        assert_eq!(a, b);
+        assert_eq!(
+            fingerprint("Read config using settings.get"),
+            fingerprint("Read config through settings.get")
+        );
+    }
+
+    #[test]
+    fn numbers_and_opposites_conflict() {
+        let conflict = |a: &str, b: &str| conflicts(&fingerprint(a), &fingerprint(b));
+        assert!(conflict(
+            "Retry payments at most 3 times",
+            "Retry payments at most 5 times"
+        ));
+        assert!(conflict(
+            "Run migrations before deploying",
+            "Run migrations after deploying"
+        ));
+        assert!(conflict(
+            "Enable strict mode in tsconfig",
+            "Disable strict mode in tsconfig"
+        ));
+        assert!(!conflict(
+            "Retry payments with backoff",
+            "Retry payments with backoff, at most 3 times"
+        ));
+        assert!(!conflict(
+            "Run migrations before and after deploying",
+            "Run migrations after deploying"
+        ));
+        assert!(!conflict(
+            "Cache user profiles",
+            "Avoid caching user profiles"
+        ));
+    }
+
+    #[test]
+    fn negating_words_are_left_out_when_asked() {
+        let plain = fingerprint("Cache user profiles in Redis.");
+        let avoided = fingerprint("Avoid caching user profiles in Redis.");
+        assert_ne!(plain, avoided);
+        assert_eq!(without_negations(&plain), without_negations(&avoided));
+    }
+
+    #[test]
     fn negation_is_seen() {
         assert!(negated("Do not use eager loading here"));
         assert!(negated("We don't retry payments"));
@@ -367,6 +484,8 @@ mod tests {
         assert_eq!(stem("queries"), stem("query"));
         assert_eq!(stem("wrapped"), stem("wraps"));
         assert_eq!(stem("wrapping"), stem("wrap"));
+        assert_eq!(stem("adding"), stem("add"));
+        assert_eq!(stem("logged"), stem("log"));
         assert_eq!(stem("caches"), stem("cache"));
         assert_eq!(stem("class"), "class");
         assert_eq!(stem("status"), "status");

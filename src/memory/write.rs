@@ -2,12 +2,21 @@
 //! write does to the live memories of its scope.
 //!
 //! The decision compares the new text with the most similar live memories of the same type
-//! and scope, by their term sets (see [`super::text`]):
+//! and scope, by their term sets (see [`super::text`]) and, with the model, by the cosine
+//! similarity of their sentence embeddings. Candidates are judged most similar first; the
+//! first that the write is not new to decides:
+//! - texts that differ in a number or by a pair of opposite words (`before`/`after`) are
+//!   different learnings, however close;
 //! - a near-duplicate that says the opposite (`never` vs. none) supersedes the old memory;
 //! - one that adds nothing (same terms, or a subset) is `NONE` and reinforces the old one;
 //! - one that adds detail (a superset) or rewords it closely is an `UPDATE`: the old text
 //!   goes to history;
-//! - anything else is `ADD`.
+//! - one that means the same in other words (cosine from [`SAME_MEANING`]) is `NONE`, or an
+//!   `UPDATE` when it only adds terms;
+//! - anything else is `ADD`, and the answer lists the nearest memories so the writer can pass
+//!   `supersedes`.
+//!
+//! The thresholds are chosen on the labelled pairs in `tests/fixtures/memory/paraphrases.jsonl`.
 //!
 //! A contributor profile is one live record per developer: a new profile updates it.
 
@@ -22,7 +31,7 @@ use super::model::{
     MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Source, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
-use super::{secrets, text};
+use super::{embed, secrets, text};
 use crate::clock::now_ms;
 use crate::graph::Graph;
 
@@ -34,8 +43,23 @@ const SAME_REWORDED: f64 = 0.85;
 /// Jaccard similarity from which a negated near-duplicate contradicts (the same statement
 /// with the opposite polarity, not a longer one that mentions an exception).
 const CONTRADICTS: f64 = 0.9;
+/// Cosine similarity from which two texts of the same polarity mean the same learning.
+const SAME_MEANING: f64 = 0.87;
+/// Cosine similarity from which two texts of opposite polarity about the same things
+/// contradict each other.
+const CONTRADICTS_MEANING: f64 = 0.94;
+/// Jaccard similarity, negating words left out, that a contradiction by meaning needs too:
+/// the two texts must be about the same things.
+const CONTRADICTS_TERMS: f64 = 0.5;
 /// The rarest terms of a write that look for its near-duplicates.
 const DEDUP_TERMS: usize = 8;
+/// Memories found by vector that a write is compared with.
+const DEDUP_NEIGHBOURS: usize = 5;
+/// Most nearest memories an ADD answer lists.
+const NEAREST_LISTED: usize = 3;
+/// Similarities from which a memory is listed as near an added one (by meaning, by terms).
+const NEAREST_MEANING: f64 = 0.5;
+const NEAREST_TERMS: f64 = 0.25;
 
 /// A learning to store.
 #[derive(Debug, Clone, Default)]
@@ -74,7 +98,22 @@ pub struct WriteOutcome {
     pub unknown_anchors: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// For an ADD: the live memories of its type and scope closest to it, most similar
+    /// first, so the writer can pass `supersedes` when one of them is what it replaces.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nearest: Vec<Nearest>,
     pub memory: Option<Memory>,
+}
+
+/// A memory close to a write, and how close.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Nearest {
+    pub id: String,
+    /// Cosine similarity of the embeddings with the model, Jaccard similarity of the term
+    /// sets without (rounded to 2 places).
+    pub similarity: f64,
+    /// `meaning` (embeddings) or `terms`.
+    pub by: &'static str,
 }
 
 impl WriteOutcome {
@@ -95,12 +134,29 @@ pub(super) struct Prepared {
     /// The memory the text quoted as cairn served it.
     echo: Option<String>,
     notes: Vec<String>,
+    /// The embedding of the text, when the model is there.
+    vector: Option<Vec<f32>>,
 }
 
 impl Prepared {
     /// Makes the write replace `id` (a memory of the same scope).
     pub(super) fn set_supersedes(&mut self, id: String) {
         self.supersedes = Some(id);
+    }
+
+    /// The memory the write would store.
+    pub(super) fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    /// Gives the write its embedding, to compare it by meaning.
+    pub(super) fn set_vector(&mut self, vector: Vec<f32>) {
+        self.vector = Some(vector);
+    }
+
+    /// Its embedding, if it has one.
+    pub(super) fn vector(&self) -> Option<&[f32]> {
+        self.vector.as_deref()
     }
 
     /// The answer to this write when it lands in memory `id`.
@@ -112,6 +168,7 @@ impl Prepared {
             redacted: self.memory.redacted.clone(),
             unknown_anchors: self.memory.unknown_anchors.clone(),
             notes: self.notes.clone(),
+            nearest: Vec::new(),
             memory: None,
         }
     }
@@ -122,6 +179,35 @@ impl Prepared {
             changed: vec![self.memory.clone()],
             outcome: self.outcome(Action::Add, &self.memory.id),
         }
+    }
+
+    /// The write stores its memory as a new one, listing the memories nearest to it.
+    fn add_beside(&self, candidates: &[Candidate]) -> Plan {
+        let mut plan = self.add();
+        plan.outcome.nearest = candidates
+            .iter()
+            .filter(|c| match c.similarity.meaning {
+                Some(meaning) => meaning >= NEAREST_MEANING,
+                None => c.similarity.terms >= NEAREST_TERMS,
+            })
+            .take(NEAREST_LISTED)
+            .map(|c| Nearest {
+                id: c.memory.id.clone(),
+                similarity: (c.similarity.rank() * 100.0).round() / 100.0,
+                by: if c.similarity.meaning.is_some() {
+                    "meaning"
+                } else {
+                    "terms"
+                },
+            })
+            .collect();
+        if !plan.outcome.nearest.is_empty() {
+            plan.outcome.notes.push(
+                "nearest memories are listed: if this replaces one, write it again with supersedes"
+                    .to_string(),
+            );
+        }
+        plan
     }
 
     /// The write changes nothing: it answers with memory `id` and says why.
@@ -139,6 +225,8 @@ impl Prepared {
 pub(super) struct View<'a> {
     pub memories: &'a HashMap<String, Memory>,
     pub index: &'a SearchIndex,
+    /// Vectors of memories the index holds none for yet (computed for this write).
+    pub vectors: &'a HashMap<String, Vec<f32>>,
 }
 
 /// The rows a write changes and what to answer.
@@ -292,6 +380,7 @@ pub(super) fn prepare(
         supersedes: new.supersedes.map(|s| s.trim().to_string()),
         echo,
         notes,
+        vector: None,
     })
 }
 
@@ -558,7 +647,6 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
         return Ok(replace_profile(prepared, view.memories));
     }
     Ok(match closest(prepared, &view) {
-        Closest::Nothing => prepared.add(),
         // An echo of a superseded memory does not bring it back.
         Closest::Superseded(old) => prepared.unchanged(
             &old.id,
@@ -568,7 +656,10 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
                 old.superseded_by.as_deref().unwrap_or("another memory")
             ),
         ),
-        Closest::Live(old, similarity) => judge(prepared, old, similarity),
+        Closest::Live(candidates) => candidates
+            .iter()
+            .find_map(|c| judge(prepared, c.memory, c.similarity))
+            .unwrap_or_else(|| prepared.add_beside(&candidates)),
     })
 }
 
@@ -629,29 +720,108 @@ fn replace_profile(prepared: &Prepared, memories: &HashMap<String, Memory>) -> P
     }
 }
 
-/// What the search index finds closest to a write among the memories of its type and scope.
-enum Closest<'a> {
-    /// No memory shares its rarest terms.
-    Nothing,
-    /// A superseded memory it repeats word for word.
-    Superseded(&'a Memory),
-    /// The most similar live memory, with its similarity.
-    Live(&'a Memory, f64),
+/// How similar a memory is to a write.
+#[derive(Debug, Clone, Copy)]
+struct Similarity {
+    /// Jaccard similarity of the term sets.
+    terms: f64,
+    /// Cosine similarity of the embeddings, when both have one.
+    meaning: Option<f64>,
 }
 
-/// The live memory most similar to a write, unless it repeats a superseded one first.
+impl Similarity {
+    /// What candidates are ordered by: meaning when known, else terms.
+    fn rank(self) -> f64 {
+        self.meaning.unwrap_or(self.terms)
+    }
+
+    fn describe(self) -> String {
+        match self.meaning {
+            Some(meaning) => format!(
+                "similarity {meaning:.2} by meaning, {:.2} by terms",
+                self.terms
+            ),
+            None => format!("similarity {:.2}", self.terms),
+        }
+    }
+}
+
+/// A live memory a write is compared with.
+struct Candidate<'a> {
+    memory: &'a Memory,
+    similarity: Similarity,
+}
+
+/// What the indexes find close to a write among the memories of its type and scope.
+enum Closest<'a> {
+    /// A superseded memory it repeats word for word.
+    Superseded(&'a Memory),
+    /// The live memories that share its rarest terms or are nearest by meaning, most similar
+    /// first.
+    Live(Vec<Candidate<'a>>),
+}
+
+/// The ids of the live memories of a write's type and scope nearest to it by meaning.
+fn neighbours(prepared: &Prepared, index: &SearchIndex) -> Vec<String> {
+    let Some(vector) = prepared.vector() else {
+        return Vec::new();
+    };
+    let filter = Filter {
+        types: prepared.memory.kind.bit(),
+        include_superseded: false,
+    };
+    index
+        .nearest(
+            &prepared.memory.partition(),
+            vector,
+            filter,
+            DEDUP_NEIGHBOURS,
+        )
+        .into_iter()
+        .map(|hit| hit.id)
+        .collect()
+}
+
+/// The live candidates of a write that have no vector yet (to embed before deciding).
+pub(super) fn without_vectors(prepared: &Prepared, view: &View) -> Vec<(String, String)> {
+    if prepared.vector.is_none() {
+        return Vec::new();
+    }
+    let new = &prepared.memory;
+    let filter = Filter {
+        types: new.kind.bit(),
+        include_superseded: false,
+    };
+    view.index
+        .keyword_with(&new.partition(), &new.content, filter, 20, DEDUP_TERMS)
+        .into_iter()
+        .filter(|hit| !view.index.has_vector(&hit.id) && !view.vectors.contains_key(&hit.id))
+        .filter_map(|hit| view.memories.get(&hit.id))
+        .map(|m| (m.id.clone(), super::embedding_text(m)))
+        .collect()
+}
+
+/// The live memories most similar to a write, unless it repeats a superseded one first.
 fn closest<'a>(prepared: &Prepared, view: &View<'a>) -> Closest<'a> {
     let new = &prepared.memory;
     let filter = Filter {
         types: new.kind.bit(),
         include_superseded: true,
     };
-    let mut best: Option<(&Memory, f64)> = None;
-    for hit in view
+    let mut ids: Vec<String> = view
         .index
         .keyword_with(&new.partition(), &new.content, filter, 20, DEDUP_TERMS)
-    {
-        let Some(old) = view.memories.get(&hit.id) else {
+        .into_iter()
+        .map(|hit| hit.id)
+        .collect();
+    for id in neighbours(prepared, view.index) {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let mut candidates = Vec::new();
+    for id in ids {
+        let Some(old) = view.memories.get(&id) else {
             continue;
         };
         if !old.is_live() {
@@ -660,56 +830,90 @@ fn closest<'a>(prepared: &Prepared, view: &View<'a>) -> Closest<'a> {
             }
             continue;
         }
-        let similarity = text::jaccard(&text::fingerprint(&old.content), &prepared.fingerprint);
-        if best.is_none_or(|(_, s)| similarity > s) {
-            best = Some((old, similarity));
-        }
+        let meaning = prepared.vector().and_then(|new| {
+            let old = view
+                .index
+                .vector(&old.id)
+                .or_else(|| view.vectors.get(&old.id).cloned())?;
+            Some(f64::from(embed::cosine(new, &old)))
+        });
+        candidates.push(Candidate {
+            memory: old,
+            similarity: Similarity {
+                terms: text::jaccard(&text::fingerprint(&old.content), &prepared.fingerprint),
+                meaning,
+            },
+        });
     }
-    best.map_or(Closest::Nothing, |(old, similarity)| {
-        Closest::Live(old, similarity)
-    })
+    candidates.sort_by(|a, b| {
+        b.similarity
+            .rank()
+            .total_cmp(&a.similarity.rank())
+            .then_with(|| a.memory.id.cmp(&b.memory.id))
+    });
+    Closest::Live(candidates)
 }
 
-/// A write against the closest live memory: a near-duplicate that says the opposite
-/// supersedes it, one that adds nothing reinforces it, one that adds detail or rewords it
-/// closely updates it, and anything else is added.
-fn judge(prepared: &Prepared, old: &Memory, similarity: f64) -> Plan {
+/// A write against one live memory of its type and scope: texts that conflict (numbers,
+/// opposite words) are apart; a near-duplicate that says the opposite supersedes it; one
+/// that adds nothing reinforces it; one that adds detail, rewords it closely or means the
+/// same updates or reinforces it. `None`: the write is new to this memory.
+fn judge(prepared: &Prepared, old: &Memory, similarity: Similarity) -> Option<Plan> {
     let new = &prepared.memory;
     let old_terms = text::fingerprint(&old.content);
+    if text::conflicts(&old_terms, &prepared.fingerprint) {
+        return None;
+    }
+    let terms = similarity.terms;
+    let meaning = similarity.meaning.unwrap_or(0.0);
     let adds_terms = !prepared.fingerprint.is_subset(&old_terms);
     let drops_terms = !old_terms.is_subset(&prepared.fingerprint);
-    let contradicts = text::negated(&old.content) != prepared.negated;
-    if contradicts && similarity >= CONTRADICTS {
-        let note = format!(
-            "contradicts {} (similar text, opposite polarity); it is kept in history as superseded",
-            old.id
+    if text::negated(&old.content) != prepared.negated {
+        let about_the_same = text::jaccard(
+            &text::without_negations(&old_terms),
+            &text::without_negations(&prepared.fingerprint),
         );
-        return supersede(
+        let contradicts = terms >= CONTRADICTS
+            || about_the_same >= CONTRADICTS
+            || (meaning >= CONTRADICTS_MEANING && about_the_same >= CONTRADICTS_TERMS);
+        if !contradicts {
+            return None;
+        }
+        let note = format!(
+            "contradicts {} (similar text, opposite polarity; {}); it is kept in history as superseded",
+            old.id,
+            similarity.describe()
+        );
+        return Some(supersede(
             old,
             new,
             prepared.outcome(Action::Supersede, &new.id),
             Some(note),
-        );
+        ));
     }
-    if contradicts {
-        return prepared.add();
-    }
-    if !adds_terms && similarity >= SAME_IF_CONTAINED {
+    let same = !adds_terms && terms >= SAME_IF_CONTAINED;
+    let refines = (!drops_terms && terms >= SAME_IF_CONTAINED) || terms >= SAME_REWORDED;
+    let same_meaning = meaning >= SAME_MEANING;
+    // By meaning, a write that only adds terms refines the memory; any other rewording
+    // restates it.
+    let only_adds = adds_terms && !drops_terms;
+    if same || (same_meaning && !refines && !only_adds) {
         let mut plan = reinforce(old, new, prepared.outcome(Action::None, &old.id));
         plan.outcome.notes.push(format!(
-            "already known as {} (similarity {similarity:.2})",
-            old.id
+            "already known as {} ({})",
+            old.id,
+            similarity.describe()
         ));
-        return plan;
+        return Some(plan);
     }
-    if (!drops_terms && similarity >= SAME_IF_CONTAINED) || similarity >= SAME_REWORDED {
+    if refines || same_meaning {
         let mut plan = update(old, new, prepared.outcome(Action::Update, &old.id));
         plan.outcome
             .notes
-            .push(format!("refines {} (similarity {similarity:.2})", old.id));
-        return plan;
+            .push(format!("refines {} ({})", old.id, similarity.describe()));
+        return Some(plan);
     }
-    prepared.add()
+    None
 }
 
 /// The new memory replaces `old`, which stays as superseded.
@@ -912,8 +1116,11 @@ mod tests {
     fn judged(old: &str, new: &str) -> (Memory, Plan) {
         let old = stored(MemoryType::ProjectPattern, old);
         let new = prepared(MemoryType::ProjectPattern, new);
-        let similarity = text::jaccard(&text::fingerprint(&old.content), &new.fingerprint);
-        let plan = judge(&new, &old, similarity);
+        let similarity = Similarity {
+            terms: text::jaccard(&text::fingerprint(&old.content), &new.fingerprint),
+            meaning: None,
+        };
+        let plan = judge(&new, &old, similarity).unwrap_or_else(|| new.add());
         (old, plan)
     }
 
@@ -996,6 +1203,53 @@ mod tests {
         assert_eq!(plan.changed[0].id, plan.outcome.id);
     }
 
+    /// The event for `new` against `old` at cosine `meaning`.
+    fn by_meaning(old: &str, new: &str, meaning: f64) -> Option<Action> {
+        let old = stored(MemoryType::ProjectPattern, old);
+        let new = prepared(MemoryType::ProjectPattern, new);
+        let similarity = Similarity {
+            terms: text::jaccard(&text::fingerprint(&old.content), &new.fingerprint),
+            meaning: Some(meaning),
+        };
+        judge(&new, &old, similarity).map(|plan| plan.outcome.event)
+    }
+
+    #[test]
+    fn meaning_merges_rewordings_but_not_conflicts_or_contradictions() {
+        let money = "Money is stored as integer cents, never as floats.";
+        let reworded = "Amounts of money are kept in integer cents and never in floats.";
+        assert_eq!(by_meaning(money, reworded, 0.95), Some(Action::None));
+        assert_eq!(by_meaning(money, reworded, 0.80), None);
+        assert_eq!(
+            by_meaning(
+                "Wrap billing mutations in a transaction.",
+                "Wrap billing mutations in a transaction, refunds and audit rows included.",
+                0.90
+            ),
+            Some(Action::Update)
+        );
+        assert_eq!(
+            by_meaning(
+                "Retry payments at most 3 times.",
+                "Retry payments at most 5 times.",
+                0.99
+            ),
+            None
+        );
+        assert_eq!(
+            by_meaning(
+                "Run migrations before deploying.",
+                "Run migrations after deploying.",
+                0.99
+            ),
+            None
+        );
+        let validate = "Validate webhook signatures before parsing the payload.";
+        let skip = "Parse the payload without validating webhook signatures first.";
+        assert_eq!(by_meaning(validate, skip, 0.96), Some(Action::Supersede));
+        assert_eq!(by_meaning(validate, skip, 0.90), None);
+    }
+
     #[test]
     fn only_a_live_memory_of_the_same_scope_is_superseded() {
         let old = stored(MemoryType::ProjectPattern, "Use the shared HTTP client.");
@@ -1046,9 +1300,11 @@ mod tests {
         let served = stored(MemoryType::Decision, "Use UTC everywhere.");
         let memories = by_id(&[&served]);
         let index = SearchIndex::new();
+        let vectors = HashMap::new();
         let view = || View {
             memories: &memories,
             index: &index,
+            vectors: &vectors,
         };
         let echo = prepared(
             MemoryType::Decision,

@@ -5,6 +5,7 @@ mod bad_input;
 mod closed_pipe;
 mod contract;
 mod daemon;
+mod dedup;
 mod embed;
 mod impact;
 mod incremental;

@@ -12,9 +12,7 @@ use serde::Serialize;
 pub use record::{Disposition, Finding, ReviewRecord, Verdict};
 
 use super::write::{self, NewMemory, WriteOutcome};
-use super::{
-    Memories, MemoryError, MemoryStore, MemoryType, Result, Source, State, model, state_view,
-};
+use super::{Memories, MemoryError, MemoryStore, MemoryType, Result, Source, State, model};
 use crate::clock::now_ms;
 use crate::review::stats::{AuthorStats, RuleStat};
 
@@ -333,7 +331,12 @@ impl Memories {
             written_by,
             redacted,
         } = checked(input)?;
-        let writes = self.prepare_review(&record, learnings, written_by.as_ref(), graph)?;
+        let mut writes = self.prepare_review(&record, learnings, written_by.as_ref(), graph)?;
+        // The learnings are compared by meaning too (outcomes and rejection patterns are
+        // generated text, compared by terms).
+        for prepared in &mut writes.learnings {
+            self.embed_write(prepared).await;
+        }
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let mut recorded = self
@@ -430,12 +433,7 @@ impl Memories {
         state: &mut State,
         prepared: &write::Prepared,
     ) -> Result<WriteOutcome> {
-        let plan = write::decide(prepared, state_view(state))?;
-        let outcome = plan.outcome.clone();
-        if !plan.changed.is_empty() {
-            self.commit(store, state, plan.changed, &HashMap::new())
-                .await?;
-        }
+        let outcome = self.write_decided(store, state, prepared).await?;
         Ok(outcome.finish(&state.memories))
     }
 
