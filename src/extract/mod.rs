@@ -554,7 +554,13 @@ impl Extractor<'_> {
                 // `const f = () => …` defines a function: a definition, not a value.
                 return;
             }
-            let at = self.scope_at(name.start_byte());
+            // A module constant's own name is in its span: the constant is not a scope.
+            let at =
+                self.scope_at(name.start_byte())
+                    .and_then(|s| match self.out.symbols[s].kind {
+                        SymbolKind::Constant => self.out.symbols[s].parent,
+                        _ => Some(s),
+                    });
             let in_class = at.is_some_and(|s| self.out.symbols[s].kind.is_class_like());
             let (scope, attribute) = if let Some(receiver) = c.get("type.receiver") {
                 if !self
@@ -639,6 +645,8 @@ const LITERALS: &[&str] = &[
     "dictionary_comprehension",
     "set_comprehension",
     "array",
+    "true",
+    "false",
 ];
 
 /// Whether an expression's text is a string, list or number literal as a whole (a string cut

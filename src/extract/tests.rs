@@ -164,7 +164,11 @@ def main():
         base App <- Base
         base App <- mixins.Logged
         write L15 App.run ready
-        type App.run.data = helpers.load
+        type MAX_SIZE = builtin
+        type attr App.ready = builtin
+        type App.run.path ?
+        type attr App.ready = builtin
+        type App.run.data = helpers.load()
         ",
     );
 }
@@ -254,9 +258,13 @@ export const handler = async (x: number) => Service.create(x);
         base Service <- BaseService
         base Service <- Repo
         write L16 Service.load count
-        type Service.constructor.store = Store
-        type attr Service.store = Store
-        type Service.load.s = Store
+        type lodash = require()
+        type Service.constructor.store : Store
+        type attr Service.store : Store
+        type attr Service.count = builtin
+        type Service.load.id ?
+        type Service.load.s = Store()
+        type handler.x ?
         "#,
     );
 }
