@@ -417,7 +417,7 @@ impl Builder {
                 let caller = Self::node_id(r.files, f, call.scope);
                 let target = match call.receiver.as_deref() {
                     // `cls(…)` in a class method makes an instance of the class.
-                    None if language.class_names.iter().any(|c| *c == call.name) => types
+                    None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
                         .map(|c| Target::Symbol(f, c)),
                     None => match types.local(f, call.scope, &call.name) {
