@@ -1,5 +1,19 @@
-; Known types of names. Captures: @type.name (the name), @type.annotation (a declared type)
-; or @type.constructor (the class called to make the value), @type.receiver (for `self.x = …`).
+; Bindings of names and what they hold. Captures: @type.name (the bound name) with one of
+; @type.annotation (a declared type), @type.value (the assigned expression) or nothing (a
+; binding cairn does not follow: its type is unknown); @type.receiver for `self.x = …`;
+; @type.global for names a `global` statement rebinds. @type.returns (a function's name) with
+; @type.annotation is a declared return type, @type.property marks a property.
+
+(function_definition
+  name: (identifier) @type.returns
+  return_type: (type) @type.annotation)
+
+(decorated_definition
+  (decorator [(identifier) (attribute)] @type.property)
+  definition: (function_definition
+    name: (identifier) @type.returns
+    return_type: (type) @type.annotation)
+  (#match? @type.property "^(property|cached_property|functools\\.cached_property)$"))
 
 (typed_parameter
   (identifier) @type.name
@@ -9,6 +23,11 @@
   name: (identifier) @type.name
   type: (type) @type.annotation)
 
+(parameters (identifier) @type.name)
+(default_parameter name: (identifier) @type.name)
+(lambda_parameters (identifier) @type.name)
+(lambda_parameters (default_parameter name: (identifier) @type.name))
+
 (assignment
   left: (identifier) @type.name
   type: (type) @type.annotation)
@@ -16,10 +35,44 @@
 (assignment
   left: (identifier) @type.name
   !type
-  right: (call function: [(identifier) (attribute)] @type.constructor))
+  right: (_) @type.value)
 
 (assignment
   left: (attribute
-    object: (identifier) @type.receiver
+    object: (_) @type.receiver
     attribute: (identifier) @type.name)
-  right: (call function: [(identifier) (attribute)] @type.constructor))
+  type: (type) @type.annotation)
+
+(assignment
+  left: (attribute
+    object: (_) @type.receiver
+    attribute: (identifier) @type.name)
+  !type
+  right: (_) @type.value)
+
+(named_expression
+  name: (identifier) @type.name
+  value: (_) @type.value)
+
+(augmented_assignment left: (identifier) @type.name)
+(augmented_assignment
+  left: (attribute
+    object: (_) @type.receiver
+    attribute: (identifier) @type.name))
+
+(pattern_list (identifier) @type.name)
+(tuple_pattern (identifier) @type.name)
+(list_pattern (identifier) @type.name)
+(list_splat_pattern (identifier) @type.name)
+(pattern_list
+  (attribute
+    object: (_) @type.receiver
+    attribute: (identifier) @type.name))
+(tuple_pattern
+  (attribute
+    object: (_) @type.receiver
+    attribute: (identifier) @type.name))
+(for_statement left: (identifier) @type.name)
+(for_in_clause left: (identifier) @type.name)
+(as_pattern alias: (as_pattern_target) @type.name)
+(global_statement (identifier) @type.name @type.global)

@@ -1,5 +1,7 @@
-; Known types of names. Captures: @type.name (the name), @type.annotation (a declared type)
-; or @type.constructor (the class called to make the value), @type.receiver (for `this.x`).
+; Bindings of names and what they hold. Captures: @type.name (the bound name) with one of
+; @type.annotation (a declared type), @type.constructor (the class `new` makes), @type.value
+; (the assigned expression) or nothing (unknown); @type.receiver for `this.x = …`, @type.field
+; for class fields; @type.returns (a function's name) with @type.annotation: its return type.
 
 (required_parameter
   pattern: (identifier) @type.name
@@ -31,3 +33,34 @@
   (accessibility_modifier)
   pattern: (identifier) @type.name
   type: (type_annotation (type_identifier) @type.annotation)) @type.field
+
+(required_parameter pattern: (identifier) @type.name)
+(optional_parameter pattern: (identifier) @type.name)
+
+(variable_declarator
+  name: (identifier) @type.name
+  !type
+  value: (_) @type.value)
+
+(assignment_expression
+  left: (identifier) @type.name
+  right: (_) @type.value)
+
+(assignment_expression
+  left: (member_expression
+    object: (_) @type.receiver
+    property: (property_identifier) @type.name)
+  right: (_) @type.value)
+
+(for_in_statement left: (identifier) @type.name)
+(catch_clause parameter: (identifier) @type.name)
+(array_pattern (identifier) @type.name)
+(shorthand_property_identifier_pattern) @type.name
+
+(function_declaration
+  name: (identifier) @type.returns
+  return_type: (type_annotation (type_identifier) @type.annotation))
+
+(method_definition
+  name: (property_identifier) @type.returns
+  return_type: (type_annotation (type_identifier) @type.annotation))

@@ -110,16 +110,44 @@ pub struct Mutation {
     pub target: String,
 }
 
-/// What a name is known to hold: a declared type or a constructed class, as written.
+/// What a name is known to hold, as written where it is bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "expr", rename_all = "snake_case")]
+pub enum Held {
+    /// An instance of a declared type: a dotted class expression (`x: Store`, `-> Store`).
+    Declared(String),
+    /// What calling a dotted expression returns (`x = Store()`, `x = make()`, `new Store()`).
+    Returned(String),
+    /// Whatever a dotted expression holds (`self.app = app`, `factory = Store`).
+    Same(String),
+    /// A value of the language's own types: a literal (`[]`, `{}`, `"…"`).
+    Builtin,
+    /// Something cairn does not follow (a loop variable, `a or b`, an untyped parameter): the
+    /// name's type is unknown, whatever other bindings say.
+    Unknown,
+}
+
+/// A binding of a name: what it is known to hold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TypeHint {
-    /// Innermost symbol the name belongs to (for attributes: the class).
+    /// Innermost symbol the name belongs to (for attributes: the class; none for an attribute
+    /// assigned on something other than `self`).
     pub scope: Option<usize>,
+    /// Innermost symbol the binding is written in (`self.x = app` in `__init__`: `__init__`).
+    pub at: Option<usize>,
     pub name: String,
-    /// A dotted class expression (`Store`, `models.Model`).
-    pub class: String,
+    pub held: Held,
     /// An attribute of instances (`self.x`, `this.x`, a class field), not a local name.
     pub attribute: bool,
+}
+
+/// The declared return type of a function: a dotted class expression.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Returns {
+    pub symbol: usize,
+    pub class: String,
+    /// A property: reading the attribute calls the function.
+    pub property: bool,
 }
 
 /// Everything extracted from one file.
@@ -133,9 +161,17 @@ pub struct FileExtract {
     pub mutations: Vec<Mutation>,
     #[serde(default)]
     pub types: Vec<TypeHint>,
+    #[serde(default)]
+    pub returns: Vec<Returns>,
+    /// The [`VERSION`] of the extractor that made this: other versions are re-parsed.
+    #[serde(default)]
+    pub version: u32,
     /// Problems met while reading the file (syntax errors), one line each.
     pub diagnostics: Vec<String>,
 }
+
+/// Version of what extraction produces; a parse cache made by another version is stale.
+pub const VERSION: u32 = 2;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -194,6 +230,7 @@ impl<'a> Extractor<'a> {
             name_starts: HashMap::new(),
             out: FileExtract {
                 lines: source.lines().count() as u32,
+                version: VERSION,
                 ..FileExtract::default()
             },
         }
@@ -373,7 +410,8 @@ impl<'a> Extractor<'a> {
             let receiver = c.get("call.receiver").map(|r| {
                 let text = self.text(*r);
                 if text.len() > MAX_RECEIVER {
-                    "…".to_string()
+                    // Kept: the first character, which tells a long string literal apart.
+                    text.chars().take(1).chain(['…']).collect()
                 } else {
                     text.split_whitespace().collect()
                 }
@@ -449,46 +487,235 @@ impl Extractor<'_> {
         None
     }
 
+    /// Bindings of names and what they hold, and declared return types. One name node bound
+    /// by several patterns keeps its most precise reading (a declaration over a value over
+    /// nothing known).
     fn types(&mut self) {
-        let mut hints = Vec::new();
+        let mut hints: std::collections::BTreeMap<(usize, bool), (u8, TypeHint)> =
+            Default::default();
+        let mut returns: std::collections::BTreeMap<usize, Returns> = Default::default();
         self.for_each_match(&self.language.queries.types, |c| {
+            if let (Some(function), Some(annotation)) =
+                (c.get("type.returns"), c.get("type.annotation"))
+            {
+                if let (Some(&symbol), Some(class)) = (
+                    self.name_starts.get(&function.start_byte()),
+                    plain_type(self.text(*annotation)),
+                ) {
+                    let property = c.contains_key("type.property");
+                    let known = returns.entry(symbol).or_insert(Returns {
+                        symbol,
+                        class,
+                        property,
+                    });
+                    known.property |= property;
+                }
+                return;
+            }
             let Some(name) = c.get("type.name") else {
                 return;
             };
-            let class = match (c.get("type.annotation"), c.get("type.constructor")) {
-                (Some(annotation), _) => plain_type(self.text(*annotation)),
-                (None, Some(constructor)) => plain_type(self.text(*constructor)),
-                (None, None) => None,
-            };
-            let Some(class) = class else { return };
-            let scope = self.scope_at(name.start_byte());
-            let (scope, attribute) = match (c.get("type.receiver"), c.contains_key("type.field")) {
-                (Some(receiver), _) => {
-                    if !self
-                        .language
-                        .self_names
-                        .iter()
-                        .any(|s| s == self.text(*receiver))
-                    {
-                        return;
-                    }
-                    (self.class_of(scope), true)
+            let held = if let Some(annotation) = c.get("type.annotation") {
+                plain_type(self.text(*annotation)).map_or(Held::Unknown, Held::Declared)
+            } else if let Some(constructor) = c.get("type.constructor") {
+                let text: String = self.text(*constructor).split_whitespace().collect();
+                if is_dotted_name(&text) {
+                    Held::Returned(text)
+                } else {
+                    Held::Unknown
                 }
-                (None, true) => (self.class_of(scope), true),
-                (None, false) => (scope, false),
+            } else if let Some(value) = c.get("type.value") {
+                if LITERALS.contains(&value.kind()) {
+                    Held::Builtin
+                } else {
+                    match value_of(self.text(*value)) {
+                        Some(held) => held,
+                        // `None`: an optional value, no type of its own.
+                        None => return,
+                    }
+                }
+            } else {
+                Held::Unknown
+            };
+            let is_self = self
+                .language
+                .self_names
+                .iter()
+                .any(|s| s == self.text(*name));
+            if is_self && !c.contains_key("type.receiver") {
+                // `self` and `cls` are bound by the language, not by the code.
+                return;
+            }
+            if self
+                .name_starts
+                .get(&name.start_byte())
+                .is_some_and(|&s| self.out.symbols[s].kind.is_callable())
+            {
+                // `const f = () => …` defines a function: a definition, not a value.
+                return;
+            }
+            // A module constant's own name is in its span: the constant is not a scope.
+            let at =
+                self.scope_at(name.start_byte())
+                    .and_then(|s| match self.out.symbols[s].kind {
+                        SymbolKind::Constant => self.out.symbols[s].parent,
+                        _ => Some(s),
+                    });
+            let in_class = at.is_some_and(|s| self.out.symbols[s].kind.is_class_like());
+            let (scope, attribute) = if let Some(receiver) = c.get("type.receiver") {
+                if !self
+                    .language
+                    .self_names
+                    .iter()
+                    .any(|s| s == self.text(*receiver))
+                {
+                    // `other.x = …`: some class's attribute `x` is written from outside; which
+                    // class is unknown (a hint without a class, see `TypeHint::scope`).
+                    let name = self.text(*name).to_string();
+                    let hint = TypeHint {
+                        scope: None,
+                        at,
+                        name,
+                        held: Held::Unknown,
+                        attribute: true,
+                    };
+                    hints
+                        .entry((receiver.start_byte(), true))
+                        .or_insert((1, hint));
+                    return;
+                }
+                (self.class_of(at), true)
+            } else if c.contains_key("type.field") {
+                (self.class_of(at), true)
+            } else if c.contains_key("type.global") {
+                (None, false)
+            } else if in_class {
+                // A class body's annotation declares its instances' attribute, and a class
+                // named there (`client_class = Client`) is what instances read; anything
+                // else may be a descriptor, whose instances read something else (checked
+                // when the name is resolved).
+                if !matches!(held, Held::Declared(_) | Held::Same(_)) {
+                    return;
+                }
+                (at, true)
+            } else {
+                (at, false)
             };
             if attribute && scope.is_none() {
                 return;
             }
-            hints.push(TypeHint {
+            let rank = match held {
+                Held::Declared(_) => 3,
+                Held::Returned(_) | Held::Same(_) | Held::Builtin => 2,
+                Held::Unknown => 1,
+            };
+            let hint = TypeHint {
                 scope,
+                at,
                 name: self.text(*name).to_string(),
-                class,
+                held,
                 attribute,
-            });
+            };
+            // One reading per name node and role (a TypeScript parameter property binds both a
+            // parameter and an attribute).
+            let kept = hints
+                .entry((name.start_byte(), attribute))
+                .or_insert((0, hint.clone()));
+            if rank > kept.0 {
+                *kept = (rank, hint);
+            }
         });
-        self.out.types = hints;
+        self.out.types = hints.into_values().map(|(_, hint)| hint).collect();
+        self.out.returns = returns.into_values().collect();
     }
+}
+
+/// Node kinds of literals, across the grammars: values of the language's own types.
+const LITERALS: &[&str] = &[
+    "string",
+    "concatenated_string",
+    "template_string",
+    "integer",
+    "float",
+    "number",
+    "list",
+    "dictionary",
+    "set",
+    "list_comprehension",
+    "dictionary_comprehension",
+    "set_comprehension",
+    "array",
+    "true",
+    "false",
+];
+
+/// Whether an expression's text is a string, list or number literal as a whole (a string cut
+/// short at `…` included).
+pub fn is_literal(text: &str) -> bool {
+    let body = text.trim_start_matches(|c: char| "rRbBuUfF".contains(c));
+    let prefix = text.len() - body.len();
+    match body.chars().next() {
+        Some(quote @ ('"' | '\'' | '`')) => {
+            prefix <= 2 && body.len() > 1 && (body.ends_with(quote) || body.ends_with('…'))
+        }
+        Some('[') if prefix == 0 => {
+            let mut depth = 0usize;
+            for (i, c) in body.char_indices() {
+                match c {
+                    '[' => depth += 1,
+                    ']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return i == body.len() - 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            false
+        }
+        Some('0'..='9') if prefix == 0 => body.chars().all(|c| c.is_ascii_digit() || c == '.'),
+        _ => false,
+    }
+}
+
+/// What an assigned value holds, from its text: a dotted name, one call of a dotted name, or
+/// something else; `None` for a null literal.
+fn value_of(text: &str) -> Option<Held> {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if matches!(text.as_str(), "None" | "null" | "undefined") {
+        return None;
+    }
+    Some(if is_dotted_name(&text) {
+        Held::Same(text)
+    } else if let Some(callee) = called(&text) {
+        Held::Returned(callee.to_string())
+    } else {
+        Held::Unknown
+    })
+}
+
+/// `Foo(…)` -> `Foo`: the dotted expression an expression calls, when it is one call.
+pub fn called(expression: &str) -> Option<&str> {
+    let open = expression.find('(')?;
+    if !expression.ends_with(')') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in expression[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 && open + i != expression.len() - 1 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    let callee = &expression[..open];
+    is_dotted_name(callee).then_some(callee)
 }
 
 /// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`;

@@ -70,14 +70,28 @@ fn render(extract: &FileExtract) -> String {
         lines.push(format!("write L{} {} {}", m.line, scope(m.scope), m.target));
     }
     for t in &extract.types {
+        let held = match &t.held {
+            Held::Declared(class) => format!(": {class}"),
+            Held::Returned(callee) => format!("= {callee}()"),
+            Held::Same(expression) => format!("= {expression}"),
+            Held::Builtin => "= builtin".to_string(),
+            Held::Unknown => "?".to_string(),
+        };
         lines.push(format!(
-            "type {}{} = {}",
+            "type {}{} {held}",
             if t.attribute { "attr " } else { "" },
             match t.scope {
                 Some(s) => format!("{}.{}", extract.symbols[s].qualname, t.name),
                 None => t.name.clone(),
             },
-            t.class
+        ));
+    }
+    for r in &extract.returns {
+        lines.push(format!(
+            "returns {} -> {}{}",
+            extract.symbols[r.symbol].qualname,
+            r.class,
+            if r.property { " property" } else { "" }
         ));
     }
     for d in &extract.diagnostics {
@@ -150,7 +164,11 @@ def main():
         base App <- Base
         base App <- mixins.Logged
         write L15 App.run ready
-        type App.run.data = helpers.load
+        type MAX_SIZE = builtin
+        type attr App.ready = builtin
+        type App.run.path ?
+        type attr App.ready = builtin
+        type App.run.data = helpers.load()
         ",
     );
 }
@@ -240,9 +258,13 @@ export const handler = async (x: number) => Service.create(x);
         base Service <- BaseService
         base Service <- Repo
         write L16 Service.load count
-        type Service.constructor.store = Store
-        type attr Service.store = Store
-        type Service.load.s = Store
+        type lodash = require()
+        type Service.constructor.store : Store
+        type attr Service.store : Store
+        type attr Service.count = builtin
+        type Service.load.id ?
+        type Service.load.s = Store()
+        type handler.x ?
         "#,
     );
 }
@@ -272,12 +294,14 @@ class Service:
         call L6 Service.__init__ http.Client
         call L10 Service.run compute
         call L11 Service.run self.client.get
-        type app = Flask
-        type Service.__init__.store = Store
-        type Service.__init__.cache = Cache
-        type attr Service.client = http.Client
-        type Service.run.user = User
-        type Service.run.total = Decimal
+        type app = Flask()
+        type Service.__init__.store : Store
+        type Service.__init__.cache : Cache
+        type attr Service.client = http.Client()
+        type attr Service.store = store
+        type Service.run.items ?
+        type Service.run.user : User
+        type Service.run.total : Decimal
         "#,
     );
     check(
@@ -300,13 +324,94 @@ class Service:
         call L4 Repo.constructor HttpClient new
         call L7 Repo.load Query new
         call L8 Repo.load query.run
-        type attr Repo.cache = Cache
-        type Repo.constructor.store = Store
-        type attr Repo.store = Store
-        type Repo.constructor.name = Name
-        type attr Repo.http = HttpClient
-        type Repo.load.id = Id
-        type Repo.load.query = Query
+        type attr Repo.cache : Cache
+        type Repo.constructor.store : Store
+        type attr Repo.store : Store
+        type Repo.constructor.name : Name
+        type attr Repo.http = HttpClient()
+        type Repo.load.id : Id
+        type Repo.load.query = Query()
+        "#,
+    );
+}
+
+#[test]
+fn called_expressions() {
+    assert_eq!(called("Foo()"), Some("Foo"));
+    assert_eq!(called("pkg.Foo(a, (b))"), Some("pkg.Foo"));
+    assert_eq!(called("Foo(a)(b)"), None);
+    assert_eq!(called("é.f(x)"), Some("é.f"));
+    assert_eq!(called("foo"), None);
+    assert_eq!(called("a)(b)"), None);
+}
+
+#[test]
+fn literal_receivers() {
+    for literal in ["\"a\"", "'…", "f\"{x}\"", "rb'x'", "[1, [2]]", "`t`", "42"] {
+        assert!(is_literal(literal), "{literal}");
+    }
+    for other in [
+        "foo", "bar[1]", "fr", "self.x", "b", "…", "(a)", "[a][0]", "'a'[0]", "\"",
+    ] {
+        assert!(!is_literal(other), "{other}");
+    }
+}
+
+#[test]
+fn bindings_that_make_a_type_unknown() {
+    check(
+        "python",
+        r#"import m
+current = m.Engine()
+
+class Car:
+    engine: "Engine"
+    label = CharField()
+
+    @classmethod
+    def build(cls, parts, size=1) -> "Car":
+        made = cls()
+        for part in parts:
+            pass
+        with open(parts) as f:
+            a, self.b = f
+        names = [n for n in parts]
+        other.wheel = m.Wheel()
+        empty = None
+        return made
+
+def swap():
+    global current
+    current = {}
+    alias = m.Engine
+"#,
+        r#"
+        def class Car L4-18
+        def method Car.build L9-18
+        def function swap L20-23
+        import L1 <module> m whole
+        call L2 <module> m.Engine
+        call L6 Car CharField
+        call L10 Car.build cls
+        call L13 Car.build open
+        call L16 Car.build m.Wheel
+        write L21 swap current
+        type current = m.Engine()
+        type attr Car.engine : Engine
+        type Car.build.parts ?
+        type Car.build.size ?
+        type Car.build.made = cls()
+        type Car.build.part ?
+        type Car.build.f ?
+        type Car.build.a ?
+        type attr Car.b ?
+        type Car.build.names = builtin
+        type Car.build.n ?
+        type attr wheel ?
+        type current ?
+        type swap.current = builtin
+        type swap.alias = m.Engine
+        returns Car.build -> Car
         "#,
     );
 }

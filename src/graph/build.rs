@@ -4,11 +4,12 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::python::PythonModules;
+use super::types::{Bindings, Known, Types};
 use super::typescript::TypescriptModules;
 use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
@@ -58,80 +59,34 @@ impl BuildStats {
 
 /// A name bound in a file by an import, before member lookup.
 #[derive(Debug, Clone)]
-enum Binding {
+pub(super) enum Binding {
     Module(Target),
     Member(Target, String),
 }
 
 #[derive(Default)]
-struct FileNames {
+pub(super) struct FileNames {
     /// Module-level bindings from imports.
     imports: HashMap<String, Binding>,
     /// Bindings from imports inside a definition, by that definition.
-    scoped: HashMap<usize, HashMap<String, Binding>>,
+    pub(super) scoped: HashMap<usize, HashMap<String, Binding>>,
     /// Modules whose names this file takes wholesale (`from m import *`, `export * from`).
     wildcards: Vec<Target>,
     /// Definitions by (parent, name).
-    children: HashMap<(Option<usize>, String), usize>,
+    pub(super) children: HashMap<(Option<usize>, String), usize>,
     /// Every import with the module it resolved to.
     modules: Vec<(Import, Target)>,
-    /// Known classes of local names by (scope, name); `None` where hints disagree.
-    local_types: HashMap<(Option<usize>, String), Option<String>>,
-    /// Known classes of instance attributes by (class, name); `None` where hints disagree.
-    attribute_types: HashMap<(usize, String), Option<String>>,
+    /// What names and attributes are bound to.
+    pub(super) bindings: Bindings,
 }
 
-#[cfg(test)]
-#[test]
-fn constructed_receivers() {
-    assert_eq!(constructed("Foo()"), Some("Foo"));
-    assert_eq!(constructed("pkg.Foo(a, (b))"), Some("pkg.Foo"));
-    assert_eq!(constructed("Foo(a)(b)"), None);
-    assert_eq!(constructed("é.f(x)"), Some("é.f"));
-    assert_eq!(constructed("foo"), None);
-    assert_eq!(constructed("a)(b)"), None);
-}
-
-/// Records a hint; two different hints for one name cancel out.
-fn hint<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Option<String>>, key: K, class: &str) {
-    map.entry(key)
-        .and_modify(|known| {
-            if known.as_deref() != Some(class) {
-                *known = None;
-            }
-        })
-        .or_insert_with(|| Some(class.to_string()));
-}
-
-/// `Foo(…)` -> `Foo`: the class a receiver constructs, when the receiver is one call.
-fn constructed(receiver: &str) -> Option<&str> {
-    let open = receiver.find('(')?;
-    if !receiver.ends_with(')') {
-        return None;
-    }
-    let mut depth = 0usize;
-    for (i, c) in receiver[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 && open + i != receiver.len() - 1 {
-                    return None;
-                }
-            }
-            _ => {}
-        }
-    }
-    let class = &receiver[..open];
-    crate::extract::is_dotted_name(class).then_some(class)
-}
-
-struct Resolution<'a> {
-    files: &'a [&'a SourceFile],
-    languages: Vec<&'a Language>,
+/// Names of every file and how to look them up.
+pub(super) struct Resolution<'a> {
+    pub(super) files: &'a [&'a SourceFile],
+    pub(super) languages: Vec<&'a Language>,
     python: PythonModules,
     typescript: TypescriptModules<'a>,
-    names: Vec<FileNames>,
+    pub(super) names: Vec<FileNames>,
     members: RefCell<HashMap<(usize, String), Option<Target>>>,
 }
 
@@ -232,6 +187,8 @@ struct Builder {
     stats: BuildStats,
     /// Resolved bases per class: (file, symbol) -> [(file, symbol)].
     bases: HashMap<(usize, usize), Vec<(usize, usize)>>,
+    /// Classes with a base outside the repository (a library's class, a builtin type).
+    outside_bases: HashSet<(usize, usize)>,
     externals: BTreeSet<String>,
     /// Side-effect categories per (file, scope symbol).
     effects: BTreeMap<(usize, Option<usize>), BTreeSet<String>>,
@@ -432,49 +389,25 @@ impl Builder {
                             Some(line),
                         );
                     }
-                    Some(Target::External(_)) => self.stats.bases_external += 1,
+                    Some(Target::External(_)) => {
+                        self.stats.bases_external += 1;
+                        self.outside_bases.insert((f, base.class));
+                    }
+                    // A builtin value type (`dict`), not `object`: its methods are known.
+                    None if r.languages[f].builtin_values.contains(&base.expr) => {
+                        self.stats.bases_external += 1;
+                        self.outside_bases.insert((f, base.class));
+                    }
                     _ => self.stats.bases_unresolved += 1,
                 }
             }
         }
     }
 
-    /// A method by name on a class or, depth first, its resolved bases.
-    fn method(
-        &self,
-        r: &Resolution,
-        class: (usize, usize),
-        name: &str,
-        depth: usize,
-    ) -> Option<(usize, usize)> {
-        if depth > 16 {
-            return None;
-        }
-        if let Some(&s) = r.names[class.0]
-            .children
-            .get(&(Some(class.1), name.to_string()))
-        {
-            return Some((class.0, s));
-        }
-        self.bases
-            .get(&class)?
-            .iter()
-            .find_map(|&base| self.method(r, base, name, depth + 1))
-    }
-
-    fn enclosing_class(r: &Resolution, file: usize, scope: Option<usize>) -> Option<usize> {
-        let symbols = &r.files[file].extract.symbols;
-        let mut current = scope;
-        while let Some(s) = current {
-            if symbols[s].kind.is_class_like() {
-                return Some(s);
-            }
-            current = symbols[s].parent;
-        }
-        None
-    }
-
     fn calls(&mut self, r: &Resolution) {
+        let bases = std::mem::take(&mut self.bases);
+        let outside_bases = std::mem::take(&mut self.outside_bases);
+        let types = Types::new(r, &bases, &outside_bases);
         for (f, file) in r.files.iter().enumerate() {
             if !self.wants(f) {
                 continue;
@@ -483,32 +416,52 @@ impl Builder {
             for call in &file.extract.calls {
                 let caller = Self::node_id(r.files, f, call.scope);
                 let target = match call.receiver.as_deref() {
-                    None => match r.name(f, call.scope, &call.name) {
-                        Some(t) => Some(t),
-                        None if language.is_builtin(&call.name) => {
-                            self.stats.calls_builtin += 1;
-                            self.effect_of_call(f, call.scope, language, &call.name);
+                    // `cls(…)` in a class method makes an instance of the class.
+                    None if language.class_names.contains(&call.name) => types
+                        .enclosing_class(f, call.scope)
+                        .map(|c| Target::Symbol(f, c)),
+                    None => match types.local(f, call.scope, &call.name) {
+                        // A local alias (`make = Foo`): what it stands for, if known.
+                        Some(Some(Known::Is(target))) => Some(target),
+                        Some(Some(Known::Outside)) => {
+                            self.stats.calls_external += 1;
                             continue;
                         }
-                        None => None,
+                        Some(_) => None,
+                        None => match r.name(f, call.scope, &call.name) {
+                            Some(t) => Some(t),
+                            None if language.is_builtin(&call.name) => {
+                                self.stats.calls_builtin += 1;
+                                self.effect_of_call(f, call.scope, language, &call.name);
+                                continue;
+                            }
+                            None => None,
+                        },
                     },
-                    Some(receiver) if language.self_names.iter().any(|s| s == receiver) => {
-                        Self::enclosing_class(r, f, call.scope)
-                            .and_then(|c| self.method(r, (f, c), &call.name, 0))
+                    Some(receiver) if receiver == "super" || receiver.starts_with("super(") => {
+                        types
+                            .enclosing_class(f, call.scope)
+                            .and_then(|c| {
+                                bases.get(&(f, c)).and_then(|bases| {
+                                    bases.iter().find_map(|&b| types.method(b, &call.name))
+                                })
+                            })
                             .map(|(cf, cs)| Target::Symbol(cf, cs))
                     }
-                    Some("super()") | Some("super") => Self::enclosing_class(r, f, call.scope)
-                        .and_then(|c| {
-                            self.bases.get(&(f, c)).and_then(|bases| {
-                                bases.iter().find_map(|&b| self.method(r, b, &call.name, 0))
-                            })
-                        })
-                        .map(|(cf, cs)| Target::Symbol(cf, cs)),
-                    Some(receiver) => match self.typed_receiver(r, f, call.scope, receiver) {
-                        Some(class) => self
-                            .method(r, class, &call.name, 0)
-                            .map(|(mf, ms)| Target::Symbol(mf, ms)),
-                        None => self.untyped_receiver(r, f, call.scope, receiver, &call.name),
+                    Some(receiver) => match types
+                        .value(f, call.scope, receiver)
+                        .and_then(|base| types.member(base, &call.name))
+                    {
+                        Some(Known::Is(target)) => Some(target),
+                        Some(Known::Builtin) => {
+                            self.stats.calls_builtin += 1;
+                            continue;
+                        }
+                        Some(Known::Outside) => {
+                            self.stats.calls_external += 1;
+                            continue;
+                        }
+                        Some(Known::Instance(..)) | None => None,
                     },
                 };
                 match target {
@@ -525,62 +478,9 @@ impl Builder {
                 }
             }
         }
-    }
-
-    /// A call on an expression whose type is not declared: a module's member, a class's
-    /// method, or something outside the repository.
-    fn untyped_receiver(
-        &self,
-        r: &Resolution,
-        f: usize,
-        scope: Option<usize>,
-        receiver: &str,
-        name: &str,
-    ) -> Option<Target> {
-        match r.expression(f, scope, receiver) {
-            Some(Target::Symbol(cf, cs))
-                if r.files[cf].extract.symbols[cs].kind.is_class_like() =>
-            {
-                self.method(r, (cf, cs), name, 0)
-                    .map(|(mf, ms)| Target::Symbol(mf, ms))
-            }
-            Some(Target::External(module)) => Some(Target::External(format!("{module}.{}", name))),
-            Some(module @ (Target::File(_) | Target::Package(_))) => r.member(&module, name),
-            _ => None,
-        }
-    }
-
-    /// The class of a receiver whose type is known: a local name with a declared or
-    /// constructed type, `self.attr` with a constructed type, or `Class(…)` itself.
-    fn typed_receiver(
-        &self,
-        r: &Resolution,
-        file: usize,
-        scope: Option<usize>,
-        receiver: &str,
-    ) -> Option<(usize, usize)> {
-        let names = &r.names[file];
-        let (at, class) = if let Some(constructor) = constructed(receiver) {
-            (scope, constructor.to_string())
-        } else if let Some((head, attribute)) = receiver.split_once('.') {
-            let is_self = r.languages[file].self_names.iter().any(|s| s == head);
-            if !is_self || attribute.contains('.') {
-                return None;
-            }
-            let class = Self::enclosing_class(r, file, scope)?;
-            let known = names.attribute_types.get(&(class, attribute.to_string()))?;
-            (None, known.clone()?)
-        } else {
-            // Only the function the call is in (an outer name may be shadowed by a parameter).
-            let known = names.local_types.get(&(scope, receiver.to_string()))?;
-            (scope, known.clone()?)
-        };
-        match r.expression(file, at, &class)? {
-            Target::Symbol(cf, cs) if r.files[cf].extract.symbols[cs].kind.is_class_like() => {
-                Some((cf, cs))
-            }
-            _ => None,
-        }
+        drop(types);
+        self.bases = bases;
+        self.outside_bases = outside_bases;
     }
 
     /// Records the side-effect categories a call to an outside name implies.
@@ -705,21 +605,7 @@ impl Resolution<'_> {
             }
             names.children.insert((symbol.parent, name.to_string()), s);
         }
-        for hint_of in &extract.types {
-            match (hint_of.attribute, hint_of.scope) {
-                (true, Some(class)) => hint(
-                    &mut names.attribute_types,
-                    (class, hint_of.name.clone()),
-                    &hint_of.class,
-                ),
-                (true, None) => {}
-                (false, scope) => hint(
-                    &mut names.local_types,
-                    (scope, hint_of.name.clone()),
-                    &hint_of.class,
-                ),
-            }
-        }
+        names.bindings = Bindings::of(extract);
         for import in &extract.imports {
             let Some(module) = self.module_of(file, import, builder) else {
                 continue;
@@ -784,7 +670,7 @@ impl Resolution<'_> {
 
     /// A name as seen from a scope of a file: imports and definitions of the enclosing scopes,
     /// then the module's own.
-    fn name(&self, file: usize, scope: Option<usize>, name: &str) -> Option<Target> {
+    pub(super) fn name(&self, file: usize, scope: Option<usize>, name: &str) -> Option<Target> {
         let names = &self.names[file];
         let symbols = &self.files[file].extract.symbols;
         let mut current = scope;
@@ -815,7 +701,12 @@ impl Resolution<'_> {
     }
 
     /// A dotted expression (`os.path`, `models.Model`, `Foo`) from a scope.
-    fn expression(&self, file: usize, scope: Option<usize>, expr: &str) -> Option<Target> {
+    pub(super) fn expression(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        expr: &str,
+    ) -> Option<Target> {
         let mut parts = expr.split('.');
         let first = parts.next()?;
         if first.is_empty()
@@ -841,7 +732,7 @@ impl Resolution<'_> {
 
     /// A name exported by a module: its definitions, its submodules (Python), the names its
     /// imports bind (re-exports) and its wildcard imports. Memoised; cycles resolve to nothing.
-    fn member(&self, module: &Target, name: &str) -> Option<Target> {
+    pub(super) fn member(&self, module: &Target, name: &str) -> Option<Target> {
         match module {
             Target::External(m) => Some(Target::External(format!("{m}.{name}"))),
             Target::Package(dotted) => self

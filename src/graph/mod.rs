@@ -8,6 +8,7 @@ pub mod rank;
 pub mod reach;
 pub use promote::{impact, impact_link, impact_links, measure};
 pub mod score;
+mod types;
 mod typescript;
 
 use std::sync::Arc;

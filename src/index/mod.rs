@@ -790,8 +790,12 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
     let language = registry
         .for_path(&file.path)
         .expect("the walk keeps files of registered languages");
-    // A cache entry made for another language (a grammar changed between versions) is stale.
-    let cached = cached.filter(|record| record.file.language == language.name);
+    // A cache entry made for another language (a grammar changed between versions) or by
+    // another version of the extractor is stale.
+    let cached = cached.filter(|record| {
+        record.file.language == language.name
+            && record.file.extract.version == crate::extract::VERSION
+    });
     if let Some(record) = cached
         && record.mtime_ns == file.mtime_ns
         && record.file.size == file.size

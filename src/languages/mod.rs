@@ -71,6 +71,8 @@ struct TestsTable {
 struct BuiltinsTable {
     #[serde(default)]
     names: Vec<String>,
+    #[serde(default)]
+    values: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -84,6 +86,8 @@ struct LanguageTable {
     source_roots: Vec<String>,
     #[serde(default)]
     self_names: Vec<String>,
+    #[serde(default)]
+    class_names: Vec<String>,
     #[serde(default)]
     constructors: Vec<String>,
     #[serde(default)]
@@ -112,8 +116,12 @@ pub struct Language {
     pub resolver: Resolver,
     pub source_roots: Vec<String>,
     pub self_names: Vec<String>,
+    /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
+    pub class_names: Vec<String>,
     pub constructors: Vec<String>,
     pub builtins: Vec<String>,
+    /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
+    pub builtin_values: Vec<String>,
     pub side_effects: BTreeMap<String, SideEffectRule>,
     pub queries: Queries,
     test_files: GlobSet,
@@ -248,7 +256,9 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
             .ok_or_else(|| table_error("no resolver".to_string()))?,
         source_roots: config.source_roots,
         self_names: config.self_names,
+        class_names: config.class_names,
         constructors: config.constructors,
+        builtin_values: config.builtins.values,
         builtins: config.builtins.names,
         side_effects: config.side_effects,
         queries,

@@ -14,6 +14,7 @@ mod install;
 mod layers;
 mod mcp;
 mod memory;
+mod resolution;
 mod review;
 mod security;
 mod support;

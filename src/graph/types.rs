@@ -1,0 +1,436 @@
+//! What expressions hold: the class of a call's receiver from annotations, constructor and
+//! value flows, declared return types and aliases. Flow-insensitive and conservative: a name
+//! bound more than once holds something known only if every binding says the same, and one
+//! binding cairn cannot follow makes it unknown.
+
+use std::cell::RefCell;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::Target;
+use super::build::Resolution;
+use crate::extract::{FileExtract, Held, called, is_dotted_name, is_literal};
+
+/// What an expression is known to hold.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Known {
+    /// An instance of a repository class: (file, symbol).
+    Instance(usize, usize),
+    /// What a name stands for: a definition, a module, something outside the repository.
+    Is(Target),
+    /// A value of the language's own types (`[]`, `"…"`, `dict()`), or one of its methods.
+    Builtin,
+    /// A member a class inherits from outside the repository (`self.assertEqual` in a
+    /// `unittest.TestCase`): no project class in its hierarchy binds or defines the name.
+    Outside,
+}
+
+/// A file's bindings, by where they bind: indexes into its extraction's `types`.
+#[derive(Default)]
+pub(super) struct Bindings {
+    /// Local names by (scope, name).
+    locals: HashMap<(Option<usize>, String), Vec<usize>>,
+    /// Instance attributes by (class, name).
+    attributes: HashMap<(usize, String), Vec<usize>>,
+    /// Declared return types by function, and whether it is a property.
+    returns: HashMap<usize, (String, bool)>,
+    /// Attribute names this file assigns on something other than `self`.
+    foreign: Vec<String>,
+}
+
+impl Bindings {
+    pub(super) fn of(extract: &FileExtract) -> Bindings {
+        let mut bindings = Bindings::default();
+        for (i, hint) in extract.types.iter().enumerate() {
+            match (hint.attribute, hint.scope) {
+                (true, Some(class)) => bindings
+                    .attributes
+                    .entry((class, hint.name.clone()))
+                    .or_default()
+                    .push(i),
+                (true, None) => bindings.foreign.push(hint.name.clone()),
+                (false, scope) => bindings
+                    .locals
+                    .entry((scope, hint.name.clone()))
+                    .or_default()
+                    .push(i),
+            }
+        }
+        bindings.returns = extract
+            .returns
+            .iter()
+            .map(|r| (r.symbol, (r.class.clone(), r.property)))
+            .collect();
+        bindings
+    }
+}
+
+/// Deepest chain of bindings followed (`a = b`, `b = c()`, …).
+const MAX_DEPTH: usize = 12;
+
+/// Memo key: (file, scope or class, name, whether an attribute).
+type Key = (usize, Option<usize>, String, bool);
+
+/// Answers what expressions hold, memoised over one graph build.
+pub(super) struct Types<'a, 'r> {
+    r: &'a Resolution<'r>,
+    /// Resolved bases per class.
+    bases: &'a HashMap<(usize, usize), Vec<(usize, usize)>>,
+    /// Classes with a base outside the repository.
+    outside_bases: &'a HashSet<(usize, usize)>,
+    /// Attribute names assigned on something other than `self` anywhere: their type is unknown.
+    foreign: HashSet<&'a str>,
+    memo: RefCell<HashMap<Key, Option<Known>>>,
+}
+
+impl<'a, 'r> Types<'a, 'r> {
+    pub(super) fn new(
+        r: &'a Resolution<'r>,
+        bases: &'a HashMap<(usize, usize), Vec<(usize, usize)>>,
+        outside_bases: &'a HashSet<(usize, usize)>,
+    ) -> Types<'a, 'r> {
+        let foreign = r
+            .names
+            .iter()
+            .flat_map(|n| n.bindings.foreign.iter().map(String::as_str))
+            .collect();
+        Types {
+            r,
+            bases,
+            outside_bases,
+            foreign,
+            memo: RefCell::new(HashMap::default()),
+        }
+    }
+
+    /// A method (or nested definition) by name on a class or, depth first, its resolved bases.
+    pub(super) fn method(&self, class: (usize, usize), name: &str) -> Option<(usize, usize)> {
+        self.method_at(class, name, 0)
+    }
+
+    fn method_at(&self, class: (usize, usize), name: &str, depth: usize) -> Option<(usize, usize)> {
+        if depth > 16 {
+            return None;
+        }
+        if let Some(&s) = self.r.names[class.0]
+            .children
+            .get(&(Some(class.1), name.to_string()))
+        {
+            return Some((class.0, s));
+        }
+        self.bases
+            .get(&class)?
+            .iter()
+            .find_map(|&base| self.method_at(base, name, depth + 1))
+    }
+
+    /// The class a scope belongs to.
+    pub(super) fn enclosing_class(&self, file: usize, scope: Option<usize>) -> Option<usize> {
+        let symbols = &self.r.files[file].extract.symbols;
+        let mut current = scope;
+        while let Some(s) = current {
+            if symbols[s].kind.is_class_like() {
+                return Some(s);
+            }
+            current = symbols[s].parent;
+        }
+        None
+    }
+
+    /// What a local name holds as seen from a scope (the scope's own bindings, then enclosing
+    /// functions', then the module's): `None` when no binding is in sight, `Some(None)` when
+    /// one is but what it holds is unknown.
+    pub(super) fn local(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        name: &str,
+    ) -> Option<Option<Known>> {
+        self.local_at(file, scope, name, 0)
+    }
+
+    fn local_at(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        name: &str,
+        depth: usize,
+    ) -> Option<Option<Known>> {
+        let names = &self.r.names[file];
+        let symbols = &self.r.files[file].extract.symbols;
+        let mut current = scope;
+        loop {
+            let key = (current, name.to_string());
+            if let Some(hints) = names.bindings.locals.get(&key) {
+                return Some(self.joined(file, (current, name, false), hints, depth));
+            }
+            let s = current?;
+            // A definition or an import of the name in this scope hides outer bindings.
+            let shadowed = names.scoped.get(&s).is_some_and(|m| m.contains_key(name))
+                || (!symbols[s].kind.is_class_like()
+                    && names.children.contains_key(&(Some(s), name.to_string())));
+            if shadowed {
+                return None;
+            }
+            current = symbols[s].parent;
+            // A class body's names are not visible inside its methods.
+            while let Some(p) = current
+                && symbols[p].kind.is_class_like()
+            {
+                current = symbols[p].parent;
+            }
+        }
+    }
+
+    /// What an attribute of a class's instances holds: the class's own bindings of it, else its
+    /// bases', else a method or nested class of that name.
+    fn attribute(&self, class: (usize, usize), name: &str, depth: usize) -> Option<Known> {
+        if self.foreign.contains(name) {
+            return self
+                .method(class, name)
+                .filter(|_| !self.has_attribute(class, name, 0))
+                .map(|(f, s)| Known::Is(Target::Symbol(f, s)));
+        }
+        match self.attribute_at(class, name, depth, 0) {
+            Some(known) => known,
+            None => self.inherits_outside(class, 0).then_some(Known::Outside),
+        }
+    }
+
+    /// Whether a class or one of its project bases has a base outside the repository.
+    fn inherits_outside(&self, class: (usize, usize), depth: usize) -> bool {
+        depth <= 16
+            && (self.outside_bases.contains(&class)
+                || self.bases.get(&class).is_some_and(|bases| {
+                    bases.iter().any(|&b| self.inherits_outside(b, depth + 1))
+                }))
+    }
+
+    fn has_attribute(&self, class: (usize, usize), name: &str, depth: usize) -> bool {
+        depth <= 16
+            && (self.r.names[class.0]
+                .bindings
+                .attributes
+                .contains_key(&(class.1, name.to_string()))
+                || self.bases.get(&class).is_some_and(|bases| {
+                    bases
+                        .iter()
+                        .any(|&b| self.has_attribute(b, name, depth + 1))
+                }))
+    }
+
+    /// The attribute as the first class that binds or defines it says (`None` if none does,
+    /// `Some(None)` if that class's bindings are unknown: later bases are not consulted).
+    fn attribute_at(
+        &self,
+        class: (usize, usize),
+        name: &str,
+        depth: usize,
+        level: usize,
+    ) -> Option<Option<Known>> {
+        if level > 16 {
+            return Some(None);
+        }
+        let names = &self.r.names[class.0];
+        if let Some(hints) = names.bindings.attributes.get(&(class.1, name.to_string())) {
+            return Some(self.joined(class.0, (Some(class.1), name, true), hints, depth));
+        }
+        if let Some(&s) = names.children.get(&(Some(class.1), name.to_string())) {
+            return Some(match names.bindings.returns.get(&s) {
+                Some((class_name, true)) => self.declared(class.0, Some(s), class_name),
+                _ => Some(Known::Is(Target::Symbol(class.0, s))),
+            });
+        }
+        self.bases
+            .get(&class)?
+            .iter()
+            .find_map(|&base| self.attribute_at(base, name, depth, level + 1))
+    }
+
+    /// What every one of a name's bindings holds, if they agree.
+    fn joined(
+        &self,
+        file: usize,
+        (scope, name, attribute): (Option<usize>, &str, bool),
+        hints: &[usize],
+        depth: usize,
+    ) -> Option<Known> {
+        let key = (file, scope, name.to_string(), attribute);
+        if let Some(known) = self.memo.borrow().get(&key) {
+            return known.clone();
+        }
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        // A binding that refers back to itself while being worked out holds nothing known.
+        self.memo.borrow_mut().insert(key.clone(), None);
+        let types = &self.r.files[file].extract.types;
+        let mut agreed: Option<Known> = None;
+        for &h in hints {
+            let hint = &types[h];
+            let known = self.held(file, hint.at, &hint.held, depth + 1);
+            // A class body's `x = y` is an attribute of instances only if `y` is a class (a
+            // function would bind as a method, other objects may be descriptors).
+            let in_class_body =
+                hint.attribute && hint.at == hint.scope && matches!(hint.held, Held::Same(_));
+            let known = known.filter(|k| !in_class_body || self.is_class(k));
+            let Some(known) = known else {
+                agreed = None;
+                break;
+            };
+            match &agreed {
+                Some(seen) if *seen != known => {
+                    agreed = None;
+                    break;
+                }
+                _ => agreed = Some(known),
+            }
+        }
+        self.memo.borrow_mut().insert(key, agreed.clone());
+        agreed
+    }
+
+    fn is_class(&self, known: &Known) -> bool {
+        matches!(known, Known::Is(Target::Symbol(f, s))
+            if self.r.files[*f].extract.symbols[*s].kind.is_class_like())
+    }
+
+    fn held(&self, file: usize, at: Option<usize>, held: &Held, depth: usize) -> Option<Known> {
+        match held {
+            Held::Declared(class) => self.declared(file, at, class),
+            Held::Returned(callee) => self.returned(file, at, callee, depth),
+            Held::Same(expression) => self.value_at(file, at, expression, depth),
+            Held::Builtin => Some(Known::Builtin),
+            Held::Unknown => None,
+        }
+    }
+
+    /// An instance of a declared class.
+    fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
+        match self.r.expression(file, at, class)? {
+            Target::Symbol(cf, cs) if self.r.files[cf].extract.symbols[cs].kind.is_class_like() => {
+                Some(Known::Instance(cf, cs))
+            }
+            _ => None,
+        }
+    }
+
+    /// What calling an expression gives: an instance of a class called, or what a function
+    /// declares it returns.
+    fn returned(
+        &self,
+        file: usize,
+        at: Option<usize>,
+        callee: &str,
+        depth: usize,
+    ) -> Option<Known> {
+        let Some(known) = self.value_at(file, at, callee, depth + 1) else {
+            return self
+                .builtin_value(file, at, callee)
+                .then_some(Known::Builtin);
+        };
+        let Known::Is(Target::Symbol(sf, ss)) = known else {
+            return None;
+        };
+        let symbol = &self.r.files[sf].extract.symbols[ss];
+        if symbol.kind.is_class_like() {
+            return Some(Known::Instance(sf, ss));
+        }
+        if !symbol.kind.is_callable() {
+            return None;
+        }
+        let (class, _) = self.r.names[sf].bindings.returns.get(&ss)?;
+        self.declared(sf, Some(ss), class)
+    }
+
+    /// Whether a callee is a builtin that makes a builtin value, not shadowed by any binding.
+    fn builtin_value(&self, file: usize, at: Option<usize>, callee: &str) -> bool {
+        self.r.languages[file]
+            .builtin_values
+            .iter()
+            .any(|b| b == callee)
+            && self.local(file, at, callee).is_none()
+            && self.r.name(file, at, callee).is_none()
+    }
+
+    /// What an expression written in a scope holds: a dotted name, or one call of a dotted
+    /// name (`Foo()`, `make()`, `self.client()`).
+    pub(super) fn value(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        expression: &str,
+    ) -> Option<Known> {
+        self.value_at(file, scope, expression, 0)
+    }
+
+    fn value_at(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        expression: &str,
+        depth: usize,
+    ) -> Option<Known> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if is_literal(expression) {
+            return Some(Known::Builtin);
+        }
+        if let Some(callee) = called(expression) {
+            return self.returned(file, scope, callee, depth + 1);
+        }
+        if !is_dotted_name(expression) {
+            return None;
+        }
+        let Some((head, name)) = expression.rsplit_once('.') else {
+            return self.name(file, scope, expression, depth);
+        };
+        let base = self.value_at(file, scope, head, depth + 1)?;
+        self.member_at(base, name, depth)
+    }
+
+    /// What a member of a known value holds: an instance's attribute or method, a class's
+    /// method, a module's name.
+    pub(super) fn member(&self, base: Known, name: &str) -> Option<Known> {
+        self.member_at(base, name, 0)
+    }
+
+    fn member_at(&self, base: Known, name: &str, depth: usize) -> Option<Known> {
+        match base {
+            Known::Instance(cf, cs) if name == "__class__" => {
+                Some(Known::Is(Target::Symbol(cf, cs)))
+            }
+            Known::Instance(cf, cs) => self.attribute((cf, cs), name, depth + 1),
+            Known::Is(Target::Symbol(cf, cs)) => {
+                if !self.r.files[cf].extract.symbols[cs].kind.is_class_like() {
+                    return None;
+                }
+                match self.method((cf, cs), name) {
+                    Some((mf, ms)) => Some(Known::Is(Target::Symbol(mf, ms))),
+                    None => self.inherits_outside((cf, cs), 0).then_some(Known::Outside),
+                }
+            }
+            Known::Is(module) => self.r.member(&module, name).map(Known::Is),
+            Known::Builtin => Some(Known::Builtin),
+            Known::Outside => None,
+        }
+    }
+
+    /// What a plain name holds: `self` or `cls`, a local binding, else what it names.
+    fn name(&self, file: usize, scope: Option<usize>, name: &str, depth: usize) -> Option<Known> {
+        let language = self.r.languages[file];
+        if language.self_names.iter().any(|s| s == name) {
+            let class = self.enclosing_class(file, scope)?;
+            return Some(if language.class_names.iter().any(|c| c == name) {
+                Known::Is(Target::Symbol(file, class))
+            } else {
+                Known::Instance(file, class)
+            });
+        }
+        if let Some(bound) = self.local_at(file, scope, name, depth) {
+            return bound;
+        }
+        self.r.name(file, scope, name).map(Known::Is)
+    }
+}
