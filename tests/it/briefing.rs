@@ -68,7 +68,7 @@ fn project() -> TestRepo {
         "from app.core import shutdown\n\n\ndef stop():\n    return shutdown()\n",
     );
     repo.commit_as("Add the app", "Alice", "alice@example.com", 30);
-    // core.py changes with api.py and test_history.py, three times.
+    // core.py changes with api.py and test_history.py, every time.
     for (i, days) in [(2, 20), (3, 10), (4, 5)] {
         repo.write("app/core.py", core(&format!("v{i}")));
         repo.write("app/api.py", format!("def serve():\n    return 'v{i}'\n"));
@@ -133,7 +133,7 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     let why = field(tests, "why");
     assert!(why[0].starts_with("calls configure (L5)"), "{why:?}");
     assert_eq!(why[1], "names configure (L6)");
-    assert_eq!(why[2], "changed with core.py in 3 of 4 commits");
+    assert_eq!(why[2], "changed with core.py in 4 of 4 commits");
     assert!(
         why[3].starts_with("near configure in the graph ("),
         "{why:?}"
@@ -155,7 +155,7 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     let listed = section(&text, "## Tests to run (4)");
     assert_eq!(listed.len(), 4, "{text}");
     assert!(
-        listed[2] == "- tests/test_history.py — changed with core.py in 3 of 4 commits",
+        listed[2] == "- tests/test_history.py — changed with core.py in 4 of 4 commits",
         "{text}"
     );
     assert!(
@@ -173,7 +173,7 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     let history = section(&text, "## History");
     assert!(
         history[0].starts_with(
-            "- not in this diff, usually changed with app/core.py: app/api.py (3 of 4 commits)"
+            "- not in this diff, usually changed with app/core.py: app/api.py (4 of 4 commits)"
         ),
         "{text}"
     );
