@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -117,6 +118,12 @@ pub struct Addressed {
 
 /// How many files of a change get experts and co-change partners listed.
 const HISTORY_FILES: usize = 5;
+/// Most files missing from a change that the briefing names.
+const PARTNERS_SHOWN: usize = 8;
+/// A file is a partner after this many commits together with a changed one…
+const PARTNER_SUPPORT: usize = 2;
+/// …making up at least this share of the changed file's commits.
+const PARTNER_CONFIDENCE: f64 = 0.1;
 
 impl Cairn {
     /// The review briefing for a change (DESIGN §6): the change analysed against the graph,
@@ -124,7 +131,10 @@ impl Cairn {
     pub async fn review(&self, request: ReviewRequest) -> Result<ReviewReport, AskError> {
         let (budget, note) = answer::budget(request.max_tokens, briefing::DEFAULT_REVIEW_TOKENS)?;
         let snapshot = self.snapshot().await?;
-        let (mut analysis, label, empty) = self.analyse_off_runtime(&request, &snapshot).await?;
+        let history = self.commit_history(&snapshot).await;
+        let (mut analysis, label, empty) = self
+            .analyse_off_runtime(&request, &snapshot, history.clone())
+            .await?;
         analysis.notes.extend(note);
         if empty {
             analysis.notes.push(format!("no changes ({label})"));
@@ -140,8 +150,7 @@ impl Cairn {
         extras
             .risks
             .extend(central_risks(&analysis, &snapshot.graph));
-        self.add_history(&snapshot, &analysis, &subject.paths, &mut extras)
-            .await;
+        self.add_history(&history, &snapshot, &analysis, &subject.paths, &mut extras);
         self.add_author(&request, &subject, &mut extras).await;
         off_runtime(move || briefing::render(analysis, extras, budget)).await
     }
@@ -233,10 +242,11 @@ impl Cairn {
         &self,
         request: &ReviewRequest,
         snapshot: &Snapshot,
+        history: Arc<History>,
     ) -> Result<(review::Analysis, String, bool), AskError> {
         let (repo, request) = (self.repo.clone(), request.clone());
         let (graph, access) = (snapshot.graph.clone(), self.access());
-        off_runtime(move || analyse_change(&repo, &request, &graph, &access)).await?
+        off_runtime(move || analyse_change(&repo, &request, &graph, &access, &history)).await?
     }
 
     /// The team's memories anchored on the changed files and symbols: risky modules,
@@ -333,14 +343,14 @@ impl Cairn {
 
     /// From the commit history: fix-prone files, experts, partners missing from the change and
     /// the past commits on its files; a note when no history was mined.
-    async fn add_history(
+    fn add_history(
         &self,
+        history: &History,
         snapshot: &Snapshot,
         analysis: &review::Analysis,
         paths: &[String],
         extras: &mut briefing::Extras,
     ) {
-        let history = self.commit_history(snapshot).await;
         if history.is_empty() {
             if self.repo.is_git {
                 extras
@@ -349,14 +359,15 @@ impl Cairn {
             }
             return;
         }
-        extras.risks.extend(fix_prone_risks(&history, paths));
-        extras.experts = experts(&history, analysis);
-        extras.co_changes = self.missing_partners(&history, analysis, &snapshot.graph, paths);
-        extras.commits = related_commits(&history, paths);
+        extras.risks.extend(fix_prone_risks(history, paths));
+        extras.experts = experts(history, analysis);
+        extras.co_changes = self.missing_partners(history, analysis, &snapshot.graph, paths);
+        extras.commits = related_commits(history, paths);
     }
 
-    /// Files that usually change with the changed ones, exist, and are not in the change: the
-    /// first five.
+    /// Files that usually change with the changed ones, exist, are not in the change and are
+    /// not tests (those are among the tests to run): source files first, then the others
+    /// (docs, changelogs), strongest first, up to [`PARTNERS_SHOWN`].
     fn missing_partners(
         &self,
         history: &History,
@@ -364,12 +375,19 @@ impl Cairn {
         graph: &Graph,
         paths: &[String],
     ) -> Vec<briefing::MissingPartner> {
+        let registry = crate::languages::Registry::get();
+        let is_test = |path: &str| {
+            registry
+                .for_path(path)
+                .is_some_and(|l| l.is_test_path(path))
+        };
         let mut partners: Vec<briefing::MissingPartner> = Vec::new();
         for file in analysis.files.iter().take(HISTORY_FILES) {
-            for partner in history.co_changes(&file.path, 3, 0.3) {
+            for partner in history.co_changes(&file.path, PARTNER_SUPPORT, PARTNER_CONFIDENCE) {
                 let exists = graph.node(&partner.path).is_some()
                     || self.repo.root.join(&partner.path).is_file();
                 if exists
+                    && !is_test(&partner.path)
                     && !paths.contains(&partner.path)
                     && !partners.iter().any(|p| p.path == partner.path)
                 {
@@ -377,12 +395,15 @@ impl Cairn {
                         path: partner.path,
                         with: file.path.clone(),
                         support: partner.support,
+                        of: partner.of,
                         confidence: partner.confidence,
                     });
                 }
             }
         }
-        partners.truncate(5);
+        // Stable: within each kind, changed files in order and partners strongest first.
+        partners.sort_by_key(|p| registry.for_path(&p.path).is_none());
+        partners.truncate(PARTNERS_SHOWN);
         partners
     }
 
@@ -590,12 +611,13 @@ fn analyse_change(
     request: &ReviewRequest,
     graph: &Graph,
     access: &HashMap<String, Access>,
+    history: &History,
 ) -> Result<(review::Analysis, String, bool), AskError> {
     let (changes, label) = changes_for(repo, request)?;
     let scorer = Scorer::new(graph, access, crate::clock::now());
     let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
     let read = |path: &str| std::fs::read_to_string(repo.root.join(path)).ok();
-    let analysis = review::analyse(&changes, graph, &rank, &read);
+    let analysis = review::analyse(&changes, graph, &rank, &read, history);
     Ok((analysis, label, changes.is_empty()))
 }
 

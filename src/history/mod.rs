@@ -61,6 +61,8 @@ pub struct CoChange {
     pub path: String,
     /// Commits that changed both.
     pub support: usize,
+    /// Commits of the file counted (those touching no more than [`MAX_COCHANGE_FILES`]).
+    pub of: usize,
     /// Share of the file's commits that also changed the partner.
     pub confidence: f64,
 }
@@ -217,6 +219,7 @@ impl History {
             .map(|(p, n)| CoChange {
                 path: p.to_string(),
                 support: n,
+                of: counted,
                 confidence: ((n as f64 / counted.max(1) as f64) * 100.0).round() / 100.0,
             })
             .filter(|c| c.confidence >= min_confidence)
@@ -327,6 +330,7 @@ mod tests {
         assert_eq!(partners.len(), 1);
         assert_eq!(partners[0].path, "views.py");
         assert_eq!(partners[0].support, 3);
+        assert_eq!(partners[0].of, 5);
         assert!((partners[0].confidence - 0.6).abs() < 1e-9);
         assert!(history.is_fix_prone("models.py").is_some());
         assert!(history.is_fix_prone("README.md").is_none());

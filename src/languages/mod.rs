@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use tree_sitter::Query;
 use tree_sitter_language::LanguageFn;
@@ -65,6 +65,10 @@ pub struct SideEffectRule {
 struct TestsTable {
     #[serde(default)]
     files: Vec<String>,
+    #[serde(default)]
+    runs: Vec<String>,
+    #[serde(default)]
+    fixtures: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -125,12 +129,26 @@ pub struct Language {
     pub side_effects: BTreeMap<String, SideEffectRule>,
     pub queries: Queries,
     test_files: GlobSet,
+    /// Test files a runner collects; `None` when the language does not say (all of them).
+    test_runs: Option<GlobSet>,
+    test_fixtures: GlobSet,
 }
 
 impl Language {
     /// Whether a repository-relative path is a test file of this language.
     pub fn is_test_path(&self, path: &str) -> bool {
         self.test_files.is_match(path)
+    }
+
+    /// Whether a test file is one a test runner collects, rather than a fixture or helper in
+    /// the test tree (`conftest.py`, a test app, a factory).
+    pub fn is_test_to_run(&self, path: &str) -> bool {
+        self.is_test_path(path)
+            && self
+                .test_runs
+                .as_ref()
+                .is_none_or(|runs| runs.is_match(path))
+            && !self.test_fixtures.is_match(path)
     }
 
     /// Whether `name` is always defined in this language.
@@ -243,10 +261,19 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         lang: dir.to_string(),
         message,
     };
-    let mut globs = GlobSetBuilder::new();
-    for pattern in &config.tests.files {
-        globs.add(Glob::new(pattern).map_err(|e| table_error(e.to_string()))?);
-    }
+    // `*` stays within a path segment only where the table says which files run: a test
+    // app's `tests/test_apps/cli/app.py` is not `test_*.py`.
+    let globs = |patterns: &[String], within_segment: bool| -> Result<GlobSet, GrammarError> {
+        let mut set = GlobSetBuilder::new();
+        for pattern in patterns {
+            let glob = GlobBuilder::new(pattern)
+                .literal_separator(within_segment)
+                .build()
+                .map_err(|e| table_error(e.to_string()))?;
+            set.add(glob);
+        }
+        set.build().map_err(|e| table_error(e.to_string()))
+    };
     Ok(Language {
         name: own.name,
         grammar,
@@ -262,7 +289,13 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         builtins: config.builtins.names,
         side_effects: config.side_effects,
         queries,
-        test_files: globs.build().map_err(|e| table_error(e.to_string()))?,
+        test_files: globs(&config.tests.files, false)?,
+        test_runs: if config.tests.runs.is_empty() {
+            None
+        } else {
+            Some(globs(&config.tests.runs, true)?)
+        },
+        test_fixtures: globs(&config.tests.fixtures, true)?,
     })
 }
 
@@ -322,5 +355,36 @@ mod tests {
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));
         assert!(!python.is_test_path("src/app.py"));
+    }
+
+    #[test]
+    fn fixtures_and_helpers_in_test_trees_are_not_tests_to_run() {
+        let registry = Registry::get();
+        let python = registry.by_name("python").unwrap();
+        for run in [
+            "tests/test_ctx.py",
+            "test_app.py",
+            "pkg/cart_test.py",
+            "app/tests.py",
+        ] {
+            assert!(python.is_test_to_run(run), "{run}");
+        }
+        for fixture in [
+            "tests/conftest.py",
+            "tests/__init__.py",
+            "tests/helpers.py",
+            "tests/test_apps/cliapp/app.py",
+            "tests/test_util/helpers.py",
+            "tests/fixtures/test_data.py",
+            "tests/factories.py",
+            "src/app.py",
+        ] {
+            assert!(!python.is_test_to_run(fixture), "{fixture}");
+        }
+        let typescript = registry.by_name("typescript").unwrap();
+        assert!(typescript.is_test_to_run("src/router.test.ts"));
+        assert!(typescript.is_test_to_run("src/__tests__/router.ts"));
+        assert!(!typescript.is_test_to_run("test/setup.ts"));
+        assert!(!typescript.is_test_to_run("src/__tests__/__fixtures__/app.ts"));
     }
 }

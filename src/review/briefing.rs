@@ -10,6 +10,7 @@ use super::{Analysis, DIFF_LINES_SHOWN, FileReport, SymbolChange, TestToRun, Unt
 use crate::answer::{Answer, LeftOut, Page};
 use crate::context::{MemoryNote, lines_note};
 use crate::history::Expert;
+use crate::tokens;
 
 /// The default budget of a briefing.
 pub const DEFAULT_REVIEW_TOKENS: usize = 1_500;
@@ -48,6 +49,8 @@ pub struct MissingPartner {
     pub path: String,
     pub with: String,
     pub support: usize,
+    /// Commits of `with` counted.
+    pub of: usize,
     pub confidence: f64,
 }
 
@@ -86,6 +89,8 @@ pub struct ReviewBody {
     pub compared: String,
     pub files: Vec<FileReport>,
     pub tests_to_run: Vec<TestToRun>,
+    /// Fixtures and helpers of the test trees the change touches: not tests to run.
+    pub fixtures: Vec<TestToRun>,
     pub untested: Vec<Untested>,
     pub risks: Vec<Risk>,
     pub memories: Vec<MemoryNote>,
@@ -103,48 +108,63 @@ const LEFT_OUT: LeftOut = LeftOut {
     advice: " (raise max_tokens)",
 };
 
-/// Writes the briefing within `max_tokens`.
+/// Writes the briefing within `max_tokens`. Every changed file and symbol gets its line
+/// first; the tests to run and the files missing from the change keep their room; the
+/// changes' details (diffs, callers) share what their part leaves, a little to every symbol
+/// before more to any; the other sections take their shares in order.
 pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewReport {
     let mut notes = analysis.notes.clone();
     notes.extend(extras.notes.iter().cloned());
     let mut out = Page::new(max_tokens, notes);
     out.force(title(&analysis, &extras));
     let total = out.remaining();
+    let end = out.used() + total;
     let share = |part: f64| (total as f64 * part) as usize;
 
-    // What changed, symbol by symbol, with who depends on it.
-    let limit = out.used() + share(0.5);
-    for file in &analysis.files {
-        write_file(&mut out, file, limit);
-    }
+    let tests = test_lines(&analysis);
+    let tests_room = cost(&tests).min(share(0.3));
+    let partners = partner_lines(&extras.co_changes);
+    let partners_room = cost(&partners).min(share(0.12));
+    // Sections before the history stop short of the partners' room.
+    let before_history = end.saturating_sub(partners_room);
 
-    let mut tests_to_run = analysis.tests.clone();
-    if !tests_to_run.is_empty() || !analysis.untested.is_empty() {
-        let limit = out.used() + share(0.15);
-        write_tests(&mut out, &mut tests_to_run, limit);
-        write_untested(&mut out, &analysis.untested, limit + 40);
+    // What changed: a line for every file and symbol, then the details.
+    let mut changes = Changes::of(&analysis.files);
+    if cost(&changes.skeleton_lines()) > share(0.6) {
+        changes.compact();
+    }
+    let skeleton = cost(&changes.skeleton_lines());
+    let room = share(0.55).min(total.saturating_sub(tests_room + partners_room + share(0.15)));
+    out.dropped += changes.allot(room.saturating_sub(skeleton));
+    changes.write(&mut out, before_history);
+
+    let limit = (out.used() + tests_room).min(before_history);
+    write_section_lines(&mut out, tests, limit);
+    if !analysis.untested.is_empty() {
+        let limit = (out.used() + share(0.05)).min(before_history);
+        write_untested(&mut out, &analysis.untested, limit);
     }
 
     if !extras.risks.is_empty() {
-        let limit = out.used() + share(0.08);
+        let limit = (out.used() + share(0.08)).min(before_history);
         write_section(&mut out, "## Risk".to_string(), risk_lines(&extras), limit);
     }
 
     // The team's memories.
-    let limit = out.used() + share(0.12);
     if !extras.memories.is_empty() {
+        let limit = (out.used() + share(0.12)).min(before_history);
         let heading = "## Team patterns and decisions".to_string();
         let lines = extras.memories.iter().map(MemoryNote::line).collect();
         write_section(&mut out, heading, lines, limit);
     }
     if !extras.rejections.is_empty() || !extras.rules.is_empty() {
-        let limit = out.used() + share(0.07);
+        let limit = (out.used() + share(0.07)).min(before_history);
         let heading = "## Avoid (rejected here before)".to_string();
         write_section(&mut out, heading, avoid_lines(&extras), limit);
     }
 
     if let Some(author) = &extras.author {
-        let limit = out.used() + share(0.06);
+        let limit = (out.used() + share(0.06)).min(before_history);
         write_section(
             &mut out,
             author_heading(author),
@@ -153,20 +173,18 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
         );
     }
 
-    if !extras.experts.is_empty() || !extras.co_changes.is_empty() || !extras.commits.is_empty() {
-        let limit = out.used() + share(0.1);
-        write_section(
-            &mut out,
-            "## History".to_string(),
-            history_lines(&extras),
-            limit,
-        );
+    if !partners.is_empty() || !extras.experts.is_empty() || !extras.commits.is_empty() {
+        let limit = out.used() + share(0.1).max(partners_room);
+        let mut lines = partners;
+        lines.extend(history_lines(&extras));
+        write_section(&mut out, "## History".to_string(), lines, limit);
     }
 
     let body = ReviewBody {
         compared: extras.label,
         files: analysis.files,
-        tests_to_run,
+        tests_to_run: analysis.tests,
+        fixtures: analysis.fixtures,
         untested: analysis.untested,
         risks: extras.risks,
         memories: extras.memories,
@@ -178,6 +196,15 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
         related_commits: extras.commits,
     };
     out.finish(body, LEFT_OUT)
+}
+
+/// Tokens a list of lines takes on the page.
+fn cost(lines: &[String]) -> usize {
+    lines.iter().map(String::as_str).map(line_cost).sum()
+}
+
+fn line_cost(line: &str) -> usize {
+    tokens::count(line) + 1
 }
 
 /// The first line: how large the change is, what was compared, and by whom.
@@ -244,6 +271,18 @@ fn symbol_line(s: &SymbolChange) -> String {
     )
 }
 
+/// A changed symbol in few words: how it changed, its kind, name and lines.
+fn short_symbol_line(s: &SymbolChange) -> String {
+    let qualname = s.id.split_once("::").map_or(s.id.as_str(), |(_, q)| q);
+    format!(
+        "- {} {} `{qualname}` L{}-{}",
+        s.change.as_str(),
+        s.kind,
+        s.start_line,
+        s.end_line
+    )
+}
+
 /// What depends on a changed symbol and the side effects it gains or loses, one line each.
 fn symbol_detail_lines(s: &SymbolChange) -> Vec<String> {
     [
@@ -301,20 +340,6 @@ fn effects_line(added: &[String], removed: &[String]) -> Option<String> {
     let mut parts: Vec<String> = added.iter().map(|c| format!("+{c}")).collect();
     parts.extend(removed.iter().map(|c| format!("−{c}")));
     Some(format!("  side effects: {}", parts.join(" ")))
-}
-
-/// A test to run and how it reaches the change.
-fn test_line(t: &TestToRun) -> String {
-    format!(
-        "- {} [{}{}]",
-        t.id,
-        t.how,
-        if t.mentions.is_empty() {
-            String::new()
-        } else {
-            format!(", names it{}", lines_note(&t.mentions))
-        }
-    )
 }
 
 fn risk_lines(extras: &Extras) -> Vec<String> {
@@ -381,17 +406,37 @@ fn author_lines(author: &AuthorBrief) -> Vec<String> {
         .collect()
 }
 
-/// Files missing from the change, who knows the changed ones, and past commits on them.
+/// Files that usually change with a changed one and are missing from the change: one line
+/// per changed file, strongest first.
+fn partner_lines(partners: &[MissingPartner]) -> Vec<String> {
+    let mut withs: Vec<&str> = Vec::new();
+    for p in partners {
+        if !withs.contains(&p.with.as_str()) {
+            withs.push(&p.with);
+        }
+    }
+    withs
+        .into_iter()
+        .map(|with| {
+            let listed: Vec<String> = partners
+                .iter()
+                .filter(|p| p.with == with)
+                .enumerate()
+                .map(|(i, p)| {
+                    let commits = if i == 0 { " commits" } else { "" };
+                    format!("{} ({} of {}{commits})", p.path, p.support, p.of)
+                })
+                .collect();
+            format!(
+                "- not in this diff, usually changed with {with}: {}",
+                listed.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Who knows the changed files, and past commits on them.
 fn history_lines(extras: &Extras) -> Vec<String> {
-    let partners = extras.co_changes.iter().map(|partner| {
-        format!(
-            "- usually changes with {} ({} commits, {:.0}% of {}'s) — not in this diff",
-            partner.path,
-            partner.support,
-            partner.confidence * 100.0,
-            partner.with
-        )
-    });
     let experts = extras.experts.iter().map(|e| {
         let names: Vec<String> = e
             .experts
@@ -410,7 +455,7 @@ fn history_lines(extras: &Extras) -> Vec<String> {
             c.summary
         )
     });
-    partners.chain(experts).chain(commits).collect()
+    experts.chain(commits).collect()
 }
 
 /// Writes a heading and, when it fits, every line that fits under `limit` (a long line does
@@ -423,57 +468,46 @@ fn write_section(out: &mut Page, heading: String, lines: Vec<String>, limit: usi
     }
 }
 
-/// Writes a changed file: heading, notes, side effects, module-level lines, then its symbols
-/// until one does not fit.
-fn write_file(out: &mut Page, file: &FileReport, limit: usize) {
-    if !out.push_until(file_heading(file), limit) {
-        return;
-    }
-    for note in &file.notes {
-        out.push_until(format!("_{note}_"), limit);
-    }
-    if let Some(line) = effects_line(&file.effects_added, &file.effects_removed) {
-        out.push_until(line.replacen("  side", "file side", 1), limit);
-    }
-    if !file.module_lines.is_empty() {
-        out.push_until(
-            format!("- module level L{}", ranges(&file.module_lines)),
-            limit,
-        );
-        push_diff(out, &file.module_diff, limit);
-    }
-    for s in &file.symbols {
-        if !out.push_until(symbol_line(s), limit) {
-            break;
-        }
-        push_diff(out, &s.diff_lines, limit);
-        for line in symbol_detail_lines(s) {
+/// Writes lines while they fit under `limit` (a long line does not keep a shorter one after
+/// it out); the first is the heading, and nothing is written when it does not fit.
+fn write_section_lines(out: &mut Page, lines: Vec<String>, limit: usize) {
+    let mut lines = lines.into_iter();
+    if let Some(heading) = lines.next()
+        && out.push_until(heading, limit)
+    {
+        for line in lines {
             out.push_until(line, limit);
         }
     }
 }
 
-/// Most tests a briefing lists.
-const TESTS_SHOWN: usize = 10;
-
-/// Writes the tests to run until the share or the count runs out, and cuts the list to what
-/// was written (keeping at least [`TESTS_SHOWN`]).
-fn write_tests(out: &mut Page, tests: &mut Vec<TestToRun>, limit: usize) {
-    if tests.is_empty() || !out.push_until(format!("## Tests to run ({})", tests.len()), limit) {
-        return;
-    }
-    let mut kept = 0;
-    for t in tests.iter() {
-        if kept >= TESTS_SHOWN || !out.push_until(test_line(t), limit) {
-            break;
+/// The tests to run, each with its evidence, then the fixtures the change touches: the
+/// section as written, heading first (nothing when there is neither).
+fn test_lines(analysis: &Analysis) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !analysis.tests.is_empty() {
+        lines.push(format!("## Tests to run ({})", analysis.tests.len()));
+        lines.extend(analysis.tests.iter().map(test_line));
+        if analysis.tests_left_out > 0 {
+            lines.push(format!(
+                "_{} more test files with weaker evidence left out_",
+                analysis.tests_left_out
+            ));
         }
-        kept += 1;
     }
-    if kept < tests.len() {
-        out.push_until(format!("- … {} more", tests.len() - kept), limit);
-        out.dropped += tests.len() - kept;
-        tests.truncate(kept.max(TESTS_SHOWN));
+    if !analysis.fixtures.is_empty() {
+        lines.push(format!(
+            "## Fixtures touched ({}) · helpers of the tests, not tests to run",
+            analysis.fixtures.len()
+        ));
+        lines.extend(analysis.fixtures.iter().map(test_line));
     }
+    lines
+}
+
+/// A test file and why it is listed.
+fn test_line(t: &TestToRun) -> String {
+    format!("- {} — {}", t.id, t.why)
 }
 
 fn write_untested(out: &mut Page, untested: &[Untested], limit: usize) {
@@ -486,25 +520,216 @@ fn write_untested(out: &mut Page, untested: &[Untested], limit: usize) {
     }
 }
 
-fn push_diff(out: &mut Page, lines: &[String], limit: usize) {
-    if lines.is_empty() {
-        return;
+/// The changes as the briefing writes them: per file its heading and notes, then one block
+/// per module-level change and per symbol. The skeleton (headings, notes, the line of every
+/// block) is always written; details (side effects, diff lines, callers) as far as allotted.
+struct Changes {
+    files: Vec<FileLines>,
+}
+
+struct FileLines {
+    heading: Vec<String>,
+    /// The file's side effects gained or lost.
+    effects: Option<String>,
+    effects_shown: bool,
+    blocks: Vec<Block>,
+}
+
+/// A module-level change or a changed symbol: its line, its changed lines and what depends
+/// on it.
+struct Block {
+    line: String,
+    /// A shorter line for large changes (kind, name and lines only).
+    short: String,
+    diff: Vec<String>,
+    details: Vec<String>,
+    diff_shown: usize,
+    details_shown: usize,
+}
+
+/// Tokens of the fences around a diff and of the line counting what it leaves out.
+const DIFF_FRAME: usize = 16;
+
+impl Block {
+    /// Gives the next diff line (up to `diff_to`) or detail line (up to `details_to`) if it
+    /// costs no more than `left`; returns its cost.
+    fn take(&mut self, diff_to: usize, details_to: usize, left: usize) -> Option<usize> {
+        if self.diff_shown < diff_to.min(self.diff.len()).min(DIFF_LINES_SHOWN) {
+            let frame = if self.diff_shown == 0 { DIFF_FRAME } else { 0 };
+            let cost = line_cost(&self.diff[self.diff_shown]) + 2 + frame;
+            if cost <= left {
+                self.diff_shown += 1;
+                return Some(cost);
+            }
+            return None;
+        }
+        if self.details_shown < details_to.min(self.details.len()) {
+            let cost = line_cost(&self.details[self.details_shown]);
+            if cost <= left {
+                self.details_shown += 1;
+                return Some(cost);
+            }
+        }
+        None
     }
-    if !out.push_until("  ```diff".to_string(), limit) {
-        return;
+
+    /// Lines allotted none of the room.
+    fn left_out(&self) -> usize {
+        self.diff.len().min(DIFF_LINES_SHOWN) - self.diff_shown + self.details.len()
+            - self.details_shown
     }
-    for line in lines.iter().take(DIFF_LINES_SHOWN) {
-        if !out.push_until(format!("  {line}"), limit) {
-            break;
+
+    /// Writes the block's line, then its allotted diff lines (never an empty block) and
+    /// details.
+    fn write(&self, out: &mut Page, limit: usize) {
+        out.push_until(self.line.clone(), limit);
+        let diff: Vec<String> = self.diff[..self.diff_shown]
+            .iter()
+            .map(|l| format!("  {l}"))
+            .collect();
+        let opening = [
+            "  ```diff".to_string(),
+            diff.first().cloned().unwrap_or_default(),
+        ];
+        let room = limit.min(out.max()).saturating_sub(out.used());
+        if !diff.is_empty() && cost(&opening) + line_cost("  ```") <= room {
+            let mut lines = diff.into_iter();
+            out.push_until(opening[0].clone(), limit);
+            for line in lines.by_ref() {
+                if !out.push_until(line, limit) {
+                    break;
+                }
+            }
+            out.dropped += lines.count();
+            let hidden = self.diff.len() - self.diff_shown;
+            if hidden > 0 {
+                out.push_until(format!("  … {hidden} more changed lines"), limit);
+            }
+            out.force("  ```".to_string());
+        } else {
+            out.dropped += diff.len();
+        }
+        for line in &self.details[..self.details_shown] {
+            out.push_until(line.clone(), limit);
         }
     }
-    if lines.len() > DIFF_LINES_SHOWN {
-        out.push_until(
-            format!("  … {} more changed lines", lines.len() - DIFF_LINES_SHOWN),
-            limit,
-        );
+}
+
+impl Changes {
+    fn of(files: &[FileReport]) -> Changes {
+        let files = files
+            .iter()
+            .map(|file| {
+                let mut heading = vec![file_heading(file)];
+                heading.extend(file.notes.iter().map(|n| format!("_{n}_")));
+                let mut blocks = Vec::new();
+                if !file.module_lines.is_empty() {
+                    let line = format!(
+                        "- module level L{} ({} line{})",
+                        ranges(&file.module_lines),
+                        file.module_lines.len(),
+                        if file.module_lines.len() == 1 {
+                            ""
+                        } else {
+                            "s"
+                        }
+                    );
+                    blocks.push(Block {
+                        short: line.clone(),
+                        line,
+                        diff: file.module_diff.clone(),
+                        details: Vec::new(),
+                        diff_shown: 0,
+                        details_shown: 0,
+                    });
+                }
+                blocks.extend(file.symbols.iter().map(|s| Block {
+                    line: symbol_line(s),
+                    short: short_symbol_line(s),
+                    diff: s.diff_lines.clone(),
+                    details: symbol_detail_lines(s),
+                    diff_shown: 0,
+                    details_shown: 0,
+                }));
+                FileLines {
+                    heading,
+                    effects: effects_line(&file.effects_added, &file.effects_removed)
+                        .map(|l| l.replacen("  side", "file side", 1)),
+                    effects_shown: false,
+                    blocks,
+                }
+            })
+            .collect();
+        Changes { files }
     }
-    out.force("  ```".to_string());
+
+    /// The lines every briefing writes: headings, notes, one line per block.
+    fn skeleton_lines(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .flat_map(|f| {
+                f.heading
+                    .iter()
+                    .cloned()
+                    .chain(f.blocks.iter().map(|b| b.line.clone()))
+            })
+            .collect()
+    }
+
+    /// Shortens every block's line (for changes too large for the full lines).
+    fn compact(&mut self) {
+        for block in self.files.iter_mut().flat_map(|f| &mut f.blocks) {
+            block.line = block.short.clone();
+        }
+    }
+
+    /// Allots `room` tokens of details: in rounds, a little to every block before more to
+    /// any (the files' side effects; a first changed line each; three and the callers; the
+    /// rest). Returns how many lines
+    /// were left out.
+    fn allot(&mut self, room: usize) -> usize {
+        let mut left = room;
+        for file in &mut self.files {
+            if let Some(effects) = &file.effects
+                && line_cost(effects) <= left
+            {
+                left -= line_cost(effects);
+                file.effects_shown = true;
+            }
+        }
+        for (diff_to, details_to) in [(1, 0), (3, 1), (DIFF_LINES_SHOWN, usize::MAX)] {
+            for block in self.files.iter_mut().flat_map(|f| &mut f.blocks) {
+                while let Some(cost) = block.take(diff_to, details_to, left) {
+                    left -= cost;
+                }
+            }
+        }
+        self.files
+            .iter()
+            .map(|f| {
+                usize::from(f.effects.is_some() && !f.effects_shown)
+                    + f.blocks.iter().map(Block::left_out).sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// Writes the skeleton whatever it costs (up to `limit`, where only a change of very many
+    /// files stops), the allotted details within it.
+    fn write(&self, out: &mut Page, limit: usize) {
+        for file in &self.files {
+            for line in &file.heading {
+                out.push_until(line.clone(), limit);
+            }
+            if file.effects_shown
+                && let Some(effects) = &file.effects
+            {
+                out.push_until(effects.clone(), limit);
+            }
+            for block in &file.blocks {
+                block.write(out, limit);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -519,6 +744,7 @@ mod tests {
                 path: "shop/views.py".to_string(),
                 with: "shop/models.py".to_string(),
                 support: 4,
+                of: 5,
                 confidence: 0.8,
             }],
             experts: vec![FileExperts {
@@ -541,9 +767,14 @@ mod tests {
             ..Extras::default()
         };
         assert_eq!(
+            partner_lines(&extras.co_changes),
+            [
+                "- not in this diff, usually changed with shop/models.py: shop/views.py (4 of 5 commits)"
+            ]
+        );
+        assert_eq!(
             history_lines(&extras),
             [
-                "- usually changes with shop/views.py (4 commits, 80% of shop/models.py's) — not in this diff",
                 "- experts shop/models.py: bob@example.com (3 commits)",
                 "- abc1234 2024-01-02 bob@example.com [fix]: Fix cancel crash",
             ]
@@ -584,26 +815,132 @@ mod tests {
         );
     }
 
+    fn symbol(path: &str, i: u32, diff: usize) -> SymbolChange {
+        SymbolChange {
+            id: format!("{path}::Service.method_number_{i}"),
+            kind: "method".to_string(),
+            change: SymbolChangeKind::Modified,
+            start_line: i * 100,
+            end_line: i * 100 + 60,
+            added_lines: (0..diff as u32).map(|l| i * 100 + l).collect(),
+            removed_lines: Vec::new(),
+            indexed: true,
+            callers: (0..8)
+                .map(|c| Use {
+                    id: format!("pkg/caller_{c}.py::use_it_{c}"),
+                    kind: "function".to_string(),
+                    lines: vec![c + 10],
+                })
+                .collect(),
+            importers: Vec::new(),
+            subclasses: Vec::new(),
+            reach: 40,
+            top_dependents: vec!["pkg/far.py::far_away".to_string()],
+            effects_added: Vec::new(),
+            effects_removed: Vec::new(),
+            name: format!("method_number_{i}"),
+            diff_lines: (0..diff)
+                .map(|l| {
+                    format!(
+                        "+L{} value = compute_something_long(argument_{l}, other_{l})",
+                        i * 100 + l as u32
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn file(path: &str, symbols: Vec<SymbolChange>, module_lines: Vec<u32>) -> FileReport {
+        FileReport {
+            path: path.to_string(),
+            old_path: None,
+            change: crate::review::ChangeKind::Modified,
+            added: 90,
+            removed: 10,
+            binary: false,
+            language: Some("python".to_string()),
+            indexed: true,
+            module_diff: module_lines
+                .iter()
+                .map(|l| format!("+L{l} import something_{l}"))
+                .collect(),
+            module_lines,
+            symbols,
+            effects_added: Vec::new(),
+            effects_removed: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     #[test]
-    fn tests_beyond_the_shown_are_counted() {
-        let mut tests: Vec<TestToRun> = (0..15)
+    fn every_changed_symbol_has_its_line_and_the_tests_stay_whole_within_the_budget() {
+        let files = vec![
+            file(
+                "pkg/app.py",
+                (1..=4).map(|i| symbol("pkg/app.py", i, 30)).collect(),
+                vec![],
+            ),
+            file(
+                "pkg/ctx.py",
+                (5..=7).map(|i| symbol("pkg/ctx.py", i, 20)).collect(),
+                vec![3, 4],
+            ),
+            file(
+                "pkg/helpers.py",
+                (8..=9).map(|i| symbol("pkg/helpers.py", i, 40)).collect(),
+                vec![],
+            ),
+        ];
+        let tests = (0..6)
             .map(|i| TestToRun {
                 id: format!("tests/test_{i}.py"),
-                how: "reaches".to_string(),
+                how: crate::review::Evidence::Calls,
+                why: format!("calls Service.method_number_{i} (L{i}0)"),
                 covers: Vec::new(),
                 mentions: Vec::new(),
-                distance: i,
             })
             .collect();
-        let mut page = Page::new(4_000, Vec::new());
-        write_tests(&mut page, &mut tests, 2_000);
-        assert_eq!(tests.len(), TESTS_SHOWN);
-        assert_eq!(page.dropped, 5);
-        let text = page.finish((), LEFT_OUT).text;
-        assert!(text.starts_with("## Tests to run (15)\n- tests/test_0.py [reaches]\n"));
+        let analysis = Analysis {
+            files,
+            tests,
+            ..Analysis::default()
+        };
+        let extras = Extras {
+            label: "HEAD~1..HEAD".to_string(),
+            co_changes: vec![MissingPartner {
+                path: "pkg/views.py".to_string(),
+                with: "pkg/app.py".to_string(),
+                support: 4,
+                of: 6,
+                confidence: 0.67,
+            }],
+            ..Extras::default()
+        };
+        let answer = render(analysis, extras, DEFAULT_REVIEW_TOKENS);
+        let text = &answer.text;
+        assert!(answer.tokens <= DEFAULT_REVIEW_TOKENS, "{}", answer.tokens);
+        for i in 1..=9 {
+            let id = format!("::Service.method_number_{i}`");
+            assert_eq!(text.matches(&id).count(), 1, "symbol {i}:\n{text}");
+        }
+        for path in ["pkg/app.py", "pkg/ctx.py", "pkg/helpers.py"] {
+            assert!(text.contains(&format!("## {path} (modified")), "{text}");
+        }
+        assert!(text.contains("- module level L3-4 (2 lines)"), "{text}");
+        assert!(text.contains("## Tests to run (6)"), "{text}");
+        for i in 0..6 {
+            assert!(
+                text.contains(&format!("- tests/test_{i}.py — calls")),
+                "{text}"
+            );
+        }
+        assert!(text.contains("pkg/views.py (4 of 6 commits)"), "{text}");
         assert!(
-            text.contains("- tests/test_9.py [reaches]\n- … 5 more\n"),
-            "{text}"
+            !text.contains("```diff\n  ```"),
+            "no empty diff block:\n{text}"
         );
+        assert!(answer.truncated > 0, "the details were cut, and said so");
+        // Symbols get a first changed line each before any gets more.
+        assert!(text.matches("```diff").count() >= 5, "{text}");
     }
 }

@@ -1,12 +1,15 @@
 //! `review_diff`: a hunk-precise briefing for a change. Which symbols the hunks touch (on
-//! both sides of the change), who depends on them, which tests reach them, what side effects
-//! the change adds or drops, what history and the team's memories say about these files.
+//! both sides of the change), who depends on them, which tests to run and why ([`evidence`]),
+//! what side effects the change adds or drops, what history and the team's memories say about
+//! these files.
 //!
-//! `analyse` is pure (changes + graph in, per-file findings out); the caller gathers memories
-//! and history for what it found, and `briefing::render` writes the answer within a budget.
+//! `analyse` is pure (changes, graph and history in, per-file findings out); the caller
+//! gathers memories and history for what it found, and `briefing::render` writes the answer
+//! within a budget.
 
 pub mod briefing;
 pub mod diff;
+pub mod evidence;
 pub mod git;
 pub mod stats;
 
@@ -14,11 +17,13 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use crate::context::{nearest_dependents, strongest_dependents};
+use crate::context::strongest_dependents;
 use crate::extract::{self, FileExtract, Symbol};
 use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
+use crate::history::History;
 use crate::languages::Registry;
 pub use diff::{ChangeKind, DiffError, FileChange};
+pub use evidence::{Evidence, TestToRun};
 
 /// A change larger than one review takes on.
 #[derive(Debug, thiserror::Error)]
@@ -131,22 +136,6 @@ pub struct FileReport {
     pub module_diff: Vec<String>,
 }
 
-/// A test to run, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct TestToRun {
-    /// The test file (or test symbol, when it asserts on a changed symbol directly).
-    pub id: String,
-    /// `asserts_on`, `calls`, or `reaches` (through imports and calls).
-    pub how: String,
-    /// Changed symbols it covers.
-    pub covers: Vec<String>,
-    /// Lines of the test file that name a changed symbol.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mentions: Vec<u32>,
-    #[serde(skip)]
-    distance: usize,
-}
-
 /// Changed code that no test reaches.
 #[derive(Debug, Clone, Serialize)]
 pub struct Untested {
@@ -159,6 +148,10 @@ pub struct Untested {
 pub struct Analysis {
     pub files: Vec<FileReport>,
     pub tests: Vec<TestToRun>,
+    /// Fixtures and helpers of the test trees the change touches (never tests to run).
+    pub fixtures: Vec<TestToRun>,
+    /// Tests with weaker evidence than those listed, left out.
+    pub tests_left_out: usize,
     pub untested: Vec<Untested>,
     pub notes: Vec<String>,
 }
@@ -198,9 +191,7 @@ impl Analysis {
     }
 }
 
-/// How many test files a review reads to find the lines that name a changed symbol.
-const MENTION_READS: usize = 200;
-/// How many of the nearest dependents are walked per symbol.
+/// How many of the strongest dependents are walked per symbol.
 const RADIUS_WALK: usize = 1_000;
 /// Changed lines shown per symbol.
 pub const DIFF_LINES_SHOWN: usize = 12;
@@ -208,12 +199,14 @@ pub const DIFF_LINES_SHOWN: usize = 12;
 /// Reads a repository file's text (for test mentions).
 pub type FileReader<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// Maps every change onto symbols, dependents and tests.
+/// Maps every change onto symbols, dependents and tests (with the history, for the tests
+/// that change together with the changed files).
 pub fn analyse(
     changes: &[FileChange],
     graph: &Graph,
     rank: &dyn Fn(&str) -> f64,
     read: FileReader,
+    history: &History,
 ) -> Analysis {
     let registry = Registry::get();
     let mut analysis = Analysis::default();
@@ -222,7 +215,7 @@ pub fn analyse(
             .files
             .push(analyse_file(change, graph, registry, rank));
     }
-    tests_for(&mut analysis, graph, read);
+    evidence::find(&mut analysis, graph, read, history);
     analysis
 }
 
@@ -703,210 +696,9 @@ fn symbols_from_graph(graph: &Graph, path: &str) -> Vec<Symbol> {
         .collect()
 }
 
-/// Tests that reach the changed symbols (or their files, for module-level changes), nearest
-/// first; tests whose text names a changed symbol rank above those that only import it.
-fn tests_for(analysis: &mut Analysis, graph: &Graph, read: FileReader) {
-    let mut reaching = Reaching::default();
-    for file in &analysis.files {
-        let mut starts: Vec<String> = file
-            .symbols
-            .iter()
-            .filter(|s| s.indexed && s.change != SymbolChangeKind::Removed)
-            .map(|s| s.id.clone())
-            .collect();
-        if !file.module_lines.is_empty() && graph.node(&file.path).is_some() {
-            starts.push(file.path.clone());
-        }
-        for id in starts {
-            reaching.find(graph, id);
-        }
-    }
-    let names: HashMap<String, String> = analysis
-        .files
-        .iter()
-        .flat_map(|f| &f.symbols)
-        .map(|s| (s.id.clone(), s.name.clone()))
-        .collect();
-    // Read the nearest test files for lines naming the changed symbols.
-    let mut ordered: Vec<TestToRun> = reaching.tests.into_values().collect();
-    ordered.sort_by(|a, b| a.distance.cmp(&b.distance).then(a.id.cmp(&b.id)));
-    for test in ordered.iter_mut().take(MENTION_READS) {
-        find_mentions(test, &names, graph, read);
-    }
-    ordered.sort_by(|a, b| {
-        let named = |t: &TestToRun| t.how == "asserts_on" || !t.mentions.is_empty();
-        named(b)
-            .cmp(&named(a))
-            .then(b.covers.len().cmp(&a.covers.len()))
-            .then(a.distance.cmp(&b.distance))
-            .then(a.id.cmp(&b.id))
-    });
-    analysis.tests = ordered;
-    let untested = untested(&analysis.files, &analysis.tests, &reaching.reached);
-    analysis.untested.extend(untested);
-}
-
-/// The tests found so far, by id, and whether each changed node is reached by any.
-#[derive(Debug, Default)]
-struct Reaching {
-    tests: HashMap<String, TestToRun>,
-    reached: HashMap<String, bool>,
-}
-
-impl Reaching {
-    fn test(&mut self, id: &str, how: &str, distance: usize) -> &mut TestToRun {
-        self.tests
-            .entry(id.to_string())
-            .or_insert_with(|| TestToRun {
-                id: id.to_string(),
-                how: how.to_string(),
-                covers: Vec::new(),
-                mentions: Vec::new(),
-                distance,
-            })
-    }
-
-    /// Records the tests that reach `id`: those asserting on it, test files whose symbols
-    /// call it, and test files anywhere in its radius.
-    fn find(&mut self, graph: &Graph, id: String) {
-        let mut found = false;
-        for edge in graph
-            .incoming(&id)
-            .filter(|e| e.kind == EdgeKind::AssertsOn)
-        {
-            found = true;
-            self.test(&edge.src, "asserts_on", 0)
-                .covers
-                .push(id.clone());
-        }
-        for edge in graph.incoming(&id).filter(|e| e.kind == EdgeKind::Calls) {
-            let Some(caller) = graph.node(&edge.src).filter(|n| n.is_test) else {
-                continue;
-            };
-            found = true;
-            let test = self.test(&caller.path, "calls", 1);
-            if test.how == "reaches" {
-                test.how = "calls".to_string();
-            }
-            test.distance = test.distance.min(1);
-            test.mentions.extend(edge.lines.iter().copied());
-            test.covers.push(id.clone());
-        }
-        for (distance, dep) in nearest_dependents(graph, &id, RADIUS_WALK)
-            .into_iter()
-            .enumerate()
-        {
-            let Some(node) = graph.node(dep) else {
-                continue;
-            };
-            if !(node.is_test && node.kind == NodeKind::File) {
-                continue;
-            }
-            found = true;
-            let test = self.test(&node.id, "reaches", distance + 2);
-            test.distance = test.distance.min(distance + 2);
-            test.covers.push(id.clone());
-        }
-        self.reached.insert(id, found);
-    }
-}
-
-/// Adds the lines of a test's file that name a symbol it covers (by the symbols' `names`).
-fn find_mentions(
-    test: &mut TestToRun,
-    names: &HashMap<String, String>,
-    graph: &Graph,
-    read: FileReader,
-) {
-    test.covers.sort();
-    test.covers.dedup();
-    let wanted: Vec<&str> = test
-        .covers
-        .iter()
-        .filter_map(|c| names.get(c).map(String::as_str))
-        .filter(|n| n.len() >= 3)
-        .collect();
-    if wanted.is_empty() {
-        return;
-    }
-    let path = graph
-        .node(&test.id)
-        .map_or(test.id.as_str(), |n| n.path.as_str());
-    // Most files in a radius never name the symbol: a whole-text search rules them out
-    // before any line is looked at.
-    if let Some(text) = read(path).filter(|t| wanted.iter().any(|w| t.contains(w))) {
-        for (i, line) in text.lines().enumerate() {
-            if wanted.iter().any(|w| mentions(line, w)) {
-                test.mentions.push(i as u32 + 1);
-            }
-        }
-    }
-    test.mentions.sort_unstable();
-    test.mentions.dedup();
-}
-
-/// Changed symbols no test is known to reach, and why.
-fn untested(
-    files: &[FileReport],
-    tests: &[TestToRun],
-    reached: &HashMap<String, bool>,
-) -> Vec<Untested> {
-    let mut untested = Vec::new();
-    for file in files {
-        for s in &file.symbols {
-            let reason = match s.change {
-                SymbolChangeKind::Removed => continue,
-                _ if !s.indexed => {
-                    "new since the last index: no test is known to reach it (run `cairn index`)"
-                        .to_string()
-                }
-                _ if reached.get(&s.id) == Some(&false) => {
-                    "no test calls it, asserts on it or reaches it through its dependents"
-                        .to_string()
-                }
-                _ => continue,
-            };
-            // A new symbol named by a test that reaches its file is not flagged.
-            if !s.indexed
-                && tests
-                    .iter()
-                    .any(|t| t.covers.contains(&file.path) && !t.mentions.is_empty())
-            {
-                continue;
-            }
-            untested.push(Untested {
-                id: s.id.clone(),
-                reason,
-            });
-        }
-    }
-    untested
-}
-
-/// Whether `line` names `word` as a whole identifier.
-fn mentions(line: &str, word: &str) -> bool {
-    let bytes = line.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    line.match_indices(word).any(|(at, _)| {
-        let before = at.checked_sub(1).map(|i| bytes[i]);
-        let after = bytes.get(at + word.len()).copied();
-        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mentions_whole_identifiers_only() {
-        assert!(mentions("    app.dispatch_request()", "dispatch_request"));
-        assert!(!mentions(
-            "    app.full_dispatch_request()",
-            "dispatch_request"
-        ));
-        assert!(!mentions("dispatch_requests", "dispatch_request"));
-    }
 
     #[test]
     fn changed_lines_fall_on_the_innermost_symbol_of_their_side() {

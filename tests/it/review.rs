@@ -199,7 +199,9 @@ fn a_three_line_change_in_a_large_file_reports_that_symbol_only() {
         "untouched helpers stay out:\n{text}"
     );
     assert!(
-        text.contains("usually changes with shop/views.py"),
+        text.contains(
+            "- not in this diff, usually changed with shop/models.py: shop/views.py (4 of 5 commits)"
+        ),
         "{text}"
     );
 }

@@ -1,0 +1,658 @@
+//! Which tests to run for a change, and why: test files ranked by the evidence that they
+//! exercise it — a test calls or asserts on a changed symbol (a resolved edge), a test names
+//! it, the test file changed together with the changed files in the history, or it is near
+//! the change in the graph. Fixtures and helpers of the test trees (`conftest.py`, test apps,
+//! factories) are listed apart: they are not tests a runner collects.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use super::{Analysis, FileReader, FileReport, SymbolChangeKind, Untested};
+use crate::context::{nearest_dependents, strongest_dependents};
+use crate::graph::{EdgeKind, Graph, NodeKind};
+use crate::history::History;
+use crate::languages::Registry;
+
+/// How many test files a review reads to find the lines that name a changed symbol.
+const MENTION_READS: usize = 200;
+/// How many of the dependents are walked per changed symbol.
+const RADIUS_WALK: usize = 1_000;
+/// Most test files a briefing lists.
+pub const TESTS_SHOWN: usize = 8;
+/// Test files listed only for being near the change in the graph, when stronger evidence
+/// names other tests…
+const NEAR_ONLY_BESIDE_EVIDENCE: usize = 2;
+/// …and when nothing stronger is known.
+const NEAR_ONLY: usize = 5;
+/// Most fixtures listed.
+pub const FIXTURES_SHOWN: usize = 5;
+/// A test file counts as changing with a source file after this many commits together…
+const CO_CHANGE_SUPPORT: usize = 2;
+/// …making up at least this share of the source file's commits.
+const CO_CHANGE_CONFIDENCE: f64 = 0.1;
+/// A name mentioned by more than this many test files…
+const COMMON_NAME_FILES: usize = 8;
+/// …that are at least this share of the test files read says nothing about which of them
+/// exercise the change (`get`, `run`, `pop` in a web framework's tests).
+const COMMON_NAME_SHARE: f64 = 0.25;
+
+/// The evidence that a test file exercises the change, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// The test file is part of the change itself.
+    Changed,
+    /// A test calls or asserts on a changed symbol (a resolved edge of the graph).
+    Calls,
+    /// The test file names a changed symbol.
+    Names,
+    /// The test file changed together with a changed file in the history.
+    ChangedWith,
+    /// The test file is near the change in the graph (through imports and calls).
+    Near,
+}
+
+/// A test file to run (or a fixture the change touches) and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestToRun {
+    /// The test file.
+    pub id: String,
+    /// The strongest evidence.
+    pub how: Evidence,
+    /// The evidence in a few words: `calls AppContext.pop (L120); changed with ctx.py in 6 of 9
+    /// commits`.
+    pub why: String,
+    /// Changed symbols (or files, for module-level changes) it covers.
+    pub covers: Vec<String>,
+    /// Lines of the test file that call or name a changed symbol.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<u32>,
+}
+
+/// What was found about one test file.
+#[derive(Debug, Default)]
+struct Found {
+    changed: bool,
+    /// Changed symbols it calls, by display name, with the call lines.
+    calls: Vec<(String, Vec<u32>)>,
+    /// Changed symbols it imports by name (the graph's `asserts_on`), with the lines.
+    imports: Vec<(String, Vec<u32>)>,
+    /// Changed symbols it names, by name, with the lines.
+    names: Vec<(String, Vec<u32>)>,
+    /// The changed file it changed with most: path, commits together, that file's commits.
+    changed_with: Option<(String, usize, usize)>,
+    /// The strongest link from the change in the graph, and to what.
+    near: Option<(f64, String)>,
+    covers: BTreeSet<String>,
+}
+
+impl Found {
+    fn how(&self) -> Evidence {
+        if self.changed {
+            Evidence::Changed
+        } else if !self.calls.is_empty() || !self.imports.is_empty() {
+            Evidence::Calls
+        } else if !self.names.is_empty() {
+            Evidence::Names
+        } else if self.changed_with.is_some() {
+            Evidence::ChangedWith
+        } else {
+            Evidence::Near
+        }
+    }
+
+    /// How many kinds of evidence agree.
+    fn kinds(&self) -> usize {
+        [
+            self.changed,
+            !self.calls.is_empty() || !self.imports.is_empty(),
+            !self.names.is_empty(),
+            self.changed_with.is_some(),
+            self.near.is_some(),
+        ]
+        .into_iter()
+        .filter(|&k| k)
+        .count()
+    }
+
+    fn support(&self) -> usize {
+        self.changed_with.as_ref().map_or(0, |c| c.1)
+    }
+
+    fn strength(&self) -> f64 {
+        self.near.as_ref().map_or(0.0, |n| n.0)
+    }
+
+    /// The evidence in a few words; nearness only when nothing stronger is known.
+    fn why(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.changed {
+            parts.push("changed in this diff".to_string());
+        }
+        let called: Vec<&str> = self.calls.iter().map(|c| c.0.as_str()).collect();
+        let calls = listed(&self.calls, &[]);
+        if !calls.is_empty() {
+            parts.push(format!("calls {}", named_list(&calls)));
+        }
+        let imports = listed(&self.imports, &called);
+        if !imports.is_empty() {
+            parts.push(format!("imports {}", named_list(&imports)));
+        }
+        // Names are bare (`pop`); what it calls or imports is qualified (`AppContext.pop`).
+        let used: Vec<&str> = self
+            .calls
+            .iter()
+            .chain(&self.imports)
+            .map(|c| c.0.rsplit('.').next().unwrap_or(&c.0))
+            .collect();
+        let named = listed(&self.names, &used);
+        if !named.is_empty() {
+            parts.push(format!("names {}", named_list(&named)));
+        }
+        if let Some((path, together, of)) = &self.changed_with {
+            parts.push(format!(
+                "changed with {} in {together} of {of} commits",
+                file_name(path)
+            ));
+        }
+        if parts.is_empty()
+            && let Some((strength, what)) = &self.near
+        {
+            parts.push(format!("near {what} in the graph ({strength:.2})"));
+        }
+        parts.join("; ")
+    }
+
+    fn into_entry(self, id: String) -> TestToRun {
+        let mut mentions: Vec<u32> = self
+            .calls
+            .iter()
+            .chain(&self.imports)
+            .chain(&self.names)
+            .flat_map(|c| c.1.iter().copied())
+            .collect();
+        mentions.sort_unstable();
+        mentions.dedup();
+        TestToRun {
+            how: self.how(),
+            why: self.why(),
+            covers: self.covers.iter().cloned().collect(),
+            mentions,
+            id,
+        }
+    }
+}
+
+/// The entries whose name is not among `except`, as (name, lines).
+fn listed<'a>(entries: &'a [(String, Vec<u32>)], except: &[&str]) -> Vec<(&'a str, &'a [u32])> {
+    entries
+        .iter()
+        .filter(|(name, _)| !except.contains(&name.as_str()))
+        .map(|(name, lines)| (name.as_str(), &lines[..]))
+        .collect()
+}
+
+/// `AppContext.pop (L120), Flask.do_teardown_request (L88) +1 more`.
+fn named_list(items: &[(&str, &[u32])]) -> String {
+    let mut out: Vec<String> = items
+        .iter()
+        .take(2)
+        .map(|(name, lines)| format!("{name}{}", lines_in_parens(lines)))
+        .collect();
+    if items.len() > 2 {
+        out.push(format!("+{} more", items.len() - 2));
+    }
+    out.join(", ")
+}
+
+fn lines_in_parens(lines: &[u32]) -> String {
+    match lines {
+        [] => String::new(),
+        [a] => format!(" (L{a})"),
+        [a, b] => format!(" (L{a}, L{b})"),
+        [a, b, rest @ ..] => format!(" (L{a}, L{b}, +{})", rest.len()),
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// A changed symbol or file, as the evidence speaks of it.
+struct Target {
+    /// The graph id (`path::Qual.name`, or the path for a module-level change).
+    id: String,
+    /// What the reader sees: `Qual.name`, or the file name.
+    shown: String,
+    /// The identifier a test would write (none for a module-level change).
+    name: Option<String>,
+    indexed: bool,
+    removed: bool,
+    /// A module-level change (the target is the file).
+    module: bool,
+}
+
+fn targets(files: &[FileReport], graph: &Graph) -> Vec<Target> {
+    let mut out = Vec::new();
+    for file in files {
+        let language = Registry::get().for_path(&file.path);
+        // A test names the class, not its constructor (`__init__`, `constructor`).
+        let telling = |name: &str| {
+            name.len() >= 3
+                && !(name.starts_with("__") && name.ends_with("__"))
+                && !language.is_some_and(|l| l.constructors.iter().any(|c| c == name))
+        };
+        for s in &file.symbols {
+            out.push(Target {
+                shown: s
+                    .id
+                    .split_once("::")
+                    .map_or(s.id.clone(), |(_, q)| q.to_string()),
+                id: s.id.clone(),
+                name: Some(s.name.clone()).filter(|n| telling(n)),
+                indexed: s.indexed,
+                removed: s.change == SymbolChangeKind::Removed,
+                module: false,
+            });
+        }
+        if !file.module_lines.is_empty() && graph.node(&file.path).is_some() {
+            out.push(Target {
+                id: file.path.clone(),
+                shown: file_name(&file.path).to_string(),
+                name: None,
+                indexed: true,
+                removed: false,
+                module: true,
+            });
+        }
+    }
+    out
+}
+
+/// Whether a path is a test file, and whether a runner collects it.
+fn test_kind(path: &str) -> Option<bool> {
+    let language = Registry::get().for_path(path)?;
+    language
+        .is_test_path(path)
+        .then(|| language.is_test_to_run(path))
+}
+
+/// Finds the tests to run, the fixtures touched and the changed code no test reaches, and
+/// writes them into the analysis.
+pub fn find(analysis: &mut Analysis, graph: &Graph, read: FileReader, history: &History) {
+    let targets = targets(&analysis.files, graph);
+    let mut found: HashMap<String, Found> = HashMap::new();
+    for file in &analysis.files {
+        if file.change != super::ChangeKind::Deleted && test_kind(&file.path).is_some() {
+            found.entry(file.path.clone()).or_default().changed = true;
+        }
+    }
+    let mut reached: HashMap<String, bool> = HashMap::new();
+    for target in targets.iter().filter(|t| t.indexed && !t.removed) {
+        let called = add_calls(&mut found, graph, target);
+        let near = add_near(&mut found, graph, target);
+        let far = || {
+            nearest_dependents(graph, &target.id, RADIUS_WALK)
+                .into_iter()
+                .any(|d| graph.node(d).is_some_and(|n| n.is_test))
+        };
+        reached.insert(target.id.clone(), called || near || far());
+    }
+    add_co_changed(&mut found, &analysis.files, graph, read, history);
+    let named = add_names(&mut found, &targets, &analysis.files, graph, read);
+    let (tests, fixtures, left_out) = rank(found);
+    analysis.tests = tests;
+    analysis.fixtures = fixtures;
+    analysis.tests_left_out = left_out;
+    analysis
+        .untested
+        .extend(untested(&analysis.files, &reached, &named));
+}
+
+/// Tests calling the changed symbol or importing it by name (the graph's `asserts_on`), by
+/// resolved edges; whether there was one. A module-level change has none: importing a
+/// module says little about which of its changes a test exercises.
+fn add_calls(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target) -> bool {
+    if target.module {
+        return false;
+    }
+    let mut any = false;
+    for edge in graph.incoming(&target.id) {
+        if !matches!(edge.kind, EdgeKind::Calls | EdgeKind::AssertsOn) {
+            continue;
+        }
+        let Some(caller) = graph.node(&edge.src).filter(|n| n.is_test) else {
+            continue;
+        };
+        let entry = found.entry(caller.path.clone()).or_default();
+        let uses = if edge.kind == EdgeKind::Calls {
+            &mut entry.calls
+        } else {
+            &mut entry.imports
+        };
+        match uses.iter_mut().find(|c| c.0 == target.shown) {
+            Some(known) => {
+                known.1.extend(edge.lines.iter().copied());
+                known.1.sort_unstable();
+                known.1.dedup();
+            }
+            None => uses.push((target.shown.clone(), edge.lines.clone())),
+        }
+        entry.covers.insert(target.id.clone());
+        any = true;
+    }
+    any
+}
+
+/// Test files among the target's strongest dependents; whether there was one.
+fn add_near(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target) -> bool {
+    let mut any = false;
+    for dependent in strongest_dependents(graph, &target.id, RADIUS_WALK) {
+        let Some(node) = graph.node(dependent.id).filter(|n| n.is_test) else {
+            continue;
+        };
+        any = true;
+        let entry = found.entry(node.path.clone()).or_default();
+        entry.covers.insert(target.id.clone());
+        if entry.strength() < dependent.strength {
+            entry.near = Some((dependent.strength, target.shown.clone()));
+        }
+    }
+    any
+}
+
+/// Test files that changed together with the changed source files in the history, and
+/// still exist.
+fn add_co_changed(
+    found: &mut HashMap<String, Found>,
+    files: &[FileReport],
+    graph: &Graph,
+    read: FileReader,
+    history: &History,
+) {
+    for file in files.iter().filter(|f| test_kind(&f.path).is_none()) {
+        for partner in history.co_changes(&file.path, CO_CHANGE_SUPPORT, CO_CHANGE_CONFIDENCE) {
+            if test_kind(&partner.path).is_none()
+                || !(graph.node(&partner.path).is_some() || read(&partner.path).is_some())
+            {
+                continue;
+            }
+            let entry = found.entry(partner.path.clone()).or_default();
+            if entry.support() < partner.support {
+                entry.changed_with = Some((file.path.clone(), partner.support, partner.of));
+            }
+        }
+    }
+}
+
+/// Reads test files for lines naming a changed symbol: those already found first, then
+/// those whose name holds a changed file's stem, then the rest, up to [`MENTION_READS`].
+/// A name mentioned by many of the files read is too common to count. Returns the targets
+/// some test names.
+fn add_names(
+    found: &mut HashMap<String, Found>,
+    targets: &[Target],
+    files: &[FileReport],
+    graph: &Graph,
+    read: FileReader,
+) -> BTreeSet<String> {
+    let wanted: Vec<(&str, &Target)> = targets
+        .iter()
+        .filter_map(|t| t.name.as_deref().map(|n| (n, t)))
+        .collect();
+    let mut named = BTreeSet::new();
+    if wanted.is_empty() {
+        return named;
+    }
+    let stems: Vec<&str> = files
+        .iter()
+        .map(|f| {
+            let name = file_name(&f.path);
+            name.split('.').next().unwrap_or(name)
+        })
+        .filter(|s| s.len() >= 3 && *s != "__init__")
+        .collect();
+    let mut candidates: Vec<(u8, &str)> = found.keys().map(|p| (0, p.as_str())).collect();
+    candidates.extend(
+        graph
+            .nodes
+            .iter()
+            .filter(|n| n.is_test && n.kind == NodeKind::File && !found.contains_key(&n.path))
+            .map(|n| {
+                let stem_match = stems.iter().any(|s| file_name(&n.path).contains(s));
+                (if stem_match { 1 } else { 2 }, n.path.as_str())
+            }),
+    );
+    candidates.sort();
+    candidates.dedup();
+    let mut mentions: Vec<(String, Vec<(String, &Target, Vec<u32>)>)> = Vec::new();
+    let mut read_count = 0usize;
+    for (_, path) in candidates.into_iter().take(MENTION_READS) {
+        let Some(text) = read(path) else { continue };
+        read_count += 1;
+        // Most files never name the symbols: a whole-text search rules them out first.
+        let present: Vec<&(&str, &Target)> =
+            wanted.iter().filter(|(n, _)| text.contains(n)).collect();
+        if present.is_empty() {
+            continue;
+        }
+        let mut hits: Vec<(String, &Target, Vec<u32>)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            for (name, target) in &present {
+                if !mentions_word(line, name) {
+                    continue;
+                }
+                match hits.iter_mut().find(|h| h.1.id == target.id) {
+                    Some(hit) => hit.2.push(i as u32 + 1),
+                    None => hits.push((name.to_string(), *target, vec![i as u32 + 1])),
+                }
+            }
+        }
+        if !hits.is_empty() {
+            mentions.push((path.to_string(), hits));
+        }
+    }
+    let common = |id: &str| {
+        let files = mentions
+            .iter()
+            .filter(|(_, hits)| hits.iter().any(|h| h.1.id == id))
+            .count();
+        files > COMMON_NAME_FILES && files as f64 >= read_count as f64 * COMMON_NAME_SHARE
+    };
+    let common: BTreeSet<&str> = wanted
+        .iter()
+        .map(|(_, t)| t.id.as_str())
+        .filter(|id| common(*id))
+        .collect();
+    for (path, hits) in mentions {
+        for (name, target, lines) in hits {
+            named.insert(target.id.clone());
+            if common.contains(target.id.as_str()) {
+                continue;
+            }
+            let entry = found.entry(path.clone()).or_default();
+            entry.covers.insert(target.id.clone());
+            entry.names.push((name, lines));
+        }
+    }
+    named
+}
+
+/// Ranks what was found: tests to run (strongest evidence first, then agreeing evidence,
+/// more covered symbols, more commits together, nearer), cut short when evidence is strong;
+/// fixtures with real evidence apart. Returns the tests, the fixtures and how many tests
+/// were left out.
+fn rank(found: HashMap<String, Found>) -> (Vec<TestToRun>, Vec<TestToRun>, usize) {
+    let mut all: Vec<(String, Found)> = found.into_iter().collect();
+    all.sort_by(|(a, x), (b, y)| {
+        x.how()
+            .cmp(&y.how())
+            .then(y.kinds().cmp(&x.kinds()))
+            .then(y.covers.len().cmp(&x.covers.len()))
+            .then(y.support().cmp(&x.support()))
+            .then(y.strength().total_cmp(&x.strength()))
+            .then(a.cmp(b))
+    });
+    let (mut tests, mut fixtures) = (Vec::new(), Vec::new());
+    let strong = all
+        .iter()
+        .any(|(p, f)| f.how() < Evidence::Near && test_kind(p) == Some(true));
+    let near_cap = if strong {
+        NEAR_ONLY_BESIDE_EVIDENCE
+    } else {
+        NEAR_ONLY
+    };
+    let (mut near_kept, mut left_out) = (0, 0);
+    for (path, f) in all {
+        let near_only = f.how() == Evidence::Near;
+        if test_kind(&path) != Some(true) {
+            if !near_only && fixtures.len() < FIXTURES_SHOWN {
+                fixtures.push(f.into_entry(path));
+            }
+            continue;
+        }
+        if tests.len() >= TESTS_SHOWN || (near_only && near_kept >= near_cap) {
+            left_out += 1;
+            continue;
+        }
+        near_kept += usize::from(near_only);
+        tests.push(f.into_entry(path));
+    }
+    (tests, fixtures, left_out)
+}
+
+/// Changed symbols no test is known to reach, and why.
+fn untested(
+    files: &[FileReport],
+    reached: &HashMap<String, bool>,
+    named: &BTreeSet<String>,
+) -> Vec<Untested> {
+    let mut out = Vec::new();
+    for file in files {
+        for s in &file.symbols {
+            let reason = match s.change {
+                SymbolChangeKind::Removed => continue,
+                // A new symbol a test already names is not flagged.
+                _ if named.contains(&s.id) => continue,
+                _ if !s.indexed => {
+                    "new since the last index: no test is known to reach it (run `cairn index`)"
+                }
+                _ if reached.get(&s.id) == Some(&false) => {
+                    "no test calls it, asserts on it or reaches it through its dependents"
+                }
+                _ => continue,
+            };
+            out.push(Untested {
+                id: s.id.clone(),
+                reason: reason.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// Whether `line` names `word` as a whole identifier.
+pub(super) fn mentions_word(line: &str, word: &str) -> bool {
+    let bytes = line.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    line.match_indices(word).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + word.len()).copied();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_whole_identifiers_only() {
+        assert!(mentions_word(
+            "    app.dispatch_request()",
+            "dispatch_request"
+        ));
+        assert!(!mentions_word(
+            "    app.full_dispatch_request()",
+            "dispatch_request"
+        ));
+        assert!(!mentions_word("dispatch_requests", "dispatch_request"));
+    }
+
+    #[test]
+    fn why_names_each_kind_of_evidence_in_a_few_words() {
+        let found = Found {
+            calls: vec![("AppContext.pop".to_string(), vec![120])],
+            imports: vec![
+                ("AppContext.pop".to_string(), vec![3]),
+                ("AppContext".to_string(), vec![3]),
+            ],
+            names: vec![
+                ("pop".to_string(), vec![120, 130]),
+                ("do_teardown_request".to_string(), vec![40, 41, 50, 60]),
+            ],
+            changed_with: Some(("src/flask/ctx.py".to_string(), 6, 9)),
+            near: Some((0.72, "AppContext.pop".to_string())),
+            ..Found::default()
+        };
+        assert_eq!(found.how(), Evidence::Calls);
+        assert_eq!(
+            found.why(),
+            "calls AppContext.pop (L120); imports AppContext (L3); names do_teardown_request (L40, L41, +2); changed with ctx.py in 6 of 9 commits"
+        );
+        let near = Found {
+            near: Some((0.61, "Order.total".to_string())),
+            ..Found::default()
+        };
+        assert_eq!(near.why(), "near Order.total in the graph (0.61)");
+    }
+
+    #[test]
+    fn near_only_tests_are_few_beside_stronger_evidence_and_fixtures_stand_apart() {
+        let near = |s: f64| Found {
+            near: Some((s, "f".to_string())),
+            ..Found::default()
+        };
+        let mut found: HashMap<String, Found> = (0..6)
+            .map(|i| {
+                (
+                    format!("tests/test_near_{i}.py"),
+                    near(0.5 - i as f64 / 100.0),
+                )
+            })
+            .collect();
+        found.insert(
+            "tests/test_named.py".to_string(),
+            Found {
+                names: vec![("f".to_string(), vec![3])],
+                ..near(0.1)
+            },
+        );
+        found.insert(
+            "tests/conftest.py".to_string(),
+            Found {
+                names: vec![("f".to_string(), vec![9])],
+                ..Found::default()
+            },
+        );
+        found.insert("tests/test_apps/app.py".to_string(), near(0.9));
+        let (tests, fixtures, left_out) = rank(found);
+        let ids: Vec<&str> = tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "tests/test_named.py",
+                "tests/test_near_0.py",
+                "tests/test_near_1.py"
+            ]
+        );
+        assert_eq!(left_out, 4);
+        let fixtures: Vec<&str> = fixtures.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            fixtures,
+            ["tests/conftest.py"],
+            "near-only fixtures stay out"
+        );
+    }
+}
