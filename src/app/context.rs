@@ -46,18 +46,26 @@ impl Cairn {
         let access = self.access();
         let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
         let mut notes: Vec<String> = note.into_iter().collect();
-        let memories = match self.top_memories(focus).await {
-            Ok(memories) => memories,
+        let (memories, matched) = match self.top_memories(focus).await {
+            Ok(found) => found,
             Err(error) => {
                 notes.push(format!("memories unavailable: {error}"));
-                Vec::new()
+                (Vec::new(), 0)
             }
         };
+        // What the memories that match the focus are anchored on is part of the focus.
+        let memory_anchors: Vec<String> = memories[..matched]
+            .iter()
+            .flat_map(|m| m.anchors.iter().cloned())
+            .collect();
         Ok(context::context(
             &scorer,
             &self.repo.name(),
             freshness,
-            focus,
+            context::FocusRequest {
+                text: focus,
+                memory_anchors: &memory_anchors,
+            },
             &memories,
             budget,
             notes,
@@ -131,8 +139,11 @@ impl Cairn {
     }
 
     /// The project memories the context pack shows: those matching the focus first, then the
-    /// standing ones (by type, confidence, use and age).
-    async fn top_memories(&self, focus: Option<&str>) -> Result<Vec<MemoryNote>, AskError> {
+    /// standing ones (by type, confidence, use and age); with how many of them match the focus.
+    async fn top_memories(
+        &self,
+        focus: Option<&str>,
+    ) -> Result<(Vec<MemoryNote>, usize), AskError> {
         const SHOWN: usize = 12;
         let mut found = Vec::new();
         if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
@@ -146,6 +157,7 @@ impl Cairn {
                 })
                 .await?;
         }
+        let matched = found.len();
         let standing = self
             .memories
             .search(&memory::Query {
@@ -161,7 +173,7 @@ impl Cairn {
                 found.push(f);
             }
         }
-        Ok(found.iter().map(|f| note_of(&f.memory)).collect())
+        Ok((found.iter().map(|f| note_of(&f.memory)).collect(), matched))
     }
 }
 

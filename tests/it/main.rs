@@ -6,6 +6,7 @@ mod closed_pipe;
 mod contract;
 mod daemon;
 mod embed;
+mod focus;
 mod impact;
 mod incremental;
 mod indexing;
