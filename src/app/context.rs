@@ -47,18 +47,26 @@ impl Cairn {
         let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
         let mut notes: Vec<String> = note.into_iter().collect();
         let history = self.commit_history(&snapshot).await;
-        let memories = match self.top_memories(focus, &history).await {
-            Ok(memories) => memories,
+        let (memories, matched) = match self.top_memories(focus, &history).await {
+            Ok(found) => found,
             Err(error) => {
                 notes.push(format!("memories unavailable: {error}"));
-                Vec::new()
+                (Vec::new(), 0)
             }
         };
+        // What the memories that match the focus are anchored on is part of the focus.
+        let memory_anchors: Vec<String> = memories[..matched]
+            .iter()
+            .flat_map(|m| m.anchors.iter().cloned())
+            .collect();
         Ok(context::context(
             &scorer,
             &self.repo.name(),
             freshness,
-            focus,
+            context::FocusRequest {
+                text: focus,
+                memory_anchors: &memory_anchors,
+            },
             &memories,
             budget,
             notes,
@@ -139,12 +147,12 @@ impl Cairn {
     }
 
     /// The project memories the context pack shows: those matching the focus first, then the
-    /// standing ones (by type, confidence, use and age).
+    /// standing ones (by type, confidence, use and age); with how many of them match the focus.
     async fn top_memories(
         &self,
         focus: Option<&str>,
         history: &History,
-    ) -> Result<Vec<MemoryNote>, AskError> {
+    ) -> Result<(Vec<MemoryNote>, usize), AskError> {
         const SHOWN: usize = 12;
         let mut found = Vec::new();
         if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
@@ -158,6 +166,7 @@ impl Cairn {
                 })
                 .await?;
         }
+        let matched = found.len();
         let standing = self
             .memories
             .search(&memory::Query {
@@ -173,10 +182,13 @@ impl Cairn {
                 found.push(f);
             }
         }
-        Ok(found
-            .iter()
-            .map(|f| checked_note_of(&f.memory, history))
-            .collect())
+        Ok((
+            found
+                .iter()
+                .map(|f| checked_note_of(&f.memory, history))
+                .collect(),
+            matched,
+        ))
     }
 }
 

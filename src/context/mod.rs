@@ -4,6 +4,7 @@
 //! caller supplies the graph, facts and clock.
 
 mod expand;
+mod lexical;
 mod pack;
 mod target;
 
@@ -16,7 +17,7 @@ use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact, impact_link};
 
 pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
-pub use pack::{ContextBody, ContextReport, Freshness, context};
+pub use pack::{ContextBody, ContextReport, FocusRequest, Freshness, context};
 pub use target::{TargetError, normalise, resolve_target};
 
 /// A memory as the context pack and expansions show it.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{MemoryNote, ScoreParts, Scorer, location};
+use super::{MemoryNote, ScoreParts, Scorer, lexical, location};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::{Score, edge_score};
 use crate::graph::{Edge, EdgeKind, Graph, Node, NodeKind};
@@ -79,14 +79,28 @@ const LEFT_OUT: LeftOut = LeftOut {
     advice: "; raise max_tokens, pass a focus, or use expand",
 };
 
+/// What a `get_context` call focuses on: the caller's text (paths, symbols, a task sentence)
+/// and the anchors of the memories that match it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FocusRequest<'a> {
+    pub text: Option<&'a str>,
+    pub memory_anchors: &'a [String],
+}
+
+/// Rank added to a node the focus names by path, or to the best lexical match (scaled by its
+/// relevance): larger than any score's total, so what the focus names comes first.
+const FOCUS_WEIGHT: f64 = 10.0;
+
 /// What the caller focuses on: paths (or directories) and words.
 struct Focus {
     paths: Vec<String>,
     words: Vec<String>,
+    anchors: Vec<String>,
 }
 
 impl Focus {
-    fn parse(focus: Option<&str>) -> Focus {
+    fn parse(request: FocusRequest) -> Focus {
+        let focus = request.text;
         let mut paths = Vec::new();
         let mut words = Vec::new();
         for token in focus
@@ -96,7 +110,12 @@ impl Focus {
             .filter(|t| !t.is_empty())
         {
             if token.contains('/') || token.contains("::") || has_source_extension(token) {
-                let path = token.split("::").next().unwrap_or(token);
+                let mut parts = token.split("::");
+                let path = parts.next().unwrap_or(token);
+                // `path::Class.method`: the symbol's words count as words too.
+                if let Some(symbol) = parts.next().filter(|s| !s.is_empty()) {
+                    words.push(symbol.to_string());
+                }
                 if !path.starts_with('/') && !path.split('/').any(|p| p == "..") {
                     paths.push(
                         path.trim_start_matches("./")
@@ -104,44 +123,34 @@ impl Focus {
                             .to_string(),
                     );
                 }
-            } else if token.len() >= 3 && !STOP_WORDS.contains(&token.to_lowercase().as_str()) {
-                words.push(token.to_lowercase());
+            } else if !lexical::words_of(token).is_empty() {
+                words.push(token.to_string());
             }
         }
-        Focus { paths, words }
+        Focus {
+            paths,
+            words,
+            anchors: request.memory_anchors.to_vec(),
+        }
     }
 
     fn is_empty(&self) -> bool {
         self.paths.is_empty() && self.words.is_empty()
     }
 
-    /// Extra rank for a node the focus names.
-    fn boost(&self, node: &Node) -> f64 {
-        let mut boost = 0.0;
+    /// Extra rank for a node the focus names by path.
+    fn path_boost(&self, node: &Node) -> f64 {
         if self
             .paths
             .iter()
             .any(|p| node.path == *p || node.path.starts_with(&format!("{p}/")))
         {
-            boost += 3.0;
+            FOCUS_WEIGHT
+        } else {
+            0.0
         }
-        if !self.words.is_empty() {
-            let id = node.id.to_lowercase();
-            boost += 1.5
-                * self
-                    .words
-                    .iter()
-                    .filter(|w| id.contains(w.as_str()))
-                    .count() as f64;
-        }
-        boost
     }
 }
-
-const STOP_WORDS: &[&str] = &[
-    "the", "and", "for", "with", "that", "this", "from", "into", "fix", "add", "make", "use",
-    "when", "how", "why", "what", "are", "not", "all", "new", "code", "file", "files", "bug",
-];
 
 fn has_source_extension(token: &str) -> bool {
     crate::languages::Registry::is_source_path(token)
@@ -156,7 +165,7 @@ pub fn context(
     scorer: &Scorer,
     repo: &str,
     freshness: Freshness,
-    focus: Option<&str>,
+    focus: FocusRequest,
     memories: &[MemoryNote],
     max_tokens: usize,
     notes: Vec<String>,
@@ -259,12 +268,15 @@ struct Ranking<'g> {
 impl<'g> Ranking<'g> {
     fn new(scorer: &Scorer<'g>, focus: &Focus) -> Ranking<'g> {
         let graph = scorer.graph();
+        let relevance = lexical::relevance(graph, &focus.words, &focus.anchors);
         let scores = graph
             .nodes
             .iter()
-            .map(|n| {
+            .enumerate()
+            .map(|(i, n)| {
                 let score = scorer.score(n);
-                (score, score.total() + focus.boost(n))
+                let lexical = relevance.get(i).copied().unwrap_or(0.0) * FOCUS_WEIGHT;
+                (score, score.total() + focus.path_boost(n) + lexical)
             })
             .collect();
         Ranking { graph, scores }
@@ -783,7 +795,10 @@ mod tests {
         let graph = shop();
         let access = HashMap::new();
         let scorer = Scorer::new(&graph, &access, 0);
-        let focus = Focus::parse(Some("shop/views.py"));
+        let focus = Focus::parse(FocusRequest {
+            text: Some("shop/views.py"),
+            ..FocusRequest::default()
+        });
         let selection = Selection::of(&scorer, &focus, &[]);
         assert_eq!((selection.files, selection.test_files), (3, 1));
         assert_eq!(

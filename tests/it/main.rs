@@ -8,6 +8,7 @@ mod contract;
 mod daemon;
 mod dedup;
 mod embed;
+mod focus;
 mod impact;
 mod incremental;
 mod indexing;
