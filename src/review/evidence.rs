@@ -386,6 +386,9 @@ fn add_co_changed(
     }
 }
 
+/// A symbol a test file names: the name found, the changed symbol, the lines.
+type Mention<'t> = (String, &'t Target, Vec<u32>);
+
 /// Reads test files for lines naming a changed symbol: those already found first, then
 /// those whose name holds a changed file's stem, then the rest, up to [`MENTION_READS`].
 /// A name mentioned by many of the files read is too common to count. Returns the targets
@@ -426,7 +429,7 @@ fn add_names(
     );
     candidates.sort();
     candidates.dedup();
-    let mut mentions: Vec<(String, Vec<(String, &Target, Vec<u32>)>)> = Vec::new();
+    let mut mentions: Vec<(String, Vec<Mention>)> = Vec::new();
     let mut read_count = 0usize;
     for (_, path) in candidates.into_iter().take(MENTION_READS) {
         let Some(text) = read(path) else { continue };
@@ -437,7 +440,7 @@ fn add_names(
         if present.is_empty() {
             continue;
         }
-        let mut hits: Vec<(String, &Target, Vec<u32>)> = Vec::new();
+        let mut hits: Vec<Mention> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             for (name, target) in &present {
                 if !mentions_word(line, name) {
@@ -463,7 +466,7 @@ fn add_names(
     let common: BTreeSet<&str> = wanted
         .iter()
         .map(|(_, t)| t.id.as_str())
-        .filter(|id| common(*id))
+        .filter(|id| common(id))
         .collect();
     for (path, hits) in mentions {
         for (name, target, lines) in hits {
