@@ -111,7 +111,7 @@ pub struct Mutation {
 }
 
 /// What a name is known to hold, as written where it is bound.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "expr", rename_all = "snake_case")]
 pub enum Held {
     /// An instance of a declared type: a dotted class expression (`x: Store`, `-> Store`).
@@ -124,6 +124,7 @@ pub enum Held {
     Builtin,
     /// Something cairn does not follow (a loop variable, `a or b`, an untyped parameter): the
     /// name's type is unknown, whatever other bindings say.
+    #[default]
     Unknown,
 }
 
@@ -136,6 +137,9 @@ pub struct TypeHint {
     /// Innermost symbol the binding is written in (`self.x = app` in `__init__`: `__init__`).
     pub at: Option<usize>,
     pub name: String,
+    /// Absent from the records of extractor versions before 2, which load (as unknown) so
+    /// their files are found stale by [`VERSION`] and parsed again.
+    #[serde(default)]
     pub held: Held,
     /// An attribute of instances (`self.x`, `this.x`, a class field), not a local name.
     pub attribute: bool,
@@ -147,6 +151,7 @@ pub struct Returns {
     pub symbol: usize,
     pub class: String,
     /// A property: reading the attribute calls the function.
+    #[serde(default)]
     pub property: bool,
 }
 
