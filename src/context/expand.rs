@@ -242,7 +242,7 @@ impl<'g> Neighbours<'_, 'g> {
     }
 
     /// Tests that assert on the node or, for a file or class, on its members (`asserts_on`),
-    /// then test files in its radius (`reaches`).
+    /// then test files in its radius (`reaches`); only files a test runner collects.
     fn tests(&self, radius: &[&str]) -> Vec<Link> {
         let graph = self.scorer.graph();
         let mut asserting: Vec<&Edge> = self.incoming(EdgeKind::AssertsOn);
@@ -258,10 +258,13 @@ impl<'g> Neighbours<'_, 'g> {
         for test in &mut tests {
             test.kind = "asserts_on".to_string();
         }
+        // Fixtures and helpers of the test trees (conftest.py, test apps) are not tests to run.
+        tests.retain(|t| runs(t.id.split("::").next().unwrap_or(&t.id)));
         for id in radius {
             if graph
                 .node(id)
                 .is_some_and(|n| n.is_test && n.kind == NodeKind::File)
+                && runs(id)
                 && !tests.iter().any(|t| t.id == *id)
             {
                 tests.push(Link {
@@ -483,6 +486,13 @@ pub fn lines_note(lines: &[u32]) -> String {
             many.len()
         ),
     }
+}
+
+/// Whether a test runner collects the file at `path` (not a fixture or helper).
+fn runs(path: &str) -> bool {
+    crate::languages::Registry::get()
+        .for_path(path)
+        .is_some_and(|l| l.is_test_to_run(path))
 }
 
 #[cfg(test)]

@@ -367,7 +367,10 @@ mod tests {
         assert_eq!(words_of("renders"), words_of("render"));
         assert_eq!(words_of("rendered"), words_of("rendering"));
         assert_eq!(words_of("rendered"), vec!["render"]);
-        assert!(words_of("handles").is_empty(), "a stop word's forms are stop words");
+        assert!(
+            words_of("handles").is_empty(),
+            "a stop word's forms are stop words"
+        );
         assert_eq!(words_of("class"), vec!["class"]);
         assert_eq!(words_of("queries"), words_of("query"));
     }

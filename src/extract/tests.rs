@@ -423,7 +423,10 @@ fn an_extraction_stored_by_an_earlier_version_loads_and_is_stale() {
         "types":[{"scope":null,"name":"app","class":"Flask","attribute":true}],
         "returns":[{"symbol":0,"class":"Flask"}],"diagnostics":[]}"#;
     let extract: FileExtract = serde_json::from_str(old).expect("an old record loads");
-    assert_ne!(extract.version, VERSION, "so the index parses the file again");
+    assert_ne!(
+        extract.version, VERSION,
+        "so the index parses the file again"
+    );
     assert_eq!(extract.types[0].held, Held::Unknown);
     assert!(!extract.returns[0].property);
 }

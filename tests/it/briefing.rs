@@ -301,3 +301,22 @@ fn every_changed_file_and_symbol_keeps_its_line_under_a_tight_budget() {
         );
     }
 }
+
+#[test]
+fn expand_lists_tests_to_run_and_leaves_fixtures_out() {
+    let repo = project();
+    let expanded: Value =
+        serde_json::from_str(&repo.cairn_ok(&["expand", "app/core.py::configure", "--json"]))
+            .unwrap();
+    let tests = field(&expanded["tests"], "id");
+    assert!(
+        tests.iter().any(|t| t.starts_with("tests/test_calls.py")),
+        "{tests:?}"
+    );
+    assert!(
+        tests
+            .iter()
+            .all(|t| !t.starts_with("tests/conftest.py") && !t.starts_with("tests/helpers.py")),
+        "{tests:?}"
+    );
+}
