@@ -24,3 +24,4 @@ pub mod review;
 pub mod running;
 pub mod storage;
 pub mod tokens;
+pub mod words;

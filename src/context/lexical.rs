@@ -23,8 +23,6 @@ const B_FILES: f64 = 0.3;
 const NAME_WEIGHT: f64 = 3.0;
 const PATH_WEIGHT: f64 = 1.5;
 const TEXT_WEIGHT: f64 = 1.0;
-/// A docstring's first characters say what it is about; the rest is detail.
-const DOC_CHARS: usize = 400;
 
 /// A file holding a matching symbol matches almost as well as the symbol.
 const FILE_FROM_SYMBOL: f64 = 0.9;
@@ -133,7 +131,7 @@ fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
             }
         }
         if let Some(doc) = &node.doc {
-            bag.add(&words_of(head(doc, DOC_CHARS)), TEXT_WEIGHT, terms);
+            bag.add(&words_of(doc), TEXT_WEIGHT, terms);
         }
         let file = files.entry(node.path.as_str()).or_insert_with(|| {
             let mut bag = empty.clone();
@@ -273,24 +271,16 @@ fn lift_files(graph: &Graph, relevance: &mut [f64]) {
     }
 }
 
-/// The first `chars` characters of a text, cut at a character boundary.
-fn head(text: &str, chars: usize) -> &str {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => &text[..at],
-        None => text,
-    }
-}
-
 /// The stemmed words of a text or identifier, stop words left out.
 pub(super) fn words_of(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     for part in text.split(|c: char| !c.is_alphanumeric()) {
-        for word in split_case(part) {
+        for word in crate::words::humps(part) {
             let word = word.to_lowercase();
             if word.len() < 2 || word.chars().all(|c| c.is_ascii_digit()) {
                 continue;
             }
-            let stemmed = stem(&word);
+            let stemmed = crate::words::stem(&word);
             if STOP_WORDS.contains(&word.as_str()) || stop_stems().contains(&stemmed) {
                 continue;
             }
@@ -304,49 +294,7 @@ pub(super) fn words_of(text: &str) -> Vec<String> {
 fn stop_stems() -> &'static std::collections::HashSet<String> {
     static STEMS: std::sync::OnceLock<std::collections::HashSet<String>> =
         std::sync::OnceLock::new();
-    STEMS.get_or_init(|| STOP_WORDS.iter().map(|w| stem(w)).collect())
-}
-
-/// `getHTTPResponse` → get, HTTP, Response; `parse2` → parse2.
-fn split_case(part: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = part.char_indices().collect();
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for k in 1..chars.len() {
-        let (at, c) = chars[k];
-        let prev = chars[k - 1].1;
-        let next_lower = chars.get(k + 1).is_some_and(|(_, n)| n.is_lowercase());
-        let boundary = (prev.is_lowercase() && c.is_uppercase())
-            || (prev.is_uppercase() && c.is_uppercase() && next_lower);
-        if boundary {
-            pieces.push(&part[start..at]);
-            start = at;
-        }
-    }
-    if start < part.len() {
-        pieces.push(&part[start..]);
-    }
-    pieces
-}
-
-/// A light stem: plurals and the commonest verb endings (callbacks → callback, called → call,
-/// handling → handl, handles → handl), applied alike to the focus and the code.
-fn stem(word: &str) -> String {
-    let w = word;
-    if w.len() > 4 && w.ends_with("ies") {
-        return format!("{}y", &w[..w.len() - 3]);
-    }
-    for (suffix, min) in [("ing", 6), ("ed", 5), ("es", 5), ("s", 4)] {
-        if w.len() >= min && w.ends_with(suffix) && !w.ends_with("ss") {
-            let stem = &w[..w.len() - suffix.len()];
-            // "handles" → "handl", "handled" → "handl", "handle" → "handl" below.
-            return stem.trim_end_matches('e').to_string();
-        }
-    }
-    if w.len() > 4 && w.ends_with('e') {
-        return w[..w.len() - 1].to_string();
-    }
-    w.to_string()
+    STEMS.get_or_init(|| STOP_WORDS.iter().map(|w| crate::words::stem(w)).collect())
 }
 
 #[cfg(test)]
@@ -373,11 +321,5 @@ mod tests {
         );
         assert_eq!(words_of("class"), vec!["class"]);
         assert_eq!(words_of("queries"), words_of("query"));
-    }
-
-    #[test]
-    fn a_long_text_is_cut_at_a_character_boundary() {
-        assert_eq!(head("héllo", 2), "hé");
-        assert_eq!(head("ab", 10), "ab");
     }
 }

@@ -108,79 +108,13 @@ fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
-/// A light suffix stemmer: enough to fold `wraps`/`wrapped`/`wrapping` and
-/// `queries`/`query` together, conservative enough not to mangle identifiers' parts.
+/// Folds review vocabulary written two ways, then stems ([`crate::words::stem`]).
 fn stem(word: &str) -> String {
     let word = SYNONYMS
         .iter()
         .find(|(from, _)| *from == word)
         .map_or(word, |(_, to)| to);
-    if !word.chars().all(|c| c.is_ascii_lowercase()) {
-        return word.to_string();
-    }
-    let n = word.len();
-    let strip = |suffix: &str, min_stem: usize| {
-        word.strip_suffix(suffix)
-            .filter(|stem| stem.len() >= min_stem)
-            .map(str::to_string)
-    };
-    let stemmed = if let Some(stem) = strip("ies", 2) {
-        format!("{stem}y")
-    } else if word.ends_with("sses") {
-        word[..n - 2].to_string()
-    } else if let Some(stem) = strip("ing", 3) {
-        undouble(stem)
-    } else if let Some(stem) = strip("ed", 3) {
-        undouble(stem)
-    } else if word.ends_with("ss") || word.ends_with("us") || word.ends_with("is") {
-        word.to_string()
-    } else if let Some(stem) = strip("es", 3)
-        .filter(|s| s.ends_with("ch") || s.ends_with("sh") || s.ends_with('x') || s.ends_with('z'))
-    {
-        stem
-    } else if let Some(stem) = strip("s", 3) {
-        stem
-    } else {
-        word.to_string()
-    };
-    // `wrapped` → `wrapp` → `wrap`; `caching` → `cach` stays as it is on both sides.
-    match stemmed.strip_suffix('e') {
-        Some(stem) if stem.len() >= 4 => stem.to_string(),
-        _ => stemmed,
-    }
-}
-
-fn undouble(stem: String) -> String {
-    let bytes = stem.as_bytes();
-    let n = bytes.len();
-    // `wrapp` → `wrap`, but `add` (from `adding`) stays whole.
-    if n >= 4 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
-        stem[..n - 1].to_string()
-    } else {
-        stem
-    }
-}
-
-/// Splits a camelCase or PascalCase word at its humps (`sendFile` → `send`, `File`;
-/// `HTTPServer` → `HTTP`, `Server`).
-fn humps(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (at, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
-        let boundary = (c.is_uppercase() && prev.is_lowercase())
-            || (c.is_uppercase() && prev.is_uppercase() && next_lower)
-            || (c.is_ascii_digit() != prev.is_ascii_digit() && c.is_alphanumeric());
-        if boundary {
-            parts.push(&word[start..at]);
-            start = at;
-        }
-    }
-    parts.push(&word[start..]);
-    parts
+    crate::words::stem(word)
 }
 
 fn is_word_char(c: char) -> bool {
@@ -233,7 +167,7 @@ pub fn terms(text: &str) -> Vec<String> {
         }
         let lower = token.to_lowercase();
         let compound = token.contains(['.', '/', ':', '-', '_'])
-            || humps(token).len() > 1 && token.chars().any(|c| c.is_lowercase());
+            || crate::words::humps(token).len() > 1 && token.chars().any(|c| c.is_lowercase());
         if !compound {
             let number = lower.chars().all(|c| c.is_ascii_digit());
             if (number || lower.chars().count() > 1) && !is_stop_word(&lower) {
@@ -262,7 +196,7 @@ pub fn terms(text: &str) -> Vec<String> {
             if piece.contains('.') {
                 continue;
             }
-            for word in piece.split(['_', '-']).flat_map(humps) {
+            for word in piece.split(['_', '-']).flat_map(crate::words::humps) {
                 let word = word.to_lowercase();
                 if !is_stop_word(&word) {
                     emit(stem(&word), &mut out);

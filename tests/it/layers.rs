@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// The top-level modules, lowest layer first. `cli` is the binary (`src/main.rs`, `src/cli/`).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("base", &["clock", "fsutil", "tokens"]),
+    ("base", &["clock", "fsutil", "tokens", "words"]),
     ("base helpers", &["answer", "datadir", "lock"]),
     ("domain roots", &["languages", "history", "running"]),
     ("domain", &["extract", "config"]),
