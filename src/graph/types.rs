@@ -105,23 +105,33 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// A method (or nested definition) by name on a class or, depth first, its resolved bases.
     pub(super) fn method(&self, class: (usize, usize), name: &str) -> Option<(usize, usize)> {
-        self.method_at(class, name, 0)
+        self.ancestry(class).into_iter().find_map(|c| {
+            self.r.names[c.0]
+                .children
+                .get(&(Some(c.1), name.to_string()))
+                .map(|&s| (c.0, s))
+        })
     }
 
-    fn method_at(&self, class: (usize, usize), name: &str, depth: usize) -> Option<(usize, usize)> {
-        if depth > 16 {
-            return None;
+    /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
+    /// cycle of bases (invalid, but source can say it) ends.
+    fn ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
+        const MOST: usize = 64;
+        let mut order = Vec::new();
+        let mut stack = vec![class];
+        while let Some(c) = stack.pop() {
+            if order.contains(&c) {
+                continue;
+            }
+            order.push(c);
+            if order.len() == MOST {
+                break;
+            }
+            if let Some(bases) = self.bases.get(&c) {
+                stack.extend(bases.iter().rev());
+            }
         }
-        if let Some(&s) = self.r.names[class.0]
-            .children
-            .get(&(Some(class.1), name.to_string()))
-        {
-            return Some((class.0, s));
-        }
-        self.bases
-            .get(&class)?
-            .iter()
-            .find_map(|&base| self.method_at(base, name, depth + 1))
+        order
     }
 
     /// The class a scope belongs to.
@@ -188,35 +198,29 @@ impl<'a, 'r> Types<'a, 'r> {
         if self.foreign.contains(name) {
             return self
                 .method(class, name)
-                .filter(|_| !self.has_attribute(class, name, 0))
+                .filter(|_| !self.has_attribute(class, name))
                 .map(|(f, s)| Known::Is(Target::Symbol(f, s)));
         }
-        match self.attribute_at(class, name, depth, 0) {
+        match self.attribute_at(class, name, depth) {
             Some(known) => known,
-            None => self.inherits_outside(class, 0).then_some(Known::Outside),
+            None => self.inherits_outside(class).then_some(Known::Outside),
         }
     }
 
     /// Whether a class or one of its project bases has a base outside the repository.
-    fn inherits_outside(&self, class: (usize, usize), depth: usize) -> bool {
-        depth <= 16
-            && (self.outside_bases.contains(&class)
-                || self.bases.get(&class).is_some_and(|bases| {
-                    bases.iter().any(|&b| self.inherits_outside(b, depth + 1))
-                }))
+    fn inherits_outside(&self, class: (usize, usize)) -> bool {
+        self.ancestry(class)
+            .iter()
+            .any(|c| self.outside_bases.contains(c))
     }
 
-    fn has_attribute(&self, class: (usize, usize), name: &str, depth: usize) -> bool {
-        depth <= 16
-            && (self.r.names[class.0]
+    fn has_attribute(&self, class: (usize, usize), name: &str) -> bool {
+        self.ancestry(class).into_iter().any(|c| {
+            self.r.names[c.0]
                 .bindings
                 .attributes
-                .contains_key(&(class.1, name.to_string()))
-                || self.bases.get(&class).is_some_and(|bases| {
-                    bases
-                        .iter()
-                        .any(|&b| self.has_attribute(b, name, depth + 1))
-                }))
+                .contains_key(&(c.1, name.to_string()))
+        })
     }
 
     /// The attribute as the first class that binds or defines it says (`None` if none does,
@@ -226,25 +230,18 @@ impl<'a, 'r> Types<'a, 'r> {
         class: (usize, usize),
         name: &str,
         depth: usize,
-        level: usize,
     ) -> Option<Option<Known>> {
-        if level > 16 {
-            return Some(None);
-        }
-        let names = &self.r.names[class.0];
-        if let Some(hints) = names.bindings.attributes.get(&(class.1, name.to_string())) {
-            return Some(self.joined(class.0, (Some(class.1), name, true), hints, depth));
-        }
-        if let Some(&s) = names.children.get(&(Some(class.1), name.to_string())) {
-            return Some(match names.bindings.returns.get(&s) {
-                Some((class_name, true)) => self.declared(class.0, Some(s), class_name),
-                _ => Some(Known::Is(Target::Symbol(class.0, s))),
-            });
-        }
-        self.bases
-            .get(&class)?
-            .iter()
-            .find_map(|&base| self.attribute_at(base, name, depth, level + 1))
+        self.ancestry(class).into_iter().find_map(|c| {
+            let names = &self.r.names[c.0];
+            if let Some(hints) = names.bindings.attributes.get(&(c.1, name.to_string())) {
+                return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));
+            }
+            let &s = names.children.get(&(Some(c.1), name.to_string()))?;
+            Some(match names.bindings.returns.get(&s) {
+                Some((class_name, true)) => self.declared(c.0, Some(s), class_name),
+                _ => Some(Known::Is(Target::Symbol(c.0, s))),
+            })
+        })
     }
 
     /// What every one of a name's bindings holds, if they agree.
@@ -408,7 +405,7 @@ impl<'a, 'r> Types<'a, 'r> {
                 }
                 match self.method((cf, cs), name) {
                     Some((mf, ms)) => Some(Known::Is(Target::Symbol(mf, ms))),
-                    None => self.inherits_outside((cf, cs), 0).then_some(Known::Outside),
+                    None => self.inherits_outside((cf, cs)).then_some(Known::Outside),
                 }
             }
             Known::Is(module) => self.r.member(&module, name).map(Known::Is),
