@@ -376,11 +376,7 @@ impl Cairn {
         paths: &[String],
     ) -> Vec<briefing::MissingPartner> {
         let registry = crate::languages::Registry::get();
-        let is_test = |path: &str| {
-            registry
-                .for_path(path)
-                .is_some_and(|l| l.is_test_path(path))
-        };
+        let is_test = |path: &str| registry.test_kind(path).is_some();
         let mut partners: Vec<briefing::MissingPartner> = Vec::new();
         for file in analysis.files.iter().take(HISTORY_FILES) {
             for partner in history.co_changes(&file.path, PARTNER_SUPPORT, PARTNER_CONFIDENCE) {
@@ -616,7 +612,10 @@ fn analyse_change(
     let (changes, label) = changes_for(repo, request)?;
     let scorer = Scorer::new(graph, access, crate::clock::now());
     let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
-    let read = |path: &str| std::fs::read_to_string(repo.root.join(path)).ok();
+    // Paths come from the diff, the graph and the history; none is read outside the repository.
+    let read = |path: &str| {
+        context::normalise(path).and_then(|p| std::fs::read_to_string(repo.root.join(p)).ok())
+    };
     let analysis = review::analyse(&changes, graph, &rank, &read, history);
     Ok((analysis, label, changes.is_empty()))
 }

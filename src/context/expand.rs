@@ -490,9 +490,7 @@ pub fn lines_note(lines: &[u32]) -> String {
 
 /// Whether a test runner collects the file at `path` (not a fixture or helper).
 fn runs(path: &str) -> bool {
-    crate::languages::Registry::get()
-        .for_path(path)
-        .is_some_and(|l| l.is_test_to_run(path))
+    crate::languages::Registry::get().test_kind(path) == Some(true)
 }
 
 #[cfg(test)]

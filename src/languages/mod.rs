@@ -195,6 +195,15 @@ impl Registry {
             .is_some_and(|(_, ext)| extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)))
     }
 
+    /// Whether `path` is a test file (`None`: it is not) and, if so, whether a test runner
+    /// collects it (`Some(true)`) or it is a fixture or helper of the test tree (`Some(false)`).
+    pub fn test_kind(&self, path: &str) -> Option<bool> {
+        let language = self.for_path(path)?;
+        language
+            .is_test_path(path)
+            .then(|| language.is_test_to_run(path))
+    }
+
     /// The language a file belongs to, by its extension.
     pub fn for_path(&self, path: &str) -> Option<&Language> {
         let extension = path.rsplit_once('.')?.1;

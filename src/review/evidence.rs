@@ -272,10 +272,7 @@ fn targets(files: &[FileReport], graph: &Graph) -> Vec<Target> {
 
 /// Whether a path is a test file, and whether a runner collects it.
 fn test_kind(path: &str) -> Option<bool> {
-    let language = Registry::get().for_path(path)?;
-    language
-        .is_test_path(path)
-        .then(|| language.is_test_to_run(path))
+    Registry::get().test_kind(path)
 }
 
 /// Finds the tests to run, the fixtures touched and the changed code no test reaches, and
