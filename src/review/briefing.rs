@@ -582,7 +582,10 @@ impl Block {
     /// Writes the block's line, then its allotted diff lines (never an empty block) and
     /// details.
     fn write(&self, out: &mut Page, limit: usize) {
-        out.push_until(self.line.clone(), limit);
+        if !out.push_until(self.line.clone(), limit) {
+            out.dropped += self.diff_shown + self.details_shown;
+            return;
+        }
         let diff: Vec<String> = self.diff[..self.diff_shown]
             .iter()
             .map(|l| format!("  {l}"))
@@ -593,17 +596,19 @@ impl Block {
         ];
         let room = limit.min(out.max()).saturating_sub(out.used());
         if !diff.is_empty() && cost(&opening) + line_cost("  ```") <= room {
+            // Room for the closing fence stays free, so the block never ends past the limit.
+            let inside = limit.min(out.max()).saturating_sub(line_cost("  ```"));
             let mut lines = diff.into_iter();
-            out.push_until(opening[0].clone(), limit);
+            out.push_until(opening[0].clone(), inside);
             for line in lines.by_ref() {
-                if !out.push_until(line, limit) {
+                if !out.push_until(line, inside) {
                     break;
                 }
             }
             out.dropped += lines.count();
             let hidden = self.diff.len() - self.diff_shown;
             if hidden > 0 {
-                out.push_until(format!("  … {hidden} more changed lines"), limit);
+                out.push_until(format!("  … {hidden} more changed lines"), inside);
             }
             out.force("  ```".to_string());
         } else {
