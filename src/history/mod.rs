@@ -128,7 +128,8 @@ impl History {
     /// `path`, or a file under the folder `path`.
     pub fn changed_after(&self, path: &str, after: i64) -> Option<&CommitInfo> {
         if self.by_file.contains_key(path) {
-            return self.of(path).find(|c| c.time > after);
+            // Newest first: only the newest can be after `after` if any is.
+            return self.of(path).next().filter(|c| c.time > after);
         }
         let folder = format!("{}/", path.trim_end_matches('/'));
         self.commits
