@@ -520,6 +520,25 @@ impl Extractor<'_> {
             let Some(name) = c.get("type.name") else {
                 return;
             };
+            // What makes the binding no value is checked before the value is read (a function
+            // body can be long).
+            let is_self = self
+                .language
+                .self_names
+                .iter()
+                .any(|s| s == self.text(*name));
+            if is_self && !c.contains_key("type.receiver") {
+                // `self` and `cls` are bound by the language, not by the code.
+                return;
+            }
+            if self
+                .name_starts
+                .get(&name.start_byte())
+                .is_some_and(|&s| self.out.symbols[s].kind.is_callable())
+            {
+                // `const f = () => …` defines a function: a definition, not a value.
+                return;
+            }
             let held = if let Some(annotation) = c.get("type.annotation") {
                 plain_type(self.text(*annotation)).map_or(Held::Unknown, Held::Declared)
             } else if let Some(constructor) = c.get("type.constructor") {
@@ -542,23 +561,6 @@ impl Extractor<'_> {
             } else {
                 Held::Unknown
             };
-            let is_self = self
-                .language
-                .self_names
-                .iter()
-                .any(|s| s == self.text(*name));
-            if is_self && !c.contains_key("type.receiver") {
-                // `self` and `cls` are bound by the language, not by the code.
-                return;
-            }
-            if self
-                .name_starts
-                .get(&name.start_byte())
-                .is_some_and(|&s| self.out.symbols[s].kind.is_callable())
-            {
-                // `const f = () => …` defines a function: a definition, not a value.
-                return;
-            }
             // A module constant's own name is in its span: the constant is not a scope.
             let at =
                 self.scope_at(name.start_byte())
