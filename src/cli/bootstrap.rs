@@ -1,0 +1,16 @@
+//! `cairn bootstrap`: framework detection and the shipped framework knowledge.
+
+use std::process::ExitCode;
+
+use cairn::app::{BootstrapRequest, Cairn};
+
+use super::output;
+
+pub async fn bootstrap(cairn: &Cairn, dry_run: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let request = BootstrapRequest {
+        dry_run,
+        written_by: std::env::var("USER").ok(),
+    };
+    output::answer(&cairn.bootstrap(request).await?, json)?;
+    Ok(ExitCode::SUCCESS)
+}
