@@ -265,3 +265,57 @@ pub fn manifests(root: &Path, exclude: &[String], is_manifest: impl Fn(&str) -> 
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Manifests { files, skipped }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, path: &str) {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, "{}").unwrap();
+    }
+
+    #[test]
+    fn manifests_are_found_within_bounds_and_links_only_inside() {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        write(&root, "package.json");
+        write(&root, "a/b/c/d/e/f/package.json");
+        write(&root, "a/b/c/d/e/f/g/package.json");
+        write(&root, "web/node_modules/x/package.json");
+        write(&root, "skipped/package.json");
+        write(&root, ".hidden/package.json");
+        write(&root, "web/README.md");
+        write(outside.path(), "package.json");
+        std::os::unix::fs::symlink(root.join("package.json"), root.join("inner.json")).unwrap();
+        std::fs::create_dir_all(root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("package.json"),
+            root.join("linked/package.json"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("alias")).unwrap();
+        std::os::unix::fs::symlink(root.join("package.json"), root.join("alias/package.json"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("away")).unwrap();
+
+        let found = manifests(&root, &["skipped/".to_string()], |path| {
+            path.ends_with("package.json")
+        });
+        let paths: Vec<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "a/b/c/d/e/f/package.json",
+                "alias/package.json",
+                "package.json"
+            ]
+        );
+        assert_eq!(found.files[1].absolute, root.join("package.json"));
+        assert_eq!(found.skipped.len(), 1, "{:?}", found.skipped);
+        assert_eq!(found.skipped[0].path, "linked/package.json");
+        assert!(found.skipped[0].reason.contains("outside the repository"));
+    }
+}

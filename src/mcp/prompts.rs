@@ -130,15 +130,8 @@ as below."
 uses, stored with remember so reviews, expand and the context pack can serve them.\n\n\
 Frameworks detected in the manifests:"
     );
-    for d in &plan.detected {
-        let version = d
-            .version
-            .as_deref()
-            .map_or("no version given".to_string(), |v| format!("version {v}"));
-        text.push_str(&format!(
-            "\n- {} ({} package {}, {version}) in {}",
-            d.framework, d.ecosystem, d.package, d.manifest
-        ));
+    for line in detection_lines(plan) {
+        text.push_str(&format!("\n- {line}"));
     }
     let mut shipped: Vec<(&str, Vec<&crate::app::Seeded>)> = Vec::new();
     for s in &plan.seeded {
@@ -187,17 +180,55 @@ and skip a framework rather than guess. Use search_project_memory first to see w
     text
 }
 
+/// Most unreadable manifests listed.
+const LISTED_NOTES: usize = 20;
+/// Most manifests named per framework and version.
+const LISTED_MANIFESTS: usize = 5;
+
+/// One line per framework and version specification: `Django (python package django, version
+/// >=4.2) in pyproject.toml, services/api/pyproject.toml`, at most five manifests named.
+fn detection_lines(plan: &Bootstrap) -> Vec<String> {
+    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
+    for d in &plan.detected {
+        let version = d
+            .version
+            .as_deref()
+            .map_or("no version given".to_string(), |v| format!("version {v}"));
+        let head = format!(
+            "{} ({} package {}, {version})",
+            d.framework, d.ecosystem, d.package
+        );
+        match lines.iter_mut().find(|(h, _)| *h == head) {
+            Some((_, manifests)) => manifests.push(&d.manifest),
+            None => lines.push((head, vec![&d.manifest])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(head, manifests)| {
+            let mut named = manifests[..manifests.len().min(LISTED_MANIFESTS)].join(", ");
+            if manifests.len() > LISTED_MANIFESTS {
+                named.push_str(&format!(" and {} more", manifests.len() - LISTED_MANIFESTS));
+            }
+            format!("{head} in {named}")
+        })
+        .collect()
+}
+
 fn push_notes(text: &mut String, plan: &Bootstrap) {
     if plan.notes.is_empty() {
         return;
     }
     text.push_str("\n\nManifests cairn could not read:");
-    for note in &plan.notes {
+    for note in plan.notes.iter().take(LISTED_NOTES) {
         if note.manifest.is_empty() {
             text.push_str(&format!("\n- {}", note.reason));
         } else {
             text.push_str(&format!("\n- {}: {}", note.manifest, note.reason));
         }
+    }
+    if plan.notes.len() > LISTED_NOTES {
+        text.push_str(&format!("\n- and {} more", plan.notes.len() - LISTED_NOTES));
     }
 }
 

@@ -25,6 +25,10 @@ fn shop(outside: &std::path::Path) -> TestRepo {
         "web/package.json",
         r#"{"name": "web", "dependencies": {"react": "^18.2.0", "next": "14.1.0"}}"#,
     );
+    repo.write(
+        "admin/package.json",
+        r#"{"devDependencies": {"react": "^18.2.0"}}"#,
+    );
     repo.write("broken/package.json", "{\"dependencies\": {\"express\": ");
     repo.write("legacy/requirements.txt", b"flask==2.0\n\xff\xfe\n");
     let express = r#"{"dependencies": {"express": "^4.18.0"}}"#;
@@ -182,7 +186,7 @@ async fn bootstrap_seeds_detected_frameworks_once() {
     let prompt_text = serde_json::to_string(&prompt.messages).unwrap();
     for expected in [
         "Django (python package django, version >=4.2,<5) in pyproject.toml",
-        "React (npm package react, version ^18.2.0) in web/package.json",
+        "React (npm package react, version ^18.2.0) in admin/package.json, web/package.json",
         "Next.js (npm package next, version 14.1.0) in web/package.json",
         "Django: 6 memories, all stored",
         "Detected without shipped knowledge: Celery",
