@@ -6,7 +6,8 @@ use cairn::app::{BootstrapRequest, Cairn};
 
 use super::output;
 
-pub async fn bootstrap(cairn: &Cairn, dry_run: bool, json: bool) -> anyhow::Result<ExitCode> {
+/// Seeds (or, `dry_run`, lists) the shipped framework knowledge and prints the report.
+pub async fn run(cairn: &Cairn, dry_run: bool, json: bool) -> anyhow::Result<ExitCode> {
     let request = BootstrapRequest {
         dry_run,
         written_by: std::env::var("USER").ok(),
