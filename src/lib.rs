@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod datadir;
 pub mod events;
 pub mod extract;
+pub mod frameworks;
 pub mod fsutil;
 pub mod graph;
 pub mod history;

@@ -24,6 +24,7 @@ use crate::history::{CommitInfo, History};
 use crate::memory::{Memories, SemanticSettings};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
+mod bootstrap;
 mod context;
 mod doctor;
 mod index;
@@ -33,6 +34,7 @@ mod review;
 mod status;
 mod team;
 
+pub use bootstrap::{Bootstrap, BootstrapRequest, Seeded};
 pub use context::{ContextRequest, ExpandRequest, Expanded};
 pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
 pub use index::IndexRequest;

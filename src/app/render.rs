@@ -1,7 +1,7 @@
 //! The text of the answers both adapters print: compact Markdown for a model, the same lines
 //! a person reads in a terminal.
 
-use super::{Expanded, Forgotten};
+use super::{Bootstrap, Expanded, Forgotten};
 use crate::answer::Answer;
 use crate::memory::{Memory, RecordedReview, WriteOutcome};
 
@@ -42,6 +42,12 @@ impl Text for WriteOutcome {
 impl Text for Forgotten {
     fn to_text(&self) -> String {
         forgotten(self)
+    }
+}
+
+impl Text for Bootstrap {
+    fn to_text(&self) -> String {
+        bootstrap(self)
     }
 }
 
@@ -196,6 +202,64 @@ fn recorded_review(r: &RecordedReview) -> String {
     ));
     if !r.redacted.is_empty() {
         text.push_str(&format!("\n_redacted: {}_", r.redacted.join(", ")));
+    }
+    text
+}
+
+fn bootstrap(bootstrap: &Bootstrap) -> String {
+    let mut text = if bootstrap.detected.is_empty() {
+        "no frameworks detected in the repository's manifests".to_string()
+    } else {
+        format!("Detected frameworks ({}):", bootstrap.frameworks().len())
+    };
+    for d in &bootstrap.detected {
+        let version = d
+            .version
+            .as_deref()
+            .map_or(String::new(), |v| format!(" {v}"));
+        text.push_str(&format!(
+            "\n- {}{version} ({} {}, {})",
+            d.framework, d.ecosystem, d.package, d.manifest
+        ));
+    }
+    if !bootstrap.seeded.is_empty() {
+        let (written, unchanged) = (bootstrap.written, bootstrap.unchanged);
+        text.push_str(&if bootstrap.dry_run {
+            format!("\n\nWould write {written} framework memories; {unchanged} already stored (dry run):")
+        } else {
+            format!("\n\nFramework knowledge: {written} written, {unchanged} unchanged:")
+        });
+    }
+    for s in &bootstrap.seeded {
+        let what = match (&s.event, &s.id) {
+            (Some(event), Some(id)) => format!("{} {id}", format!("{event:?}").to_uppercase()),
+            _ if s.stored => "stored".to_string(),
+            _ => "new".to_string(),
+        };
+        text.push_str(&format!(
+            "\n- {what} [{}] {} ({}, {} scope) {}",
+            s.framework,
+            s.title,
+            s.file_pattern,
+            s.scope.as_str(),
+            s.source_ref
+        ));
+    }
+    if !bootstrap.without_knowledge.is_empty() {
+        text.push_str(&format!(
+            "\n\nDetected without shipped knowledge: {} (the bootstrap_framework_knowledge prompt asks for memories about them)",
+            bootstrap.without_knowledge.join(", ")
+        ));
+    }
+    if !bootstrap.notes.is_empty() {
+        text.push_str("\n\nManifests passed over:");
+        for note in &bootstrap.notes {
+            if note.manifest.is_empty() {
+                text.push_str(&format!("\n- {}", note.reason));
+            } else {
+                text.push_str(&format!("\n- {}: {}", note.manifest, note.reason));
+            }
+        }
     }
     text
 }

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use cairn::context::Include;
 
+pub mod bootstrap;
 pub mod context;
 pub mod doctor;
 pub mod index;
@@ -75,6 +76,16 @@ pub enum Command {
     /// Store a review outcome from JSON (the `record_review` arguments; a file or `-`).
     RecordReview {
         file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Detect the frameworks the manifests name (pyproject.toml, requirements*.txt, setup.cfg,
+    /// package.json, go.mod, Cargo.toml, pom.xml, build.gradle, composer.json, Gemfile) and
+    /// seed the framework knowledge cairn ships about them; a second run writes nothing.
+    Bootstrap {
+        /// List what would be written, write nothing.
+        #[arg(long)]
+        dry_run: bool,
         #[arg(long)]
         json: bool,
     },

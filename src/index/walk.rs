@@ -58,14 +58,21 @@ pub fn overrides(root: &Path, exclude: &[String]) -> (Override, Vec<Skipped>) {
 
 /// The walker the index uses, over `top` (the root or a directory under it).
 pub fn walker(top: &Path, overrides: Override) -> ignore::Walk {
-    WalkBuilder::new(top)
+    builder(top, overrides).build()
+}
+
+/// The index's walk, to be built: hidden files, ignored files and the exclusions left out,
+/// symbolic links not followed.
+fn builder(top: &Path, overrides: Override) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(top);
+    builder
         .hidden(true)
         .git_ignore(true)
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
-        .overrides(overrides)
-        .build()
+        .overrides(overrides);
+    builder
 }
 
 /// A candidate source file.
@@ -172,4 +179,143 @@ pub fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// How many directories below the root a manifest is looked for.
+pub const MANIFEST_DEPTH: usize = 6;
+/// Most directory entries one manifest walk visits.
+pub const MANIFEST_ENTRIES: usize = 100_000;
+/// Most manifests one walk returns.
+pub const MAX_MANIFESTS: usize = 1_000;
+
+/// What a manifest walk found.
+#[derive(Debug, Default)]
+pub struct Manifests {
+    /// Files (or links to files inside the repository) whose path `is_manifest` accepts,
+    /// sorted by path; `absolute` is the file to read.
+    pub files: Vec<Found>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The manifests of the repository and its sub-projects: the index's walk (gitignore-aware,
+/// build outputs and vendored code left out), bounded in depth, entries and results. A
+/// symbolic link is read only when it points to a file inside the repository.
+pub fn manifests(root: &Path, exclude: &[String], is_manifest: impl Fn(&str) -> bool) -> Manifests {
+    let (overrides, mut skipped) = overrides(root, exclude);
+    let walker = builder(root, overrides)
+        .max_depth(Some(MANIFEST_DEPTH + 1))
+        .build();
+    let mut files = Vec::new();
+    for (visited, entry) in walker.enumerate() {
+        if visited == MANIFEST_ENTRIES || files.len() == MAX_MANIFESTS {
+            skipped.push(Skipped {
+                path: String::new(),
+                reason: format!(
+                    "stopped after {visited} entries and {} manifests; the rest of the repository was not searched",
+                    files.len()
+                ),
+            });
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let path = relative.to_string_lossy().replace('\\', "/");
+        if !is_manifest(&path) {
+            continue;
+        }
+        let absolute = if kind.is_symlink() {
+            match std::fs::canonicalize(entry.path()) {
+                Ok(target) if target.starts_with(root) && target.is_file() => target,
+                _ => {
+                    skipped.push(Skipped {
+                        path,
+                        reason: "a symbolic link to outside the repository (or to nothing); not followed".to_string(),
+                    });
+                    continue;
+                }
+            }
+        } else {
+            entry.path().to_path_buf()
+        };
+        let (size, mtime_ns) = match std::fs::metadata(&absolute) {
+            Ok(m) => (m.len(), mtime_ns(&m)),
+            Err(e) => {
+                skipped.push(Skipped {
+                    path,
+                    reason: format!("unreadable: {e}"),
+                });
+                continue;
+            }
+        };
+        files.push(Found {
+            path,
+            absolute,
+            size,
+            mtime_ns,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Manifests { files, skipped }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, path: &str) {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, "{}").unwrap();
+    }
+
+    #[test]
+    fn manifests_are_found_within_bounds_and_links_only_inside() {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        write(&root, "package.json");
+        write(&root, "a/b/c/d/e/f/package.json");
+        write(&root, "a/b/c/d/e/f/g/package.json");
+        write(&root, "web/node_modules/x/package.json");
+        write(&root, "skipped/package.json");
+        write(&root, ".hidden/package.json");
+        write(&root, "web/README.md");
+        write(outside.path(), "package.json");
+        std::os::unix::fs::symlink(root.join("package.json"), root.join("inner.json")).unwrap();
+        std::fs::create_dir_all(root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("package.json"),
+            root.join("linked/package.json"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("alias")).unwrap();
+        std::os::unix::fs::symlink(root.join("package.json"), root.join("alias/package.json"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("away")).unwrap();
+
+        let found = manifests(&root, &["skipped/".to_string()], |path| {
+            path.ends_with("package.json")
+        });
+        let paths: Vec<&str> = found.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "a/b/c/d/e/f/package.json",
+                "alias/package.json",
+                "package.json"
+            ]
+        );
+        assert_eq!(found.files[1].absolute, root.join("package.json"));
+        assert_eq!(found.skipped.len(), 1, "{:?}", found.skipped);
+        assert_eq!(found.skipped[0].path, "linked/package.json");
+        assert!(found.skipped[0].reason.contains("outside the repository"));
+    }
 }

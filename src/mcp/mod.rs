@@ -539,6 +539,26 @@ impl Server {
                 .with_description("Extract durable learnings from a finished review"),
         )
     }
+
+    #[prompt(
+        name = "bootstrap_framework_knowledge",
+        description = "Write framework_knowledge memories for the frameworks this repository's manifests name (detected with versions; shipped knowledge and what is stored listed)."
+    )]
+    async fn bootstrap_framework_knowledge(&self) -> Result<GetPromptResult, ErrorData> {
+        let plan = self
+            .cairn
+            .bootstrap(app::BootstrapRequest {
+                dry_run: true,
+                written_by: None,
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let text = prompts::bootstrap_framework_knowledge(&self.cairn.repo.name(), &plan);
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description("Framework knowledge for the frameworks in use"),
+        )
+    }
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -1,5 +1,6 @@
 //! The text of cairn's MCP prompts.
 
+use crate::app::Bootstrap;
 use crate::memory::Memory;
 
 /// Instructions for turning a finished review into `remember` calls.
@@ -108,4 +109,136 @@ disposition (implemented, rejected with the reason, or deferred), the author, an
 review_id (the PR number) so a repeat does not count twice. Add learnings for anything durable \
 (see the extract_learnings prompt): patterns, decisions, risks, {who}'s habits and strengths.\n"
     )
+}
+
+/// Asks for `framework_knowledge` memories about the frameworks the manifests name, after
+/// saying which of them cairn ships knowledge for and how much of it is stored.
+pub fn bootstrap_framework_knowledge(repo: &str, plan: &Bootstrap) -> String {
+    if plan.detected.is_empty() {
+        let mut text = format!(
+            "cairn found no framework it recognises in the manifests of {repo} (pyproject.toml, \
+requirements*.txt, setup.cfg, package.json, go.mod, Cargo.toml, pom.xml, build.gradle, \
+composer.json, Gemfile). If the code uses a framework anyway, you may still store facts about it \
+as below."
+        );
+        push_notes(&mut text, plan);
+        text.push_str(&remember_shape());
+        return text;
+    }
+    let mut text = format!(
+        "Write framework knowledge for {repo}: review-relevant facts about the frameworks it \
+uses, stored with remember so reviews, expand and the context pack can serve them.\n\n\
+Frameworks detected in the manifests:"
+    );
+    for line in detection_lines(plan) {
+        text.push_str(&format!("\n- {line}"));
+    }
+    let mut shipped: Vec<(&str, Vec<&crate::app::Seeded>)> = Vec::new();
+    for s in &plan.seeded {
+        match shipped.iter_mut().find(|(name, _)| *name == s.framework) {
+            Some((_, list)) => list.push(s),
+            None => shipped.push((&s.framework, vec![s])),
+        }
+    }
+    if !shipped.is_empty() {
+        text.push_str("\n\nKnowledge cairn ships for them (framework_knowledge, from the official documentation):");
+    }
+    for (name, memories) in &shipped {
+        let stored = memories.iter().filter(|s| s.stored).count();
+        let state = if stored == memories.len() {
+            "all stored".to_string()
+        } else {
+            format!(
+                "{stored} stored; `cairn bootstrap` seeds the other {}",
+                memories.len() - stored
+            )
+        };
+        text.push_str(&format!(
+            "\n- {name}: {} memories, {state}:",
+            memories.len()
+        ));
+        for s in memories {
+            text.push_str(&format!("\n  - {}", s.title));
+        }
+    }
+    if !plan.without_knowledge.is_empty() {
+        text.push_str(&format!(
+            "\n\nDetected without shipped knowledge: {}.",
+            plan.without_knowledge.join(", ")
+        ));
+    }
+    push_notes(&mut text, plan);
+    text.push_str(
+        "\n\nFor each detected framework (first those without shipped knowledge), store 3–6 \
+further facts a reviewer can check in a diff of this repository: an API that behaves \
+surprisingly, a security default, a performance trap, a change in the detected version that \
+matters. Do not repeat the shipped facts listed above. Nothing is fetched for you: write only \
+what you know to be true of the detected version from the framework's official documentation, \
+and skip a framework rather than guess. Use search_project_memory first to see what is known.",
+    );
+    text.push_str(&remember_shape());
+    text
+}
+
+/// Most unreadable manifests listed.
+const LISTED_NOTES: usize = 20;
+/// Most manifests named per framework and version.
+const LISTED_MANIFESTS: usize = 5;
+
+/// One line per framework and version specification: `Django (python package django, version
+/// >=4.2) in pyproject.toml, services/api/pyproject.toml`, at most five manifests named.
+fn detection_lines(plan: &Bootstrap) -> Vec<String> {
+    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
+    for d in &plan.detected {
+        let version = d
+            .version
+            .as_deref()
+            .map_or("no version given".to_string(), |v| format!("version {v}"));
+        let head = format!(
+            "{} ({} package {}, {version})",
+            d.framework, d.ecosystem, d.package
+        );
+        match lines.iter_mut().find(|(h, _)| *h == head) {
+            Some((_, manifests)) => manifests.push(&d.manifest),
+            None => lines.push((head, vec![&d.manifest])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(head, manifests)| {
+            let mut named = manifests[..manifests.len().min(LISTED_MANIFESTS)].join(", ");
+            if manifests.len() > LISTED_MANIFESTS {
+                named.push_str(&format!(" and {} more", manifests.len() - LISTED_MANIFESTS));
+            }
+            format!("{head} in {named}")
+        })
+        .collect()
+}
+
+fn push_notes(text: &mut String, plan: &Bootstrap) {
+    if plan.notes.is_empty() {
+        return;
+    }
+    text.push_str("\n\nManifests cairn could not read:");
+    for note in plan.notes.iter().take(LISTED_NOTES) {
+        if note.manifest.is_empty() {
+            text.push_str(&format!("\n- {}", note.reason));
+        } else {
+            text.push_str(&format!("\n- {}: {}", note.manifest, note.reason));
+        }
+    }
+    if plan.notes.len() > LISTED_NOTES {
+        text.push_str(&format!("\n- and {} more", plan.notes.len() - LISTED_NOTES));
+    }
+}
+
+/// The `remember` call one framework fact takes.
+fn remember_shape() -> String {
+    "\n\nOne fact per remember call:\n\
+{\"type\": \"framework_knowledge\", \"title\": \"<framework>: <short title>\", \"content\": \"<1–3 \
+sentences naming the framework and the API>\", \"source\": \"import\", \"source_ref\": \"<https link to \
+the official documentation page>\"}\n\
+Add \"paths\" only for files of this repository the fact is about. cairn deduplicates every \
+write: NONE means it is known already."
+        .to_string()
 }

@@ -9,7 +9,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("base", &["clock", "fsutil", "tokens", "words"]),
     ("base helpers", &["answer", "datadir", "lock"]),
     ("domain roots", &["languages", "history", "running"]),
-    ("domain", &["extract", "config"]),
+    ("domain", &["extract", "config", "frameworks"]),
     ("graph", &["graph"]),
     ("views and storage", &["context", "events", "storage"]),
     ("review", &["review"]),

@@ -2,6 +2,7 @@
 //! store and rmcp's own MCP client.
 
 mod bad_input;
+mod bootstrap;
 mod briefing;
 mod closed_pipe;
 mod contract;

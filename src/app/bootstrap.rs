@@ -1,0 +1,288 @@
+//! Framework knowledge bootstrap: the frameworks the repository's manifests name, and the
+//! knowledge cairn ships about them seeded through the ordinary write path.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{AskError, Cairn, RememberRequest};
+use crate::frameworks::{self, Catalogue, Detection, Format, ManifestNote, Scope, Shipped};
+use crate::index::walk;
+use crate::memory::{Action, MemoryType};
+
+/// Largest manifest read, in bytes.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// A bootstrap: seed the shipped knowledge, or (`dry_run`) only say what would be written.
+#[derive(Debug, Clone, Default)]
+pub struct BootstrapRequest {
+    pub dry_run: bool,
+    /// Who writes: the user, or `mcp` for an assistant.
+    pub written_by: Option<String>,
+}
+
+/// One shipped memory, as written or as it would be.
+#[derive(Debug, Clone, Serialize)]
+pub struct Seeded {
+    pub framework: String,
+    pub title: String,
+    pub content: String,
+    /// The documentation it comes from (the memory's `source_ref`).
+    pub source_ref: String,
+    /// The files it applies to; stored with the memory once memories carry a file pattern.
+    pub file_pattern: String,
+    /// Where it belongs; stored with the memory once memories carry a scope.
+    pub scope: Scope,
+    /// What the write did (`null` in a dry run).
+    pub event: Option<Action>,
+    /// The memory it landed in (`null` in a dry run).
+    pub id: Option<String>,
+    /// A live memory already holds this text: writing it changes nothing.
+    pub stored: bool,
+}
+
+/// What a bootstrap found and did.
+#[derive(Debug, Serialize)]
+pub struct Bootstrap {
+    pub dry_run: bool,
+    /// Every framework found, once per manifest that names it, by manifest path.
+    pub detected: Vec<Detection>,
+    /// The shipped memories of the detected frameworks, in framework order.
+    pub seeded: Vec<Seeded>,
+    /// Memories added or changed (in a dry run: that would be).
+    pub written: usize,
+    /// Memories already stored.
+    pub unchanged: usize,
+    /// Detected frameworks cairn ships no knowledge for.
+    pub without_knowledge: Vec<String>,
+    /// Manifests passed over, and why.
+    pub notes: Vec<ManifestNote>,
+}
+
+impl Bootstrap {
+    /// The detected frameworks' names, each once, in order of first detection.
+    pub fn frameworks(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for d in &self.detected {
+            if !names.contains(&d.framework.as_str()) {
+                names.push(&d.framework);
+            }
+        }
+        names
+    }
+}
+
+impl Cairn {
+    /// Detects the frameworks the repository's manifests name and seeds the knowledge cairn
+    /// ships about them as `framework_knowledge` memories (source `import`, the documentation
+    /// link as `source_ref`), deduplicated like any write: a second run writes nothing.
+    pub async fn bootstrap(&self, request: BootstrapRequest) -> Result<Bootstrap, AskError> {
+        let catalogue = Catalogue::shipped().map_err(|e| AskError::Store(e.into()))?;
+        let root = self.repo.root.clone();
+        let exclude = self.repo.settings.index.exclude.clone();
+        let (detected, notes) =
+            tokio::task::spawn_blocking(move || detect_in(&root, &exclude, catalogue))
+                .await
+                .map_err(|e| AskError::Store(e.into()))?;
+        let mut bootstrap = Bootstrap {
+            dry_run: request.dry_run,
+            detected,
+            seeded: Vec::new(),
+            written: 0,
+            unchanged: 0,
+            without_knowledge: Vec::new(),
+            notes,
+        };
+        let stored: Vec<String> = self
+            .memories
+            .all()
+            .await?
+            .into_iter()
+            .filter(|m| m.is_live() && m.kind == MemoryType::FrameworkKnowledge)
+            .map(|m| m.content)
+            .collect();
+        let names: Vec<String> = bootstrap
+            .frameworks()
+            .into_iter()
+            .map(String::from)
+            .collect();
+        for name in names {
+            let Some(framework) = catalogue.named(&name) else {
+                continue;
+            };
+            if framework.memories.is_empty() {
+                bootstrap.without_knowledge.push(name);
+                continue;
+            }
+            for shipped in &framework.memories {
+                let mut seeded = seeded(&name, shipped);
+                seeded.stored = stored.iter().any(|c| c.trim() == shipped.content.trim());
+                if !request.dry_run {
+                    let outcome = self
+                        .remember(remember_request(&seeded, request.written_by.clone()))
+                        .await?;
+                    seeded.event = Some(outcome.event);
+                    seeded.id = Some(outcome.id);
+                }
+                let changed = match seeded.event {
+                    Some(event) => event != Action::None,
+                    None => !seeded.stored,
+                };
+                if changed {
+                    bootstrap.written += 1;
+                } else {
+                    bootstrap.unchanged += 1;
+                }
+                bootstrap.seeded.push(seeded);
+            }
+        }
+        Ok(bootstrap)
+    }
+}
+
+fn seeded(framework: &str, shipped: &Shipped) -> Seeded {
+    Seeded {
+        framework: framework.to_string(),
+        title: shipped.title.clone(),
+        content: shipped.content.clone(),
+        source_ref: shipped.source.clone(),
+        file_pattern: shipped.file_pattern.clone(),
+        scope: shipped.scope,
+        event: None,
+        id: None,
+        stored: false,
+    }
+}
+
+/// The write of one shipped memory. Its `file_pattern` and `scope` are not passed: the write
+/// path has no such fields yet, and this is the one place to pass them once it has.
+fn remember_request(seeded: &Seeded, written_by: Option<String>) -> RememberRequest {
+    RememberRequest {
+        kind: MemoryType::FrameworkKnowledge.as_str().to_string(),
+        content: seeded.content.clone(),
+        title: Some(seeded.title.clone()),
+        source: Some("import".to_string()),
+        source_ref: Some(seeded.source_ref.clone()),
+        written_by,
+        ..RememberRequest::default()
+    }
+}
+
+/// The frameworks named by the manifests under `root`, and the manifests passed over.
+fn detect_in(
+    root: &Path,
+    exclude: &[String],
+    catalogue: &Catalogue,
+) -> (Vec<Detection>, Vec<ManifestNote>) {
+    let found = walk::manifests(root, exclude, |path| Format::of(path).is_some());
+    let mut notes: Vec<ManifestNote> = found
+        .skipped
+        .into_iter()
+        .map(|s| ManifestNote {
+            manifest: s.path,
+            reason: s.reason,
+        })
+        .collect();
+    let mut detected = Vec::new();
+    for file in found.files {
+        let read = read_manifest(&file.absolute).and_then(|text| {
+            frameworks::detect(catalogue, &file.path, &text).map_err(|note| note.reason)
+        });
+        match read {
+            Ok(found) => detected.extend(found),
+            Err(reason) => notes.push(ManifestNote {
+                manifest: file.path,
+                reason,
+            }),
+        }
+    }
+    (detected, notes)
+}
+
+/// A manifest's text: at most [`MAX_MANIFEST_BYTES`], UTF-8 (a leading byte-order mark
+/// dropped).
+fn read_manifest(path: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("unreadable: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("unreadable: {e}"))?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(format!(
+            "larger than {} KiB; not read",
+            MAX_MANIFEST_BYTES / 1024
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {}); not read",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok(text
+        .strip_prefix('\u{feff}')
+        .map(str::to_string)
+        .unwrap_or(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::model::{MAX_CONTENT_BYTES, MAX_LABEL_BYTES, MAX_TITLE_BYTES};
+    use crate::memory::secrets;
+
+    /// Every shipped memory passes a write's checks untouched: within the limits, nothing a
+    /// secret detector would redact, a source link that fits a label.
+    #[test]
+    fn shipped_memories_pass_the_write_checks() {
+        let catalogue = Catalogue::shipped().unwrap();
+        let mut count = 0;
+        for framework in &catalogue.frameworks {
+            for memory in &framework.memories {
+                let request = remember_request(&seeded(&framework.name, memory), None);
+                assert!(
+                    request.content.len() <= MAX_CONTENT_BYTES,
+                    "{}",
+                    memory.title
+                );
+                assert!(request.title.as_ref().unwrap().len() <= MAX_TITLE_BYTES);
+                assert!(memory.source.len() <= MAX_LABEL_BYTES, "{}", memory.source);
+                for text in [&memory.title, &memory.content, &memory.source] {
+                    assert!(!secrets::contains_secret(text), "{text}");
+                    assert_eq!(&secrets::redact(text).text, text);
+                }
+                assert!(memory.source.starts_with("https://"));
+                assert!(request.kind.parse::<MemoryType>().is_ok());
+                assert!(
+                    request
+                        .source
+                        .as_deref()
+                        .unwrap()
+                        .parse::<crate::memory::Source>()
+                        .is_ok()
+                );
+                count += 1;
+            }
+        }
+        assert!(count >= 7 * 3, "{count} shipped memories");
+    }
+
+    #[test]
+    fn manifests_that_cannot_be_read_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b' '; MAX_MANIFEST_BYTES as usize + 1]).unwrap();
+        assert!(
+            read_manifest(&big)
+                .unwrap_err()
+                .contains("larger than 1024 KiB")
+        );
+        let binary = dir.path().join("binary");
+        std::fs::write(&binary, b"{\"a\": \xff\xfe}").unwrap();
+        assert!(read_manifest(&binary).unwrap_err().contains("offset 6"));
+        let bom = dir.path().join("bom");
+        std::fs::write(&bom, "\u{feff}{}").unwrap();
+        assert_eq!(read_manifest(&bom).unwrap(), "{}");
+    }
+}
