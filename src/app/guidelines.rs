@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::{AskError, Cairn, off_runtime};
 use crate::answer::{self, Answer, LeftOut, Page};
@@ -341,8 +342,8 @@ fn write_brief(
     let mut page = Page::new(budget, note.into_iter().collect());
     page.force("# Refine the review guidelines");
     page.force(
-        "Review findings of the categories below are usually rejected in this repository: the \
-guidelines reviews follow ask for something the team does not want. Propose concrete, small \
+        "Review findings of the categories below are usually rejected in this repository: what \
+the review guidelines ask for is not what the team wants. Propose concrete, small \
 changes to the guideline files so reviews stop raising what the evidence says is noise (or \
 raise it the way the team wants). cairn never edits these files: a person applies an accepted \
 change (or asks you to).",
@@ -457,32 +458,56 @@ fn write_category(page: &mut Page, category: &CategoryBrief, files: &[GuidelineF
 fn what_to_answer(brief: &GuidelineBrief) -> String {
     let first = brief.categories.first();
     let section = first.and_then(|c| c.sections.first());
-    let example = serde_json::json!({
-        "file": section.map_or("CLAUDE.md", |s| s.file.as_str()),
-        "section": section.and_then(|s| s.heading.as_deref()).unwrap_or("Review"),
-        "current_text": "the section's text as it is (empty for a new section)",
-        "proposed_text": "the section's text as you propose it",
-        "rationale": "why, citing the rejection reasons",
-        "category": first.map_or("naming", |c| c.category.as_str()),
-        "memory_ids": first.map_or_else(
-            || vec!["m_…".to_string()],
-            |c| c.patterns.iter().take(3).map(|p| p.id.clone()).collect()
+    let memory_ids: Vec<String> = first.map_or_else(
+        || vec!["m_…".to_string()],
+        |c| c.patterns.iter().take(3).map(|p| p.id.clone()).collect(),
+    );
+    // In the order a proposal is thought through (a JSON object's keys would be sorted).
+    let example = [
+        (
+            "file",
+            json!(section.map_or("CLAUDE.md", |s| s.file.as_str())),
         ),
-        "confidence": 0.7,
-        "outcome": "proposed"
-    });
+        (
+            "section",
+            json!(
+                section
+                    .and_then(|s| s.heading.as_deref())
+                    .unwrap_or("Review")
+            ),
+        ),
+        (
+            "current_text",
+            json!("the section's text as it is (empty for a new section)"),
+        ),
+        (
+            "proposed_text",
+            json!("the section's text as you propose it"),
+        ),
+        ("rationale", json!("why, citing the rejection reasons")),
+        (
+            "category",
+            json!(first.map_or("naming", |c| c.category.as_str())),
+        ),
+        ("memory_ids", json!(memory_ids)),
+        ("confidence", json!(0.7)),
+        ("outcome", json!("proposed")),
+    ]
+    .iter()
+    .map(|(key, value)| format!("\"{key}\": {value}"))
+    .collect::<Vec<_>>()
+    .join(", ");
     format!(
         "\n## What to answer\n\
 For each proposal give: the file, the section, its current text (verbatim), the proposed \
 text, the rationale, the supporting memory ids (the rejection patterns above) and your \
 confidence (0–1). Propose only what the evidence supports; one change per section.\n\
 Record each with `record_guideline_change` (or `cairn rules --record FILE.json`):\n\
-```json\n{}\n```\n\
+```json\n{{{example}}}\n```\n\
 When the person decides, record the outcome by id: `{{\"id\": \"g_…\", \"outcome\": \
 \"accepted\", \"feedback\": \"…\", \"by\": \"…\"}}` (or `\"rejected\"`). An accepted change \
 marks its rejection patterns addressed; `cairn rules` then shows the category's rejection \
-rate before and after it.",
-        serde_json::to_string(&example).unwrap_or_default()
+rate before and after it."
     )
 }
 
@@ -545,7 +570,15 @@ mod tests {
         );
         assert!(
             full.text
-                .contains("\"memory_ids\":[\"m_0000000000000000\",\"m_0000000000000001\"")
+                .contains("{\"file\": \"CLAUDE.md\", \"section\": \"Naming\", \"current_text\": "),
+            "{}",
+            full.text
+        );
+        assert!(
+            full.text
+                .contains("\"memory_ids\": [\"m_0000000000000000\",\"m_0000000000000001\""),
+            "{}",
+            full.text
         );
         let small = write_brief(
             brief(vec![section]),

@@ -243,17 +243,13 @@ impl RecordReviewArgs {
     }
 }
 
-/// Arguments of `record_guideline_change`: a new proposal, or `id` and the outcome of one
-/// recorded before.
+/// Arguments of `record_guideline_change`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct GuidelineChangeArgs {
-    /// A change recorded before (g_…): record its outcome.
     #[serde(default)]
     pub id: Option<String>,
-    /// Guideline file, repo-relative (CLAUDE.md).
     #[serde(default)]
     pub file: Option<String>,
-    /// Heading of the section.
     #[serde(default)]
     pub section: Option<String>,
     #[serde(default)]
@@ -262,21 +258,17 @@ pub struct GuidelineChangeArgs {
     pub proposed_text: Option<String>,
     #[serde(default)]
     pub rationale: Option<String>,
-    /// Rule category (naming).
     #[serde(default)]
     pub category: Option<String>,
-    /// Rejection pattern ids behind it.
     #[serde(default)]
     pub memory_ids: Option<Vec<String>>,
-    /// 0-1.
     #[serde(default)]
     pub confidence: Option<f64>,
-    /// proposed (default), accepted or rejected.
+    /// proposed, accepted or rejected.
     #[serde(default)]
     pub outcome: Option<String>,
     #[serde(default)]
     pub feedback: Option<String>,
-    /// Who proposed or decided.
     #[serde(default)]
     pub by: Option<String>,
 }
@@ -534,7 +526,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Store a proposed review-guideline change (refine_guidelines prompt) or its outcome by id; accepted marks its rejection patterns addressed. Never edits files.",
+        description = "Store a review-guideline change proposal (memory_ids: its rejection patterns), or its outcome by id; accepted marks them addressed.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
