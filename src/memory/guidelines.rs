@@ -678,6 +678,25 @@ mod tests {
     }
 
     #[test]
+    fn an_imported_memory_names_only_a_change_id() {
+        let mut memory = pattern("m_0000000000000001", "naming");
+        memory.created_at = 1_700_000_000_000;
+        memory.updated_at = memory.created_at;
+        memory.valid_from = memory.created_at;
+        memory.addressed = true;
+        memory.addressed_by = Some("g_00000000000000ab".to_string());
+        let line = |m: &Memory| serde_json::to_string(m).unwrap();
+        let parsed = crate::memory::parse_jsonl(&line(&memory)).unwrap();
+        assert_eq!(parsed[0].memory.addressed_by, memory.addressed_by);
+        memory.addressed_by = Some("../../etc/passwd".to_string());
+        let error = crate::memory::parse_jsonl(&line(&memory)).unwrap_err();
+        assert!(
+            error.to_string().contains("not a guideline change id"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn the_rate_is_split_at_the_acceptance() {
         let review = |id: &str, at: i64, disposition: Disposition| ReviewRecord {
             id: id.to_string(),
