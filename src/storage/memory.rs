@@ -3,6 +3,7 @@
 //! is one row of `memory` carrying the write sequence number of its last change, so a process
 //! catches up on other processes' writes by reading the rows changed since the last number
 //! it saw; `review` holds one row per review id, numbered in the same sequence;
+//! `guideline_change` one row per guideline change (few, read whole, not numbered);
 //! `memory_meta:head` is the last number.
 //!
 //! Rows come and go as [`Row`]s: the memory layer decides what a memory's row holds.
