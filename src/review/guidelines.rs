@@ -18,7 +18,7 @@ const MAX_FOUND: usize = 40;
 /// How deep nested `CLAUDE.md` and `AGENTS.md` files are looked for.
 const NESTED_DEPTH: usize = 6;
 /// Most directory entries the search for nested files looks at.
-const NESTED_ENTRIES: usize = 20_000;
+const NESTED_ENTRIES: usize = 10_000;
 
 /// Guideline files at the repository's root.
 const ROOT_FILES: [&str; 5] = [
