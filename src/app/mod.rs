@@ -27,6 +27,7 @@ use crate::storage::{FileStamp, IndexMeta, Store};
 mod bootstrap;
 mod context;
 mod doctor;
+mod guidelines;
 mod index;
 mod memory;
 pub mod render;
@@ -37,6 +38,9 @@ mod team;
 pub use bootstrap::{Bootstrap, BootstrapRequest, Seeded};
 pub use context::{ContextRequest, ExpandRequest, Expanded};
 pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
+pub use guidelines::{
+    CategoryBrief, Evidence, GuidelineBrief, GuidelineChangeRequest, ProposeRequest, SectionText,
+};
 pub use index::IndexRequest;
 pub use memory::{
     ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest, ListRequest, MemoryHistory,

@@ -3,7 +3,7 @@
 
 use super::{Bootstrap, Expanded, Forgotten};
 use crate::answer::Answer;
-use crate::memory::{Memory, RecordedReview, WriteOutcome};
+use crate::memory::{Memory, RecordedChange, RecordedReview, WriteOutcome};
 
 /// An answer as text.
 pub trait Text {
@@ -48,6 +48,12 @@ impl Text for Forgotten {
 impl Text for Bootstrap {
     fn to_text(&self) -> String {
         bootstrap(self)
+    }
+}
+
+impl Text for RecordedChange {
+    fn to_text(&self) -> String {
+        recorded_change(self)
     }
 }
 
@@ -147,6 +153,11 @@ fn memory_detail(memory: &Memory) -> String {
     if let Some(old) = &memory.supersedes {
         text.push_str(&format!("\nsupersedes {old}"));
     }
+    match &memory.addressed_by {
+        Some(change) => text.push_str(&format!("\naddressed by guideline change {change}")),
+        None if memory.addressed => text.push_str("\naddressed by a guideline update"),
+        None => {}
+    }
     if !memory.history.is_empty() {
         text.push_str("\n## History (earlier texts, oldest first)");
         for revision in &memory.history {
@@ -161,6 +172,46 @@ fn memory_detail(memory: &Memory) -> String {
                 revision.content
             ));
         }
+    }
+    text
+}
+
+/// The answer of `record_guideline_change`.
+fn recorded_change(r: &RecordedChange) -> String {
+    let c = &r.change;
+    let place = match &c.section {
+        Some(section) => format!("{} § {section}", c.file),
+        None => c.file.clone(),
+    };
+    let mut text = if r.repeated {
+        format!(
+            "guideline change {} was already recorded as {}; nothing changed",
+            c.id,
+            c.outcome.as_str()
+        )
+    } else {
+        format!(
+            "guideline change {} recorded as {}",
+            c.id,
+            c.outcome.as_str()
+        )
+    };
+    text.push_str(&format!(
+        "\n{place} · category `{}` · supported by {}",
+        c.category,
+        c.memories.join(", ")
+    ));
+    if let Some(feedback) = &c.feedback {
+        text.push_str(&format!("\nfeedback: {feedback}"));
+    }
+    if !r.addressed.is_empty() {
+        text.push_str(&format!(
+            "\nmarked addressed: {} (`cairn rules` shows the rejection rate before and after)",
+            r.addressed.join(", ")
+        ));
+    }
+    if !c.redacted.is_empty() {
+        text.push_str(&format!("\nredacted: {}", c.redacted.join(", ")));
     }
     text
 }

@@ -196,10 +196,18 @@ impl Cairn {
         Ok(recorded)
     }
 
-    /// Rule effectiveness: findings per category and how many were rejected.
+    /// Rule effectiveness: findings per category and how many were rejected, with the
+    /// guideline changes recorded for each (an accepted one with the rejection rate before
+    /// and after it).
     pub async fn rules(&self, request: RulesRequest) -> Result<Rules, AskError> {
+        let mut stats = self.memories.rule_stats().await?;
+        for (category, effect) in self.memories.change_effects().await? {
+            if let Some(stat) = stats.iter_mut().find(|s| s.category == category) {
+                stat.changes.push(effect);
+            }
+        }
         Ok(Rules {
-            stats: self.memories.rule_stats().await?,
+            stats,
             min_sample: request.min_sample,
             min_rate: request.min_rate,
         })

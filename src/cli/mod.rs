@@ -178,8 +178,22 @@ pub struct RulesArgs {
     #[arg(long, default_value_t = 0.5)]
     pub min_rate: f64,
     /// Mark CATEGORY's rejection patterns as addressed (the guidelines were updated).
-    #[arg(long, value_name = "CATEGORY")]
+    #[arg(long, value_name = "CATEGORY", conflicts_with_all = ["propose", "record"])]
     pub addressed: Option<String>,
+    /// Print the brief that asks for guideline changes (what the `refine_guidelines` prompt
+    /// holds): high-rejection categories, their rejection patterns, the guideline sections.
+    #[arg(long, conflicts_with = "record")]
+    pub propose: bool,
+    /// With --propose: a guideline file to consider (repeatable; default: those found).
+    #[arg(long = "file", value_name = "PATH", requires = "propose")]
+    pub files: Vec<String>,
+    /// With --propose: token budget (default 6000, max 16000).
+    #[arg(long, requires = "propose")]
+    pub max_tokens: Option<usize>,
+    /// Record a guideline change or its outcome from JSON (the `record_guideline_change`
+    /// arguments; a file or `-`).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }

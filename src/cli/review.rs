@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cairn::app::{
-    AddressedRequest, Cairn, RecordReviewRequest, ReviewRequest, Rules, RulesRequest,
+    AddressedRequest, Cairn, GuidelineChangeRequest, ProposeRequest, RecordReviewRequest,
+    ReviewRequest, Rules, RulesRequest,
 };
-use cairn::review::stats::{RuleStat, is_high_rejection};
+use cairn::review::stats::{ChangeEffect, RuleStat, Window, is_high_rejection};
 
 use super::{ReviewArgs, RulesArgs, output};
 
@@ -39,8 +40,31 @@ pub async fn record_review(cairn: &Cairn, file: &Path, json: bool) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// `cairn rules`, or `cairn rules --addressed CATEGORY`.
+/// `cairn rules`, `cairn rules --addressed CATEGORY`, `--propose` or `--record FILE`.
 pub async fn rules(cairn: &Cairn, args: RulesArgs) -> anyhow::Result<ExitCode> {
+    if args.propose {
+        let request = ProposeRequest {
+            files: args.files,
+            min_sample: args.min_sample,
+            min_rate: args.min_rate,
+            max_tokens: args.max_tokens,
+        };
+        output::answer(&cairn.propose_guidelines(request).await?, args.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(file) = &args.record {
+        let text = read_input(file)?;
+        let mut request: GuidelineChangeRequest =
+            serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a record_guideline_change JSON object",
+                    file.display()
+                )
+            })?;
+        request.written_by = std::env::var("USER").ok();
+        output::answer(&cairn.record_guideline_change(request).await?, args.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(category) = args.addressed {
         let addressed = cairn.mark_addressed(AddressedRequest { category }).await?;
         let ids = &addressed.ids;
@@ -128,7 +152,7 @@ fn rules_report(rules: &Rules) -> String {
             min_rate * 100.0
         ));
     } else {
-        text.push_str("\nHigh-rejection categories (update the review guidelines, then `cairn rules --addressed CATEGORY`):\n");
+        text.push_str("\nHigh-rejection categories (`cairn rules --propose` asks for guideline changes; record them with `cairn rules --record`):\n");
         for s in high {
             text.push_str(&format!(
                 "- {}: {} of {} rejected; supporting memories: {}\n",
@@ -143,5 +167,57 @@ fn rules_report(rules: &Rules) -> String {
             ));
         }
     }
+    let changes: Vec<(&str, &ChangeEffect)> = sorted
+        .iter()
+        .flat_map(|s| s.changes.iter().map(|c| (s.category.as_str(), c)))
+        .collect();
+    if !changes.is_empty() {
+        text.push_str("\nGuideline changes:\n");
+        for (category, change) in changes {
+            text.push_str(&change_line(category, change));
+        }
+    }
     text
+}
+
+/// One guideline change: where, what became of it, and for an accepted one the category's
+/// rejection rate before and after.
+fn change_line(category: &str, c: &ChangeEffect) -> String {
+    let place = match &c.section {
+        Some(section) => format!("{} § {section}", c.file),
+        None => c.file.clone(),
+    };
+    let mut line = format!(
+        "- {} {} {} · {category} · {place}",
+        c.id,
+        c.outcome,
+        cairn::clock::date_of(c.at / 1000)
+    );
+    if let (Some(before), Some(after)) = (&c.before, &c.after) {
+        line.push_str(&format!(
+            ": rejection rate {} before → {} after",
+            window(before),
+            window(after)
+        ));
+    }
+    if !c.addressed.is_empty() {
+        line.push_str(&format!(" (addressed {})", c.addressed.join(", ")));
+    }
+    line.push('\n');
+    line
+}
+
+/// A rate with its sample: `100% of 3 findings in 3 reviews`, or `no findings yet`.
+fn window(w: &Window) -> String {
+    if w.flagged == 0 {
+        return "— (no findings yet)".to_string();
+    }
+    format!(
+        "{:.0}% of {} finding{} in {} review{}",
+        w.rejection_rate * 100.0,
+        w.flagged,
+        if w.flagged == 1 { "" } else { "s" },
+        w.reviews,
+        if w.reviews == 1 { "" } else { "s" }
+    )
 }

@@ -243,6 +243,67 @@ impl RecordReviewArgs {
     }
 }
 
+/// Arguments of `record_guideline_change`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct GuidelineChangeArgs {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub section: Option<String>,
+    #[serde(default)]
+    pub current_text: Option<String>,
+    #[serde(default)]
+    pub proposed_text: Option<String>,
+    #[serde(default)]
+    pub rationale: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub memory_ids: Option<Vec<String>>,
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// proposed, accepted or rejected.
+    #[serde(default)]
+    pub outcome: Option<String>,
+    #[serde(default)]
+    pub feedback: Option<String>,
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+impl GuidelineChangeArgs {
+    /// The request, written by `written_by`.
+    fn into_request(self, written_by: Option<String>) -> app::GuidelineChangeRequest {
+        app::GuidelineChangeRequest {
+            id: self.id,
+            file: self.file,
+            section: self.section,
+            current_text: self.current_text,
+            proposed_text: self.proposed_text,
+            rationale: self.rationale,
+            category: self.category,
+            memory_ids: self.memory_ids,
+            confidence: self.confidence,
+            outcome: self.outcome,
+            feedback: self.feedback,
+            by: self.by,
+            written_by,
+        }
+    }
+}
+
+/// Arguments of the `refine_guidelines` prompt.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RefineArgs {
+    /// Guideline files to consider, repo-relative, separated by commas (default: CLAUDE.md,
+    /// AGENTS.md, GEMINI.md, REVIEW.md, .github/copilot-instructions.md, .cursor/rules/*.mdc,
+    /// .claude/skills/**/SKILL.md and nested CLAUDE.md/AGENTS.md found in the repository).
+    #[serde(default)]
+    pub files: Option<String>,
+}
+
 /// Arguments of the `review` prompt.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReviewPromptArgs {
@@ -463,6 +524,23 @@ impl Server {
         let request = args.into_request(Some(WRITTEN_BY.to_string()));
         Ok(reply(self.cairn.record_review(request).await))
     }
+
+    #[tool(
+        description = "Store a review-guideline change proposal (memory_ids: its rejection patterns), or its outcome by id; accepted marks them addressed.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn record_guideline_change(
+        &self,
+        Parameters(args): Parameters<GuidelineChangeArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let request = args.into_request(Some(WRITTEN_BY.to_string()));
+        Ok(reply(self.cairn.record_guideline_change(request).await))
+    }
 }
 
 #[prompt_router]
@@ -483,6 +561,37 @@ impl Server {
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
                 .with_description("Review a change with cairn's briefing and record the outcome"),
+        )
+    }
+
+    #[prompt(
+        name = "refine_guidelines",
+        description = "Propose review-guideline changes for rule categories usually rejected here, with the evidence and the current guideline sections."
+    )]
+    async fn refine_guidelines(
+        &self,
+        Parameters(args): Parameters<RefineArgs>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let files = args
+            .files
+            .unwrap_or_default()
+            .split([',', '\n'])
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect();
+        let request = app::ProposeRequest {
+            files,
+            ..app::ProposeRequest::default()
+        };
+        let brief = self
+            .cairn
+            .propose_guidelines(request)
+            .await
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, brief.text)])
+                .with_description("Propose review-guideline changes from the rejection evidence"),
         )
     }
 

@@ -8,6 +8,7 @@
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
 pub mod embed;
+pub mod guidelines;
 pub mod model;
 pub mod reviews;
 pub mod search;
@@ -25,6 +26,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+pub use guidelines::{ChangeInput, GuidelineChange, Outcome, RecordedChange};
 pub use model::{Action, Memory, MemoryError, MemoryType, Revision, Source};
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, WriteOutcome};

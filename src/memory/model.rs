@@ -204,6 +204,9 @@ pub struct Memory {
     /// A rejection pattern consumed by a guideline update.
     #[serde(default)]
     pub addressed: bool,
+    /// The accepted guideline change (`g_…`) that addressed this rejection pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addressed_by: Option<String>,
     /// A developer memory its developer shared with the team (team mode: readable by all
     /// members; only its developer can change it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -247,6 +250,7 @@ impl Memory {
             confidence: 0.5,
             category: None,
             addressed: false,
+            addressed_by: None,
             shared: false,
             redacted: Vec::new(),
             history: Vec::new(),

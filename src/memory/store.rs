@@ -1,11 +1,13 @@
 //! Memories in the memory store: a memory is one row (its fields as written, its vector as
-//! base64 of little-endian f32s), a review record another; this file turns them into rows and
-//! back, and reads and writes the store (`storage::memory`) in those terms.
+//! base64 of little-endian f32s), a review record another, a guideline change a third; this
+//! file turns them into rows and back, and reads and writes the store (`storage::memory`) in
+//! those terms.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 
+use super::guidelines::GuidelineChange;
 use super::model::Memory;
 use super::reviews::ReviewRecord;
 use crate::storage::memory::{ReviewRow, Store, Tombstone};
@@ -131,6 +133,21 @@ impl MemoryStore {
         self.store
             .write_review(review_row(record), record.seq)
             .await
+    }
+
+    /// Every guideline change, oldest first.
+    pub async fn guideline_changes(&self) -> Result<Vec<GuidelineChange>> {
+        let rows = self.store.guideline_changes().await?;
+        decode(rows, "reading guideline changes")
+    }
+
+    /// Stores a guideline change (replacing an earlier row of the same change); its id is the
+    /// record key, kept also as `change_id`.
+    pub async fn write_guideline_change(&self, change: &GuidelineChange) -> Result<()> {
+        let mut row = fields(change);
+        row.remove("id");
+        row.insert("change_id".to_string(), change.id.as_str().into());
+        self.store.write_guideline_change(&change.id, row).await
     }
 
     /// Every stored row, raw (for tests that check what reached the disk).

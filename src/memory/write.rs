@@ -1053,6 +1053,14 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
     if let Some(category) = &memory.category {
         refuse_secret("`category`", category)?;
     }
+    if let Some(change) = &memory.addressed_by
+        && !super::guidelines::is_change_id(change)
+    {
+        return Err(invalid(format!(
+            "`addressed_by` `{}` is not a guideline change id",
+            crate::tokens::truncate(change, 60)
+        )));
+    }
     if let Some(dev) = &memory.developer
         && person("`developer`", dev)? != *dev
     {

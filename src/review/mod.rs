@@ -11,6 +11,7 @@ pub mod briefing;
 pub mod diff;
 pub mod evidence;
 pub mod git;
+pub mod guidelines;
 pub mod stats;
 
 use std::collections::{BTreeSet, HashMap};

@@ -16,6 +16,42 @@ pub struct RuleStat {
     /// Live rejection patterns of this category (the reasons behind the rate).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memories: Vec<String>,
+    /// Guideline changes recorded for this category, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ChangeEffect>,
+}
+
+/// A category's findings over a span of reviews.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Window {
+    /// Review records in the span that flagged the category.
+    pub reviews: u64,
+    pub flagged: u64,
+    pub rejected: u64,
+    /// rejected / flagged (0 when nothing was flagged).
+    pub rejection_rate: f64,
+}
+
+/// A guideline change of a category and, once accepted, the category's rejection rate in the
+/// reviews recorded before and after it was accepted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ChangeEffect {
+    /// The change id (`g_…`).
+    pub id: String,
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// `proposed`, `accepted` or `rejected`.
+    pub outcome: String,
+    /// When the outcome was recorded (milliseconds since the epoch).
+    pub at: i64,
+    /// The rejection patterns it addressed (accepted changes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub addressed: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Window>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Window>,
 }
 
 /// A developer's record as an author of reviewed changes.

@@ -3,6 +3,7 @@
 //! is one row of `memory` carrying the write sequence number of its last change, so a process
 //! catches up on other processes' writes by reading the rows changed since the last number
 //! it saw; `review` holds one row per review id, numbered in the same sequence;
+//! `guideline_change` one row per guideline change (few, read whole, not numbered);
 //! `memory_meta:head` is the last number.
 //!
 //! Rows come and go as [`Row`]s: the memory layer decides what a memory's row holds.
@@ -30,6 +31,10 @@ const SCHEMA: Schema = Schema {
             version: 2,
             sql: include_str!("schema/memory/2.surql"),
         },
+        Step {
+            version: 3,
+            sql: include_str!("schema/memory/3.surql"),
+        },
     ],
 };
 
@@ -38,7 +43,7 @@ pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Fields a stored memory row may hold besides its id. A row written without one of them
 /// gets NONE, so writing a memory again clears what it no longer has.
-const MEMORY_FIELDS: [&str; 31] = [
+const MEMORY_FIELDS: [&str; 32] = [
     "kind",
     "title",
     "content",
@@ -62,6 +67,7 @@ const MEMORY_FIELDS: [&str; 31] = [
     "last_access",
     "confidence",
     "addressed",
+    "addressed_by",
     "shared",
     "category",
     "redacted",
@@ -84,7 +90,7 @@ const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
     superseded_by = $input.superseded_by, supersedes = $input.supersedes,
     access_count = $input.access_count, last_access = $input.last_access,
     confidence = $input.confidence, addressed = $input.addressed,
-    shared = $input.shared, category = $input.category,
+    addressed_by = $input.addressed_by, shared = $input.shared, category = $input.category,
     redacted = $input.redacted, history = $input.history, seq = $input.seq,
     vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
 
@@ -93,6 +99,8 @@ const MEMORIES_SINCE: &str =
     "SELECT *, record::id(id) AS key FROM memory WHERE seq > $after ORDER BY seq;";
 /// Review records written after `$after`, in write order.
 const REVIEWS_SINCE: &str = "SELECT * OMIT id FROM review WHERE seq > $after ORDER BY seq;";
+/// Every guideline change, oldest first.
+const GUIDELINE_CHANGES: &str = "SELECT * OMIT id FROM guideline_change ORDER BY proposed_at;";
 
 /// A forgotten memory as stored: only its id and sequence number remain.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +272,23 @@ impl Store {
         Ok(())
     }
 
+    /// Every guideline change row, oldest first.
+    pub async fn guideline_changes(&self) -> Result<Vec<serde_json::Value>> {
+        super::select(&self.db, GUIDELINE_CHANGES, "reading guideline changes").await
+    }
+
+    /// Stores a guideline change under its id, replacing an earlier row of the same change.
+    pub async fn write_guideline_change(&self, id: &str, body: Row) -> Result<()> {
+        self.db
+            .query("UPSERT $id CONTENT $row;")
+            .bind(("id", RecordId::new("guideline_change", id)))
+            .bind(("row", object(body)))
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error("writing a guideline change"))?;
+        Ok(())
+    }
+
     /// Every stored memory row, raw (for tests that check what reached the disk).
     pub async fn raw_rows(&self) -> Result<Vec<serde_json::Value>> {
         super::select(&self.db, "SELECT * FROM memory", "reading raw memories").await
@@ -309,7 +334,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_version_1_store_gains_review_records() {
+    async fn a_version_1_store_gains_review_records_and_guideline_changes() {
         let dir = tempfile::tempdir().unwrap();
         {
             let db = super::super::open_engine(dir.path(), super::super::OPEN_PATIENCE)
@@ -330,7 +355,7 @@ mod tests {
         let store = Store::open(dir.path()).await.unwrap();
         assert_eq!(
             migrate::stored_version(&store.db, &SCHEMA).await.unwrap(),
-            2
+            SCHEMA_VERSION
         );
         assert_eq!(store.memories_since(0).await.unwrap().len(), 1);
         let mut body = Row::new();
@@ -348,6 +373,26 @@ mod tests {
             .unwrap();
         assert_eq!(store.reviews_since(1).await.unwrap().len(), 1);
         assert_eq!(store.head().await.unwrap(), 2);
+        let mut change = Row::new();
+        change.insert("change_id".to_string(), "g_0000000000000001".into());
+        change.insert("proposed_at".to_string(), 5.into());
+        store
+            .write_guideline_change("g_0000000000000001", change.clone())
+            .await
+            .unwrap();
+        change.insert("outcome".to_string(), "accepted".into());
+        store
+            .write_guideline_change("g_0000000000000001", change)
+            .await
+            .unwrap();
+        let changes = store.guideline_changes().await.unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0]["outcome"], "accepted");
+        assert_eq!(
+            store.head().await.unwrap(),
+            2,
+            "changes take no sequence number"
+        );
         store.close().await;
     }
 }

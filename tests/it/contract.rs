@@ -33,6 +33,8 @@ const SET_ASIDE: &[&str] = &[
     "last_access",
     "indexed_at",
     "tokens",
+    "proposed_at",
+    "decided_at",
 ];
 
 /// The token budget `cairn memory search` asks for; the search tools are asked for the same, so
@@ -123,7 +125,8 @@ impl Faces {
 }
 
 impl Ids {
-    /// `value` without what two separate writes differ in, its memory ids numbered.
+    /// `value` without what two separate writes differ in, its memory and guideline change
+    /// ids numbered.
     fn normal(&mut self, value: &Value) -> Value {
         match value {
             Value::String(text) => Value::String(self.renumber(text)),
@@ -140,7 +143,7 @@ impl Ids {
     }
 
     fn renumber(&mut self, text: &str) -> String {
-        let id = regex::Regex::new(r"m_[0-9a-f]{16}").unwrap();
+        let id = regex::Regex::new(r"[mg]_[0-9a-f]{16}").unwrap();
         id.replace_all(text, |found: &regex::Captures| {
             let next = format!("memory#{}", self.0.len() + 1);
             self.0.entry(found[0].to_string()).or_insert(next).clone()
@@ -350,7 +353,7 @@ async fn the_cli_and_mcp_answer_every_use_case_alike() {
     std::fs::write(&file, outcome.to_string()).unwrap();
     let cli = faces.cli(&["record-review", file.to_str().unwrap()]);
     let mcp = faces.mcp("record_review", outcome).await;
-    let (recorded, _) = faces.same("record a review", cli, mcp);
+    let (recorded, recorded_mcp) = faces.same("record a review", cli, mcp);
     // The rules are what the recorded reviews add up to, with the rejection patterns behind
     // them (which a recorded review lists on its own).
     let mut rules = faces.cli(&["rules"]);
@@ -368,6 +371,25 @@ async fn the_cli_and_mcp_answer_every_use_case_alike() {
         .map(|w| &w["id"])
         .collect();
     assert_eq!(behind, [json!(rejections)], "{recorded:#}");
+
+    // A guideline change accepted for the rejected naming finding.
+    let change = |recorded: &Value| {
+        json!({
+            "file": "CLAUDE.md", "section": "Naming", "current_text": "",
+            "proposed_text": "Domain words such as Cart are good names.",
+            "rationale": "rejected: it is the domain's word", "category": "naming",
+            "memory_ids": [recorded["rejections"][0]["id"]], "confidence": 0.9,
+            "outcome": "accepted", "by": "alice"
+        })
+    };
+    let file = faces.repo.data_dir().join("change.json");
+    std::fs::write(&file, change(&recorded).to_string()).unwrap();
+    let cli = faces.cli(&["rules", "--record", file.to_str().unwrap()]);
+    let mcp = faces
+        .mcp("record_guideline_change", change(&recorded_mcp))
+        .await;
+    let (accepted, _) = faces.same("record a guideline change", cli, mcp);
+    assert_eq!(accepted["addressed"], json!(rejections), "{accepted:#}");
 
     // Forgetting.
     let cli = faces.cli(&["memory", "forget", &cli_cart]);

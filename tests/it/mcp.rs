@@ -58,6 +58,7 @@ async fn tools_answer_over_stdio() {
             "expand",
             "forget",
             "get_context",
+            "record_guideline_change",
             "record_review",
             "remember",
             "review_diff",
@@ -67,7 +68,13 @@ async fn tools_answer_over_stdio() {
     );
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotated");
-        let writes = ["remember", "forget", "record_review"].contains(&tool.name.as_ref());
+        let writes = [
+            "remember",
+            "forget",
+            "record_review",
+            "record_guideline_change",
+        ]
+        .contains(&tool.name.as_ref());
         assert_eq!(annotations.read_only_hint, Some(!writes), "{}", tool.name);
         assert!(
             tool.description.as_ref().unwrap().len() < 200,

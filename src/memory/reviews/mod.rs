@@ -171,7 +171,7 @@ pub(super) fn clean_record(record: ReviewRecord) -> Result<ReviewRecord> {
 }
 
 /// Live rejection patterns of `category` that no guideline update has addressed yet.
-fn open_rejections<'a>(
+pub(super) fn open_rejections<'a>(
     memories: &'a HashMap<String, super::Memory>,
     category: &'a str,
 ) -> impl Iterator<Item = &'a super::Memory> {

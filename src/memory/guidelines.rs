@@ -1,0 +1,740 @@
+//! Guideline changes: a proposed edit of a review guideline file (`CLAUDE.md`, `AGENTS.md`,
+//! …) grounded in a rule category's rejection patterns, and what became of it. An accepted
+//! change marks its rejection patterns addressed and names itself on them
+//! (`Memory::addressed_by`); a rejected one keeps its feedback and changes nothing else. cairn
+//! stores the proposal and its outcome; the guideline file is edited by a person or an
+//! assistant, never by cairn.
+//!
+//! Changes are rows of the memory store's `guideline_change` table, one per change id. They
+//! stay in the store they were recorded in: in team mode that is this developer's team copy,
+//! not the server (the rejection patterns an accepted change addresses do travel, as every
+//! memory write does).
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::reviews::record::{self, ReviewRecord};
+use super::write;
+use super::{Memories, Memory, MemoryError, MemoryType, Result, model, secrets, store_error};
+use crate::clock::now_ms;
+use crate::review::stats::{ChangeEffect, Window};
+
+/// Longest current or proposed guideline text, in bytes.
+pub const MAX_GUIDELINE_TEXT: usize = 16_000;
+/// Longest rationale or feedback, in bytes.
+pub const MAX_NOTE_TEXT: usize = 4_000;
+/// Longest section name, in bytes.
+const MAX_SECTION: usize = 200;
+/// Longest guideline file path, in bytes.
+const MAX_FILE: usize = 512;
+/// Most rejection patterns one change may name.
+pub const MAX_SUPPORT: usize = 50;
+
+/// What became of a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Proposed, not decided yet.
+    Proposed,
+    /// A person accepted it (and edited the file).
+    Accepted,
+    /// A person turned it down.
+    Rejected,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Proposed => "proposed",
+            Outcome::Accepted => "accepted",
+            Outcome::Rejected => "rejected",
+        }
+    }
+}
+
+impl std::str::FromStr for Outcome {
+    type Err = MemoryError;
+
+    fn from_str(s: &str) -> Result<Outcome> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "proposed" | "proposal" => Ok(Outcome::Proposed),
+            "accepted" | "accept" => Ok(Outcome::Accepted),
+            "rejected" | "reject" => Ok(Outcome::Rejected),
+            other => Err(invalid(format!(
+                "unknown outcome `{other}`: use proposed, accepted or rejected"
+            ))),
+        }
+    }
+}
+
+/// A guideline change as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuidelineChange {
+    /// `g_` and 16 hex digits.
+    #[serde(alias = "change_id")]
+    pub id: String,
+    /// The guideline file, repository-relative.
+    pub file: String,
+    /// The heading of the section it changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// The section's text when it was proposed (empty for a new section).
+    #[serde(default)]
+    pub current_text: String,
+    pub proposed_text: String,
+    pub rationale: String,
+    /// The rule category whose rejections it answers.
+    pub category: String,
+    /// The rejection patterns behind it.
+    pub memories: Vec<String>,
+    /// 0–1, as the proposer judged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    pub outcome: Outcome,
+    /// Why it was accepted or rejected, in the decider's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Who proposed or decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// Who recorded it (the user, or `mcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<String>,
+    /// Milliseconds since the epoch.
+    pub proposed_at: i64,
+    /// When it was accepted or rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<i64>,
+    /// Kinds of secret redacted from its texts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
+}
+
+/// A proposal or an outcome to record. With `id`, it is the outcome of a change recorded
+/// before, whose fields it keeps unless given again (only while still proposed).
+#[derive(Debug, Clone, Default)]
+pub struct ChangeInput {
+    pub id: Option<String>,
+    pub file: Option<String>,
+    pub section: Option<String>,
+    pub current_text: Option<String>,
+    pub proposed_text: Option<String>,
+    pub rationale: Option<String>,
+    pub category: Option<String>,
+    pub memories: Option<Vec<String>>,
+    pub confidence: Option<f64>,
+    /// Default: proposed.
+    pub outcome: Option<Outcome>,
+    pub feedback: Option<String>,
+    pub by: Option<String>,
+    pub written_by: Option<String>,
+}
+
+/// What recording a guideline change did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordedChange {
+    pub change: GuidelineChange,
+    /// Rejection patterns this call marked addressed.
+    pub addressed: Vec<String>,
+    /// The change was already recorded with this outcome: nothing changed.
+    pub repeated: bool,
+}
+
+fn invalid(message: impl Into<String>) -> MemoryError {
+    MemoryError::Invalid(message.into())
+}
+
+/// A guideline change id: `g_` and 16 hex digits.
+pub fn is_change_id(id: &str) -> bool {
+    id.strip_prefix("g_")
+        .is_some_and(|hex| hex.len() == 16 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+fn new_change_id() -> String {
+    let hex = crate::fsutil::random_hex(8).unwrap_or_else(|_| {
+        let seed = format!("{}\0{}", now_ms(), std::process::id());
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()))
+    });
+    format!("g_{hex}")
+}
+
+/// A guideline file's path: repository-relative, never climbing out, secret-free.
+fn guideline_path(raw: &str) -> Result<String> {
+    write::refuse_secret("`file`", raw)?;
+    let path = raw.trim().trim_start_matches("./").replace('\\', "/");
+    let escapes = path.is_empty()
+        || path.starts_with('/')
+        || path.contains('\0')
+        || path.contains(':')
+        || path.split('/').any(|p| p == ".." || p.is_empty());
+    if escapes || path.len() > MAX_FILE {
+        return Err(invalid(format!(
+            "guideline file `{}` must be a repository-relative path (at most {MAX_FILE} bytes)",
+            crate::tokens::truncate(raw, 120)
+        )));
+    }
+    Ok(path)
+}
+
+/// A text within `limit` bytes, trimmed and redacted (the kinds removed added to `kinds`).
+fn scrubbed(text: &str, what: &str, limit: usize, kinds: &mut BTreeSet<String>) -> Result<String> {
+    if text.len() > limit {
+        return Err(invalid(format!(
+            "`{what}` is {} bytes; the limit is {limit}",
+            text.len()
+        )));
+    }
+    let clean = secrets::redact(text.trim());
+    kinds.extend(clean.kinds.iter().map(|k| k.to_string()));
+    Ok(clean.text)
+}
+
+/// The supporting ids, trimmed, each once, in the order given.
+fn support_ids(ids: Vec<String>) -> Result<Vec<String>> {
+    if ids.len() > MAX_SUPPORT {
+        return Err(invalid(format!(
+            "{} memory ids; at most {MAX_SUPPORT} per change",
+            ids.len()
+        )));
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for id in ids {
+        let id = id.trim().to_string();
+        if !model::is_memory_id(&id) {
+            return Err(invalid(format!(
+                "`{}` is not a memory id (m_ and 16 hex digits)",
+                crate::tokens::truncate(&id, 60)
+            )));
+        }
+        if seen.insert(id.clone()) {
+            out.push(id);
+        }
+    }
+    if out.is_empty() {
+        return Err(invalid(
+            "`memory_ids` is empty: name the rejection patterns the change answers",
+        ));
+    }
+    Ok(out)
+}
+
+/// The change an input describes: a new one, or `earlier` with the input's outcome (and,
+/// while it is still proposed, the fields given again). Says whether the input repeats the
+/// outcome already recorded.
+fn merged(
+    earlier: Option<GuidelineChange>,
+    input: ChangeInput,
+    now: i64,
+) -> Result<(GuidelineChange, bool)> {
+    let outcome = input.outcome.unwrap_or(Outcome::Proposed);
+    let mut kinds = BTreeSet::new();
+    let by = input
+        .by
+        .as_deref()
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| write::person("`by`", b))
+        .transpose()?;
+    let feedback = input
+        .feedback
+        .as_deref()
+        .map(|f| scrubbed(f, "feedback", MAX_NOTE_TEXT, &mut kinds))
+        .transpose()?
+        .filter(|f| !f.is_empty());
+    if let Some(confidence) = input.confidence
+        && !(0.0..=1.0).contains(&confidence)
+    {
+        return Err(invalid(format!(
+            "`confidence` is {confidence}; it must be between 0 and 1"
+        )));
+    }
+    let mut change = match earlier {
+        Some(earlier) if earlier.outcome != Outcome::Proposed => {
+            if earlier.outcome != outcome {
+                return Err(invalid(format!(
+                    "guideline change {} was already {} on {}: record a new proposal instead",
+                    earlier.id,
+                    earlier.outcome.as_str(),
+                    crate::clock::date_of(earlier.decided_at.unwrap_or(earlier.proposed_at) / 1000)
+                )));
+            }
+            return Ok((earlier, true));
+        }
+        Some(earlier) => earlier,
+        None => GuidelineChange {
+            id: new_change_id(),
+            file: String::new(),
+            section: None,
+            current_text: String::new(),
+            proposed_text: String::new(),
+            rationale: String::new(),
+            category: String::new(),
+            memories: Vec::new(),
+            confidence: None,
+            outcome: Outcome::Proposed,
+            feedback: None,
+            by: None,
+            written_by: None,
+            proposed_at: now,
+            decided_at: None,
+            redacted: Vec::new(),
+        },
+    };
+    kinds.extend(change.redacted.iter().cloned());
+    if let Some(file) = input.file.as_deref() {
+        change.file = guideline_path(file)?;
+    }
+    if let Some(section) = input.section.as_deref() {
+        let section = scrubbed(section, "section", MAX_SECTION, &mut kinds)?;
+        change.section = (!section.is_empty()).then_some(section);
+    }
+    if let Some(text) = input.current_text.as_deref() {
+        change.current_text = scrubbed(text, "current_text", MAX_GUIDELINE_TEXT, &mut kinds)?;
+    }
+    if let Some(text) = input.proposed_text.as_deref() {
+        change.proposed_text = scrubbed(text, "proposed_text", MAX_GUIDELINE_TEXT, &mut kinds)?;
+    }
+    if let Some(text) = input.rationale.as_deref() {
+        change.rationale = scrubbed(text, "rationale", MAX_NOTE_TEXT, &mut kinds)?;
+    }
+    if let Some(category) = input.category.as_deref() {
+        write::refuse_secret("`category`", category)?;
+        change.category = record::normalise_category(category)?;
+    }
+    if let Some(ids) = input.memories {
+        change.memories = support_ids(ids)?;
+    }
+    for (field, empty) in [
+        ("file", change.file.is_empty()),
+        ("proposed_text", change.proposed_text.is_empty()),
+        ("rationale", change.rationale.is_empty()),
+        ("category", change.category.is_empty()),
+        ("memory_ids", change.memories.is_empty()),
+    ] {
+        if empty {
+            return Err(invalid(format!("a guideline change needs `{field}`")));
+        }
+    }
+    change.confidence = input.confidence.or(change.confidence);
+    change.outcome = outcome;
+    change.feedback = feedback.or(change.feedback);
+    change.by = by.or(change.by);
+    change.written_by = input.written_by.or(change.written_by);
+    change.decided_at = (outcome != Outcome::Proposed).then_some(now);
+    change.redacted = kinds.into_iter().collect();
+    Ok((change, false))
+}
+
+/// Checks that every supporting id is a live rejection pattern of the change's category and,
+/// for an accepted change, that no other update addressed it already.
+fn check_support(change: &GuidelineChange, memories: &HashMap<String, Memory>) -> Result<()> {
+    for id in &change.memories {
+        let Some(memory) = memories.get(id) else {
+            return Err(invalid(format!("unknown memory `{id}`")));
+        };
+        if memory.kind != MemoryType::RejectionPattern {
+            return Err(invalid(format!(
+                "`{id}` is a {}, not a rejection_pattern",
+                memory.kind
+            )));
+        }
+        if memory.category.as_deref() != Some(change.category.as_str()) {
+            return Err(invalid(format!(
+                "`{id}` is a rejection pattern of `{}`, not of `{}`",
+                memory.category.as_deref().unwrap_or("no category"),
+                change.category
+            )));
+        }
+        if let Some(newer) = &memory.superseded_by {
+            return Err(invalid(format!(
+                "`{id}` was superseded by {newer}: name the live pattern"
+            )));
+        }
+        if !memory.is_live() {
+            return Err(invalid(format!("`{id}` is no longer live")));
+        }
+        if change.outcome == Outcome::Accepted
+            && memory.addressed
+            && memory.addressed_by.as_deref() != Some(change.id.as_str())
+        {
+            return Err(invalid(format!(
+                "`{id}` is already addressed ({})",
+                memory.addressed_by.as_deref().map_or_else(
+                    || "by `cairn rules --addressed`".to_string(),
+                    |by| format!("by guideline change {by}")
+                )
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The findings of `category` in the reviews `keep` selects.
+fn window<'a>(
+    reviews: impl IntoIterator<Item = &'a ReviewRecord>,
+    category: &str,
+    keep: impl Fn(&ReviewRecord) -> bool,
+) -> Window {
+    let mut window = Window::default();
+    for review in reviews.into_iter().filter(|r| keep(r)) {
+        let mut flagged = false;
+        for f in review.findings.iter().filter(|f| f.category == category) {
+            flagged = true;
+            window.flagged += 1;
+            if f.disposition == record::Disposition::Rejected {
+                window.rejected += 1;
+            }
+        }
+        window.reviews += u64::from(flagged);
+    }
+    if window.flagged > 0 {
+        window.rejection_rate =
+            ((window.rejected as f64 / window.flagged as f64) * 1000.0).round() / 1000.0;
+    }
+    window
+}
+
+/// A change as `cairn rules` shows it: accepted ones with the category's rejection rate in
+/// the reviews recorded before and after the acceptance.
+pub fn effect<'a>(
+    change: &GuidelineChange,
+    reviews: impl IntoIterator<Item = &'a ReviewRecord> + Clone,
+) -> ChangeEffect {
+    let at = change.decided_at.unwrap_or(change.proposed_at);
+    let accepted = change.outcome == Outcome::Accepted;
+    ChangeEffect {
+        id: change.id.clone(),
+        file: change.file.clone(),
+        section: change.section.clone(),
+        outcome: change.outcome.as_str().to_string(),
+        at,
+        addressed: if accepted {
+            change.memories.clone()
+        } else {
+            Vec::new()
+        },
+        before: accepted.then(|| window(reviews.clone(), &change.category, |r| r.at < at)),
+        after: accepted.then(|| window(reviews, &change.category, |r| r.at >= at)),
+    }
+}
+
+impl Memories {
+    /// Records a guideline proposal or its outcome. Everything is checked before anything is
+    /// written; the change is stored first and an accepted one's patterns marked after, so
+    /// recording the same outcome again completes an interrupted call.
+    pub async fn record_guideline_change(&self, input: ChangeInput) -> Result<RecordedChange> {
+        if let Some(id) = input.id.as_deref()
+            && !is_change_id(id.trim())
+        {
+            return Err(invalid(format!(
+                "`{}` is not a guideline change id (g_ and 16 hex digits)",
+                crate::tokens::truncate(id, 60)
+            )));
+        }
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        self.with_store(true, async |store| {
+            self.catch_up(store, state).await?;
+            let earlier = match input.id.as_deref().map(str::trim) {
+                Some(id) => Some(
+                    store
+                        .guideline_changes()
+                        .await
+                        .map_err(store_error)?
+                        .into_iter()
+                        .find(|c| c.id == id)
+                        .ok_or_else(|| invalid(format!("unknown guideline change `{id}`")))?,
+                ),
+                None => None,
+            };
+            let (change, repeated) = merged(earlier, input, now_ms())?;
+            check_support(&change, &state.memories)?;
+            if !repeated {
+                store
+                    .write_guideline_change(&change)
+                    .await
+                    .map_err(store_error)?;
+            }
+            let mut addressed = Vec::new();
+            if change.outcome == Outcome::Accepted {
+                let marked: Vec<Memory> = change
+                    .memories
+                    .iter()
+                    .filter_map(|id| state.memories.get(id))
+                    .filter(|m| m.addressed_by.as_deref() != Some(change.id.as_str()))
+                    .map(|m| Memory {
+                        addressed: true,
+                        addressed_by: Some(change.id.clone()),
+                        updated_at: 0,
+                        ..m.clone()
+                    })
+                    .collect();
+                addressed = marked.iter().map(|m| m.id.clone()).collect();
+                if !marked.is_empty() {
+                    self.commit(store, state, marked, &HashMap::new()).await?;
+                }
+            }
+            Ok(RecordedChange {
+                change,
+                addressed,
+                repeated,
+            })
+        })
+        .await
+        .map(|r| r.expect("the store is created for writes"))
+    }
+
+    /// Every recorded guideline change, oldest first.
+    pub async fn guideline_changes(&self) -> Result<Vec<GuidelineChange>> {
+        self.with_store(false, async |store| {
+            store.guideline_changes().await.map_err(store_error)
+        })
+        .await
+        .map(Option::unwrap_or_default)
+    }
+
+    /// Every guideline change with its category and effect, oldest first.
+    pub async fn change_effects(&self) -> Result<Vec<(String, ChangeEffect)>> {
+        let changes = self.guideline_changes().await?;
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        Ok(changes
+            .iter()
+            .map(|c| (c.category.clone(), effect(c, state.reviews.values())))
+            .collect())
+    }
+
+    /// The live rejection patterns of `category` not yet addressed, newest first.
+    pub async fn open_rejection_patterns(&self, category: &str) -> Result<Vec<Memory>> {
+        let category = record::normalise_category(category)?;
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let mut open: Vec<Memory> = super::reviews::open_rejections(&state.memories, &category)
+            .cloned()
+            .collect();
+        open.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        Ok(open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::reviews::{Disposition, Finding, Verdict};
+
+    fn proposal() -> ChangeInput {
+        ChangeInput {
+            file: Some("./CLAUDE.md".to_string()),
+            section: Some("Naming".to_string()),
+            current_text: Some("Use descriptive names.".to_string()),
+            proposed_text: Some("Domain terms (`total`, `cart`) are fine as names.".to_string()),
+            rationale: Some("Three naming findings were rejected.".to_string()),
+            category: Some("Naming".to_string()),
+            memories: Some(vec![
+                "m_0000000000000001".to_string(),
+                " m_0000000000000001 ".to_string(),
+            ]),
+            confidence: Some(0.8),
+            by: Some("@Alice".to_string()),
+            ..ChangeInput::default()
+        }
+    }
+
+    fn pattern(id: &str, category: &str) -> Memory {
+        let mut m = Memory::new(
+            id.to_string(),
+            MemoryType::RejectionPattern,
+            "t".to_string(),
+            "c".to_string(),
+            1,
+        );
+        m.category = Some(category.to_string());
+        m
+    }
+
+    #[test]
+    fn a_proposal_is_normalised_and_redacted() {
+        let key = format!("{}IOSFODNN7EXAMPLE", "AKIA");
+        let mut input = proposal();
+        input.proposed_text = Some(format!("Never log the key {key}."));
+        let (change, repeated) = merged(None, input, 7).unwrap();
+        assert!(!repeated);
+        assert!(is_change_id(&change.id), "{}", change.id);
+        assert_eq!(change.file, "CLAUDE.md");
+        assert_eq!(change.category, "naming");
+        assert_eq!(change.memories, ["m_0000000000000001"]);
+        assert_eq!(change.by.as_deref(), Some("alice"));
+        assert_eq!((change.outcome, change.proposed_at), (Outcome::Proposed, 7));
+        assert_eq!(change.decided_at, None);
+        assert!(!change.proposed_text.contains(&key));
+        assert_eq!(change.redacted, ["aws-access-key"]);
+    }
+
+    #[test]
+    fn bad_proposals_are_refused() {
+        type Case = (fn(&mut ChangeInput), &'static str);
+        let cases: Vec<Case> = vec![
+            (
+                |i| i.file = Some("../etc/passwd".into()),
+                "repository-relative",
+            ),
+            (
+                |i| i.file = Some("/etc/passwd".into()),
+                "repository-relative",
+            ),
+            (
+                |i| i.memories = Some(vec!["x; drop".into()]),
+                "not a memory id",
+            ),
+            (|i| i.memories = Some(Vec::new()), "is empty"),
+            (|i| i.confidence = Some(1.5), "between 0 and 1"),
+            (
+                |i| i.category = Some("a;b".into()),
+                "invalid finding category",
+            ),
+            (|i| i.proposed_text = None, "needs `proposed_text`"),
+            (
+                |i| i.proposed_text = Some("x".repeat(MAX_GUIDELINE_TEXT + 1)),
+                "the limit is",
+            ),
+        ];
+        for (change, expected) in cases {
+            let mut input = proposal();
+            change(&mut input);
+            let error = merged(None, input, 1).unwrap_err().to_string();
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_outcome_completes_a_proposal_once() {
+        let (proposed, _) = merged(None, proposal(), 1).unwrap();
+        let accept = ChangeInput {
+            id: Some(proposed.id.clone()),
+            outcome: Some(Outcome::Accepted),
+            feedback: Some("merged in #12".to_string()),
+            ..ChangeInput::default()
+        };
+        let (accepted, repeated) = merged(Some(proposed.clone()), accept.clone(), 5).unwrap();
+        assert!(!repeated);
+        assert_eq!(accepted.id, proposed.id);
+        assert_eq!(accepted.proposed_text, proposed.proposed_text);
+        assert_eq!((accepted.decided_at, accepted.proposed_at), (Some(5), 1));
+        let (again, repeated) = merged(Some(accepted.clone()), accept, 9).unwrap();
+        assert!(repeated);
+        assert_eq!(again, accepted);
+        let reject = ChangeInput {
+            outcome: Some(Outcome::Rejected),
+            ..ChangeInput::default()
+        };
+        let error = merged(Some(accepted), reject, 9).unwrap_err().to_string();
+        assert!(error.contains("already accepted"), "{error}");
+    }
+
+    #[test]
+    fn support_must_be_open_rejection_patterns_of_the_category() {
+        let (mut change, _) = merged(None, proposal(), 1).unwrap();
+        let mut memories = HashMap::new();
+        let check = |change: &GuidelineChange, memories: &HashMap<String, Memory>| {
+            check_support(change, memories).map_err(|e| e.to_string())
+        };
+        assert!(
+            check(&change, &memories)
+                .unwrap_err()
+                .contains("unknown memory")
+        );
+        let mut decision = pattern("m_0000000000000001", "naming");
+        decision.kind = MemoryType::Decision;
+        memories.insert(decision.id.clone(), decision);
+        assert!(
+            check(&change, &memories)
+                .unwrap_err()
+                .contains("is a decision")
+        );
+        let security = pattern("m_0000000000000001", "security");
+        memories.insert(security.id.clone(), security);
+        assert!(
+            check(&change, &memories)
+                .unwrap_err()
+                .contains("of `security`")
+        );
+        let mut addressed = pattern("m_0000000000000001", "naming");
+        addressed.addressed = true;
+        memories.insert(addressed.id.clone(), addressed.clone());
+        assert!(check(&change, &memories).is_ok(), "a proposal may cite it");
+        change.outcome = Outcome::Accepted;
+        assert!(
+            check(&change, &memories)
+                .unwrap_err()
+                .contains("already addressed")
+        );
+        addressed.addressed_by = Some(change.id.clone());
+        memories.insert(addressed.id.clone(), addressed);
+        assert!(
+            check(&change, &memories).is_ok(),
+            "addressed by this change"
+        );
+    }
+
+    #[test]
+    fn an_imported_memory_names_only_a_change_id() {
+        let mut memory = pattern("m_0000000000000001", "naming");
+        memory.created_at = 1_700_000_000_000;
+        memory.updated_at = memory.created_at;
+        memory.valid_from = memory.created_at;
+        memory.addressed = true;
+        memory.addressed_by = Some("g_00000000000000ab".to_string());
+        let line = |m: &Memory| serde_json::to_string(m).unwrap();
+        let parsed = crate::memory::parse_jsonl(&line(&memory)).unwrap();
+        assert_eq!(parsed[0].memory.addressed_by, memory.addressed_by);
+        memory.addressed_by = Some("../../etc/passwd".to_string());
+        let error = crate::memory::parse_jsonl(&line(&memory)).unwrap_err();
+        assert!(
+            error.to_string().contains("not a guideline change id"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_rate_is_split_at_the_acceptance() {
+        let review = |id: &str, at: i64, disposition: Disposition| ReviewRecord {
+            id: id.to_string(),
+            at,
+            author: "bob".to_string(),
+            reviewer: None,
+            verdict: Verdict::Comment,
+            findings: vec![Finding {
+                category: "naming".to_string(),
+                file: None,
+                line: None,
+                message: "m".to_string(),
+                disposition,
+                reason: None,
+            }],
+            memory: None,
+            seq: 0,
+        };
+        let reviews = [
+            review("1", 10, Disposition::Rejected),
+            review("2", 11, Disposition::Rejected),
+            review("3", 12, Disposition::Implemented),
+            review("4", 30, Disposition::Implemented),
+        ];
+        let (mut change, _) = merged(None, proposal(), 5).unwrap();
+        let proposed = effect(&change, &reviews);
+        assert_eq!((proposed.before, proposed.after), (None, None));
+        change.outcome = Outcome::Accepted;
+        change.decided_at = Some(20);
+        let accepted = effect(&change, &reviews);
+        let before = accepted.before.unwrap();
+        let after = accepted.after.unwrap();
+        assert_eq!((before.reviews, before.flagged, before.rejected), (3, 3, 2));
+        assert!((before.rejection_rate - 0.667).abs() < 1e-9);
+        assert_eq!(
+            (after.flagged, after.rejected, after.rejection_rate),
+            (1, 0, 0.0)
+        );
+        assert_eq!(accepted.addressed, ["m_0000000000000001"]);
+    }
+}
