@@ -64,6 +64,8 @@ async fn add(cairn: &Cairn, args: MemoryAddArgs) -> anyhow::Result<()> {
             agent: args.agent,
             run: args.run,
             written_by: std::env::var("USER").ok(),
+            file_pattern: args.file_pattern,
+            scope: args.scope,
         })
         .await?;
     output::answer(&outcome, args.json)?;

@@ -317,6 +317,13 @@ pub struct MemoryAddArgs {
     pub agent: Option<String>,
     #[arg(long)]
     pub run: Option<String>,
+    /// Files it applies to, a gitignore-style glob (`*.py`, `tests/**`): rejection patterns
+    /// and framework knowledge.
+    #[arg(long)]
+    pub file_pattern: Option<String>,
+    /// `repository` or `org` (default by type: cairn.toml's [memory] org_types).
+    #[arg(long)]
+    pub scope: Option<String>,
     #[arg(long)]
     pub json: bool,
 }

@@ -100,6 +100,16 @@ pub struct RememberArgs {
     pub agent: Option<String>,
     #[serde(default)]
     pub run: Option<String>,
+    /// Files it applies to, a gitignore-style glob (`*.py`, `tests/**`, `src/api/**/*.ts`):
+    /// rejection_pattern and framework_knowledge only. review_diff shows it for every changed
+    /// file matching it.
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+    /// Where it is stored: `repository` (this repository only) or `org` (every repository of
+    /// the organisation). Default by type: developer memories and generic framework knowledge
+    /// and rejection patterns go to the organisation, the rest stay in the repository.
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// Arguments of `forget`.
@@ -192,6 +202,12 @@ pub struct LearningArg {
     pub paths: Option<Vec<String>>,
     #[serde(default)]
     pub symbols: Option<Vec<String>>,
+    /// Files it applies to, a gitignore-style glob (rejection_pattern and framework_knowledge).
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+    /// `repository` or `org` (default by type, as for remember).
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// Arguments of `record_review` (also the JSON `cairn record-review` reads).
@@ -199,7 +215,8 @@ pub struct LearningArg {
 pub struct RecordReviewArgs {
     /// approve, request_changes or comment.
     pub verdict: String,
-    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason.
+    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason,
+    /// file_pattern (a glob the rejection pattern of a rejected finding applies to).
     #[serde(default)]
     pub findings: Vec<crate::memory::reviews::Finding>,
     /// The change's author.
@@ -222,6 +239,8 @@ impl From<LearningArg> for app::Learning {
             developer: l.developer,
             paths: l.paths,
             symbols: l.symbols,
+            file_pattern: l.file_pattern,
+            scope: l.scope,
         }
     }
 }
@@ -363,6 +382,8 @@ impl Server {
             agent: args.agent,
             run: args.run,
             written_by: Some(WRITTEN_BY.to_string()),
+            file_pattern: args.file_pattern,
+            scope: args.scope,
         };
         Ok(reply(self.cairn.remember(request).await))
     }

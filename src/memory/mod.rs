@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-pub use model::{Action, Memory, MemoryError, MemoryType, Revision, Source};
+pub use model::{Action, FilePattern, Memory, MemoryError, MemoryType, Revision, Scope, Source};
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, WriteOutcome};
 
@@ -574,20 +574,73 @@ impl Memories {
         new: NewMemory,
         graph: Option<&crate::graph::Graph>,
     ) -> Result<WriteOutcome> {
+        self.remember_beside(new, graph, None).await
+    }
+
+    /// Stores a learning as [`Memories::remember`] does, unless the memories of the other
+    /// scope (`beside`: the organisation's for a repository write, the repository's for an
+    /// organisation write) already hold it: then the write is NONE and answers with theirs.
+    pub async fn remember_beside(
+        &self,
+        new: NewMemory,
+        graph: Option<&crate::graph::Graph>,
+        beside: Option<&Memories>,
+    ) -> Result<WriteOutcome> {
         let mut prepared = write::prepare(new, &self.root, graph)?;
         // Embed the write before taking the lock.
         self.embed_write(&mut prepared).await;
+        if let Some(beside) = beside
+            && let Some(known) = beside.restated(&prepared).await?
+        {
+            return Ok(known);
+        }
+        self.write_alone(&prepared).await
+    }
+
+    /// Decides and commits one prepared write in this store, taking the lock and the store.
+    async fn write_alone(&self, prepared: &write::Prepared) -> Result<WriteOutcome> {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let outcome = self
             .with_store(true, async |store| {
                 self.catch_up(store, state).await?;
-                self.write_decided(store, state, &prepared).await
+                self.write_decided(store, state, prepared).await
             })
             .await?
             .expect("the store is created for writes");
         let outcome = outcome.finish(&state.memories);
         Ok(outcome)
+    }
+
+    /// The memory of this store that a write from the other scope restates (the write would
+    /// be NONE here), answered as that write's outcome; nothing is written. Reads only: the
+    /// caller holds no other store's lock meanwhile.
+    async fn restated(&self, prepared: &write::Prepared) -> Result<Option<WriteOutcome>> {
+        if prepared.names_supersedes() {
+            return Ok(None);
+        }
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let candidates = self.embed_candidates(prepared, &state).await;
+        let Ok(plan) = write::decide(prepared, state_view(&state, &candidates)) else {
+            return Ok(None);
+        };
+        if plan.outcome.event != Action::None {
+            return Ok(None);
+        }
+        let mut outcome = plan.outcome.finish(&state.memories);
+        let Some(memory) = &outcome.memory else {
+            return Ok(None);
+        };
+        outcome.notes.push(format!(
+            "already known in the {} memories as {}: nothing was written",
+            match memory.scope {
+                Scope::Org => "organisation's",
+                Scope::Repository => "repository's",
+            },
+            memory.id
+        ));
+        Ok(Some(outcome))
     }
 
     /// Gives a write its embedding, with the model (to compare it by meaning).
@@ -979,8 +1032,8 @@ impl Memories {
         Ok(found)
     }
 
-    /// Live memories anchored on any of `paths` or `symbols` (both scopes' project part only),
-    /// best first.
+    /// Live memories anchored on any of `paths` or `symbols`, or whose file pattern matches
+    /// one of `paths` (the project part only, not developers'), best first.
     pub async fn anchored(&self, paths: &[String], symbols: &[String]) -> Result<Vec<Memory>> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
@@ -995,6 +1048,7 @@ impl Memories {
                         .iter()
                         .any(|q| q == p || q.starts_with(&format!("{p}/")))
                 }) || m.symbols.iter().any(|s| symbols.contains(s))
+                    || pattern_matches(m, paths)
             })
             .collect();
         hits.sort_by(|a, b| {
@@ -1247,6 +1301,15 @@ fn standing(memory: &Memory, now: i64) -> f64 {
         * (0.5 + 0.5 * memory.confidence)
         * (1.0 + 0.1 * (memory.access_count as f64).ln_1p())
         * (0.5 + (-age_days / 180.0).exp())
+}
+
+/// True when a memory's file pattern matches one of `paths` (a pattern that no longer
+/// compiles matches nothing).
+fn pattern_matches(memory: &Memory, paths: &[String]) -> bool {
+    let Some(pattern) = memory.file_pattern.as_deref() else {
+        return false;
+    };
+    FilePattern::compile(pattern).is_ok_and(|p| paths.iter().any(|path| p.matches(path)))
 }
 
 /// The share of `paths` a memory is anchored on (or anchored under).

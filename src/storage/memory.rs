@@ -38,7 +38,7 @@ pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Fields a stored memory row may hold besides its id. A row written without one of them
 /// gets NONE, so writing a memory again clears what it no longer has.
-const MEMORY_FIELDS: [&str; 31] = [
+const MEMORY_FIELDS: [&str; 33] = [
     "kind",
     "title",
     "content",
@@ -64,6 +64,8 @@ const MEMORY_FIELDS: [&str; 31] = [
     "addressed",
     "shared",
     "category",
+    "scope",
+    "file_pattern",
     "redacted",
     "history",
     "seq",
@@ -85,6 +87,7 @@ const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
     access_count = $input.access_count, last_access = $input.last_access,
     confidence = $input.confidence, addressed = $input.addressed,
     shared = $input.shared, category = $input.category,
+    scope = $input.scope, file_pattern = $input.file_pattern,
     redacted = $input.redacted, history = $input.history, seq = $input.seq,
     vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
 

@@ -91,6 +91,11 @@ pub struct Finding {
     /// Why it was rejected or deferred.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The files a rejected finding's pattern applies to, a gitignore-style glob (`*.py`,
+    /// `tests/**`): the rejection pattern it leaves is shown for every changed file matching
+    /// it, not only for `file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_pattern: Option<String>,
 }
 
 /// A review as stored: one record per review id.
@@ -297,6 +302,7 @@ mod tests {
             message: "m".to_string(),
             disposition,
             reason: None,
+            file_pattern: None,
         }
     }
 
