@@ -649,6 +649,91 @@ mod tests {
     use super::*;
 
     #[test]
+    fn file_patterns_match_as_gitignore_lines_do() {
+        let cases: [(&str, &[&str], &[&str]); 5] = [
+            (
+                "*.py",
+                &["app.py", "src/deep/app.py"],
+                &["app.pyc", "py/readme"],
+            ),
+            (
+                "tests/**",
+                &["tests/test_x.py", "tests/unit/a.py"],
+                &["src/tests.py", "src/tests/a.py"],
+            ),
+            (
+                "src/api/**/*.ts",
+                &["src/api/a.ts", "src/api/v1/users/a.ts"],
+                &["src/api.ts", "lib/src/api/a.ts", "src/api/a.tsx"],
+            ),
+            (
+                "migrations",
+                &["migrations/0001.py", "app/migrations/x.py"],
+                &["migration.py"],
+            ),
+            ("docs/", &["docs/index.md"], &["src/docs.rs"]),
+        ];
+        for (pattern, yes, no) in cases {
+            let compiled = FilePattern::compile(pattern).unwrap();
+            for path in yes {
+                assert!(compiled.matches(path), "{pattern} should match {path}");
+            }
+            for path in no {
+                assert!(!compiled.matches(path), "{pattern} should not match {path}");
+            }
+        }
+        for bad in [
+            "", "/etc/**", "../x/**", "a/../b", "C:/x", "a\\b", "a//b", "[z-a]",
+        ] {
+            assert!(FilePattern::compile(bad).is_err(), "{bad:?} is refused");
+        }
+        assert!(FilePattern::compile(&"a".repeat(MAX_FILE_PATTERN_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn scopes_default_by_type_and_pattern() {
+        for generic in [
+            "*.py",
+            "tests/**",
+            "**/*.ts",
+            "**/__tests__/*.js",
+            ".github/**",
+        ] {
+            assert!(is_generic_pattern(generic), "{generic}");
+        }
+        for specific in ["src/api/**/*.ts", "app/tasks/**", "**/payments/*.py", ""] {
+            assert!(!is_generic_pattern(specific), "{specific}");
+        }
+        let org = &DEFAULT_ORG_TYPES;
+        let scope = |kind, pattern| Scope::default_for(kind, pattern, org);
+        assert_eq!(scope(MemoryType::DeveloperPattern, None), Scope::Org);
+        assert_eq!(scope(MemoryType::ContributorProfile, None), Scope::Org);
+        assert_eq!(
+            scope(MemoryType::FrameworkKnowledge, Some("*.py")),
+            Scope::Org
+        );
+        assert_eq!(
+            scope(MemoryType::RejectionPattern, Some("src/api/**")),
+            Scope::Repository
+        );
+        assert_eq!(scope(MemoryType::RejectionPattern, None), Scope::Repository);
+        assert_eq!(scope(MemoryType::Decision, None), Scope::Repository);
+        // `org_types = []` keeps every memory in its repository.
+        assert_eq!(
+            Scope::default_for(MemoryType::DeveloperPattern, None, &[]),
+            Scope::Repository
+        );
+        // Rows written before scopes existed are the repository's.
+        let old: Memory = serde_json::from_value(serde_json::json!({
+            "id": "m_0000000000000001", "type": "decision", "title": "t", "content": "c",
+            "source": "manual", "created_at": 1, "updated_at": 1, "valid_from": 1,
+            "confidence": 0.5,
+        }))
+        .unwrap();
+        assert_eq!((old.scope, old.file_pattern), (Scope::Repository, None));
+    }
+
+    #[test]
     fn a_memory_is_stated_when_its_text_last_changed() {
         let mut memory = Memory::new(
             "m_0000000000000001".into(),
