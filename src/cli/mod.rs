@@ -238,7 +238,7 @@ pub enum TeamCommand {
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
     /// Store a learning (deduplicated, secrets redacted); prints the write event.
-    Add(MemoryAddArgs),
+    Add(Box<MemoryAddArgs>),
     /// Search memories (project scope, or one developer's with --developer).
     Search(MemorySearchArgs),
     /// List memories, newest first.
