@@ -346,29 +346,10 @@ impl Cairn {
     }
 
     /// Searches the repository's memories and the organisation's, best first within the
-    /// query's limit; each hit carries its scope. The organisation's are left out, with a
-    /// warning, when its store cannot be read.
-    pub(super) async fn search_scopes(
-        &self,
-        query: &memory::Query,
-    ) -> Result<Vec<Found>, MemoryError> {
-        let mut found = self.memories.search(query).await?;
-        if let Ok(org) = self.org_memories() {
-            match org.search(query).await {
-                Ok(hits) => found.extend(hits.into_iter().map(|mut f| {
-                    f.memory.scope = Scope::Org;
-                    f
-                })),
-                Err(e) => tracing::warn!("organisation memories left out: {e}"),
-            }
-            found.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| a.memory.id.cmp(&b.memory.id))
-            });
-            found.truncate(query.limit.clamp(1, 100));
-        }
-        Ok(found)
+    /// query's limit; each hit carries its scope.
+    pub async fn search_scopes(&self, query: &memory::Query) -> Result<Vec<Found>, MemoryError> {
+        let org = self.org_memories().ok().map(|o| &**o);
+        memory::search_scopes(&self.memories, org, query).await
     }
 
     /// Live memories of both scopes anchored on `paths` or `symbols`, or whose file pattern
@@ -417,7 +398,7 @@ impl Cairn {
     }
 
     /// The developer's live contributor profile: the organisation's, else the repository's.
-    pub(super) async fn profile_of(&self, developer: &str) -> Result<Option<Memory>, MemoryError> {
+    pub async fn profile_of(&self, developer: &str) -> Result<Option<Memory>, MemoryError> {
         if let Ok(org) = self.org_memories()
             && let Some(profile) = org.profile(developer).await?
         {
@@ -545,7 +526,7 @@ impl Cairn {
                 paths: request.paths,
                 limit: request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
                 include_superseded: request.include_superseded,
-                keyword_only: false,
+                ..memory::Query::default()
             })
             .await?;
         self.note_reads();

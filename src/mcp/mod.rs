@@ -514,8 +514,7 @@ impl Server {
     async fn session_start(&self) -> Result<GetPromptResult, ErrorData> {
         let memories = self
             .cairn
-            .memories
-            .search(&memory::Query {
+            .search_scopes(&memory::Query {
                 limit: 8,
                 keyword_only: true,
                 ..memory::Query::default()
@@ -544,8 +543,7 @@ impl Server {
         let profile = match args.developer.as_deref() {
             Some(dev) => self
                 .cairn
-                .memories
-                .profile(dev)
+                .profile_of(dev)
                 .await
                 .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?,
             None => None,

@@ -159,6 +159,9 @@ pub struct Query {
     pub include_superseded: bool,
     /// Skip the semantic layer (cheap rankings such as the context pack's).
     pub keyword_only: bool,
+    /// The text's embedding, when the caller computed it already (one query over several
+    /// stores embeds its text once).
+    pub vector: Option<Vec<f32>>,
 }
 
 /// A search result.
@@ -970,6 +973,8 @@ impl Memories {
         // Embed the query before taking the lock (it takes ~15 ms).
         let query_vector = if text.is_empty() || query.keyword_only {
             None
+        } else if query.vector.is_some() {
+            query.vector.clone()
         } else {
             self.embed(vec![text.to_string()])
                 .await
@@ -1190,6 +1195,43 @@ impl Memories {
             .await?
             .unwrap_or_default())
     }
+}
+
+/// Searches a repository's memories and, when given, its organisation's, best first within
+/// the query's limit; the organisation's hits carry [`Scope::Org`]. The organisation's are
+/// left out, with a warning, when its store cannot be read: the repository's still answer.
+pub async fn search_scopes(
+    repository: &Memories,
+    org: Option<&Memories>,
+    query: &Query,
+) -> Result<Vec<Found>> {
+    let Some(org) = org else {
+        return repository.search(query).await;
+    };
+    // The query's text is embedded once for both stores.
+    let mut query = query.clone();
+    let text = query.text.trim();
+    if !text.is_empty() && !query.keyword_only && query.vector.is_none() {
+        query.vector = repository
+            .embed(vec![text.to_string()])
+            .await
+            .and_then(|mut v| v.pop());
+    }
+    let mut found = repository.search(&query).await?;
+    match org.search(&query).await {
+        Ok(hits) => found.extend(hits.into_iter().map(|mut f| {
+            f.memory.scope = Scope::Org;
+            f
+        })),
+        Err(e) => tracing::warn!("organisation memories left out: {e}"),
+    }
+    found.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.memory.id.cmp(&b.memory.id))
+    });
+    found.truncate(query.limit.clamp(1, 100));
+    Ok(found)
 }
 
 /// Closes a lingering store once it has been idle for `linger`.
