@@ -360,6 +360,9 @@ impl Cairn {
         symbols: &[String],
     ) -> Result<Vec<Memory>, MemoryError> {
         let mut found = self.memories.anchored(paths, symbols).await?;
+        for m in &mut found {
+            m.scope = Scope::Repository;
+        }
         if let Ok(org) = self.org_memories() {
             match org.anchored(paths, symbols).await {
                 Ok(hits) => found.extend(hits.into_iter().map(|mut m| {
@@ -391,9 +394,11 @@ impl Cairn {
     pub(super) async fn memory_by_id(&self, id: &str) -> Result<Memory, MemoryError> {
         let store = self.store_of(id).await?;
         let mut memory = store.get(id).await?;
-        if !Arc::ptr_eq(store, &self.memories) {
-            memory.scope = Scope::Org;
-        }
+        memory.scope = if Arc::ptr_eq(store, &self.memories) {
+            Scope::Repository
+        } else {
+            Scope::Org
+        };
         Ok(memory)
     }
 
@@ -410,6 +415,9 @@ impl Cairn {
     /// Every memory of both scopes, oldest first.
     async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
         let mut all = self.memories.all().await?;
+        for m in &mut all {
+            m.scope = Scope::Repository;
+        }
         if let Ok(org) = self.org_memories() {
             all.extend(org.all().await?.into_iter().map(|mut m| {
                 m.scope = Scope::Org;

@@ -100,14 +100,10 @@ pub struct RememberArgs {
     pub agent: Option<String>,
     #[serde(default)]
     pub run: Option<String>,
-    /// Files it applies to, a gitignore-style glob (`*.py`, `tests/**`, `src/api/**/*.ts`):
-    /// rejection_pattern and framework_knowledge only. review_diff shows it for every changed
-    /// file matching it.
+    /// Gitignore-style glob of the files it applies to (`*.py`, `tests/**`); rejection_pattern and framework_knowledge only.
     #[serde(default)]
     pub file_pattern: Option<String>,
-    /// Where it is stored: `repository` (this repository only) or `org` (every repository of
-    /// the organisation). Default by type: developer memories and generic framework knowledge
-    /// and rejection patterns go to the organisation, the rest stay in the repository.
+    /// repository or org (all the organisation's repositories); default by type.
     #[serde(default)]
     pub scope: Option<String>,
 }
@@ -202,10 +198,9 @@ pub struct LearningArg {
     pub paths: Option<Vec<String>>,
     #[serde(default)]
     pub symbols: Option<Vec<String>>,
-    /// Files it applies to, a gitignore-style glob (rejection_pattern and framework_knowledge).
+    /// As for remember.
     #[serde(default)]
     pub file_pattern: Option<String>,
-    /// `repository` or `org` (default by type, as for remember).
     #[serde(default)]
     pub scope: Option<String>,
 }
@@ -215,8 +210,7 @@ pub struct LearningArg {
 pub struct RecordReviewArgs {
     /// approve, request_changes or comment.
     pub verdict: String,
-    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason,
-    /// file_pattern (a glob the rejection pattern of a rejected finding applies to).
+    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason, file_pattern (glob).
     #[serde(default)]
     pub findings: Vec<crate::memory::reviews::Finding>,
     /// The change's author.

@@ -593,7 +593,7 @@ impl Memories {
         // Embed the write before taking the lock.
         self.embed_write(&mut prepared).await;
         if let Some(beside) = beside
-            && let Some(known) = beside.restated(&prepared).await?
+            && let Some(known) = beside.restated_or_warn(&prepared).await
         {
             return Ok(known);
         }
@@ -615,6 +615,15 @@ impl Memories {
         Ok(outcome)
     }
 
+    /// [`Memories::restated`], where a store that cannot be read (held by another process
+    /// past the read patience, say) restates nothing: the write goes on in its own store.
+    async fn restated_or_warn(&self, prepared: &write::Prepared) -> Option<WriteOutcome> {
+        self.restated(prepared).await.unwrap_or_else(|e| {
+            tracing::warn!("the other scope's memories were not compared with this write: {e}");
+            None
+        })
+    }
+
     /// The memory of this store that a write from the other scope restates (the write would
     /// be NONE here), answered as that write's outcome; nothing is written. Reads only: the
     /// caller holds no other store's lock meanwhile.
@@ -632,17 +641,24 @@ impl Memories {
             return Ok(None);
         }
         let mut outcome = plan.outcome.finish(&state.memories);
-        let Some(memory) = &outcome.memory else {
+        // This store is the other scope's.
+        let scope = match prepared.memory().scope {
+            Scope::Org => Scope::Repository,
+            Scope::Repository => Scope::Org,
+        };
+        let Some(memory) = &mut outcome.memory else {
             return Ok(None);
         };
-        outcome.notes.push(format!(
+        memory.scope = scope;
+        let note = format!(
             "already known in the {} memories as {}: nothing was written",
-            match memory.scope {
+            match scope {
                 Scope::Org => "organisation's",
                 Scope::Repository => "repository's",
             },
             memory.id
-        ));
+        );
+        outcome.notes.push(note);
         Ok(Some(outcome))
     }
 
@@ -1198,15 +1214,22 @@ impl Memories {
 }
 
 /// Searches a repository's memories and, when given, its organisation's, best first within
-/// the query's limit; the organisation's hits carry [`Scope::Org`]. The organisation's are
+/// the query's limit; each hit carries the scope of the store it came from. The organisation's are
 /// left out, with a warning, when its store cannot be read: the repository's still answer.
 pub async fn search_scopes(
     repository: &Memories,
     org: Option<&Memories>,
     query: &Query,
 ) -> Result<Vec<Found>> {
+    let label = |scope: Scope| {
+        move |mut f: Found| {
+            f.memory.scope = scope;
+            f
+        }
+    };
     let Some(org) = org else {
-        return repository.search(query).await;
+        let found = repository.search(query).await?;
+        return Ok(found.into_iter().map(label(Scope::Repository)).collect());
     };
     // The query's text is embedded once for both stores.
     let mut query = query.clone();
@@ -1217,12 +1240,14 @@ pub async fn search_scopes(
             .await
             .and_then(|mut v| v.pop());
     }
-    let mut found = repository.search(&query).await?;
+    let mut found: Vec<Found> = repository
+        .search(&query)
+        .await?
+        .into_iter()
+        .map(label(Scope::Repository))
+        .collect();
     match org.search(&query).await {
-        Ok(hits) => found.extend(hits.into_iter().map(|mut f| {
-            f.memory.scope = Scope::Org;
-            f
-        })),
+        Ok(hits) => found.extend(hits.into_iter().map(label(Scope::Org))),
         Err(e) => tracing::warn!("organisation memories left out: {e}"),
     }
     found.sort_by(|a, b| {

@@ -331,7 +331,7 @@ impl<T> Default for Known<T> {
 impl ReviewWrites {
     /// Takes out the writes of the repository's scope that `org` already holds, answering
     /// with its memories.
-    async fn known_in(&mut self, org: &Memories) -> Result<Known> {
+    async fn known_in(&mut self, org: &Memories) -> Known {
         let mut known = Known::default();
         for (list, answers) in [
             (&mut self.rejections, &mut known.rejections),
@@ -340,7 +340,7 @@ impl ReviewWrites {
             let mut kept = Vec::new();
             for prepared in std::mem::take(list) {
                 if prepared.memory().scope == model::Scope::Repository
-                    && let Some(outcome) = org.restated(&prepared).await?
+                    && let Some(outcome) = org.restated_or_warn(&prepared).await
                 {
                     answers.push(outcome);
                 } else {
@@ -349,7 +349,7 @@ impl ReviewWrites {
             }
             *list = kept;
         }
-        Ok(known)
+        known
     }
 
     /// Takes out the writes of the organisation's scope.
@@ -434,8 +434,34 @@ impl Memories {
         let mut known = Known::default();
         let mut elsewhere = Known::default();
         if let Some(org) = org {
-            known = writes.known_in(org).await?;
+            known = writes.known_in(org).await;
             elsewhere = writes.take_org();
+        }
+        // The organisation's memories go first, like the review's own memories go before its
+        // record: an interrupted call is completed by calling it again. A review that repeats
+        // its stored record writes no rejection patterns again.
+        let mut org_written = Known::default();
+        if let Some(org) = org {
+            let repeated = {
+                let mut state = self.state.lock().await;
+                self.refresh(&mut state).await?;
+                state
+                    .reviews
+                    .get(&record.id)
+                    .is_some_and(|previous| repeats(previous, &record))
+            };
+            if !repeated {
+                for prepared in &elsewhere.rejections {
+                    org_written
+                        .rejections
+                        .push(self.write_in(org, prepared).await?);
+                }
+            }
+            for prepared in &elsewhere.learnings {
+                org_written
+                    .learnings
+                    .push(self.write_in(org, prepared).await?);
+            }
         }
         let mut recorded = {
             let mut state = self.state.lock().await;
@@ -454,25 +480,15 @@ impl Memories {
             recorded.rejections.extend(known.rejections);
         }
         recorded.learnings.extend(known.learnings);
-        if let Some(org) = org {
-            if !recorded.repeated {
-                for prepared in &elsewhere.rejections {
-                    recorded
-                        .rejections
-                        .push(self.write_in(org, prepared).await?);
-                }
-            }
-            for prepared in &elsewhere.learnings {
-                recorded.learnings.push(self.write_in(org, prepared).await?);
-            }
-        }
+        recorded.rejections.extend(org_written.rejections);
+        recorded.learnings.extend(org_written.learnings);
         recorded.redacted = redacted.into_iter().collect();
         Ok(recorded)
     }
 
     /// Writes a prepared memory in `other`'s store, unless this store already holds it.
     async fn write_in(&self, other: &Memories, prepared: &write::Prepared) -> Result<WriteOutcome> {
-        match self.restated(prepared).await? {
+        match self.restated_or_warn(prepared).await {
             Some(known) => Ok(known),
             None => other.write_alone(prepared).await,
         }

@@ -91,9 +91,7 @@ pub struct Finding {
     /// Why it was rejected or deferred.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The files a rejected finding's pattern applies to, a gitignore-style glob (`*.py`,
-    /// `tests/**`): the rejection pattern it leaves is shown for every changed file matching
-    /// it, not only for `file`.
+    /// Glob of the files a rejected finding's pattern applies to (`*.py`, `tests/**`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_pattern: Option<String>,
 }
