@@ -282,9 +282,10 @@ impl Cairn {
         self.memories.staleness().await
     }
 
-    /// The organisation's memories: a store per organisation on this machine, beside the
-    /// repositories' (`CAIRN_ORGS_DIR/<org>-<hash>`), for a repository whose organisation is
-    /// known (`[team] org` or its git remote) in embedded mode; `Err` says why there is none.
+    /// The organisation's memories: in embedded mode a store per organisation on this
+    /// machine, beside the repositories' (`CAIRN_ORGS_DIR/<org>-<hash>`), for a repository
+    /// whose organisation is known (`[team] org` or its git remote); in team mode the
+    /// organisation's database on the team server. `Err` says why there is none.
     pub fn org_memories(&self) -> Result<&Arc<Memories>, &str> {
         match self.org.get_or_init(|| self.open_org()) {
             OrgStore::Open(memories) => Ok(memories),
@@ -293,10 +294,24 @@ impl Cairn {
     }
 
     fn open_org(&self) -> OrgStore {
-        if !matches!(self.repo.team, crate::config::team::TeamSetup::Off) {
-            return OrgStore::None(
-                "team mode keeps every memory in the repository's database (organisation memories are not shared through the team server yet)".to_string(),
-            );
+        use crate::config::team::{TeamConfig, TeamSetup};
+        match &self.repo.team {
+            TeamSetup::Off => {}
+            TeamSetup::Broken(why) => return OrgStore::None(why.clone()),
+            // Team mode: the organisation's database on the same server, as the same member.
+            TeamSetup::On(config) => {
+                let org = TeamSetup::On(Arc::new(TeamConfig {
+                    identity: config.identity.organisation(),
+                    ..TeamConfig::clone(config)
+                }));
+                return OrgStore::Open(Memories::for_setup(
+                    &self.repo.root,
+                    &self.repo.data_dir,
+                    self.semantic.clone(),
+                    self.linger,
+                    &org,
+                ));
+            }
         }
         let Some(dir) = self.repo.org_dir() else {
             return OrgStore::None(
