@@ -88,6 +88,19 @@ async fn two_repositories_of_one_organisation_share_its_memories() {
         .await,
     );
     assert_eq!(local["memory"]["scope"], "repository", "{local}");
+    // An organisation write that restates the repository's decision is NONE too: the
+    // decision stays where it is.
+    let restated = structured(
+        &remember(json!({
+            "type": "decision",
+            "scope": "org",
+            "content": "Payments retry webhooks with exponential backoff capped at one hour.",
+        }))
+        .await,
+    );
+    assert_eq!(restated["event"], "NONE", "{restated}");
+    assert_eq!(restated["id"], decision["id"], "{restated}");
+    assert_eq!(restated["memory"]["scope"], "repository", "{restated}");
     client.cancel().await.unwrap();
 
     let client = connect_with_orgs(&two, orgs.path()).await;
@@ -419,4 +432,66 @@ async fn generic_rejection_patterns_from_a_review_go_to_the_organisation() {
         text(&briefing)
     );
     client.cancel().await.unwrap();
+}
+
+#[test]
+fn scope_defaults_follow_cairn_toml_and_bad_scopes_are_refused() {
+    let repo = acme_repo("three");
+    let add = |extra: &[&str]| {
+        let mut args = vec![
+            "memory",
+            "add",
+            "-t",
+            "developer_pattern",
+            "--developer",
+            "alice",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.push("Alice names booleans as questions.");
+        repo.cairn(&args)
+    };
+    let written: Value = serde_json::from_slice(&add(&[]).stdout).unwrap();
+    assert_eq!(written["memory"]["scope"], "org", "{written}");
+
+    let refused = add(&["--scope", "galaxy"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("unknown scope `galaxy`"),
+        "{refused:?}"
+    );
+
+    repo.write("cairn.toml", "[memory]\norg_types = []\n");
+    let written: Value = serde_json::from_slice(&add(&[]).stdout).unwrap();
+    // Per-repository isolation: the same text is now a repository memory, and it restates
+    // the organisation's, so nothing is written.
+    assert_eq!(written["event"], "NONE", "{written}");
+    assert_eq!(written["memory"]["scope"], "org", "{written}");
+    let other: Value = serde_json::from_slice(
+        &repo
+            .cairn(&[
+                "memory",
+                "add",
+                "-t",
+                "developer_pattern",
+                "--developer",
+                "alice",
+                "--json",
+                "Alice splits pull requests by layer.",
+            ])
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(other["memory"]["scope"], "repository", "{other}");
+
+    repo.write(
+        "cairn.toml",
+        "[memory]\norg_types = [\"developer_patterns\"]\n",
+    );
+    let refused = add(&[]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("cairn.toml [memory] org_types"),
+        "{refused:?}"
+    );
 }
