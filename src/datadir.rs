@@ -1,6 +1,8 @@
 //! A repository's data directory (`~/.local/share/cairn/repos/<name>-<hash>` unless
 //! configured): one method per file or directory cairn keeps there, so every path is named
-//! once. Everything in it is private to the user (see [`crate::fsutil`]).
+//! once; and an organisation's (`~/.local/share/cairn/orgs/<org>-<hash>`), which holds its
+//! memory store in the same layout. Everything in them is private to the user (see
+//! [`crate::fsutil`]).
 
 use std::path::{Path, PathBuf};
 
