@@ -1,8 +1,11 @@
 //! Memory benchmark: write throughput, `remember` latency, search latency and store size at
-//! 1k, 10k and 100k generated review learnings in one project.
+//! 1k, 10k and 100k generated review learnings in one project; with `org`, search latency
+//! of a repository's memories alone and with its organisation's beside them (as every search
+//! reads both scopes), at the same number of memories in each.
 //!
-//! Run: `cargo run --release --example memory_bench [-- 1000,10000,100000]`. Set
-//! `CAIRN_MODEL_DIR` to a model directory to measure the semantic layer too.
+//! Run: `cargo run --release --example memory_bench [-- 1000,10000,100000]`, or
+//! `… memory_bench -- org [10000]`. Set `CAIRN_MODEL_DIR` to a model directory to measure the
+//! semantic layer too.
 
 #[path = "common/learnings.rs"]
 mod learnings;
@@ -12,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cairn::memory::store::MemoryStore;
-use cairn::memory::{ExportRecord, Memories, NewMemory, Query, SemanticSettings};
+use cairn::memory::{ExportRecord, Memories, NewMemory, Query, SemanticSettings, search_scopes};
 use learnings::{record, text};
 
 /// Milliseconds of `count` new learnings written one at a time, sorted.
@@ -61,18 +64,31 @@ fn dir_size(path: &Path) -> u64 {
 }
 
 async fn timed_searches(m: &Memories, queries: &[&str], rounds: usize) -> (f64, f64) {
+    timed_scope_searches(m, None, queries, rounds).await
+}
+
+/// p50 and p95 milliseconds of searches of `m`, and of `org` beside it when given.
+async fn timed_scope_searches(
+    m: &Memories,
+    org: Option<&Memories>,
+    queries: &[&str],
+    rounds: usize,
+) -> (f64, f64) {
     let mut times = Vec::new();
     for round in 0..rounds {
         for q in queries {
             let started = Instant::now();
-            let found = m
-                .search(&Query {
+            let found = search_scopes(
+                m,
+                org,
+                &Query {
                     text: q.to_string(),
                     limit: 10,
                     ..Query::default()
-                })
-                .await
-                .unwrap();
+                },
+            )
+            .await
+            .unwrap();
             if round > 0 {
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
             }
@@ -83,11 +99,82 @@ async fn timed_searches(m: &Memories, queries: &[&str], rounds: usize) -> (f64, 
     (percentile(&times, 0.5), percentile(&times, 0.95))
 }
 
+/// A held store of `size` generated memories in `dir`.
+async fn loaded(dir: &Path, size: usize, seed: u64, semantic: &SemanticSettings) -> Arc<Memories> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let records: Vec<ExportRecord> = (0..size).map(|i| record(&mut rng, i)).collect();
+    let store = MemoryStore::open(&dir.join("memory")).await.unwrap();
+    let held = Memories::held(dir, store, semantic.clone());
+    for chunk in records.chunks(1_000) {
+        held.import(chunk.to_vec()).await.unwrap();
+    }
+    if semantic.model_dir.is_some() {
+        held.embed_pending().await.unwrap();
+    }
+    held
+}
+
+/// Search latency of a repository's memories alone, then with its organisation's beside
+/// them, `size` memories in each.
+async fn org_scope(size: usize, semantic: &SemanticSettings, queries: &[(&str, &[&str])]) {
+    let dir = tempfile::tempdir().unwrap();
+    let repository = loaded(&dir.path().join("repo"), size, 42, semantic).await;
+    let org = loaded(&dir.path().join("org"), size, 7, semantic).await;
+    println!(
+        "| memories per scope | query | repository only p50/p95 ms | repository + org p50/p95 ms | added p95 ms |"
+    );
+    println!("|---|---|---|---|---|");
+    for (label, queries) in queries {
+        let mut alone = Vec::new();
+        let mut both = Vec::new();
+        // Each query alone then with the organisation's, round after round, so both see the
+        // same machine; the first round warms up.
+        for round in 0..40 {
+            for q in *queries {
+                let query = Query {
+                    text: q.to_string(),
+                    limit: 10,
+                    ..Query::default()
+                };
+                for (times, org) in [(&mut alone, None), (&mut both, Some(&*org))] {
+                    let started = Instant::now();
+                    let found = search_scopes(&repository, org, &query).await.unwrap();
+                    if round > 0 {
+                        times.push(started.elapsed().as_secs_f64() * 1000.0);
+                    }
+                    std::hint::black_box(found);
+                }
+            }
+        }
+        alone.sort_by(f64::total_cmp);
+        both.sort_by(f64::total_cmp);
+        let (a50, a95) = (percentile(&alone, 0.5), percentile(&alone, 0.95));
+        let (b50, b95) = (percentile(&both, 0.5), percentile(&both, 0.95));
+        println!(
+            "| {size} + {size} | {label} | {a50:.2}/{a95:.2} | {b50:.2}/{b95:.2} | {:.2} |",
+            b95 - a95
+        );
+    }
+}
+
 #[tokio::main]
 async fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "1000,10000,100000".to_string())
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let org_mode = args.first().is_some_and(|a| a == "org");
+    if org_mode {
+        args.remove(0);
+    }
+    let sizes: Vec<usize> = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| {
+            if org_mode {
+                "10000"
+            } else {
+                "1000,10000,100000"
+            }
+            .to_string()
+        })
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
@@ -132,6 +219,12 @@ async fn main() {
             ],
         ),
     ];
+    if org_mode {
+        for &size in &sizes {
+            org_scope(size, &semantic, &queries_by_kind).await;
+        }
+        return;
+    }
     println!(
         "| memories | bulk write/s | load s | remember p50/p95 ms (held) | remember p50/p95 ms (open per write) | remember p50/p95 ms (serve, lingering) | query | search p50/p95 ms | store MB |"
     );

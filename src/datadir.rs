@@ -1,8 +1,29 @@
 //! A repository's data directory (`~/.local/share/cairn/repos/<name>-<hash>` unless
 //! configured): one method per file or directory cairn keeps there, so every path is named
-//! once. Everything in it is private to the user (see [`crate::fsutil`]).
+//! once; and an organisation's (`~/.local/share/cairn/orgs/<org>-<hash>`), which holds its
+//! memory store in the same layout. Everything in them is private to the user (see
+//! [`crate::fsutil`]).
 
 use std::path::{Path, PathBuf};
+
+/// The directory of one organisation's memories under `orgs` (`<org>-<hash>`): the same
+/// layout as a repository's data directory for its memory store ([`DataDir::memory`],
+/// [`DataDir::memory_marker`]), private like it.
+pub fn org_dir(orgs: &Path, org: &str) -> PathBuf {
+    let name: String = org
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    let hash = xxhash_rust::xxh3::xxh3_64(org.as_bytes());
+    orgs.join(format!("{name}-{hash:016x}"))
+}
 
 /// The data directory of one repository.
 #[derive(Debug, Clone, Copy)]
@@ -125,5 +146,23 @@ mod tests {
         assert_eq!(distinct.len(), all.len());
         assert!(all.iter().all(|p| p.parent() == Some(root)));
         assert_eq!(dir.team(7), root.join("team-0000000000000007"));
+    }
+
+    #[test]
+    fn an_organisation_has_one_directory_of_its_own() {
+        let orgs = Path::new("/data/orgs");
+        let acme = org_dir(orgs, "acme");
+        assert_eq!(acme.parent(), Some(orgs));
+        assert!(
+            acme.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("acme-")
+        );
+        assert_eq!(acme, org_dir(orgs, "acme"));
+        assert_ne!(acme, org_dir(orgs, "acme_two"));
+        let odd = org_dir(orgs, "../x");
+        assert_eq!(odd.parent(), Some(orgs));
     }
 }

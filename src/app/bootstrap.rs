@@ -32,7 +32,7 @@ pub struct Seeded {
     pub source_ref: String,
     /// The files it applies to; stored with the memory once memories carry a file pattern.
     pub file_pattern: String,
-    /// Where it belongs; stored with the memory once memories carry a scope.
+    /// The store it belongs in.
     pub scope: Scope,
     /// What the write did (`null` in a dry run).
     pub event: Option<Action>,
@@ -94,10 +94,12 @@ impl Cairn {
             without_knowledge: Vec::new(),
             notes,
         };
-        let stored: Vec<String> = self
-            .memories
-            .all()
-            .await?
+        // Shipped knowledge goes to the organisation's store by default: both stores count.
+        let mut all = self.memories.all().await?;
+        if let Ok(org) = self.org_memories() {
+            all.extend(org.all().await?);
+        }
+        let stored: Vec<String> = all
             .into_iter()
             .filter(|m| m.is_live() && m.kind == MemoryType::FrameworkKnowledge)
             .map(|m| m.content)
@@ -155,8 +157,7 @@ fn seeded(framework: &str, shipped: &Shipped) -> Seeded {
     }
 }
 
-/// The write of one shipped memory. Its `file_pattern` and `scope` are not passed: the write
-/// path has no such fields yet, and this is the one place to pass them once it has.
+/// The write of one shipped memory, with its glob and scope.
 fn remember_request(seeded: &Seeded, written_by: Option<String>) -> RememberRequest {
     RememberRequest {
         kind: MemoryType::FrameworkKnowledge.as_str().to_string(),
@@ -165,6 +166,8 @@ fn remember_request(seeded: &Seeded, written_by: Option<String>) -> RememberRequ
         source: Some("import".to_string()),
         source_ref: Some(seeded.source_ref.clone()),
         written_by,
+        file_pattern: Some(seeded.file_pattern.clone()),
+        scope: Some(seeded.scope.as_str().to_string()),
         ..RememberRequest::default()
     }
 }

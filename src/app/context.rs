@@ -78,7 +78,7 @@ impl Cairn {
     pub async fn expand(&self, request: ExpandRequest) -> Result<Expanded, AskError> {
         let target = request.target.trim();
         if memory::model::is_memory_id(target) {
-            return Ok(Expanded::Memory(self.memories.get(target).await?));
+            return Ok(Expanded::Memory(self.memory_by_id(target).await?));
         }
         Ok(Expanded::Code(
             self.expand_code(&request.target, &request.include, request.max_tokens)
@@ -109,7 +109,7 @@ impl Cairn {
                 parent = snapshot.graph.node(id).and_then(|n| n.parent.as_deref());
             }
             let paths = vec![node.path.clone()];
-            match self.memories.anchored(&paths, &symbols).await {
+            match self.anchored_scopes(&paths, &symbols).await {
                 Ok(found) => {
                     let history = self.commit_history(&snapshot).await;
                     found
@@ -157,8 +157,7 @@ impl Cairn {
         let mut found = Vec::new();
         if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
             found = self
-                .memories
-                .search(&memory::Query {
+                .search_scopes(&memory::Query {
                     text: focus.to_string(),
                     limit: SHOWN / 2,
                     keyword_only: true,
@@ -168,8 +167,7 @@ impl Cairn {
         }
         let matched = found.len();
         let standing = self
-            .memories
-            .search(&memory::Query {
+            .search_scopes(&memory::Query {
                 limit: SHOWN,
                 ..memory::Query::default()
             })

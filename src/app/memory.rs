@@ -1,13 +1,18 @@
 //! The review memory's use cases: remember, forget, search, list, show, history, share,
 //! export and import.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use super::render::memory_line;
 use super::{AskError, Cairn, note_of};
 use crate::answer::{self, Answer, LeftOut, Page};
 use crate::context::{self, MemoryNote};
-use crate::memory::{self, ExportRecord, Found, ImportReport, Memory, MemoryType, WriteOutcome};
+use crate::memory::{
+    self, ExportRecord, Found, ImportReport, Memories, Memory, MemoryError, MemoryType, Scope,
+    WriteOutcome,
+};
 use crate::tokens;
 
 /// Most memories a `forget` answer lists.
@@ -40,6 +45,11 @@ pub struct RememberRequest {
     pub run: Option<String>,
     /// Who writes: the user, or `mcp` for an assistant.
     pub written_by: Option<String>,
+    /// The files it applies to, a gitignore-style glob (rejection patterns and framework
+    /// knowledge).
+    pub file_pattern: Option<String>,
+    /// `repository` or `org`; default by type (`[memory] org_types`).
+    pub scope: Option<String>,
 }
 
 /// What to forget: one memory by id, or every live memory matching a filter (listed unless
@@ -121,6 +131,7 @@ fn search_answer(
     mut found: Vec<Found>,
     max_tokens: Option<usize>,
     staleness: Option<String>,
+    both_scopes: bool,
 ) -> Result<SearchAnswer, AskError> {
     let (max_tokens, capped) = answer::budget(max_tokens, DEFAULT_SEARCH_TOKENS)?;
     let mut page = Page::new(max_tokens, capped.into_iter().collect());
@@ -138,7 +149,7 @@ fn search_answer(
     if found.is_empty() {
         page.force("no matching memories");
     } else {
-        let lines: Vec<String> = found.iter().map(found_line).collect();
+        let lines: Vec<String> = found.iter().map(|f| found_line(f, both_scopes)).collect();
         let header = |shown: usize| format!("{shown} memories");
         let room = page
             .remaining()
@@ -161,9 +172,13 @@ fn search_answer(
     Ok(page.finish(body, LEFT_OUT))
 }
 
-/// A found memory's line: as listed, then whether its code changed since.
-fn found_line(found: &Found) -> String {
+/// A found memory's line: as listed, its scope when the search read both, then whether its
+/// code changed since.
+fn found_line(found: &Found, both_scopes: bool) -> String {
     let mut line = memory_line(&found.memory);
+    if both_scopes {
+        line.push_str(&format!(" · {}", found.memory.scope.label()));
+    }
     if let Some(changed) = &found.code_changed_since {
         line.push_str(&format!(" · {}", changed.fact()));
     }
@@ -260,21 +275,164 @@ impl Cairn {
             run: request.run,
             written_by: request.written_by,
             category: None,
+            file_pattern: request.file_pattern,
+            scope: Scope::Repository,
         };
+        let asked = request
+            .scope
+            .as_deref()
+            .map(str::parse::<Scope>)
+            .transpose()?;
+        let kind = new.kind.expect("set above");
+        let (scope, note) = self.scope_of(kind, new.file_pattern.as_deref(), asked)?;
+        let new = memory::NewMemory { scope, ..new };
         let snapshot = self.graph_if_indexed().await;
-        let outcome = self
-            .memories
-            .remember(new, snapshot.as_ref().map(|s| &*s.graph))
-            .await?;
+        let graph = snapshot.as_ref().map(|s| &*s.graph);
+        let org = self.org_memories().ok();
+        let mut outcome = match (scope, org) {
+            (Scope::Org, Some(org)) => {
+                org.remember_beside(new, graph, Some(&self.memories))
+                    .await?
+            }
+            (_, org) => {
+                self.memories
+                    .remember_beside(new, graph, org.map(|o| &**o))
+                    .await?
+            }
+        };
+        outcome.notes.extend(note);
         self.queue_embedding();
         Ok(outcome)
+    }
+
+    /// The memory types that default to the organisation's scope (`[memory] org_types`).
+    pub(super) fn org_types(&self) -> Result<Vec<MemoryType>, MemoryError> {
+        match &self.repo.settings.memory.org_types {
+            None => Ok(memory::model::DEFAULT_ORG_TYPES.to_vec()),
+            Some(names) => names
+                .iter()
+                .map(|name| {
+                    name.parse::<MemoryType>().map_err(|e| {
+                        MemoryError::Invalid(format!("cairn.toml [memory] org_types: {e}"))
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The scope a write goes to: the one it asks for, else its type's default; the
+    /// repository's, with a note, when the organisation's memories are unavailable.
+    pub(super) fn scope_of(
+        &self,
+        kind: MemoryType,
+        file_pattern: Option<&str>,
+        asked: Option<Scope>,
+    ) -> Result<(Scope, Option<String>), MemoryError> {
+        let scope = match asked {
+            Some(scope) => scope,
+            None => Scope::default_for(kind, file_pattern, &self.org_types()?),
+        };
+        if scope == Scope::Org
+            && let Err(why) = self.org_memories()
+        {
+            return Ok((
+                Scope::Repository,
+                Some(format!(
+                    "stored in the repository's memories, not the organisation's: {why}"
+                )),
+            ));
+        }
+        Ok((scope, None))
+    }
+
+    /// Searches the repository's memories and the organisation's, best first within the
+    /// query's limit; each hit carries its scope.
+    pub async fn search_scopes(&self, query: &memory::Query) -> Result<Vec<Found>, MemoryError> {
+        let org = self.org_memories().ok().map(|o| &**o);
+        memory::search_scopes(&self.memories, org, query).await
+    }
+
+    /// Live memories of both scopes anchored on `paths` or `symbols`, or whose file pattern
+    /// matches one of `paths`: the repository's first.
+    pub(super) async fn anchored_scopes(
+        &self,
+        paths: &[String],
+        symbols: &[String],
+    ) -> Result<Vec<Memory>, MemoryError> {
+        let mut found = self.memories.anchored(paths, symbols).await?;
+        for m in &mut found {
+            m.scope = Scope::Repository;
+        }
+        if let Ok(org) = self.org_memories() {
+            match org.anchored(paths, symbols).await {
+                Ok(hits) => found.extend(hits.into_iter().map(|mut m| {
+                    m.scope = Scope::Org;
+                    m
+                })),
+                Err(e) => tracing::warn!("organisation memories left out: {e}"),
+            }
+        }
+        Ok(found)
+    }
+
+    /// The store that holds memory `id`: the repository's, else the organisation's.
+    pub(super) async fn store_of(&self, id: &str) -> Result<&Arc<Memories>, MemoryError> {
+        match self.memories.get(id).await {
+            Err(MemoryError::NotFound(missing)) => match self.org_memories() {
+                Ok(org) => {
+                    org.get(id).await?;
+                    Ok(org)
+                }
+                Err(_) => Err(MemoryError::NotFound(missing)),
+            },
+            Err(e) => Err(e),
+            Ok(_) => Ok(&self.memories),
+        }
+    }
+
+    /// One memory by id, from whichever scope holds it.
+    pub(super) async fn memory_by_id(&self, id: &str) -> Result<Memory, MemoryError> {
+        let store = self.store_of(id).await?;
+        let mut memory = store.get(id).await?;
+        memory.scope = if Arc::ptr_eq(store, &self.memories) {
+            Scope::Repository
+        } else {
+            Scope::Org
+        };
+        Ok(memory)
+    }
+
+    /// The developer's live contributor profile: the organisation's, else the repository's.
+    pub async fn profile_of(&self, developer: &str) -> Result<Option<Memory>, MemoryError> {
+        if let Ok(org) = self.org_memories()
+            && let Some(profile) = org.profile(developer).await?
+        {
+            return Ok(Some(profile));
+        }
+        self.memories.profile(developer).await
+    }
+
+    /// Every memory of both scopes, oldest first.
+    async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
+        let mut all = self.memories.all().await?;
+        for m in &mut all {
+            m.scope = Scope::Repository;
+        }
+        if let Ok(org) = self.org_memories() {
+            all.extend(org.all().await?.into_iter().map(|mut m| {
+                m.scope = Scope::Org;
+                m
+            }));
+            all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        }
+        Ok(all)
     }
 
     /// Removes a memory by id, or lists the memories a filter matches and removes them when
     /// `confirm` is their number.
     pub async fn forget(&self, request: ForgetRequest) -> Result<Forgotten, AskError> {
         if let Some(id) = request.id.as_deref().filter(|id| !id.trim().is_empty()) {
-            let removed = self.memories.forget(id).await?;
+            let removed = self.store_of(id.trim()).await?.forget(id).await?;
             return Ok(Forgotten {
                 confirmed: true,
                 total: 1,
@@ -307,8 +465,7 @@ impl Cairn {
             .into());
         }
         let matches: Vec<Memory> = self
-            .memories
-            .all()
+            .all_scopes()
             .await?
             .into_iter()
             // Another developer's memories are only reachable through their developer.
@@ -339,14 +496,15 @@ impl Cairn {
             ))
             .into());
         }
-        let ids: Vec<String> = matches.into_iter().map(|m| m.id).collect();
-        let mut removed: Vec<MemoryNote> = self
-            .memories
-            .forget_many(&ids)
-            .await?
-            .into_iter()
-            .map(brief)
-            .collect();
+        let (org_ids, ids): (Vec<Memory>, Vec<Memory>) =
+            matches.into_iter().partition(|m| m.scope == Scope::Org);
+        let ids: Vec<String> = ids.into_iter().map(|m| m.id).collect();
+        let org_ids: Vec<String> = org_ids.into_iter().map(|m| m.id).collect();
+        let mut removed = self.memories.forget_many(&ids).await?;
+        if let (false, Ok(org)) = (org_ids.is_empty(), self.org_memories()) {
+            removed.extend(org.forget_many(&org_ids).await?);
+        }
+        let mut removed: Vec<MemoryNote> = removed.into_iter().map(brief).collect();
         removed.truncate(LISTED);
         Ok(Forgotten {
             confirmed: true,
@@ -360,7 +518,7 @@ impl Cairn {
     /// read statistics are written back later.
     pub async fn search_memories(&self, request: SearchRequest) -> Result<SearchAnswer, AskError> {
         let profile = match &request.developer {
-            Some(developer) => self.memories.profile(developer).await?,
+            Some(developer) => self.profile_of(developer).await?,
             None => None,
         };
         let types = request
@@ -369,15 +527,14 @@ impl Cairn {
             .map(|t| t.parse::<MemoryType>())
             .collect::<Result<Vec<_>, _>>()?;
         let mut found = self
-            .memories
-            .search(&memory::Query {
+            .search_scopes(&memory::Query {
                 text: request.text,
                 developer: request.developer,
                 types,
                 paths: request.paths,
                 limit: request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
                 include_superseded: request.include_superseded,
-                keyword_only: false,
+                ..memory::Query::default()
             })
             .await?;
         self.note_reads();
@@ -387,7 +544,8 @@ impl Cairn {
         self.flag_gone_anchors(&mut found).await;
         self.flag_changed_code(&mut found).await;
         let staleness = self.memories.staleness().await;
-        search_answer(profile, found, request.max_tokens, staleness)
+        let both = self.org_memories().is_ok();
+        search_answer(profile, found, request.max_tokens, staleness, both)
     }
 
     /// Memories, newest first, of one type or developer if asked.
@@ -403,8 +561,7 @@ impl Cairn {
             .map(memory::model::developer_id)
             .transpose()?;
         let mut listed: Vec<Memory> = self
-            .memories
-            .all()
+            .all_scopes()
             .await?
             .into_iter()
             .filter(|m| request.all || m.is_live())
@@ -417,17 +574,18 @@ impl Cairn {
 
     /// One memory, live or superseded.
     pub async fn show(&self, request: MemoryRequest) -> Result<Memory, AskError> {
-        Ok(self.memories.get(&request.id).await?)
+        Ok(self.memory_by_id(request.id.trim()).await?)
     }
 
     /// One memory and the texts it had before.
     pub async fn memory_history(&self, request: MemoryRequest) -> Result<MemoryHistory, AskError> {
-        Ok(MemoryHistory(self.memories.get(&request.id).await?))
+        Ok(MemoryHistory(self.memory_by_id(request.id.trim()).await?))
     }
 
     /// Shares one of the developer's memories with the team.
     pub async fn share(&self, request: MemoryRequest) -> Result<Shared, AskError> {
-        let memory = self.memories.share(&request.id).await?;
+        let id = request.id.trim();
+        let memory = self.store_of(id).await?.share(id).await?;
         Ok(Shared {
             memory,
             team: self.memories.team().is_some(),
@@ -518,7 +676,7 @@ mod tests {
 
     #[test]
     fn the_text_lists_the_memories_under_their_count() {
-        let answer = search_answer(None, many(2), None, None).unwrap();
+        let answer = search_answer(None, many(2), None, None, false).unwrap();
         assert_eq!(
             answer.text,
             "2 memories\n\
@@ -531,7 +689,7 @@ mod tests {
 
     #[test]
     fn a_search_is_cut_to_its_budget_and_says_so() {
-        let answer = search_answer(None, many(100), Some(500), None).unwrap();
+        let answer = search_answer(None, many(100), Some(500), None, false).unwrap();
         let shown = answer.memories.len();
         assert!(shown > 1 && shown < 100, "{shown} shown");
         assert_eq!(answer.truncated, 100 - shown);
@@ -557,6 +715,7 @@ mod tests {
             vec![found(0, &long), found(1, "short")],
             Some(200),
             None,
+            false,
         )
         .unwrap();
         assert_eq!(answer.memories.len(), 1);
@@ -567,7 +726,8 @@ mod tests {
     #[test]
     fn staleness_comes_first_and_the_json_lists_the_notes() {
         let stale = "team memories may be stale: server away; answering from the copy synced at 2024-01-01 00:00";
-        let answer = search_answer(None, many(1), Some(50_000), Some(stale.to_string())).unwrap();
+        let answer =
+            search_answer(None, many(1), Some(50_000), Some(stale.to_string()), false).unwrap();
         assert!(
             answer.text.starts_with(&format!("_{stale}_\n1 memories\n")),
             "{}",
@@ -595,7 +755,7 @@ mod tests {
     fn a_developer_search_shows_the_profile_then_the_memories() {
         let mut profile = found(9, "Alice writes small, well-tested changes").memory;
         profile.developer = Some("alice".to_string());
-        let answer = search_answer(Some(profile), Vec::new(), None, None).unwrap();
+        let answer = search_answer(Some(profile), Vec::new(), None, None, false).unwrap();
         assert_eq!(
             answer.text,
             "## Profile of @alice\nAlice writes small, well-tested changes\nno matching memories"

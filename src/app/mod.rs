@@ -134,7 +134,13 @@ pub enum AskError {
 /// memories, the assistant activity, and the work writes leave to do after answering.
 pub struct Cairn {
     pub repo: Repo,
+    /// The repository's memories.
     pub memories: Arc<Memories>,
+    /// The organisation's memories, found on first use (see [`Cairn::org_memories`]).
+    org: std::sync::OnceLock<OrgStore>,
+    /// How the memory stores are opened (for the organisation's, opened later).
+    semantic: SemanticSettings,
+    linger: Option<Duration>,
     snapshot: Mutex<Option<Arc<Snapshot>>>,
     freshness: Mutex<Option<(Instant, u64, Freshness)>>,
     /// The commit history at the current HEAD (stored window plus commits mined since).
@@ -188,11 +194,19 @@ impl Cairn {
             model_dir.or_else(|| repo.configured_model_dir()),
             repo.settings.memory.semantic,
         );
-        let memories =
-            Memories::for_setup(&repo.root, &repo.data_dir, semantic, linger, &repo.team);
+        let memories = Memories::for_setup(
+            &repo.root,
+            &repo.data_dir,
+            semantic.clone(),
+            linger,
+            &repo.team,
+        );
         let tally = crate::events::Tally::new(crate::datadir::DataDir::at(&repo.data_dir).events());
         Arc::new(Cairn {
             memories,
+            org: std::sync::OnceLock::new(),
+            semantic,
+            linger,
             repo,
             snapshot: Mutex::new(None),
             freshness: Mutex::new(None),
@@ -274,15 +288,69 @@ impl Cairn {
         self.memories.staleness().await
     }
 
+    /// The organisation's memories: in embedded mode a store per organisation on this
+    /// machine, beside the repositories' (`CAIRN_ORGS_DIR/<org>-<hash>`), for a repository
+    /// whose organisation is known (`[team] org` or its git remote); in team mode the
+    /// organisation's database on the team server. `Err` says why there is none.
+    pub fn org_memories(&self) -> Result<&Arc<Memories>, &str> {
+        match self.org.get_or_init(|| self.open_org()) {
+            OrgStore::Open(memories) => Ok(memories),
+            OrgStore::None(why) => Err(why),
+        }
+    }
+
+    fn open_org(&self) -> OrgStore {
+        use crate::config::team::{TeamConfig, TeamSetup};
+        match &self.repo.team {
+            TeamSetup::Off => {}
+            TeamSetup::Broken(why) => return OrgStore::None(why.clone()),
+            // Team mode: the organisation's database on the same server, as the same member.
+            TeamSetup::On(config) => {
+                let org = TeamSetup::On(Arc::new(TeamConfig {
+                    identity: config.identity.organisation(),
+                    ..TeamConfig::clone(config)
+                }));
+                return OrgStore::Open(Memories::for_setup(
+                    &self.repo.root,
+                    &self.repo.data_dir,
+                    self.semantic.clone(),
+                    self.linger,
+                    &org,
+                ));
+            }
+        }
+        let Some(dir) = self.repo.org_dir() else {
+            return OrgStore::None(
+                "this repository has no organisation (no git remote and no [team] org in cairn.toml)".to_string(),
+            );
+        };
+        let memories = match self.linger {
+            Some(linger) => {
+                Memories::lingering(&self.repo.root, &dir, self.semantic.clone(), linger)
+            }
+            None => Memories::open(&self.repo.root, &dir, self.semantic.clone()),
+        };
+        OrgStore::Open(memories)
+    }
+
+    /// The repository's memories and, when there is one, the organisation's.
+    fn every_store(&self) -> Vec<Arc<Memories>> {
+        let mut stores = vec![self.memories.clone()];
+        stores.extend(self.org_memories().ok().cloned());
+        stores
+    }
+
     /// Computes the vectors of newly written memories after the write has answered (a write
     /// must not wait ~15 ms per text); [`Cairn::finish`] waits for them.
     fn queue_embedding(&self) {
-        let memories = self.memories.clone();
+        let stores = self.every_store();
         let mut background = self.background.lock().expect("no holder panics");
         while background.try_join_next().is_some() {}
         background.spawn(async move {
-            if let Err(e) = memories.embed_pending().await {
-                tracing::warn!("embedding new memories failed: {e}");
+            for memories in stores {
+                if let Err(e) = memories.embed_pending().await {
+                    tracing::warn!("embedding new memories failed: {e}");
+                }
             }
         });
     }
@@ -291,10 +359,12 @@ impl Cairn {
     /// and then, one command when it finishes.
     fn note_reads(&self) {
         if self.serving {
-            let memories = self.memories.clone();
+            let stores = self.every_store();
             tokio::spawn(async move {
-                if let Err(e) = memories.flush_access_now_and_then().await {
-                    tracing::warn!("writing memory read statistics failed: {e}");
+                for memories in stores {
+                    if let Err(e) = memories.flush_access_now_and_then().await {
+                        tracing::warn!("writing memory read statistics failed: {e}");
+                    }
                 }
             });
         } else {
@@ -313,12 +383,18 @@ impl Cairn {
                 tracing::error!("computing vectors of new memories stopped: {e}");
             }
         }
-        if (self.serving || self.unwritten_reads.swap(false, Ordering::Relaxed))
-            && let Err(e) = self.memories.flush_access().await
-        {
-            tracing::warn!("writing memory read statistics failed: {e}");
+        let flush = self.serving || self.unwritten_reads.swap(false, Ordering::Relaxed);
+        // Only a store this run opened has anything to write back or close.
+        let stores = match self.org.get() {
+            Some(OrgStore::Open(org)) => vec![self.memories.clone(), org.clone()],
+            _ => vec![self.memories.clone()],
+        };
+        for memories in stores {
+            if flush && let Err(e) = memories.flush_access().await {
+                tracing::warn!("writing memory read statistics failed: {e}");
+            }
+            memories.close().await;
         }
-        self.memories.close().await;
     }
 
     /// The commit history at the current HEAD: the stored window, plus commits made since
@@ -357,6 +433,12 @@ impl Cairn {
     }
 }
 
+/// The organisation's memories, or why this repository has none.
+enum OrgStore {
+    Open(Arc<Memories>),
+    None(String),
+}
+
 /// Runs heavy review work (git walks, diffing, parsing, rendering) on the blocking pool, so
 /// the runtime stays free to answer others meanwhile.
 async fn off_runtime<T: Send + 'static>(
@@ -388,8 +470,13 @@ pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
         id: memory.id.clone(),
         kind: memory.kind.to_string(),
         content: memory.content.clone(),
-        anchors: memory.anchors().cloned().collect(),
+        anchors: memory
+            .anchors()
+            .chain(memory.file_pattern.as_ref())
+            .cloned()
+            .collect(),
         code_changed_since: None,
+        scope: (memory.scope == crate::memory::Scope::Org).then(|| "org".to_string()),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::graph::Graph;
 use crate::graph::score::Access;
 use crate::history::{CommitInfo, History};
 use crate::memory::reviews::Finding;
-use crate::memory::{self, MemoryType, RecordedReview};
+use crate::memory::{self, MemoryType, RecordedReview, Scope};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
 use crate::review::stats::RuleStat;
@@ -69,6 +69,13 @@ pub struct Learning {
     pub paths: Option<Vec<String>>,
     #[serde(default)]
     pub symbols: Option<Vec<String>>,
+    /// The files it applies to, a gitignore-style glob (rejection patterns and framework
+    /// knowledge).
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+    /// `repository` or `org`; default by type (`[memory] org_types`).
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// Which rule categories count as high-rejection.
@@ -167,17 +174,23 @@ impl Cairn {
             .unwrap_or_default()
             .into_iter()
             .map(|l| {
+                let kind = l.kind.parse::<MemoryType>()?;
+                let asked = l.scope.as_deref().map(str::parse::<Scope>).transpose()?;
+                let (scope, _) = self.scope_of(kind, l.file_pattern.as_deref(), asked)?;
                 Ok(memory::NewMemory {
-                    kind: Some(l.kind.parse::<MemoryType>()?),
+                    kind: Some(kind),
                     title: l.title,
                     content: l.content,
                     developer: l.developer,
                     paths: l.paths.unwrap_or_default(),
                     symbols: l.symbols.unwrap_or_default(),
+                    file_pattern: l.file_pattern,
+                    scope,
                     ..memory::NewMemory::default()
                 })
             })
             .collect::<Result<Vec<_>, AskError>>()?;
+        let org = self.org_memories().ok();
         let input = memory::ReviewInput {
             review_id: request.review_id,
             verdict: request.verdict.parse()?,
@@ -186,11 +199,16 @@ impl Cairn {
             reviewer: request.reviewer,
             learnings,
             written_by: request.written_by,
+            org_types: self.org_types()?,
         };
         let snapshot = self.graph_if_indexed().await;
         let recorded = self
             .memories
-            .record_review(input, snapshot.as_ref().map(|s| &*s.graph))
+            .record_review_beside(
+                input,
+                snapshot.as_ref().map(|s| &*s.graph),
+                org.map(|o| &**o),
+            )
             .await?;
         self.queue_embedding();
         Ok(recorded)
@@ -260,11 +278,7 @@ impl Cairn {
     /// The team's memories anchored on the changed files and symbols: risky modules,
     /// rejection patterns not yet addressed, patterns and decisions.
     async fn add_anchored_memories(&self, subject: &Subject, extras: &mut briefing::Extras) {
-        let anchored = match self
-            .memories
-            .anchored(&subject.paths, &subject.symbols)
-            .await
-        {
+        let anchored = match self.anchored_scopes(&subject.paths, &subject.symbols).await {
             Ok(anchored) => anchored,
             Err(e) => {
                 extras.notes.push(memories_unavailable(e));
@@ -308,8 +322,7 @@ impl Cairn {
         for (types, limit) in searches {
             let rejection = types.contains(&MemoryType::RejectionPattern);
             let found = self
-                .memories
-                .search(&memory::Query {
+                .search_scopes(&memory::Query {
                     text: subject.text.clone(),
                     types,
                     paths: subject.paths.clone(),
@@ -461,15 +474,14 @@ impl Cairn {
         from: &str,
         subject: &Subject,
     ) -> briefing::AuthorBrief {
-        let profile = self.memories.profile(&developer).await.ok().flatten();
+        let profile = self.profile_of(&developer).await.ok().flatten();
         let stats = self
             .memories
             .author_stats(&developer)
             .await
             .unwrap_or_default();
         let memories = self
-            .memories
-            .search(&memory::Query {
+            .search_scopes(&memory::Query {
                 text: subject.text.clone(),
                 developer: Some(developer.clone()),
                 types: vec![MemoryType::DeveloperPattern, MemoryType::DeveloperStrength],

@@ -119,12 +119,15 @@ pub struct Synced {
 }
 
 impl Cairn {
-    /// Creates this repository's namespace and database on the team server and applies
-    /// cairn's schema and permissions (idempotent).
+    /// Creates this repository's namespace and database, and its organisation's database, on
+    /// the team server and applies cairn's schema and permissions (idempotent).
     pub async fn team_init(&self, request: TeamInitRequest) -> Result<TeamInit, AskError> {
         async {
             let (server, url, identity) = self.admin(request.db.as_deref()).await?;
             server.init(&identity.namespace, &identity.database).await?;
+            // The organisation's memories, in the same namespace with the same schema.
+            let org = identity.organisation();
+            server.init(&org.namespace, &org.database).await?;
             Ok(TeamInit {
                 server: url,
                 repository: identity.key,
@@ -137,21 +140,18 @@ impl Cairn {
         .map_err(AskError::Team)
     }
 
-    /// Adds a developer to this repository's team (or gives them a new password), writing
-    /// their credentials file if asked.
+    /// Adds a developer to this repository's team and its organisation's database (or gives
+    /// them a new password in both), writing their credentials file if asked.
     pub async fn add_member(&self, request: AddMemberRequest) -> Result<MemberAdded, AskError> {
         let developer = crate::memory::model::developer_id(&request.developer)?;
         async {
             let (server, url, identity) = self.admin(request.db.as_deref()).await?;
             let password = team::new_password().context("cannot draw a random password")?;
-            server
-                .add_member(
-                    &identity.namespace,
-                    &identity.database,
-                    &developer,
-                    password.expose(),
-                )
-                .await?;
+            for database in [identity.database.as_str(), team::identity::ORG_DATABASE] {
+                server
+                    .add_member(&identity.namespace, database, &developer, password.expose())
+                    .await?;
+            }
             if let Some(path) = &request.output {
                 team::write_credentials(path, &url, &developer, &password)
                     .with_context(|| format!("cannot write {}", path.display()))?;
@@ -169,7 +169,8 @@ impl Cairn {
         .map_err(AskError::Team)
     }
 
-    /// Removes a developer from this repository's team; their memories stay.
+    /// Removes a developer from this repository's team and its organisation's database; their
+    /// memories stay.
     pub async fn remove_member(
         &self,
         request: RemoveMemberRequest,
@@ -179,6 +180,13 @@ impl Cairn {
             let (server, _, identity) = self.admin(request.db.as_deref()).await?;
             let removed = server
                 .remove_member(&identity.namespace, &identity.database, &developer)
+                .await?;
+            server
+                .remove_member(
+                    &identity.namespace,
+                    team::identity::ORG_DATABASE,
+                    &developer,
+                )
                 .await?;
             Ok(MemberRemoved { developer, removed })
         }

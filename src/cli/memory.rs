@@ -18,7 +18,7 @@ const SEARCH_TOKENS: usize = 16_000;
 /// `cairn memory …`: one function per subcommand.
 pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCode> {
     match action {
-        MemoryCommand::Add(args) => add(cairn, args).await?,
+        MemoryCommand::Add(args) => add(cairn, *args).await?,
         MemoryCommand::Search(args) => search(cairn, args).await?,
         MemoryCommand::List {
             kind,
@@ -64,6 +64,8 @@ async fn add(cairn: &Cairn, args: MemoryAddArgs) -> anyhow::Result<()> {
             agent: args.agent,
             run: args.run,
             written_by: std::env::var("USER").ok(),
+            file_pattern: args.file_pattern,
+            scope: args.scope,
         })
         .await?;
     output::answer(&outcome, args.json)?;

@@ -263,7 +263,7 @@ pub enum TeamCommand {
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
     /// Store a learning (deduplicated, secrets redacted); prints the write event.
-    Add(MemoryAddArgs),
+    Add(Box<MemoryAddArgs>),
     /// Search memories (project scope, or one developer's with --developer).
     Search(MemorySearchArgs),
     /// List memories, newest first.
@@ -342,6 +342,13 @@ pub struct MemoryAddArgs {
     pub agent: Option<String>,
     #[arg(long)]
     pub run: Option<String>,
+    /// Files it applies to, a gitignore-style glob (`*.py`, `tests/**`): rejection patterns
+    /// and framework knowledge.
+    #[arg(long)]
+    pub file_pattern: Option<String>,
+    /// `repository` or `org` (default by type: cairn.toml's [memory] org_types).
+    #[arg(long)]
+    pub scope: Option<String>,
     #[arg(long)]
     pub json: bool,
 }

@@ -11,6 +11,10 @@ use serde::Deserialize;
 /// The environment variable naming the memory store (`--db`).
 pub const DB_ENV: &str = "CAIRN_DB";
 
+/// The environment variable naming where organisation memories live on this machine
+/// (default `$XDG_DATA_HOME/cairn/orgs`).
+pub const ORGS_DIR_ENV: &str = "CAIRN_ORGS_DIR";
+
 /// Default largest file that is parsed; larger ones are reported as skipped.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
@@ -130,6 +134,12 @@ pub struct MemorySettings {
     /// Set to false to use keyword search only, even with a model present.
     #[serde(default = "yes")]
     pub semantic: bool,
+    /// Memory types written to the organisation's memories unless a write names its
+    /// `scope` (`framework_knowledge` and `rejection_pattern` only when their file pattern is
+    /// generic); `[]` keeps every memory in its repository. `None`: the default set
+    /// (`memory::model::DEFAULT_ORG_TYPES`).
+    #[serde(default)]
+    pub org_types: Option<Vec<String>>,
 }
 
 impl Default for MemorySettings {
@@ -137,6 +147,7 @@ impl Default for MemorySettings {
         MemorySettings {
             model_dir: None,
             semantic: true,
+            org_types: None,
         }
     }
 }
@@ -181,6 +192,9 @@ pub struct Repo {
     pub settings: Settings,
     /// Team mode (memories on a team server) or not.
     pub team: team::TeamSetup,
+    /// Where organisation memories live on this machine (`CAIRN_ORGS_DIR`, else
+    /// `$XDG_DATA_HOME/cairn/orgs`); `None` when the system has no data directory.
+    pub orgs_dir: Option<PathBuf>,
 }
 
 impl Repo {
@@ -202,12 +216,17 @@ impl Repo {
         let settings = read_settings(&root)?;
         let db = std::env::var(DB_ENV).ok();
         let team = team::resolve(&root, &settings.team, db.as_deref());
+        let orgs_dir = std::env::var_os(ORGS_DIR_ENV)
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| dirs::data_dir().map(|base| base.join("cairn").join("orgs")));
         Ok(Repo {
             is_git: git_root.is_some(),
             root,
             data_dir,
             settings,
             team,
+            orgs_dir,
         })
     }
 
@@ -234,6 +253,24 @@ impl Repo {
     /// The lock file serialising writers.
     pub fn lock_path(&self) -> PathBuf {
         crate::datadir::DataDir::at(&self.data_dir).index_lock()
+    }
+
+    /// The organisation the repository belongs to: `[team] org`, else the owner in its
+    /// identity (`acme` for a remote `git@github.com:acme/app.git`); `None` without either.
+    pub fn org(&self) -> Option<String> {
+        match &self.settings.team.org {
+            Some(org) => team::identity::org_name(org),
+            None => team::repository_identity(&self.root, &self.settings.team)
+                .ok()
+                .map(|identity| identity.namespace),
+        }
+    }
+
+    /// The directory of the organisation's memories on this machine, when the repository
+    /// has an organisation.
+    pub fn org_dir(&self) -> Option<PathBuf> {
+        let orgs = self.orgs_dir.as_ref()?;
+        Some(crate::datadir::org_dir(orgs, &self.org()?))
     }
 
     /// The repository's short name.

@@ -32,10 +32,14 @@ pub struct MemoryNote {
     /// A commit that changed the anchored code after the memory was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code_changed_since: Option<CodeChanged>,
+    /// `org` for a memory of the organisation's scope (absent for the repository's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 impl MemoryNote {
-    /// The line it takes in a text answer: `- [type] id: content (anchors)`, then
+    /// The line it takes in a text answer: `- [type] id: content (anchors)` (`[type · org]`
+    /// for the organisation's memories), then
     /// ` · code changed since: <commit> (<path>)` when it applies. The id marks the text as
     /// served by cairn, so an assistant echoing it back is not taken as new learning.
     pub fn line(&self) -> String {
@@ -48,8 +52,12 @@ impl MemoryNote {
             .code_changed_since
             .as_ref()
             .map_or_else(String::new, |c| format!(" · {}", c.fact()));
+        let scope = self
+            .scope
+            .as_ref()
+            .map_or_else(String::new, |s| format!(" · {s}"));
         format!(
-            "- [{}] {}: {}{anchors}{changed}",
+            "- [{}{scope}] {}: {}{anchors}{changed}",
             self.kind, self.id, self.content
         )
     }

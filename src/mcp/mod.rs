@@ -100,6 +100,12 @@ pub struct RememberArgs {
     pub agent: Option<String>,
     #[serde(default)]
     pub run: Option<String>,
+    /// Gitignore-style glob of the files it applies to (`*.py`, `tests/**`); rejection_pattern and framework_knowledge only.
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+    /// repository or org (all the organisation's repositories); default by type.
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// Arguments of `forget`.
@@ -192,6 +198,11 @@ pub struct LearningArg {
     pub paths: Option<Vec<String>>,
     #[serde(default)]
     pub symbols: Option<Vec<String>>,
+    /// As for remember.
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// Arguments of `record_review` (also the JSON `cairn record-review` reads).
@@ -199,7 +210,7 @@ pub struct LearningArg {
 pub struct RecordReviewArgs {
     /// approve, request_changes or comment.
     pub verdict: String,
-    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason.
+    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason, file_pattern (glob).
     #[serde(default)]
     pub findings: Vec<crate::memory::reviews::Finding>,
     /// The change's author.
@@ -222,6 +233,8 @@ impl From<LearningArg> for app::Learning {
             developer: l.developer,
             paths: l.paths,
             symbols: l.symbols,
+            file_pattern: l.file_pattern,
+            scope: l.scope,
         }
     }
 }
@@ -424,6 +437,8 @@ impl Server {
             agent: args.agent,
             run: args.run,
             written_by: Some(WRITTEN_BY.to_string()),
+            file_pattern: args.file_pattern,
+            scope: args.scope,
         };
         Ok(reply(self.cairn.remember(request).await))
     }
@@ -602,8 +617,7 @@ impl Server {
     async fn session_start(&self) -> Result<GetPromptResult, ErrorData> {
         let memories = self
             .cairn
-            .memories
-            .search(&memory::Query {
+            .search_scopes(&memory::Query {
                 limit: 8,
                 keyword_only: true,
                 ..memory::Query::default()
@@ -632,8 +646,7 @@ impl Server {
         let profile = match args.developer.as_deref() {
             Some(dev) => self
                 .cairn
-                .memories
-                .profile(dev)
+                .profile_of(dev)
                 .await
                 .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?,
             None => None,

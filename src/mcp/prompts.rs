@@ -237,8 +237,10 @@ fn remember_shape() -> String {
     "\n\nOne fact per remember call:\n\
 {\"type\": \"framework_knowledge\", \"title\": \"<framework>: <short title>\", \"content\": \"<1–3 \
 sentences naming the framework and the API>\", \"source\": \"import\", \"source_ref\": \"<https link to \
-the official documentation page>\"}\n\
-Add \"paths\" only for files of this repository the fact is about. cairn deduplicates every \
+the official documentation page>\", \"file_pattern\": \"<the files it applies to, a gitignore-style \
+glob such as **/*.py>\"}\n\
+A generic file_pattern stores the fact for the whole organisation (scope org); add \"scope\": \
+\"repository\" to keep it to this repository. Add \"paths\" only for files of this repository the fact is about. cairn deduplicates every \
 write: NONE means it is known already."
         .to_string()
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 pub use guidelines::{ChangeInput, GuidelineChange, Outcome, RecordedChange};
-pub use model::{Action, Memory, MemoryError, MemoryType, Revision, Source};
+pub use model::{Action, FilePattern, Memory, MemoryError, MemoryType, Revision, Scope, Source};
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, WriteOutcome};
 
@@ -161,6 +161,9 @@ pub struct Query {
     pub include_superseded: bool,
     /// Skip the semantic layer (cheap rankings such as the context pack's).
     pub keyword_only: bool,
+    /// The text's embedding, when the caller computed it already (one query over several
+    /// stores embeds its text once).
+    pub vector: Option<Vec<f32>>,
 }
 
 /// A search result.
@@ -576,20 +579,89 @@ impl Memories {
         new: NewMemory,
         graph: Option<&crate::graph::Graph>,
     ) -> Result<WriteOutcome> {
+        self.remember_beside(new, graph, None).await
+    }
+
+    /// Stores a learning as [`Memories::remember`] does, unless the memories of the other
+    /// scope (`beside`: the organisation's for a repository write, the repository's for an
+    /// organisation write) already hold it: then the write is NONE and answers with theirs.
+    pub async fn remember_beside(
+        &self,
+        new: NewMemory,
+        graph: Option<&crate::graph::Graph>,
+        beside: Option<&Memories>,
+    ) -> Result<WriteOutcome> {
         let mut prepared = write::prepare(new, &self.root, graph)?;
         // Embed the write before taking the lock.
         self.embed_write(&mut prepared).await;
+        if let Some(beside) = beside
+            && let Some(known) = beside.restated_or_warn(&prepared).await
+        {
+            return Ok(known);
+        }
+        self.write_alone(&prepared).await
+    }
+
+    /// Decides and commits one prepared write in this store, taking the lock and the store.
+    async fn write_alone(&self, prepared: &write::Prepared) -> Result<WriteOutcome> {
         let mut state = self.state.lock().await;
         let state = &mut *state;
         let outcome = self
             .with_store(true, async |store| {
                 self.catch_up(store, state).await?;
-                self.write_decided(store, state, &prepared).await
+                self.write_decided(store, state, prepared).await
             })
             .await?
             .expect("the store is created for writes");
         let outcome = outcome.finish(&state.memories);
         Ok(outcome)
+    }
+
+    /// [`Memories::restated`], where a store that cannot be read (held by another process
+    /// past the read patience, say) restates nothing: the write goes on in its own store.
+    async fn restated_or_warn(&self, prepared: &write::Prepared) -> Option<WriteOutcome> {
+        self.restated(prepared).await.unwrap_or_else(|e| {
+            tracing::warn!("the other scope's memories were not compared with this write: {e}");
+            None
+        })
+    }
+
+    /// The memory of this store that a write from the other scope restates (the write would
+    /// be NONE here), answered as that write's outcome; nothing is written. Reads only: the
+    /// caller holds no other store's lock meanwhile.
+    async fn restated(&self, prepared: &write::Prepared) -> Result<Option<WriteOutcome>> {
+        if prepared.names_supersedes() {
+            return Ok(None);
+        }
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let candidates = self.embed_candidates(prepared, &state).await;
+        let Ok(plan) = write::decide(prepared, state_view(&state, &candidates)) else {
+            return Ok(None);
+        };
+        if plan.outcome.event != Action::None {
+            return Ok(None);
+        }
+        let mut outcome = plan.outcome.finish(&state.memories);
+        // This store is the other scope's.
+        let scope = match prepared.memory().scope {
+            Scope::Org => Scope::Repository,
+            Scope::Repository => Scope::Org,
+        };
+        let Some(memory) = &mut outcome.memory else {
+            return Ok(None);
+        };
+        memory.scope = scope;
+        let note = format!(
+            "already known in the {} memories as {}: nothing was written",
+            match scope {
+                Scope::Org => "organisation's",
+                Scope::Repository => "repository's",
+            },
+            memory.id
+        );
+        outcome.notes.push(note);
+        Ok(Some(outcome))
     }
 
     /// Gives a write its embedding, with the model (to compare it by meaning).
@@ -919,6 +991,8 @@ impl Memories {
         // Embed the query before taking the lock (it takes ~15 ms).
         let query_vector = if text.is_empty() || query.keyword_only {
             None
+        } else if query.vector.is_some() {
+            query.vector.clone()
         } else {
             self.embed(vec![text.to_string()])
                 .await
@@ -981,8 +1055,8 @@ impl Memories {
         Ok(found)
     }
 
-    /// Live memories anchored on any of `paths` or `symbols` (both scopes' project part only),
-    /// best first.
+    /// Live memories anchored on any of `paths` or `symbols`, or whose file pattern matches
+    /// one of `paths` (the project part only, not developers'), best first.
     pub async fn anchored(&self, paths: &[String], symbols: &[String]) -> Result<Vec<Memory>> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
@@ -997,6 +1071,7 @@ impl Memories {
                         .iter()
                         .any(|q| q == p || q.starts_with(&format!("{p}/")))
                 }) || m.symbols.iter().any(|s| symbols.contains(s))
+                    || pattern_matches(m, paths)
             })
             .collect();
         hits.sort_by(|a, b| {
@@ -1140,6 +1215,52 @@ impl Memories {
     }
 }
 
+/// Searches a repository's memories and, when given, its organisation's, best first within
+/// the query's limit; each hit carries the scope of the store it came from. The organisation's are
+/// left out, with a warning, when its store cannot be read: the repository's still answer.
+pub async fn search_scopes(
+    repository: &Memories,
+    org: Option<&Memories>,
+    query: &Query,
+) -> Result<Vec<Found>> {
+    let label = |scope: Scope| {
+        move |mut f: Found| {
+            f.memory.scope = scope;
+            f
+        }
+    };
+    let Some(org) = org else {
+        let found = repository.search(query).await?;
+        return Ok(found.into_iter().map(label(Scope::Repository)).collect());
+    };
+    // The query's text is embedded once for both stores.
+    let mut query = query.clone();
+    let text = query.text.trim();
+    if !text.is_empty() && !query.keyword_only && query.vector.is_none() {
+        query.vector = repository
+            .embed(vec![text.to_string()])
+            .await
+            .and_then(|mut v| v.pop());
+    }
+    let mut found: Vec<Found> = repository
+        .search(&query)
+        .await?
+        .into_iter()
+        .map(label(Scope::Repository))
+        .collect();
+    match org.search(&query).await {
+        Ok(hits) => found.extend(hits.into_iter().map(label(Scope::Org))),
+        Err(e) => tracing::warn!("organisation memories left out: {e}"),
+    }
+    found.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.memory.id.cmp(&b.memory.id))
+    });
+    found.truncate(query.limit.clamp(1, 100));
+    Ok(found)
+}
+
 /// Closes a lingering store once it has been idle for `linger`.
 fn spawn_closer(
     open: Arc<Mutex<Option<(MemoryStore, std::time::Instant)>>>,
@@ -1249,6 +1370,15 @@ fn standing(memory: &Memory, now: i64) -> f64 {
         * (0.5 + 0.5 * memory.confidence)
         * (1.0 + 0.1 * (memory.access_count as f64).ln_1p())
         * (0.5 + (-age_days / 180.0).exp())
+}
+
+/// True when a memory's file pattern matches one of `paths` (a pattern that no longer
+/// compiles matches nothing).
+fn pattern_matches(memory: &Memory, paths: &[String]) -> bool {
+    let Some(pattern) = memory.file_pattern.as_deref() else {
+        return false;
+    };
+    FilePattern::compile(pattern).is_ok_and(|p| paths.iter().any(|path| p.matches(path)))
 }
 
 /// The share of `paths` a memory is anchored on (or anchored under).

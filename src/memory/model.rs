@@ -92,6 +92,197 @@ impl std::str::FromStr for MemoryType {
     }
 }
 
+/// Which store a memory lives in: the repository's own, or the organisation's (shared by
+/// every repository of the organisation on this machine, or its team server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    #[default]
+    #[serde(alias = "repo")]
+    Repository,
+    Org,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Repository => "repository",
+            Scope::Org => "org",
+        }
+    }
+
+    /// The short label answers print beside a memory.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Repository => "repo",
+            Scope::Org => "org",
+        }
+    }
+
+    /// The scope a write gets when it names none: developer memories follow their developer
+    /// across the organisation; framework knowledge and rejection patterns go to the
+    /// organisation when their file pattern is generic ([`is_generic_pattern`]); everything
+    /// else stays in the repository. Only types in `org_types` (`cairn.toml`'s `[memory]
+    /// org_types`) ever default to the organisation.
+    pub fn default_for(
+        kind: MemoryType,
+        file_pattern: Option<&str>,
+        org_types: &[MemoryType],
+    ) -> Scope {
+        if !org_types.contains(&kind) {
+            return Scope::Repository;
+        }
+        let generic = match kind {
+            MemoryType::RejectionPattern | MemoryType::FrameworkKnowledge => {
+                file_pattern.is_some_and(is_generic_pattern)
+            }
+            _ => true,
+        };
+        if generic {
+            Scope::Org
+        } else {
+            Scope::Repository
+        }
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = MemoryError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "repository" | "repo" => Ok(Scope::Repository),
+            "org" | "organisation" | "organization" => Ok(Scope::Org),
+            other => Err(MemoryError::Invalid(format!(
+                "unknown scope `{other}`: use repository or org"
+            ))),
+        }
+    }
+}
+
+/// The types whose memories follow their developer, and the types that go to the
+/// organisation when their file pattern is generic: the default of `[memory] org_types`.
+pub const DEFAULT_ORG_TYPES: [MemoryType; 5] = [
+    MemoryType::DeveloperPattern,
+    MemoryType::DeveloperStrength,
+    MemoryType::ContributorProfile,
+    MemoryType::FrameworkKnowledge,
+    MemoryType::RejectionPattern,
+];
+
+/// The types that may carry a file pattern.
+pub fn takes_file_pattern(kind: MemoryType) -> bool {
+    matches!(
+        kind,
+        MemoryType::RejectionPattern | MemoryType::FrameworkKnowledge
+    )
+}
+
+/// Directory names found in most repositories: a pattern whose directories are only these and
+/// wildcards (`tests/**`, `**/__tests__/*.ts`) says nothing about one repository's layout.
+const CONVENTIONAL_DIRS: [&str; 9] = [
+    "tests",
+    "test",
+    "spec",
+    "specs",
+    "__tests__",
+    "e2e",
+    "docs",
+    "doc",
+    ".github",
+];
+
+/// A file pattern is generic when it names no directory of one repository: it has no
+/// directory part (`*.py`), or every directory in it is a wildcard or a conventional name
+/// (`**/*.ts`, `tests/**`, `**/__tests__/**`). `src/api/**/*.ts` is not.
+pub fn is_generic_pattern(pattern: &str) -> bool {
+    let pattern = pattern.trim().trim_end_matches('/');
+    let mut segments: Vec<&str> = pattern.split('/').collect();
+    let last = segments.pop();
+    if last.is_none_or(str::is_empty) {
+        return false;
+    }
+    segments
+        .iter()
+        .all(|s| s.contains(['*', '?', '[']) || CONVENTIONAL_DIRS.contains(s))
+}
+
+/// Longest file pattern, in bytes.
+pub const MAX_FILE_PATTERN_BYTES: usize = 200;
+
+/// A compiled file pattern (gitignore-style): without a `/` it matches a file or folder name
+/// at any depth (`*.py`, `migrations`); with one it is anchored at the repository root
+/// (`tests/**`, `src/api/**/*.ts`); a folder matches everything under it.
+#[derive(Debug, Clone)]
+pub struct FilePattern(globset::GlobSet);
+
+impl FilePattern {
+    /// Checks and compiles a pattern: repository-relative, no `..`, no backslashes or control
+    /// characters, at most [`MAX_FILE_PATTERN_BYTES`], a valid glob.
+    pub fn compile(raw: &str) -> Result<FilePattern, MemoryError> {
+        let pattern = raw.trim();
+        let bad = |why: &str| {
+            MemoryError::Invalid(format!(
+                "`file_pattern` `{}` {why}",
+                pattern.chars().take(80).collect::<String>()
+            ))
+        };
+        if pattern.is_empty() {
+            return Err(bad("is empty"));
+        }
+        if pattern.len() > MAX_FILE_PATTERN_BYTES {
+            return Err(bad(&format!(
+                "is {} bytes; at most {MAX_FILE_PATTERN_BYTES}",
+                pattern.len()
+            )));
+        }
+        if pattern.starts_with('/') || pattern.starts_with('~') || pattern.contains(':') {
+            return Err(bad(
+                "is absolute: use a repository-relative glob such as `tests/**` or `*.py`",
+            ));
+        }
+        if pattern.contains('\\') || pattern.chars().any(char::is_control) {
+            return Err(bad("holds a backslash or a control character: use `/`"));
+        }
+        let body = pattern.trim_end_matches('/');
+        if body.split('/').any(|s| s == ".." || s == ".") {
+            return Err(bad(
+                "climbs with `..` or `.`: patterns stay inside the repository",
+            ));
+        }
+        if body.is_empty() || body.split('/').any(str::is_empty) {
+            return Err(bad("has an empty path segment"));
+        }
+        let forms = if body.contains('/') {
+            [body.to_string(), format!("{body}/**")]
+        } else {
+            [format!("**/{body}"), format!("**/{body}/**")]
+        };
+        let mut set = globset::GlobSetBuilder::new();
+        for form in forms {
+            let glob = globset::GlobBuilder::new(&form)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| bad(&format!("is not a valid glob: {}", e.kind())))?;
+            set.add(glob);
+        }
+        set.build()
+            .map(FilePattern)
+            .map_err(|e| bad(&format!("is not a valid glob: {e}")))
+    }
+
+    /// True when the repository-relative `path` matches.
+    pub fn matches(&self, path: &str) -> bool {
+        self.0.is_match(path)
+    }
+}
+
 /// Where a memory came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -198,6 +389,13 @@ pub struct Memory {
     pub last_access: Option<i64>,
     /// 0–1; grows when the same learning is written again.
     pub confidence: f64,
+    /// Which store it lives in (rows written before scopes existed are the repository's).
+    #[serde(default)]
+    pub scope: Scope,
+    /// The files it applies to, as a gitignore-style glob (rejection patterns and framework
+    /// knowledge): `*.py`, `tests/**`, `src/api/**/*.ts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_pattern: Option<String>,
     /// The review rule category a rejection pattern is about (`naming`, `security`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
@@ -248,6 +446,8 @@ impl Memory {
             access_count: 0,
             last_access: None,
             confidence: 0.5,
+            scope: Scope::Repository,
+            file_pattern: None,
             category: None,
             addressed: false,
             addressed_by: None,
@@ -376,6 +576,7 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
         ("`source_ref`", &memory.source_ref),
         ("`written_by`", &memory.written_by),
         ("`category`", &memory.category),
+        ("`file_pattern`", &memory.file_pattern),
         ("`supersedes`", &memory.supersedes),
         ("`superseded_by`", &memory.superseded_by),
     ];
@@ -450,6 +651,91 @@ pub fn is_memory_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_patterns_match_as_gitignore_lines_do() {
+        let cases: [(&str, &[&str], &[&str]); 5] = [
+            (
+                "*.py",
+                &["app.py", "src/deep/app.py"],
+                &["app.pyc", "py/readme"],
+            ),
+            (
+                "tests/**",
+                &["tests/test_x.py", "tests/unit/a.py"],
+                &["src/tests.py", "src/tests/a.py"],
+            ),
+            (
+                "src/api/**/*.ts",
+                &["src/api/a.ts", "src/api/v1/users/a.ts"],
+                &["src/api.ts", "lib/src/api/a.ts", "src/api/a.tsx"],
+            ),
+            (
+                "migrations",
+                &["migrations/0001.py", "app/migrations/x.py"],
+                &["migration.py"],
+            ),
+            ("docs/", &["docs/index.md"], &["src/docs.rs"]),
+        ];
+        for (pattern, yes, no) in cases {
+            let compiled = FilePattern::compile(pattern).unwrap();
+            for path in yes {
+                assert!(compiled.matches(path), "{pattern} should match {path}");
+            }
+            for path in no {
+                assert!(!compiled.matches(path), "{pattern} should not match {path}");
+            }
+        }
+        for bad in [
+            "", "/etc/**", "../x/**", "a/../b", "C:/x", "a\\b", "a//b", "[z-a]",
+        ] {
+            assert!(FilePattern::compile(bad).is_err(), "{bad:?} is refused");
+        }
+        assert!(FilePattern::compile(&"a".repeat(MAX_FILE_PATTERN_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn scopes_default_by_type_and_pattern() {
+        for generic in [
+            "*.py",
+            "tests/**",
+            "**/*.ts",
+            "**/__tests__/*.js",
+            ".github/**",
+        ] {
+            assert!(is_generic_pattern(generic), "{generic}");
+        }
+        for specific in ["src/api/**/*.ts", "app/tasks/**", "**/payments/*.py", ""] {
+            assert!(!is_generic_pattern(specific), "{specific}");
+        }
+        let org = &DEFAULT_ORG_TYPES;
+        let scope = |kind, pattern| Scope::default_for(kind, pattern, org);
+        assert_eq!(scope(MemoryType::DeveloperPattern, None), Scope::Org);
+        assert_eq!(scope(MemoryType::ContributorProfile, None), Scope::Org);
+        assert_eq!(
+            scope(MemoryType::FrameworkKnowledge, Some("*.py")),
+            Scope::Org
+        );
+        assert_eq!(
+            scope(MemoryType::RejectionPattern, Some("src/api/**")),
+            Scope::Repository
+        );
+        assert_eq!(scope(MemoryType::RejectionPattern, None), Scope::Repository);
+        assert_eq!(scope(MemoryType::Decision, None), Scope::Repository);
+        // `org_types = []` keeps every memory in its repository.
+        assert_eq!(
+            Scope::default_for(MemoryType::DeveloperPattern, None, &[]),
+            Scope::Repository
+        );
+        // Rows written before scopes existed are the repository's.
+        let old: Memory = serde_json::from_value(serde_json::json!({
+            "id": "m_0000000000000001", "type": "decision", "title": "t", "content": "c",
+            "source": "manual", "created_at": 1, "updated_at": 1, "valid_from": 1,
+            "confidence": 0.5,
+        }))
+        .unwrap();
+        assert_eq!((old.scope, old.file_pattern), (Scope::Repository, None));
+    }
 
     #[test]
     fn a_memory_is_stated_when_its_text_last_changed() {

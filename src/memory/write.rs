@@ -27,8 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 
 use super::model::{
-    Action, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY, MAX_LABEL_BYTES,
-    MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Source, developer_id, is_memory_id,
+    Action, FilePattern, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY,
+    MAX_LABEL_BYTES, MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Scope, Source,
+    developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
 use super::{embed, secrets, text};
@@ -79,6 +80,11 @@ pub struct NewMemory {
     pub written_by: Option<String>,
     /// Review rule category (rejection patterns from `record_review`).
     pub category: Option<String>,
+    /// The files it applies to, a gitignore-style glob (rejection patterns and framework
+    /// knowledge only).
+    pub file_pattern: Option<String>,
+    /// The store it is written to (decided by the caller; recorded on the memory).
+    pub scope: Scope,
 }
 
 /// What a write did.
@@ -142,6 +148,11 @@ impl Prepared {
     /// Makes the write replace `id` (a memory of the same scope).
     pub(super) fn set_supersedes(&mut self, id: String) {
         self.supersedes = Some(id);
+    }
+
+    /// True when the write names the memory it supersedes.
+    pub(super) fn names_supersedes(&self) -> bool {
+        self.supersedes.is_some()
     }
 
     /// The memory the write would store.
@@ -357,6 +368,13 @@ pub(super) fn prepare(
         source: new.source,
         source_ref: label(new.source_ref, "`source_ref`", &mut kinds)?,
         category: new.category,
+        scope: new.scope,
+        file_pattern: new
+            .file_pattern
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string),
         written_by: label(new.written_by, "the writer", &mut kinds)?,
         confidence: if new.source == Source::Review {
             0.6
@@ -427,6 +445,9 @@ fn validate(new: &NewMemory) -> Result<(MemoryType, Option<String>), MemoryError
             "type {kind} belongs to a developer: pass `developer`"
         )));
     }
+    if let Some(pattern) = new.file_pattern.as_deref().filter(|p| !p.trim().is_empty()) {
+        check_file_pattern(kind, pattern)?;
+    }
     if new.paths.len() + new.symbols.len() > MAX_ANCHORS {
         return Err(invalid(format!(
             "{} anchors; at most {MAX_ANCHORS}",
@@ -439,6 +460,18 @@ fn validate(new: &NewMemory) -> Result<(MemoryType, Option<String>), MemoryError
         return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
     }
     Ok((kind, developer))
+}
+
+/// Checks a file pattern: only on the types that take one, secret-free (it is matched as
+/// written, never redacted), and a valid repository-relative glob.
+pub(super) fn check_file_pattern(kind: MemoryType, pattern: &str) -> Result<(), MemoryError> {
+    if !super::model::takes_file_pattern(kind) {
+        return Err(invalid(format!(
+            "`file_pattern` applies to rejection_pattern and framework_knowledge memories, not {kind}: anchor a {kind} with `paths` or `symbols`"
+        )));
+    }
+    refuse_secret("`file_pattern`", pattern)?;
+    FilePattern::compile(pattern).map(|_| ())
 }
 
 /// Removes a leading `m_0123456789abcdef:`-style marker cairn puts before memories it serves,
@@ -943,7 +976,11 @@ fn supersede(old: &Memory, new: &Memory, mut outcome: WriteOutcome, note: Option
 fn reinforce(old: &Memory, new: &Memory, mut outcome: WriteOutcome) -> Plan {
     let mut kept = old.clone();
     kept.confidence = (kept.confidence + 0.1).min(1.0);
-    let grew = merge(&mut kept.paths, &new.paths) | merge(&mut kept.symbols, &new.symbols);
+    let mut grew = merge(&mut kept.paths, &new.paths) | merge(&mut kept.symbols, &new.symbols);
+    if kept.file_pattern.is_none() && new.file_pattern.is_some() {
+        kept.file_pattern = new.file_pattern.clone();
+        grew = true;
+    }
     merge(&mut kept.unknown_anchors, &new.unknown_anchors);
     merge(&mut kept.redacted, &new.redacted);
     if grew {
@@ -984,6 +1021,9 @@ fn update(old: &Memory, new: &Memory, outcome: WriteOutcome) -> Plan {
     merge(&mut kept.symbols, &new.symbols);
     merge(&mut kept.unknown_anchors, &new.unknown_anchors);
     merge(&mut kept.redacted, &new.redacted);
+    if new.file_pattern.is_some() {
+        kept.file_pattern = new.file_pattern.clone();
+    }
     Plan {
         changed: vec![kept],
         outcome,
@@ -1060,6 +1100,9 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
             "`addressed_by` `{}` is not a guideline change id",
             crate::tokens::truncate(change, 60)
         )));
+    }
+    if let Some(pattern) = &memory.file_pattern {
+        check_file_pattern(memory.kind, pattern)?;
     }
     if let Some(dev) = &memory.developer
         && person("`developer`", dev)? != *dev

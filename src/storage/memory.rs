@@ -43,7 +43,7 @@ pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Fields a stored memory row may hold besides its id. A row written without one of them
 /// gets NONE, so writing a memory again clears what it no longer has.
-const MEMORY_FIELDS: [&str; 32] = [
+const MEMORY_FIELDS: [&str; 34] = [
     "kind",
     "title",
     "content",
@@ -70,6 +70,8 @@ const MEMORY_FIELDS: [&str; 32] = [
     "addressed_by",
     "shared",
     "category",
+    "scope",
+    "file_pattern",
     "redacted",
     "history",
     "seq",
@@ -91,6 +93,7 @@ const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
     access_count = $input.access_count, last_access = $input.last_access,
     confidence = $input.confidence, addressed = $input.addressed,
     addressed_by = $input.addressed_by, shared = $input.shared, category = $input.category,
+    scope = $input.scope, file_pattern = $input.file_pattern,
     redacted = $input.redacted, history = $input.history, seq = $input.seq,
     vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
 

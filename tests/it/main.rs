@@ -18,6 +18,7 @@ mod install;
 mod layers;
 mod mcp;
 mod memory;
+mod org;
 mod resolution;
 mod review;
 mod security;

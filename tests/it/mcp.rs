@@ -9,12 +9,22 @@ use serde_json::{Value, json};
 use crate::support::TestRepo;
 
 pub async fn connect(repo: &TestRepo) -> RunningService<rmcp::RoleClient, ()> {
+    connect_with_orgs(repo, &repo.data_dir().join("orgs")).await
+}
+
+/// `cairn serve` keeping organisation memories in `orgs` (repositories of one organisation
+/// share them when they share this directory).
+pub async fn connect_with_orgs(
+    repo: &TestRepo,
+    orgs: &std::path::Path,
+) -> RunningService<rmcp::RoleClient, ()> {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     command
         .arg("--repo")
         .arg(repo.path())
         .arg("--data-dir")
         .arg(repo.data_dir())
+        .env("CAIRN_ORGS_DIR", orgs)
         .arg("serve");
     let transport = TokioChildProcess::new(command).expect("cairn serve starts");
     ().serve(transport).await.expect("MCP handshake")

@@ -134,6 +134,8 @@ impl TestRepo {
             .arg(data_dir)
             .env_remove("CAIRN_REPO")
             .env_remove("CAIRN_DATA_DIR")
+            // Organisation memories stay beside the test's data, never in the user's.
+            .env("CAIRN_ORGS_DIR", data_dir.join("orgs"))
             // Keyword search only: the semantic layer has its own test with the real model.
             .env("CAIRN_MODEL_DIR", data_dir.join("no-model"));
         command

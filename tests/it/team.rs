@@ -256,22 +256,29 @@ fn cairn_server(server: &Server, who: &str, clone: &WorkingCopy) -> cairn::memor
 /// A developer's SurrealDB client, signed in as their record user: what a hand-written
 /// client could do with their credentials.
 pub(crate) async fn signed_in(server: &Server, who: &str, credentials: &Path) -> Surreal<Any> {
+    signed_in_to(server, who, credentials, "github_com_acme_app").await
+}
+
+/// A developer's SurrealDB client signed in to `database` of the `acme` namespace.
+pub(crate) async fn signed_in_to(
+    server: &Server,
+    who: &str,
+    credentials: &Path,
+    database: &str,
+) -> Surreal<Any> {
     let db = surrealdb::engine::any::connect(server.url()).await.unwrap();
     let mut params = surrealdb::types::Object::new();
     params.insert("developer", who);
     params.insert("password", password_in(credentials));
     db.signin(surrealdb::opt::auth::Record {
         namespace: "acme".to_string(),
-        database: "github_com_acme_app".to_string(),
+        database: database.to_string(),
         access: "member".to_string(),
         params,
     })
     .await
     .unwrap();
-    db.use_ns("acme")
-        .use_db("github_com_acme_app")
-        .await
-        .unwrap();
+    db.use_ns("acme").use_db(database).await.unwrap();
     db
 }
 
@@ -308,11 +315,14 @@ async fn two_clones_share_project_memory_and_developer_memory_stays_private() {
         "All database access goes through repository classes; views never build queries.",
     ]);
     let decision_id = decision["id"].as_str().unwrap().to_string();
+    // In the repository's database (a developer memory defaults to the organisation's).
     let habit = alice.json(&[
         "memory",
         "add",
         "-t",
         "developer_pattern",
+        "--scope",
+        "repository",
         "--developer",
         "alice",
         "Alice tends to forget closing cursors in migration scripts",
@@ -755,4 +765,69 @@ async fn an_expired_session_signs_in_again() {
     remote.changes_since(0).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     remote.changes_since(0).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn organisation_memories_live_in_the_organisation_database_with_the_same_privacy() {
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    let habit = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "developer_pattern",
+        "--developer",
+        "alice",
+        "Alice leaves debug prints in Celery tasks",
+    ]);
+    assert_eq!(habit["memory"]["scope"], "org", "{habit}");
+    let habit_id = habit["id"].as_str().unwrap().to_string();
+    let framework = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "framework_knowledge",
+        "--file-pattern",
+        "*.py",
+        "Django signals run inside the sender's transaction",
+    ]);
+    assert_eq!(framework["memory"]["scope"], "org", "{framework}");
+    let framework_id = framework["id"].as_str().unwrap().to_string();
+
+    // Bob reads the organisation's framework knowledge, labelled, but not Alice's habit.
+    let found = bob.json(&["memory", "search", "Django signals transaction"]);
+    assert_eq!(search_ids(&found), vec![framework_id.clone()], "{found}");
+    assert_eq!(found["memories"][0]["memory"]["scope"], "org", "{found}");
+    let found = bob.json(&[
+        "memory",
+        "search",
+        "debug prints Celery",
+        "--developer",
+        "alice",
+    ]);
+    assert!(search_ids(&found).is_empty(), "{found}");
+    let mine = alice.json(&[
+        "memory",
+        "search",
+        "debug prints Celery",
+        "--developer",
+        "alice",
+    ]);
+    assert_eq!(search_ids(&mine), vec![habit_id.clone()], "{mine}");
+
+    // On the server: both rows are in the organisation's database, not the repository's, and
+    // the server itself keeps Alice's habit from Bob.
+    let as_alice = signed_in_to(&server, "alice", &alice.credentials(), "_org").await;
+    let hers = rows(&as_alice, "SELECT VALUE record::id(id) FROM memory").await;
+    assert!(
+        hers.contains(&json!(habit_id)) && hers.contains(&json!(framework_id)),
+        "{hers:?}"
+    );
+    let as_bob = signed_in_to(&server, "bob", &bob.credentials(), "_org").await;
+    let his = rows(&as_bob, "SELECT VALUE record::id(id) FROM memory").await;
+    assert_eq!(his, vec![json!(framework_id)]);
+    let repository = signed_in(&server, "alice", &alice.credentials()).await;
+    let there = rows(&repository, "SELECT VALUE record::id(id) FROM memory").await;
+    assert!(there.is_empty(), "{there:?}");
 }

@@ -14,7 +14,21 @@ pub struct Identity {
     pub database: String,
 }
 
+/// The database of an organisation's memories, in the organisation's namespace (a
+/// repository's database never starts with `_`).
+pub const ORG_DATABASE: &str = "_org";
+
 impl Identity {
+    /// The organisation's memories beside this repository's: the same namespace, the
+    /// [`ORG_DATABASE`] database.
+    pub fn organisation(&self) -> Identity {
+        Identity {
+            key: format!("{} (organisation)", self.namespace),
+            namespace: self.namespace.clone(),
+            database: ORG_DATABASE.to_string(),
+        }
+    }
+
     /// The identity of `key` (a normalised remote or any name the team agrees on), in the
     /// namespace of `org`, or of the key's owner segment (`acme` in `github.com/acme/app`).
     pub fn new(key: &str, org: Option<&str>) -> Result<Identity, String> {
@@ -42,6 +56,12 @@ impl Identity {
             key,
         })
     }
+}
+
+/// An organisation's name as a namespace (`[a-z0-9_]`); `None` when nothing is left.
+pub fn org_name(org: &str) -> Option<String> {
+    let name = name(&org.trim().to_lowercase());
+    (!name.is_empty()).then_some(name)
 }
 
 /// A server name made of `[a-z0-9_]`: everything else becomes `_`.

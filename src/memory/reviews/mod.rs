@@ -36,6 +36,9 @@ pub struct ReviewInput {
     pub reviewer: Option<String>,
     pub learnings: Vec<NewMemory>,
     pub written_by: Option<String>,
+    /// The types whose rejection patterns may go to the organisation's store (`[memory]
+    /// org_types`); empty when there is no organisation store.
+    pub org_types: Vec<MemoryType>,
 }
 
 /// What recording a review did.
@@ -129,6 +132,13 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
         }
         None => None,
     };
+    let file_pattern = f
+        .file_pattern
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty());
+    if let Some(pattern) = &file_pattern {
+        write::check_file_pattern(MemoryType::RejectionPattern, pattern)?;
+    }
     Ok(Finding {
         category: record::normalise_category(&f.category)?,
         file,
@@ -136,6 +146,7 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
         message,
         disposition: f.disposition,
         reason,
+        file_pattern,
     })
 }
 
@@ -191,6 +202,7 @@ struct Checked {
     written_by: Option<String>,
     /// Kinds of secret removed from the findings.
     redacted: BTreeSet<String>,
+    org_types: Vec<MemoryType>,
 }
 
 /// Validates a review's input and builds its record: people and the review id checked,
@@ -239,6 +251,7 @@ fn checked(input: ReviewInput) -> Result<Checked> {
         learnings: input.learnings,
         written_by: input.written_by,
         redacted,
+        org_types: input.org_types,
     })
 }
 
@@ -262,8 +275,10 @@ fn outcome_memory(record: &ReviewRecord) -> NewMemory {
     }
 }
 
-/// One `rejection_pattern` memory per rejected finding, anchored at its file.
-fn rejection_memories(record: &ReviewRecord) -> Vec<NewMemory> {
+/// One `rejection_pattern` memory per rejected finding, anchored at its file and applying to
+/// its file pattern; in the organisation's scope when its pattern is generic and
+/// `org_types` lets rejection patterns go there.
+fn rejection_memories(record: &ReviewRecord, org_types: &[MemoryType]) -> Vec<NewMemory> {
     record
         .findings
         .iter()
@@ -276,6 +291,12 @@ fn rejection_memories(record: &ReviewRecord) -> Vec<NewMemory> {
                 content,
                 paths: f.file.iter().cloned().collect(),
                 category: Some(f.category.clone()),
+                scope: model::Scope::default_for(
+                    MemoryType::RejectionPattern,
+                    f.file_pattern.as_deref(),
+                    org_types,
+                ),
+                file_pattern: f.file_pattern.clone(),
                 ..NewMemory::default()
             }
         })
@@ -289,6 +310,64 @@ struct ReviewWrites {
     /// One `rejection_pattern` per rejected finding.
     rejections: Vec<write::Prepared>,
     learnings: Vec<write::Prepared>,
+}
+
+/// Outcomes and writes of a review set apart from the rest: those another store already
+/// holds, or those bound for the organisation's store.
+struct Known<T = WriteOutcome> {
+    rejections: Vec<T>,
+    learnings: Vec<T>,
+}
+
+impl<T> Default for Known<T> {
+    fn default() -> Self {
+        Known {
+            rejections: Vec::new(),
+            learnings: Vec::new(),
+        }
+    }
+}
+
+impl ReviewWrites {
+    /// Takes out the writes of the repository's scope that `org` already holds, answering
+    /// with its memories.
+    async fn known_in(&mut self, org: &Memories) -> Known {
+        let mut known = Known::default();
+        for (list, answers) in [
+            (&mut self.rejections, &mut known.rejections),
+            (&mut self.learnings, &mut known.learnings),
+        ] {
+            let mut kept = Vec::new();
+            for prepared in std::mem::take(list) {
+                if prepared.memory().scope == model::Scope::Repository
+                    && let Some(outcome) = org.restated_or_warn(&prepared).await
+                {
+                    answers.push(outcome);
+                } else {
+                    kept.push(prepared);
+                }
+            }
+            *list = kept;
+        }
+        known
+    }
+
+    /// Takes out the writes of the organisation's scope.
+    fn take_org(&mut self) -> Known<write::Prepared> {
+        let is_org = |p: &write::Prepared| p.memory().scope == model::Scope::Org;
+        let (rejections, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.rejections)
+            .into_iter()
+            .partition(is_org);
+        self.rejections = kept;
+        let (learnings, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.learnings)
+            .into_iter()
+            .partition(is_org);
+        self.learnings = kept;
+        Known {
+            rejections,
+            learnings,
+        }
+    }
 }
 
 /// True when `record` says what `previous` said (the same people, verdict and findings):
@@ -325,30 +404,94 @@ impl Memories {
         input: ReviewInput,
         graph: Option<&crate::graph::Graph>,
     ) -> Result<RecordedReview> {
+        self.record_review_beside(input, graph, None).await
+    }
+
+    /// Records a review's outcome as [`Memories::record_review`] does, with the memories of
+    /// the organisation's scope (generic rejection patterns, learnings written so) in `org`'s
+    /// store after the review's own; a memory either store already holds is NONE.
+    pub async fn record_review_beside(
+        &self,
+        input: ReviewInput,
+        graph: Option<&crate::graph::Graph>,
+        org: Option<&Memories>,
+    ) -> Result<RecordedReview> {
         let Checked {
             mut record,
             learnings,
             written_by,
             redacted,
+            org_types,
         } = checked(input)?;
-        let mut writes = self.prepare_review(&record, learnings, written_by.as_ref(), graph)?;
+        let org_types = if org.is_some() { org_types } else { Vec::new() };
+        let mut writes =
+            self.prepare_review(&record, learnings, written_by.as_ref(), graph, &org_types)?;
         // The learnings are compared by meaning too (outcomes and rejection patterns are
         // generated text, compared by terms).
         for prepared in &mut writes.learnings {
             self.embed_write(prepared).await;
         }
-        let mut state = self.state.lock().await;
-        let state = &mut *state;
-        let mut recorded = self
-            .with_store(true, async |store| {
-                self.write_review(store, state, &mut record, writes).await
-            })
-            .await?
-            .expect("the store is created for writes");
-        recorded.rules = rules_touched(&record, state.reviews.values());
-        recorded.author = record::author_stats(&record.author, state.reviews.values());
+        let mut known = Known::default();
+        let mut elsewhere = Known::default();
+        if let Some(org) = org {
+            known = writes.known_in(org).await;
+            elsewhere = writes.take_org();
+        }
+        // The organisation's memories go first, like the review's own memories go before its
+        // record: an interrupted call is completed by calling it again. A review that repeats
+        // its stored record writes no rejection patterns again.
+        let mut org_written = Known::default();
+        if let Some(org) = org {
+            let repeated = {
+                let mut state = self.state.lock().await;
+                self.refresh(&mut state).await?;
+                state
+                    .reviews
+                    .get(&record.id)
+                    .is_some_and(|previous| repeats(previous, &record))
+            };
+            if !repeated {
+                for prepared in &elsewhere.rejections {
+                    org_written
+                        .rejections
+                        .push(self.write_in(org, prepared).await?);
+                }
+            }
+            for prepared in &elsewhere.learnings {
+                org_written
+                    .learnings
+                    .push(self.write_in(org, prepared).await?);
+            }
+        }
+        let mut recorded = {
+            let mut state = self.state.lock().await;
+            let state = &mut *state;
+            let mut recorded = self
+                .with_store(true, async |store| {
+                    self.write_review(store, state, &mut record, writes).await
+                })
+                .await?
+                .expect("the store is created for writes");
+            recorded.rules = rules_touched(&record, state.reviews.values());
+            recorded.author = record::author_stats(&record.author, state.reviews.values());
+            recorded
+        };
+        if !recorded.repeated {
+            recorded.rejections.extend(known.rejections);
+        }
+        recorded.learnings.extend(known.learnings);
+        recorded.rejections.extend(org_written.rejections);
+        recorded.learnings.extend(org_written.learnings);
         recorded.redacted = redacted.into_iter().collect();
         Ok(recorded)
+    }
+
+    /// Writes a prepared memory in `other`'s store, unless this store already holds it.
+    async fn write_in(&self, other: &Memories, prepared: &write::Prepared) -> Result<WriteOutcome> {
+        match self.restated_or_warn(prepared).await {
+            Some(known) => Ok(known),
+            None => other.write_alone(prepared).await,
+        }
     }
 
     /// Prepares the memories a review writes: its outcome, its rejection patterns and its
@@ -359,13 +502,14 @@ impl Memories {
         learnings: Vec<NewMemory>,
         written_by: Option<&String>,
         graph: Option<&crate::graph::Graph>,
+        org_types: &[MemoryType],
     ) -> Result<ReviewWrites> {
         let prepare = |new: NewMemory| {
             write::prepare(from_review(new, &record.id, written_by), &self.root, graph)
         };
         Ok(ReviewWrites {
             outcome: prepare(outcome_memory(record))?,
-            rejections: rejection_memories(record)
+            rejections: rejection_memories(record, org_types)
                 .into_iter()
                 .map(prepare)
                 .collect::<Result<_>>()?,
@@ -533,6 +677,7 @@ mod tests {
             message: "use the shared client".to_string(),
             disposition,
             reason: None,
+            file_pattern: None,
         }
     }
 
@@ -545,6 +690,7 @@ mod tests {
             reviewer: Some("  ".to_string()),
             learnings: Vec::new(),
             written_by: Some("claude".to_string()),
+            org_types: Vec::new(),
         }
     }
 
@@ -594,7 +740,7 @@ mod tests {
         ]))
         .unwrap()
         .record;
-        let rejections = rejection_memories(&record);
+        let rejections = rejection_memories(&record, &[]);
         assert_eq!(rejections.len(), 1);
         assert_eq!(rejections[0].kind, Some(MemoryType::RejectionPattern));
         assert_eq!(rejections[0].category.as_deref(), Some("naming"));

@@ -91,6 +91,9 @@ pub struct Finding {
     /// Why it was rejected or deferred.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Glob of the files a rejected finding's pattern applies to (`*.py`, `tests/**`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_pattern: Option<String>,
 }
 
 /// A review as stored: one record per review id.
@@ -297,6 +300,7 @@ mod tests {
             message: "m".to_string(),
             disposition,
             reason: None,
+            file_pattern: None,
         }
     }
 

@@ -563,6 +563,7 @@ mod tests {
                 message: "the DSN is postgres://app:p@ss/w0rd@db/prod".to_string(),
                 disposition: Disposition::Rejected,
                 reason: Some("SMTP_PASS=Tr0ub4dor&3 is a test value".to_string()),
+                file_pattern: None,
             }],
             memory: None,
             seq: 7,
