@@ -711,6 +711,7 @@ mod tests {
                 message: "m".to_string(),
                 disposition,
                 reason: None,
+                file_pattern: None,
             }],
             memory: None,
             seq: 0,
