@@ -1,7 +1,8 @@
 //! Team mode against a real SurrealDB server (the `surreal` binary of the
 //! `cairn-test-surreal` workspace member, started on 127.0.0.1 inside each test): two clones
 //! sharing project memories, developer privacy against hand-written queries, the server
-//! killed in the middle of a run of writes, wrong credentials.
+//! killed in the middle of a run of writes, wrong credentials, a guideline change whose
+//! addressed patterns reach every member while the change stays in its recorder's copy.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -830,4 +831,56 @@ async fn organisation_memories_live_in_the_organisation_database_with_the_same_p
     let repository = signed_in(&server, "alice", &alice.credentials()).await;
     let there = rows(&repository, "SELECT VALUE record::id(id) FROM memory").await;
     assert!(there.is_empty(), "{there:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_accepted_guideline_change_addresses_the_patterns_for_every_member() {
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    let review = json!({
+        "author": "alice", "reviewer": "bob", "verdict": "comment", "review_id": "PR-9",
+        "findings": [{"category": "naming", "file": "src/shop/cart.py",
+                      "message": "Cart should be ShoppingCart", "disposition": "rejected",
+                      "reason": "Cart is the domain's word"}]
+    });
+    let file = bob.repo.data_dir().join("review.json");
+    std::fs::write(&file, review.to_string()).unwrap();
+    let recorded: Value =
+        serde_json::from_str(&bob.ok(&["record-review", "--json", file.to_str().unwrap()]))
+            .unwrap();
+    let pattern = recorded["rejections"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Alice accepts a change for the pattern Bob's review left.
+    let change = json!({
+        "file": "CLAUDE.md", "section": "Naming", "current_text": "",
+        "proposed_text": "Cart is the domain's word: keep it.", "rationale": "rejected in PR-9",
+        "category": "naming", "memory_ids": [pattern], "outcome": "accepted"
+    });
+    let file = alice.repo.data_dir().join("change.json");
+    std::fs::write(&file, change.to_string()).unwrap();
+    let accepted = alice.json(&["rules", "--record", file.to_str().unwrap()]);
+    let change_id = accepted["change"]["id"].as_str().unwrap().to_string();
+    assert_eq!(accepted["addressed"], json!([pattern]), "{accepted:#}");
+
+    // The addressed pattern travels to Bob through the server, naming the change.
+    let shown = bob.json(&["memory", "show", &pattern]);
+    assert_eq!(shown["addressed"], true, "{shown:#}");
+    assert_eq!(shown["addressed_by"], change_id.as_str(), "{shown:#}");
+    let naming = |copy: &WorkingCopy| -> Value {
+        copy.json(&["rules"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["category"] == "naming")
+            .cloned()
+            .unwrap()
+    };
+    assert!(naming(bob).get("memories").is_none());
+    // The change itself stays in Alice's copy.
+    assert_eq!(naming(alice)["changes"][0]["id"], change_id.as_str());
+    assert!(naming(bob).get("changes").is_none());
 }
