@@ -173,10 +173,7 @@ impl Cairn {
         let mut open = Vec::new();
         let mut addressed = Vec::new();
         for stat in high {
-            let patterns = self
-                .memories
-                .open_rejection_patterns(&stat.category)
-                .await?;
+            let patterns = self.open_rejection_patterns(&stat.category).await?;
             if patterns.is_empty() {
                 addressed.push(stat.category);
             } else if open.len() < MAX_CATEGORIES {
@@ -223,7 +220,64 @@ impl Cairn {
             by: request.by,
             written_by: request.written_by,
         };
-        Ok(self.memories.record_guideline_change(input).await?)
+        // The organisation's rejection patterns the change cites are checked beside this
+        // repository's and marked in their own store.
+        let org = self.org_memories().ok();
+        let mut beside = Vec::new();
+        if let Some(org) = org {
+            let cited = match (&input.memories, &input.id) {
+                (Some(ids), _) => ids.clone(),
+                // The outcome of an earlier proposal: the patterns it cited.
+                (None, Some(id)) => self
+                    .memories
+                    .guideline_changes()
+                    .await?
+                    .into_iter()
+                    .find(|c| c.id == id.trim())
+                    .map(|c| c.memories)
+                    .unwrap_or_default(),
+                (None, None) => Vec::new(),
+            };
+            for id in &cited {
+                if let Ok(memory) = org.get(id).await {
+                    beside.push(memory);
+                }
+            }
+        }
+        let mut recorded = self
+            .memories
+            .record_guideline_change(input, &beside)
+            .await?;
+        if let Some(org) = org
+            && recorded.change.outcome == memory::Outcome::Accepted
+        {
+            let ids: Vec<String> = recorded
+                .change
+                .memories
+                .iter()
+                .filter(|id| beside.iter().any(|m| &m.id == *id))
+                .cloned()
+                .collect();
+            if !ids.is_empty() {
+                let marked = org.mark_addressed_by(&ids, &recorded.change.id).await?;
+                recorded.addressed.extend(marked);
+            }
+        }
+        Ok(recorded)
+    }
+
+    /// The open rejection patterns of a category in the repository's store and the
+    /// organisation's, newest first.
+    pub(crate) async fn open_rejection_patterns(
+        &self,
+        category: &str,
+    ) -> Result<Vec<memory::Memory>, AskError> {
+        let mut patterns = self.memories.open_rejection_patterns(category).await?;
+        if let Ok(org) = self.org_memories() {
+            patterns.extend(org.open_rejection_patterns(category).await?);
+            patterns.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        }
+        Ok(patterns)
     }
 }
 

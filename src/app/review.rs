@@ -219,6 +219,17 @@ impl Cairn {
     /// and after it).
     pub async fn rules(&self, request: RulesRequest) -> Result<Rules, AskError> {
         let mut stats = self.memories.rule_stats().await?;
+        // Rejection patterns with a generic glob live in the organisation's store.
+        if self.org_memories().is_ok() {
+            for stat in &mut stats {
+                stat.memories = self
+                    .open_rejection_patterns(&stat.category)
+                    .await?
+                    .into_iter()
+                    .map(|m| m.id)
+                    .collect();
+            }
+        }
         for (category, effect) in self.memories.change_effects().await? {
             if let Some(stat) = stats.iter_mut().find(|s| s.category == category) {
                 stat.changes.push(effect);
@@ -234,7 +245,10 @@ impl Cairn {
     /// Marks a category's rejection patterns as addressed (the review guidelines were
     /// updated), so briefings stop raising them.
     pub async fn mark_addressed(&self, request: AddressedRequest) -> Result<Addressed, AskError> {
-        let ids = self.memories.mark_addressed(&request.category).await?;
+        let mut ids = self.memories.mark_addressed(&request.category).await?;
+        if let Ok(org) = self.org_memories() {
+            ids.extend(org.mark_addressed(&request.category).await?);
+        }
         Ok(Addressed {
             category: request.category,
             ids,

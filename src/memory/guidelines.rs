@@ -328,9 +328,18 @@ fn merged(
 
 /// Checks that every supporting id is a live rejection pattern of the change's category and,
 /// for an accepted change, that no other update addressed it already.
+#[cfg(test)]
 fn check_support(change: &GuidelineChange, memories: &HashMap<String, Memory>) -> Result<()> {
+    check_support_in(change, |id| memories.get(id))
+}
+
+/// [`check_support`] over whatever `find` looks in (this store, then the other scope's).
+fn check_support_in<'a>(
+    change: &GuidelineChange,
+    find: impl Fn(&str) -> Option<&'a Memory>,
+) -> Result<()> {
     for id in &change.memories {
-        let Some(memory) = memories.get(id) else {
+        let Some(memory) = find(id) else {
             return Err(invalid(format!("unknown memory `{id}`")));
         };
         if memory.kind != MemoryType::RejectionPattern {
@@ -423,7 +432,15 @@ impl Memories {
     /// Records a guideline proposal or its outcome. Everything is checked before anything is
     /// written; the change is stored first and an accepted one's patterns marked after, so
     /// recording the same outcome again completes an interrupted call.
-    pub async fn record_guideline_change(&self, input: ChangeInput) -> Result<RecordedChange> {
+    ///
+    /// `beside` are rejection patterns of the other scope's store (the organisation's) the
+    /// change may cite: they are checked like this store's, and the caller marks them
+    /// addressed there ([`Memories::mark_addressed_by`]) with the change's id.
+    pub async fn record_guideline_change(
+        &self,
+        input: ChangeInput,
+        beside: &[Memory],
+    ) -> Result<RecordedChange> {
         if let Some(id) = input.id.as_deref()
             && !is_change_id(id.trim())
         {
@@ -449,7 +466,12 @@ impl Memories {
                 None => None,
             };
             let (change, repeated) = merged(earlier, input, now_ms())?;
-            check_support(&change, &state.memories)?;
+            check_support_in(&change, |id| {
+                state
+                    .memories
+                    .get(id)
+                    .or_else(|| beside.iter().find(|m| m.id == id))
+            })?;
             if !repeated {
                 store
                     .write_guideline_change(&change)
@@ -483,6 +505,41 @@ impl Memories {
         })
         .await
         .map(|r| r.expect("the store is created for writes"))
+    }
+
+    /// Marks the rejection patterns `ids` of this store addressed by the accepted guideline
+    /// change `change` (its record lives in another store); the ids marked now.
+    pub async fn mark_addressed_by(&self, ids: &[String], change: &str) -> Result<Vec<String>> {
+        if !is_change_id(change) {
+            return Err(invalid(format!(
+                "`{}` is not a guideline change id",
+                crate::tokens::truncate(change, 60)
+            )));
+        }
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        self.with_store(true, async |store| {
+            self.catch_up(store, state).await?;
+            let marked: Vec<Memory> = ids
+                .iter()
+                .filter_map(|id| state.memories.get(id))
+                .filter(|m| m.kind == MemoryType::RejectionPattern && m.is_live())
+                .filter(|m| m.addressed_by.as_deref() != Some(change))
+                .map(|m| Memory {
+                    addressed: true,
+                    addressed_by: Some(change.to_string()),
+                    updated_at: 0,
+                    ..m.clone()
+                })
+                .collect();
+            let marked_ids = marked.iter().map(|m| m.id.clone()).collect();
+            if !marked.is_empty() {
+                self.commit(store, state, marked, &HashMap::new()).await?;
+            }
+            Ok(marked_ids)
+        })
+        .await
+        .map(Option::unwrap_or_default)
     }
 
     /// Every recorded guideline change, oldest first.

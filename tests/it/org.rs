@@ -425,11 +425,73 @@ async fn generic_rejection_patterns_from_a_review_go_to_the_organisation() {
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(shown, [org_id], "{}", text(&briefing));
+    assert_eq!(shown, [org_id.clone()], "{}", text(&briefing));
     assert!(
         text(&briefing).contains("[rejection_pattern · org]"),
         "{}",
         text(&briefing)
+    );
+    client.cancel().await.unwrap();
+
+    // The guideline loop sees both stores: the brief cites the organisation's pattern, and an
+    // accepted change marks it addressed in the organisation's store, which the second
+    // repository then reads.
+    let repo_id = recorded["rejections"][0]["id"].as_str().unwrap();
+    let client = connect_with_orgs(&one, orgs.path()).await;
+    call(
+        &client,
+        "record_review",
+        json!({
+            "verdict": "comment", "author": "bob", "review_id": "PR-2",
+            "findings": [{"category": "style", "file": "app/main.py",
+                          "message": "Use single quotes for strings", "disposition": "rejected",
+                          "reason": "the formatter decides"}],
+        }),
+    )
+    .await;
+    let prompt = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new(
+            "refine_guidelines",
+        ))
+        .await
+        .unwrap();
+    let brief = serde_json::to_string(&prompt).unwrap();
+    assert!(
+        brief.contains(&org_id) && brief.contains(repo_id),
+        "{brief}"
+    );
+    let change = structured(
+        &call(
+            &client,
+            "record_guideline_change",
+            json!({
+                "file": "CLAUDE.md", "section": "Style", "current_text": "",
+                "proposed_text": "Percent formatting and f-strings are both fine; do not flag either.",
+                "rationale": "both style findings were rejected", "category": "style",
+                "memory_ids": [repo_id, org_id], "outcome": "accepted",
+            }),
+        )
+        .await,
+    );
+    let mut addressed: Vec<&str> = change["addressed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    addressed.sort();
+    let mut expected = vec![repo_id, org_id.as_str()];
+    expected.sort();
+    assert_eq!(addressed, expected, "{change}");
+    client.cancel().await.unwrap();
+
+    let client = connect_with_orgs(&two, orgs.path()).await;
+    let shown = call(&client, "expand", json!({"target": org_id})).await;
+    let change_id = change["change"]["id"].as_str().unwrap();
+    assert!(
+        text(&shown).contains(&format!("addressed by guideline change {change_id}")),
+        "{}",
+        text(&shown)
     );
     client.cancel().await.unwrap();
 }
