@@ -100,10 +100,10 @@ pub struct RememberArgs {
     pub agent: Option<String>,
     #[serde(default)]
     pub run: Option<String>,
-    /// Gitignore-style glob of the files it applies to (`*.py`, `tests/**`); rejection_pattern and framework_knowledge only.
+    /// Glob of the files it applies to (`tests/**`); rejection_pattern, framework_knowledge.
     #[serde(default)]
     pub file_pattern: Option<String>,
-    /// repository or org (all the organisation's repositories); default by type.
+    /// repository or org; default by type.
     #[serde(default)]
     pub scope: Option<String>,
 }
@@ -210,7 +210,7 @@ pub struct LearningArg {
 pub struct RecordReviewArgs {
     /// approve, request_changes or comment.
     pub verdict: String,
-    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason, file_pattern (glob).
+    /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason, file_pattern.
     #[serde(default)]
     pub findings: Vec<crate::memory::reviews::Finding>,
     /// The change's author.
