@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tree_sitter::Query;
 use tree_sitter_language::LanguageFn;
 
@@ -44,12 +44,17 @@ pub enum GrammarError {
     },
 }
 
-/// Which module system resolves a language's imports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// Which module system resolves a language's imports (`module_system` in `language.toml`;
+/// the systems live in `graph::modules`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Resolver {
-    Python,
-    Typescript,
+pub enum ModuleKind {
+    /// Dotted packages: `a.b.c` and relative `..c` (Python).
+    Dotted,
+    /// Relative and absolute paths with extension probing and aliases (TypeScript, JavaScript).
+    Paths,
+    /// Package directories under a `go.mod` module path (Go).
+    Go,
 }
 
 /// One side-effect category's triggers.
@@ -85,7 +90,9 @@ struct LanguageTable {
     extensions: Vec<String>,
     queries_from: Option<String>,
     config_from: Option<String>,
-    resolver: Option<Resolver>,
+    module_system: Option<ModuleKind>,
+    #[serde(default)]
+    roots_from: Vec<String>,
     #[serde(default)]
     source_roots: Vec<String>,
     #[serde(default)]
@@ -117,7 +124,9 @@ pub struct Language {
     pub name: String,
     pub grammar: tree_sitter::Language,
     pub extensions: Vec<String>,
-    pub resolver: Resolver,
+    pub module_system: ModuleKind,
+    /// Config files (by name) that define the module system's roots: `tsconfig.json`, `go.mod`.
+    pub roots_from: Vec<String>,
     pub source_roots: Vec<String>,
     pub self_names: Vec<String>,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
@@ -287,9 +296,10 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         name: own.name,
         grammar,
         extensions: own.extensions,
-        resolver: config
-            .resolver
-            .ok_or_else(|| table_error("no resolver".to_string()))?,
+        module_system: config
+            .module_system
+            .ok_or_else(|| table_error("no module_system".to_string()))?,
+        roots_from: config.roots_from,
         source_roots: config.source_roots,
         self_names: config.self_names,
         class_names: config.class_names,
