@@ -75,6 +75,10 @@ pub(super) struct Resolution<'a> {
     systems: HashMap<ModuleKind, Box<dyn ModuleSystem + 'a>>,
     pub(super) names: Vec<FileNames>,
     members: RefCell<HashMap<(usize, String), Option<Target>>>,
+    /// Methods declared in another file than their type: (type's file, type, name) -> method.
+    methods: HashMap<(usize, usize, String), (usize, usize)>,
+    /// The type each of those methods belongs to.
+    owners: HashMap<(usize, usize), (usize, usize)>,
 }
 
 /// Builds the whole graph of a repository from its parsed files.
@@ -137,6 +141,8 @@ fn build_parts<'a>(
         languages,
         names: Vec::new(),
         members: RefCell::new(HashMap::default()),
+        methods: HashMap::default(),
+        owners: HashMap::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -145,6 +151,7 @@ fn build_parts<'a>(
     resolution.names = (0..files.len())
         .map(|i| resolution.file_names(i, &mut builder))
         .collect();
+    resolution.attach_methods();
     builder.nodes_and_containment(files);
     builder.imports(&resolution);
     builder.inheritance(&resolution);
@@ -413,7 +420,7 @@ impl Builder {
                     // `cls(…)` in a class method makes an instance of the class.
                     None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
-                        .map(|c| Target::Symbol(f, c)),
+                        .map(|(cf, c)| Target::Symbol(cf, c)),
                     None => match types.local(f, call.scope, &call.name) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
@@ -436,7 +443,7 @@ impl Builder {
                         types
                             .enclosing_class(f, call.scope)
                             .and_then(|c| {
-                                bases.get(&(f, c)).and_then(|bases| {
+                                bases.get(&c).and_then(|bases| {
                                     bases.iter().find_map(|&b| types.method(b, &call.name))
                                 })
                             })
@@ -590,7 +597,8 @@ impl Resolution<'_> {
         let extract = &self.files[file].extract;
         for (s, symbol) in extract.symbols.iter().enumerate() {
             let name = symbol.qualname.rsplit('.').next().unwrap_or(&symbol.name);
-            if name.contains('#') {
+            // A method declared for a type of another file is attached by `attach_methods`.
+            if name.contains('#') || (symbol.receiver.is_some() && symbol.parent.is_none()) {
                 continue;
             }
             names.children.insert((symbol.parent, name.to_string()), s);
@@ -647,6 +655,52 @@ impl Resolution<'_> {
             }
         }
         names
+    }
+
+    /// Attaches the methods declared for a type of another file (Go's methods in any file of
+    /// the type's package) to that type, found by name from the method's file.
+    fn attach_methods(&mut self) {
+        let mut methods = HashMap::default();
+        let mut owners = HashMap::default();
+        for (f, file) in self.files.iter().enumerate() {
+            for (s, symbol) in file.extract.symbols.iter().enumerate() {
+                let Some(receiver) = &symbol.receiver else {
+                    continue;
+                };
+                if symbol.parent.is_some() || symbol.qualname.contains('#') {
+                    continue;
+                }
+                let Some(Target::Symbol(tf, ts)) = self.top_level(f, &receiver.type_name) else {
+                    continue;
+                };
+                if !self.files[tf].extract.symbols[ts].kind.is_class_like() {
+                    continue;
+                }
+                methods
+                    .entry((tf, ts, symbol.name.clone()))
+                    .or_insert((f, s));
+                owners.insert((f, s), (tf, ts));
+            }
+        }
+        self.methods = methods;
+        self.owners = owners;
+    }
+
+    /// A definition inside a class (or any definition), or a method attached to it from
+    /// another file.
+    pub(super) fn child(&self, file: usize, symbol: usize, name: &str) -> Option<(usize, usize)> {
+        if let Some(&c) = self.names[file]
+            .children
+            .get(&(Some(symbol), name.to_string()))
+        {
+            return Some((file, c));
+        }
+        self.methods.get(&(file, symbol, name.to_string())).copied()
+    }
+
+    /// The type a method declared in another file belongs to.
+    pub(super) fn owner(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
+        self.owners.get(&(file, symbol)).copied()
     }
 
     fn resolve_binding(&self, binding: &Binding) -> Option<Target> {
@@ -738,8 +792,8 @@ impl Resolution<'_> {
             target = match target {
                 Target::External(module) => Target::External(format!("{module}.{part}")),
                 Target::Symbol(f, s) => {
-                    let &child = self.names[f].children.get(&(Some(s), part.to_string()))?;
-                    Target::Symbol(f, child)
+                    let (cf, cs) = self.child(f, s, part)?;
+                    Target::Symbol(cf, cs)
                 }
                 module => self.member(&module, part)?,
             };
@@ -755,10 +809,9 @@ impl Resolution<'_> {
             Target::Package(kind, package) => self
                 .package_definition(*kind, package, name, false)
                 .or_else(|| self.system_of(*kind).package_member(package, name)),
-            Target::Symbol(f, s) => self.names[*f]
-                .children
-                .get(&(Some(*s), name.to_string()))
-                .map(|&c| Target::Symbol(*f, c)),
+            Target::Symbol(f, s) => self
+                .child(*f, *s, name)
+                .map(|(cf, cs)| Target::Symbol(cf, cs)),
             Target::File(f) => {
                 let key = (*f, name.to_string());
                 if let Some(known) = self.members.borrow().get(&key) {
