@@ -323,11 +323,14 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     /// An instance of a declared class.
+    /// An instance of a declared class; of a type outside the repository, its members are
+    /// outside names (`r: sql.DB` makes `r.Query` `database/sql.DB.Query`).
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
         match self.r.expression(file, at, class)? {
             Target::Symbol(cf, cs) if self.r.files[cf].extract.symbols[cs].kind.is_class_like() => {
                 Some(Known::Instance(cf, cs))
             }
+            outside @ Target::External(_) => Some(Known::Is(outside)),
             _ => None,
         }
     }
@@ -347,7 +350,8 @@ impl<'a, 'r> Types<'a, 'r> {
                 .then_some(Known::Builtin);
         };
         let Known::Is(Target::Symbol(sf, ss)) = known else {
-            return None;
+            // What outside code returns holds outside code.
+            return matches!(known, Known::Is(Target::External(_))).then_some(Known::Outside);
         };
         let symbol = &self.r.files[sf].extract.symbols[ss];
         if symbol.kind.is_class_like() {

@@ -9,6 +9,7 @@ mod daemon;
 mod dedup;
 mod embed;
 mod focus;
+mod grammars;
 mod impact;
 mod incremental;
 mod indexing;
