@@ -338,6 +338,23 @@ impl Builder {
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
                     (Target::File(m), _) => *m,
+                    (Target::Package(kind, package), None) => {
+                        // A package directory (Go) is used as a whole: every file of it.
+                        for &file in r.package_files(*kind, package) {
+                            if r.files[file].is_test {
+                                continue;
+                            }
+                            let dst = r.files[file].path.clone();
+                            self.edge_because(
+                                EdgeKind::Imports,
+                                importer.clone(),
+                                dst,
+                                Some(import.line),
+                                Some(IMPORTS_MODULE),
+                            );
+                        }
+                        continue;
+                    }
                     _ => continue,
                 };
                 // The importer depends on the named symbol, or on the whole module.
@@ -749,6 +766,11 @@ impl Resolution<'_> {
         }
     }
 
+    /// The files of a package without a file of its own (Go: its directory's).
+    fn package_files(&self, kind: ModuleKind, package: &str) -> &[usize] {
+        self.system_of(kind).package_files(package)
+    }
+
     /// A top-level definition of a package's files, if exactly one file defines the name
     /// (test files only when `with_tests`).
     fn package_definition(
@@ -759,8 +781,7 @@ impl Resolution<'_> {
         with_tests: bool,
     ) -> Option<Target> {
         let mut found = self
-            .system_of(kind)
-            .package_files(package)
+            .package_files(kind, package)
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {

@@ -47,6 +47,7 @@ mod tests {
     #[test]
     fn configs_are_named_by_the_languages() {
         assert!(is_config("tsconfig.json"));
+        assert!(is_config("go.mod"));
         assert!(!is_config("package.json"));
     }
 

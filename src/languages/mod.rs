@@ -14,6 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 /// The grammars cairn is built with: adding a language is one line here and a folder under
 /// `grammars/`.
 const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("go", tree_sitter_go::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
@@ -370,6 +371,11 @@ mod tests {
         assert_eq!(registry.for_path("a/b.tsx").unwrap().name, "tsx");
         assert_eq!(registry.for_path("a/b.mjs").unwrap().name, "tsx");
         assert!(registry.for_path("README.md").is_none());
+        assert_eq!(registry.for_path("cmd/main.go").unwrap().name, "go");
+        let go = registry.by_name("go").unwrap();
+        assert!(go.is_test_to_run("store/store_test.go"));
+        assert!(!go.is_test_path("store/store.go"));
+        assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));
