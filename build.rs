@@ -26,6 +26,10 @@ fn embed_grammars(root: &Path) {
         println!("cargo:rerun-if-changed={}", dir.display());
         for file in std::fs::read_dir(&dir).expect("readable grammar folder") {
             let file = file.expect("readable grammar file").path();
+            // `tests/` holds the fixture trees, read by the test suite, not built in.
+            if !file.is_file() {
+                continue;
+            }
             files.push(keyed(root, file));
         }
     }

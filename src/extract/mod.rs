@@ -57,8 +57,23 @@ pub struct Symbol {
     pub end_line: u32,
     pub signature: String,
     pub doc: Option<String>,
-    /// Index of the enclosing symbol.
+    /// Index of the enclosing symbol, or of the type a method is declared for elsewhere in
+    /// the file (see [`Receiver`]).
     pub parent: Option<usize>,
+    /// A method declared outside its type's body: the type and the receiver's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<Receiver>,
+}
+
+/// The type a method is declared for outside the type's body (Go's `func (s *Server) Handle`):
+/// the method is `Server.Handle`, attached to `Server` wherever it is defined (the parent when
+/// in the same file; the graph finds it in the package otherwise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Receiver {
+    /// The type's name, without pointer or type arguments.
+    pub type_name: String,
+    /// The name the receiver is bound to in the method (`s`): it acts as `self` there.
+    pub name: Option<String>,
 }
 
 /// One imported binding (or a whole-module import).
@@ -176,7 +191,7 @@ pub struct FileExtract {
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -213,6 +228,19 @@ struct Definition {
     end_byte: usize,
     name_start: usize,
     symbol: Symbol,
+}
+
+/// `*Server`, `Server[T]`, `&mut Server<T>`, `pkg.Server` -> `Server`.
+fn receiver_type(text: &str) -> Option<String> {
+    let text: String = text.split_whitespace().collect();
+    let text = text.trim_start_matches(['*', '&']);
+    let text = text
+        .strip_prefix("mut")
+        .filter(|_| text.starts_with("mut"))
+        .unwrap_or(text);
+    let text = text.split(['[', '<']).next().unwrap_or_default();
+    let name = text.rsplit(['.', ':']).next().unwrap_or_default();
+    is_dotted_name(name).then(|| name.to_string())
 }
 
 struct Extractor<'a> {
@@ -326,12 +354,20 @@ impl<'a> Extractor<'a> {
                         .get("doc")
                         .and_then(|d| first_doc_line(self.text(*d))),
                     parent: None,
+                    receiver: captures
+                        .get("receiver")
+                        .and_then(|r| receiver_type(self.text(*r)))
+                        .map(|type_name| Receiver {
+                            type_name,
+                            name: captures
+                                .get("receiver.self")
+                                .map(|n| self.text(*n).to_string()),
+                        }),
                 },
             });
         });
         found.sort_by_key(|d| (d.start_byte, std::cmp::Reverse(d.end_byte)));
         let mut stack: Vec<usize> = Vec::new();
-        let mut qualnames: HashMap<String, u32> = HashMap::new();
         for (index, mut definition) in found.into_iter().enumerate() {
             while let Some(&top) = stack.last() {
                 if self.spans[top].1 >= definition.end_byte {
@@ -339,29 +375,108 @@ impl<'a> Extractor<'a> {
                 }
                 stack.pop();
             }
-            let parent = stack.last().copied();
-            let symbol = &mut definition.symbol;
-            symbol.parent = parent;
-            if let Some(p) = parent {
-                let parent_symbol = &self.out.symbols[p];
-                if symbol.kind == SymbolKind::Function && parent_symbol.kind.is_class_like() {
-                    symbol.kind = SymbolKind::Method;
-                }
-                symbol.qualname = format!("{}.{}", parent_symbol.qualname, symbol.name);
-            } else {
-                symbol.qualname = symbol.name.clone();
-            }
-            let occurrences = qualnames.entry(symbol.qualname.clone()).or_insert(0);
-            *occurrences += 1;
-            if *occurrences > 1 {
-                symbol.qualname = format!("{}#{}", symbol.qualname, occurrences);
-            }
+            definition.symbol.parent = stack.last().copied();
             self.spans
                 .push((definition.start_byte, definition.end_byte));
             self.name_starts.insert(definition.name_start, index);
             self.out.symbols.push(definition.symbol);
             stack.push(index);
         }
+        self.attach_receivers();
+        self.qualify();
+    }
+
+    /// Methods declared for a type outside its body become its methods: their parent is the
+    /// file's top-level type of that name, if the file has it.
+    fn attach_receivers(&mut self) {
+        let types: HashMap<String, usize> = self
+            .out
+            .symbols
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, s)| s.parent.is_none() && s.kind.is_class_like())
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
+        for symbol in &mut self.out.symbols {
+            let Some(receiver) = &symbol.receiver else {
+                continue;
+            };
+            if symbol.kind == SymbolKind::Function {
+                symbol.kind = SymbolKind::Method;
+            }
+            if symbol.parent.is_none() {
+                symbol.parent = types.get(&receiver.type_name).copied();
+            }
+        }
+    }
+
+    /// Qualified names: `Parent.name` (a method of another file's type: `Type.name`), with
+    /// `#2`, `#3` on repeats, in source order; a type a method is attached to may come after
+    /// the method, and is named first.
+    fn qualify(&mut self) {
+        let mut qualnames: HashMap<String, u32> = HashMap::new();
+        let mut named = vec![false; self.out.symbols.len()];
+        for index in 0..self.out.symbols.len() {
+            let mut chain = vec![index];
+            while let Some(p) = self.out.symbols[*chain.last().expect("not empty")].parent
+                && !named[p]
+                && !chain.contains(&p)
+            {
+                chain.push(p);
+            }
+            for &i in chain.iter().rev() {
+                if !named[i] {
+                    self.qualify_one(i, &mut qualnames);
+                    named[i] = true;
+                }
+            }
+        }
+    }
+
+    fn qualify_one(&mut self, index: usize, qualnames: &mut HashMap<String, u32>) {
+        let symbol = &self.out.symbols[index];
+        let mut qualname = match (symbol.parent, &symbol.receiver) {
+            (Some(p), _) => format!("{}.{}", self.out.symbols[p].qualname, symbol.name),
+            (None, Some(receiver)) => format!("{}.{}", receiver.type_name, symbol.name),
+            (None, None) => symbol.name.clone(),
+        };
+        let is_method = symbol.kind == SymbolKind::Function
+            && symbol
+                .parent
+                .is_some_and(|p| self.out.symbols[p].kind.is_class_like());
+        let occurrences = qualnames.entry(qualname.clone()).or_insert(0);
+        *occurrences += 1;
+        if *occurrences > 1 {
+            qualname = format!("{qualname}#{occurrences}");
+        }
+        let symbol = &mut self.out.symbols[index];
+        symbol.qualname = qualname;
+        if is_method {
+            symbol.kind = SymbolKind::Method;
+        }
+    }
+
+    /// Whether a name is `self` in a scope: one of the language's self names, or the receiver
+    /// name of an enclosing method declared outside its type.
+    fn is_self_at(&self, name: &str, scope: Option<usize>) -> bool {
+        if self.language.self_names.iter().any(|s| s == name) {
+            return true;
+        }
+        let mut current = scope;
+        while let Some(s) = current {
+            let symbol = &self.out.symbols[s];
+            if symbol
+                .receiver
+                .as_ref()
+                .and_then(|r| r.name.as_deref())
+                .is_some_and(|n| n == name)
+            {
+                return true;
+            }
+            current = symbol.parent;
+        }
+        false
     }
 
     /// Innermost definition containing a byte offset.
@@ -454,13 +569,12 @@ impl<'a> Extractor<'a> {
             let (Some(write), Some(target)) = (c.get("mutation"), c.get("mutation.target")) else {
                 return;
             };
-            if let Some(receiver) = c.get("mutation.receiver") {
-                let receiver = self.text(*receiver);
-                if !self.language.self_names.iter().any(|s| s == receiver) {
-                    return;
-                }
-            }
             let scope = self.scope_at(write.start_byte());
+            if let Some(receiver) = c.get("mutation.receiver")
+                && !self.is_self_at(self.text(*receiver), scope)
+            {
+                return;
+            }
             let in_constructor = scope.is_some_and(|s| {
                 let symbol = &self.out.symbols[s];
                 symbol.kind == SymbolKind::Method
@@ -522,11 +636,7 @@ impl Extractor<'_> {
             };
             // What makes the binding no value is checked before the value is read (a function
             // body can be long).
-            let is_self = self
-                .language
-                .self_names
-                .iter()
-                .any(|s| s == self.text(*name));
+            let is_self = self.is_self_at(self.text(*name), self.scope_at(name.start_byte()));
             if is_self && !c.contains_key("type.receiver") {
                 // `self` and `cls` are bound by the language, not by the code.
                 return;
@@ -570,12 +680,7 @@ impl Extractor<'_> {
                     });
             let in_class = at.is_some_and(|s| self.out.symbols[s].kind.is_class_like());
             let (scope, attribute) = if let Some(receiver) = c.get("type.receiver") {
-                if !self
-                    .language
-                    .self_names
-                    .iter()
-                    .any(|s| s == self.text(*receiver))
-                {
+                if !self.is_self_at(self.text(*receiver), at) {
                     // `other.x = …`: some class's attribute `x` is written from outside; which
                     // class is unknown (a hint without a class, see `TypeHint::scope`).
                     let name = self.text(*name).to_string();
@@ -654,6 +759,10 @@ const LITERALS: &[&str] = &[
     "array",
     "true",
     "false",
+    "interpreted_string_literal",
+    "raw_string_literal",
+    "int_literal",
+    "float_literal",
 ];
 
 /// Whether an expression's text is a string, list or number literal as a whole (a string cut
@@ -725,10 +834,13 @@ pub fn called(expression: &str) -> Option<&str> {
     is_dotted_name(callee).then_some(callee)
 }
 
-/// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`;
-/// anything more complex is not a single class.
+/// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`,
+/// a pointer or reference `*Foo`, `&Foo`; anything more complex is not a single class.
 fn plain_type(annotation: &str) -> Option<String> {
-    let mut text = annotation.trim().trim_matches(|c| c == '"' || c == '\'');
+    let mut text = annotation
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'')
+        .trim_start_matches(['*', '&']);
     if let Some(inner) = text
         .strip_prefix("Optional[")
         .or_else(|| text.strip_prefix("typing.Optional["))

@@ -8,27 +8,14 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::python::PythonModules;
+use super::modules::{self, ModuleSystem, Roots, SystemFiles};
 use super::types::{Bindings, Known, Types};
-use super::typescript::TypescriptModules;
 use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
     external_id, promote, symbol_id,
 };
 use crate::extract::{Import, SymbolKind};
-use crate::languages::{Language, Registry, Resolver};
-
-/// `tsconfig.json` module resolution settings, repository-relative.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PathAliases {
-    /// Directory of the config: it applies to files below it.
-    pub dir: String,
-    /// Directory the `paths` targets are relative to.
-    pub base_dir: String,
-    pub base_url: Option<String>,
-    /// `(pattern, targets)`, e.g. `("@/*", ["src/*"])`.
-    pub paths: Vec<(String, Vec<String>)>,
-}
+use crate::languages::{Language, ModuleKind, Registry};
 
 /// How well names resolved, for the index summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -84,15 +71,19 @@ pub(super) struct FileNames {
 pub(super) struct Resolution<'a> {
     pub(super) files: &'a [&'a SourceFile],
     pub(super) languages: Vec<&'a Language>,
-    python: PythonModules,
-    typescript: TypescriptModules<'a>,
+    /// The module system of every language in use.
+    systems: HashMap<ModuleKind, Box<dyn ModuleSystem + 'a>>,
     pub(super) names: Vec<FileNames>,
     members: RefCell<HashMap<(usize, String), Option<Target>>>,
+    /// Methods declared in another file than their type: (type's file, type, name) -> method.
+    methods: HashMap<(usize, usize, String), (usize, usize)>,
+    /// The type each of those methods belongs to.
+    owners: HashMap<(usize, usize), (usize, usize)>,
 }
 
 /// Builds the whole graph of a repository from its parsed files.
-pub fn build(files: &[&SourceFile], aliases: &[PathAliases]) -> (Graph, BuildStats) {
-    let (nodes, edges, stats) = build_parts(files, aliases, None);
+pub fn build(files: &[&SourceFile], roots: &[Roots]) -> (Graph, BuildStats) {
+    let (nodes, edges, stats) = build_parts(files, roots, None);
     (promote::promote(nodes, edges), stats)
 }
 
@@ -101,16 +92,16 @@ pub fn build(files: &[&SourceFile], aliases: &[PathAliases]) -> (Graph, BuildSta
 /// changes when those files change and no name elsewhere does (see `index::Live::patch`).
 pub fn build_focused(
     files: &[&SourceFile],
-    aliases: &[PathAliases],
+    roots: &[Roots],
     focus: &std::collections::HashSet<usize>,
 ) -> (Vec<Node>, Vec<Edge>) {
-    let (nodes, edges, _) = build_parts(files, aliases, Some(focus));
+    let (nodes, edges, _) = build_parts(files, roots, Some(focus));
     (nodes, edges)
 }
 
 fn build_parts<'a>(
     files: &'a [&'a SourceFile],
-    aliases: &[PathAliases],
+    roots: &'a [Roots],
     focus: Option<&std::collections::HashSet<usize>>,
 ) -> (Vec<Node>, Vec<Edge>, BuildStats) {
     let registry = Registry::get();
@@ -122,27 +113,36 @@ fn build_parts<'a>(
                 .expect("files carry registered languages")
         })
         .collect();
-    let of_resolver = |resolver: Resolver| -> Vec<(usize, &str)> {
-        files
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| languages[*i].resolver == resolver)
-            .map(|(i, f)| (i, f.path.as_str()))
-            .collect()
-    };
-    let source_roots: BTreeSet<String> = languages
-        .iter()
-        .filter(|l| l.resolver == Resolver::Python)
-        .flat_map(|l| l.source_roots.iter().cloned())
-        .collect();
-    let source_roots: Vec<String> = source_roots.into_iter().collect();
+    let mut inputs: BTreeMap<ModuleKind, SystemFiles> = BTreeMap::new();
+    for language in registry.all() {
+        let input = inputs
+            .entry(language.module_system)
+            .or_insert_with(|| SystemFiles {
+                files: Vec::new(),
+                languages: Vec::new(),
+                roots: roots
+                    .iter()
+                    .filter(|r| r.system == language.module_system)
+                    .collect(),
+            });
+        input.languages.push(language);
+    }
+    for (i, file) in files.iter().enumerate() {
+        if let Some(input) = inputs.get_mut(&languages[i].module_system) {
+            input.files.push((i, file.path.as_str()));
+        }
+    }
     let mut resolution = Resolution {
         files,
-        python: PythonModules::new(&of_resolver(Resolver::Python), &source_roots),
-        typescript: TypescriptModules::new(&of_resolver(Resolver::Typescript), aliases),
+        systems: inputs
+            .into_iter()
+            .map(|(kind, input)| (kind, modules::system(kind, input)))
+            .collect(),
         languages,
         names: Vec::new(),
         members: RefCell::new(HashMap::default()),
+        methods: HashMap::default(),
+        owners: HashMap::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -151,6 +151,7 @@ fn build_parts<'a>(
     resolution.names = (0..files.len())
         .map(|i| resolution.file_names(i, &mut builder))
         .collect();
+    resolution.attach_methods();
     builder.nodes_and_containment(files);
     builder.imports(&resolution);
     builder.inheritance(&resolution);
@@ -337,6 +338,23 @@ impl Builder {
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
                     (Target::File(m), _) => *m,
+                    (Target::Package(kind, package), None) => {
+                        // A package directory (Go) is used as a whole: every file of it.
+                        for &file in r.package_files(*kind, package) {
+                            if r.files[file].is_test {
+                                continue;
+                            }
+                            let dst = r.files[file].path.clone();
+                            self.edge_because(
+                                EdgeKind::Imports,
+                                importer.clone(),
+                                dst,
+                                Some(import.line),
+                                Some(IMPORTS_MODULE),
+                            );
+                        }
+                        continue;
+                    }
                     _ => continue,
                 };
                 // The importer depends on the named symbol, or on the whole module.
@@ -419,7 +437,7 @@ impl Builder {
                     // `cls(…)` in a class method makes an instance of the class.
                     None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
-                        .map(|c| Target::Symbol(f, c)),
+                        .map(|(cf, c)| Target::Symbol(cf, c)),
                     None => match types.local(f, call.scope, &call.name) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
@@ -442,7 +460,7 @@ impl Builder {
                         types
                             .enclosing_class(f, call.scope)
                             .and_then(|c| {
-                                bases.get(&(f, c)).and_then(|bases| {
+                                bases.get(&c).and_then(|bases| {
                                     bases.iter().find_map(|&b| types.method(b, &call.name))
                                 })
                             })
@@ -556,30 +574,26 @@ fn dotted_within(name: &str, module: &str) -> bool {
 }
 
 impl Resolution<'_> {
-    fn resolver(&self, file: usize) -> Resolver {
-        self.languages[file].resolver
+    /// The module system of a file's language.
+    fn system(&self, file: usize) -> &dyn ModuleSystem {
+        self.system_of(self.languages[file].module_system)
+    }
+
+    fn system_of(&self, kind: ModuleKind) -> &dyn ModuleSystem {
+        self.systems
+            .get(&kind)
+            .expect("every registered module system is built")
+            .as_ref()
     }
 
     /// Resolves an import's module to a target; records the IMPORTS edge.
     fn module_of(&self, file: usize, import: &Import, builder: &mut Builder) -> Option<Target> {
-        let target = match self.resolver(file) {
-            Resolver::Python if import.module.starts_with('.') => {
-                self.python.relative(file, &import.module)
-            }
-            Resolver::Python => self
-                .python
-                .absolute(file, &import.module)
-                .or_else(|| Some(Target::External(import.module.clone()))),
-            Resolver::Typescript => self.typescript.resolve(file, &import.module),
-        };
+        let target = self.system(file).resolve(file, &import.module);
         match &target {
-            Some(Target::File(_) | Target::Package(_)) => builder.stats.imports_internal += 1,
+            Some(Target::File(_) | Target::Package(..)) => builder.stats.imports_internal += 1,
             Some(Target::External(module)) => {
                 builder.stats.imports_external += 1;
-                let top = match self.resolver(file) {
-                    Resolver::Python => module.split('.').next().unwrap_or(module).to_string(),
-                    Resolver::Typescript => module.clone(),
-                };
+                let top = self.system(file).external_name(module).to_string();
                 let importer = self.files[file].path.clone();
                 builder.edge(
                     EdgeKind::Imports,
@@ -600,7 +614,8 @@ impl Resolution<'_> {
         let extract = &self.files[file].extract;
         for (s, symbol) in extract.symbols.iter().enumerate() {
             let name = symbol.qualname.rsplit('.').next().unwrap_or(&symbol.name);
-            if name.contains('#') {
+            // A method declared for a type of another file is attached by `attach_methods`.
+            if name.contains('#') || (symbol.receiver.is_some() && symbol.parent.is_none()) {
                 continue;
             }
             names.children.insert((symbol.parent, name.to_string()), s);
@@ -643,22 +658,66 @@ impl Resolution<'_> {
                 bind(local, Binding::Member(module.clone(), name.clone()));
             }
             if import.whole_module {
-                match (&import.alias, self.resolver(file)) {
-                    (Some(alias), _) => bind(alias.clone(), Binding::Module(module.clone())),
-                    (None, Resolver::Python) => {
-                        // `import a.b.c` binds `a`.
-                        let top = import.module.split('.').next().unwrap_or_default();
-                        let target = self
-                            .python
-                            .absolute(file, top)
-                            .unwrap_or_else(|| Target::External(top.to_string()));
-                        bind(top.to_string(), Binding::Module(target));
+                match &import.alias {
+                    Some(alias) => bind(alias.clone(), Binding::Module(module.clone())),
+                    None => {
+                        if let Some((local, target)) =
+                            self.system(file)
+                                .implicit_binding(file, &import.module, &module)
+                        {
+                            bind(local, Binding::Module(target));
+                        }
                     }
-                    (None, Resolver::Typescript) => {}
                 }
             }
         }
         names
+    }
+
+    /// Attaches the methods declared for a type of another file (Go's methods in any file of
+    /// the type's package) to that type, found by name from the method's file.
+    fn attach_methods(&mut self) {
+        let mut methods = HashMap::default();
+        let mut owners = HashMap::default();
+        for (f, file) in self.files.iter().enumerate() {
+            for (s, symbol) in file.extract.symbols.iter().enumerate() {
+                let Some(receiver) = &symbol.receiver else {
+                    continue;
+                };
+                if symbol.parent.is_some() || symbol.qualname.contains('#') {
+                    continue;
+                }
+                let Some(Target::Symbol(tf, ts)) = self.top_level(f, &receiver.type_name) else {
+                    continue;
+                };
+                if !self.files[tf].extract.symbols[ts].kind.is_class_like() {
+                    continue;
+                }
+                methods
+                    .entry((tf, ts, symbol.name.clone()))
+                    .or_insert((f, s));
+                owners.insert((f, s), (tf, ts));
+            }
+        }
+        self.methods = methods;
+        self.owners = owners;
+    }
+
+    /// A definition inside a class (or any definition), or a method attached to it from
+    /// another file.
+    pub(super) fn child(&self, file: usize, symbol: usize, name: &str) -> Option<(usize, usize)> {
+        if let Some(&c) = self.names[file]
+            .children
+            .get(&(Some(symbol), name.to_string()))
+        {
+            return Some((file, c));
+        }
+        self.methods.get(&(file, symbol, name.to_string())).copied()
+    }
+
+    /// The type a method declared in another file belongs to.
+    pub(super) fn owner(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
+        self.owners.get(&(file, symbol)).copied()
     }
 
     fn resolve_binding(&self, binding: &Binding) -> Option<Target> {
@@ -688,7 +747,9 @@ impl Resolution<'_> {
         self.top_level(file, name)
     }
 
-    /// A module-level name of a file: its definitions, then its imports, then its wildcards.
+    /// A module-level name of a file: its definitions, then its imports, then its own
+    /// package's (Go: the other files of its directory; a test file's names are seen only
+    /// from test files).
     fn top_level(&self, file: usize, name: &str) -> Option<Target> {
         let names = &self.names[file];
         if let Some(&s) = names.children.get(&(None, name.to_string())) {
@@ -697,7 +758,38 @@ impl Resolution<'_> {
         if let Some(binding) = names.imports.get(name) {
             return self.resolve_binding(binding);
         }
-        None
+        match self.system(file).own_package(file)? {
+            Target::Package(kind, package) => {
+                self.package_definition(kind, &package, name, self.files[file].is_test)
+            }
+            _ => None,
+        }
+    }
+
+    /// The files of a package without a file of its own (Go: its directory's).
+    fn package_files(&self, kind: ModuleKind, package: &str) -> &[usize] {
+        self.system_of(kind).package_files(package)
+    }
+
+    /// A top-level definition of a package's files, if exactly one file defines the name
+    /// (test files only when `with_tests`).
+    fn package_definition(
+        &self,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+        with_tests: bool,
+    ) -> Option<Target> {
+        let mut found = self
+            .package_files(kind, package)
+            .iter()
+            .filter(|&&f| with_tests || !self.files[f].is_test)
+            .filter_map(|&f| {
+                let &s = self.names[f].children.get(&(None, name.to_string()))?;
+                Some(Target::Symbol(f, s))
+            });
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
     }
 
     /// A dotted expression (`os.path`, `models.Model`, `Foo`) from a scope.
@@ -721,8 +813,8 @@ impl Resolution<'_> {
             target = match target {
                 Target::External(module) => Target::External(format!("{module}.{part}")),
                 Target::Symbol(f, s) => {
-                    let &child = self.names[f].children.get(&(Some(s), part.to_string()))?;
-                    Target::Symbol(f, child)
+                    let (cf, cs) = self.child(f, s, part)?;
+                    Target::Symbol(cf, cs)
                 }
                 module => self.member(&module, part)?,
             };
@@ -735,13 +827,12 @@ impl Resolution<'_> {
     pub(super) fn member(&self, module: &Target, name: &str) -> Option<Target> {
         match module {
             Target::External(m) => Some(Target::External(format!("{m}.{name}"))),
-            Target::Package(dotted) => self
-                .python
-                .absolute(usize::MAX, &format!("{dotted}.{name}")),
-            Target::Symbol(f, s) => self.names[*f]
-                .children
-                .get(&(Some(*s), name.to_string()))
-                .map(|&c| Target::Symbol(*f, c)),
+            Target::Package(kind, package) => self
+                .package_definition(*kind, package, name, false)
+                .or_else(|| self.system_of(*kind).package_member(package, name)),
+            Target::Symbol(f, s) => self
+                .child(*f, *s, name)
+                .map(|(cf, cs)| Target::Symbol(cf, cs)),
             Target::File(f) => {
                 let key = (*f, name.to_string());
                 if let Some(known) = self.members.borrow().get(&key) {
@@ -759,12 +850,7 @@ impl Resolution<'_> {
         if let Some(&s) = self.names[file].children.get(&(None, name.to_string())) {
             return Some(Target::Symbol(file, s));
         }
-        if self.resolver(file) == Resolver::Python
-            && let Some(found) = self
-                .python
-                .name_of(file)
-                .and_then(|dotted| self.python.submodule(file, dotted, name))
-        {
+        if let Some(found) = self.system(file).submodule(file, name) {
             return Some(found);
         }
         if let Some(binding) = self.names[file].imports.get(name) {

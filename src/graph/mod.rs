@@ -2,14 +2,13 @@
 //! extractions by resolving names, then promoted and measured. Pure: no IO.
 
 mod build;
+pub mod modules;
 mod promote;
-mod python;
 pub mod rank;
 pub mod reach;
 pub use promote::{impact, impact_link, impact_links, measure};
 pub mod score;
 mod types;
-mod typescript;
 
 use std::sync::Arc;
 
@@ -27,20 +26,8 @@ pub const IMPORTS_MODULE: &str = "module";
 /// which have their own import edges.
 pub const IMPORTS_NAMES: &str = "names";
 
-/// What a name stands for.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// A repository file (a module).
-    File(usize),
-    /// A Python package without a file of its own (namespace package).
-    Package(String),
-    /// A definition: (file, symbol index in that file).
-    Symbol(usize, usize),
-    /// Something outside the repository, by dotted name.
-    External(String),
-}
-
-pub use build::{BuildStats, PathAliases, build, build_focused};
+pub use build::{BuildStats, build, build_focused};
+pub use modules::{Roots, Target};
 
 /// A parsed source file, the input of a graph build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -105,12 +105,9 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// A method (or nested definition) by name on a class or, depth first, its resolved bases.
     pub(super) fn method(&self, class: (usize, usize), name: &str) -> Option<(usize, usize)> {
-        self.ancestry(class).into_iter().find_map(|c| {
-            self.r.names[c.0]
-                .children
-                .get(&(Some(c.1), name.to_string()))
-                .map(|&s| (c.0, s))
-        })
+        self.ancestry(class)
+            .into_iter()
+            .find_map(|c| self.r.child(c.0, c.1, name))
     }
 
     /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
@@ -134,17 +131,40 @@ impl<'a, 'r> Types<'a, 'r> {
         order
     }
 
-    /// The class a scope belongs to.
-    pub(super) fn enclosing_class(&self, file: usize, scope: Option<usize>) -> Option<usize> {
+    /// The class a scope belongs to: the enclosing class, or the type a method declared
+    /// outside it is attached to.
+    pub(super) fn enclosing_class(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+    ) -> Option<(usize, usize)> {
         let symbols = &self.r.files[file].extract.symbols;
         let mut current = scope;
         while let Some(s) = current {
             if symbols[s].kind.is_class_like() {
-                return Some(s);
+                return Some((file, s));
+            }
+            if let Some(owner) = self.r.owner(file, s) {
+                return Some(owner);
             }
             current = symbols[s].parent;
         }
         None
+    }
+
+    /// Whether a name is the receiver of an enclosing method declared outside its type
+    /// (Go's `s` in `func (s *Server) Handle`): it acts as `self` there.
+    fn is_receiver(&self, file: usize, scope: Option<usize>, name: &str) -> bool {
+        let symbols = &self.r.files[file].extract.symbols;
+        let mut current = scope;
+        while let Some(s) = current {
+            let receiver = symbols[s].receiver.as_ref().and_then(|r| r.name.as_deref());
+            if receiver == Some(name) {
+                return true;
+            }
+            current = symbols[s].parent;
+        }
+        false
     }
 
     /// What a local name holds as seen from a scope (the scope's own bindings, then enclosing
@@ -236,10 +256,10 @@ impl<'a, 'r> Types<'a, 'r> {
             if let Some(hints) = names.bindings.attributes.get(&(c.1, name.to_string())) {
                 return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));
             }
-            let &s = names.children.get(&(Some(c.1), name.to_string()))?;
-            Some(match names.bindings.returns.get(&s) {
-                Some((class_name, true)) => self.declared(c.0, Some(s), class_name),
-                _ => Some(Known::Is(Target::Symbol(c.0, s))),
+            let (mf, s) = self.r.child(c.0, c.1, name)?;
+            Some(match self.r.names[mf].bindings.returns.get(&s) {
+                Some((class_name, true)) => self.declared(mf, Some(s), class_name),
+                _ => Some(Known::Is(Target::Symbol(mf, s))),
             })
         })
     }
@@ -303,11 +323,14 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     /// An instance of a declared class.
+    /// An instance of a declared class; of a type outside the repository, its members are
+    /// outside names (`r: sql.DB` makes `r.Query` `database/sql.DB.Query`).
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
         match self.r.expression(file, at, class)? {
             Target::Symbol(cf, cs) if self.r.files[cf].extract.symbols[cs].kind.is_class_like() => {
                 Some(Known::Instance(cf, cs))
             }
+            outside @ Target::External(_) => Some(Known::Is(outside)),
             _ => None,
         }
     }
@@ -327,7 +350,8 @@ impl<'a, 'r> Types<'a, 'r> {
                 .then_some(Known::Builtin);
         };
         let Known::Is(Target::Symbol(sf, ss)) = known else {
-            return None;
+            // What outside code returns holds outside code.
+            return matches!(known, Known::Is(Target::External(_))).then_some(Known::Outside);
         };
         let symbol = &self.r.files[sf].extract.symbols[ss];
         if symbol.kind.is_class_like() {
@@ -417,12 +441,12 @@ impl<'a, 'r> Types<'a, 'r> {
     /// What a plain name holds: `self` or `cls`, a local binding, else what it names.
     fn name(&self, file: usize, scope: Option<usize>, name: &str, depth: usize) -> Option<Known> {
         let language = self.r.languages[file];
-        if language.self_names.iter().any(|s| s == name) {
-            let class = self.enclosing_class(file, scope)?;
+        if language.self_names.iter().any(|s| s == name) || self.is_receiver(file, scope, name) {
+            let (cf, class) = self.enclosing_class(file, scope)?;
             return Some(if language.class_names.iter().any(|c| c == name) {
-                Known::Is(Target::Symbol(file, class))
+                Known::Is(Target::Symbol(cf, class))
             } else {
-                Known::Instance(file, class)
+                Known::Instance(cf, class)
             });
         }
         if let Some(bound) = self.local_at(file, scope, name, depth) {

@@ -1,7 +1,7 @@
 //! Indexing: walk, read and parse what changed (content hash), rebuild the graph from the
 //! extractions, and write only the difference to the store.
 
-pub mod tsconfig;
+pub mod roots;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -125,8 +125,8 @@ pub struct Live {
     stats: BuildStats,
     /// Module-resolution configs found by the last walk.
     configs: Vec<String>,
-    /// Path aliases read from those configs (read again only on a whole walk).
-    aliases: Vec<graph::PathAliases>,
+    /// Module roots read from those configs (read again only on a whole walk).
+    roots: Vec<graph::Roots>,
     /// What the last walk passed over (build outputs are not listed; oversized files are).
     walk_skipped: Vec<Skipped>,
     /// Files that could not be read, by path.
@@ -214,7 +214,7 @@ impl Live {
             generation,
             stats: BuildStats::default(),
             configs: Vec::new(),
-            aliases: Vec::new(),
+            roots: Vec::new(),
             walk_skipped: Vec::new(),
             read_skipped: BTreeMap::new(),
         })
@@ -292,7 +292,7 @@ impl Live {
         let needs_walk = |path: &String| {
             let name = path.rsplit('/').next().unwrap_or(path);
             let prefix = format!("{path}/");
-            tsconfig::CONFIG_NAMES.contains(&name)
+            roots::is_config(name)
                 || repo.root.join(path).is_dir()
                 || sources
                     .range(prefix.clone()..)
@@ -341,7 +341,7 @@ impl Live {
                 {
                     reads.push((file.path.clone(), Some(read)));
                 }
-                self.aliases = tsconfig::aliases(&repo.root, &walked.configs);
+                self.roots = roots::read(&repo.root, &walked.configs);
                 self.configs = walked.configs;
                 self.walk_skipped = walked.skipped;
             }
@@ -405,7 +405,7 @@ impl Live {
     /// Rebuilds the graph from every file record (exact: equals a fresh index).
     pub fn rebuild(&mut self) {
         let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
-        let (graph, stats) = graph::build(&files, &self.aliases);
+        let (graph, stats) = graph::build(&files, &self.roots);
         self.graph = Arc::new(graph);
         self.stats = stats;
     }
@@ -424,7 +424,7 @@ impl Live {
             .filter(|(_, f)| focus_paths.contains(f.path.as_str()))
             .map(|(i, _)| i)
             .collect();
-        let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &self.aliases, &focus);
+        let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &self.roots, &focus);
         let old = &*self.graph;
         let replaced = |node: &graph::Node| {
             node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())

@@ -97,7 +97,7 @@ pub struct Skipped {
 pub struct Walk {
     pub sources: Vec<Found>,
     pub skipped: Vec<Skipped>,
-    /// Module-resolution configs (`tsconfig.json`, …), repository-relative.
+    /// Configs that define module roots (`tsconfig.json`, `go.mod`, …), repository-relative.
     pub configs: Vec<String>,
 }
 
@@ -127,7 +127,7 @@ pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
         };
         let path = relative.to_string_lossy().replace('\\', "/");
         let name = path.rsplit('/').next().unwrap_or(&path);
-        if super::tsconfig::CONFIG_NAMES.contains(&name) {
+        if super::roots::is_config(name) {
             configs.push(path);
             continue;
         }

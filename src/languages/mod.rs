@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tree_sitter::Query;
 use tree_sitter_language::LanguageFn;
 
@@ -14,6 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 /// The grammars cairn is built with: adding a language is one line here and a folder under
 /// `grammars/`.
 const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("go", tree_sitter_go::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
@@ -44,12 +45,17 @@ pub enum GrammarError {
     },
 }
 
-/// Which module system resolves a language's imports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// Which module system resolves a language's imports (`module_system` in `language.toml`;
+/// the systems live in `graph::modules`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Resolver {
-    Python,
-    Typescript,
+pub enum ModuleKind {
+    /// Dotted packages: `a.b.c` and relative `..c` (Python).
+    Dotted,
+    /// Relative and absolute paths with extension probing and aliases (TypeScript, JavaScript).
+    Paths,
+    /// Package directories under a `go.mod` module path (Go).
+    Go,
 }
 
 /// One side-effect category's triggers.
@@ -85,7 +91,9 @@ struct LanguageTable {
     extensions: Vec<String>,
     queries_from: Option<String>,
     config_from: Option<String>,
-    resolver: Option<Resolver>,
+    module_system: Option<ModuleKind>,
+    #[serde(default)]
+    roots_from: Vec<String>,
     #[serde(default)]
     source_roots: Vec<String>,
     #[serde(default)]
@@ -117,7 +125,9 @@ pub struct Language {
     pub name: String,
     pub grammar: tree_sitter::Language,
     pub extensions: Vec<String>,
-    pub resolver: Resolver,
+    pub module_system: ModuleKind,
+    /// Config files (by name) that define the module system's roots: `tsconfig.json`, `go.mod`.
+    pub roots_from: Vec<String>,
     pub source_roots: Vec<String>,
     pub self_names: Vec<String>,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
@@ -287,9 +297,10 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         name: own.name,
         grammar,
         extensions: own.extensions,
-        resolver: config
-            .resolver
-            .ok_or_else(|| table_error("no resolver".to_string()))?,
+        module_system: config
+            .module_system
+            .ok_or_else(|| table_error("no module_system".to_string()))?,
+        roots_from: config.roots_from,
         source_roots: config.source_roots,
         self_names: config.self_names,
         class_names: config.class_names,
@@ -360,6 +371,11 @@ mod tests {
         assert_eq!(registry.for_path("a/b.tsx").unwrap().name, "tsx");
         assert_eq!(registry.for_path("a/b.mjs").unwrap().name, "tsx");
         assert!(registry.for_path("README.md").is_none());
+        assert_eq!(registry.for_path("cmd/main.go").unwrap().name, "go");
+        let go = registry.by_name("go").unwrap();
+        assert!(go.is_test_to_run("store/store_test.go"));
+        assert!(!go.is_test_path("store/store.go"));
+        assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

@@ -692,6 +692,7 @@ fn symbols_from_graph(graph: &Graph, path: &str) -> Vec<Symbol> {
                 signature: n.signature.clone().unwrap_or_default(),
                 doc: None,
                 parent: None,
+                receiver: None,
             })
         })
         .collect()
@@ -743,6 +744,7 @@ mod tests {
             signature: String::new(),
             doc: None,
             parent: None,
+            receiver: None,
         };
         let symbols = vec![sym("A", 1, 50), sym("A.f", 10, 20), sym("A.g", 21, 30)];
         assert_eq!(innermost(&symbols, 15), Some(1));

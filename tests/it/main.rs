@@ -10,6 +10,7 @@ mod daemon;
 mod dedup;
 mod embed;
 mod focus;
+mod grammars;
 mod guidelines;
 mod impact;
 mod incremental;

@@ -52,8 +52,13 @@ impl TestRepo {
 
     /// A git repository holding a fixture tree, committed.
     pub fn with_fixture(name: &str) -> TestRepo {
+        TestRepo::with_tree(&fixture(name))
+    }
+
+    /// A git repository holding a copy of a directory, committed.
+    pub fn with_tree(tree: &Path) -> TestRepo {
         let repo = TestRepo::new();
-        copy_tree(&fixture(name), repo.path());
+        copy_tree(tree, repo.path());
         repo.commit("fixture");
         repo
     }

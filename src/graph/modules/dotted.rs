@@ -1,13 +1,14 @@
-//! Python's module system: dotted module names to files, with packages, namespace packages,
-//! `src/`-style roots and relative imports.
+//! Dotted packages (Python's module system): dotted module names to files, with packages,
+//! namespace packages, `src/`-style roots and relative imports.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::Target;
+use super::{ModuleSystem, SystemFiles, Target, parent};
+use crate::languages::ModuleKind;
 
-/// Where every Python module of the repository lives.
+/// Where every module of the repository lives.
 #[derive(Default)]
-pub struct PythonModules {
+pub struct DottedModules {
     /// Dotted name -> (root directory the name is relative to, file index).
     by_name: HashMap<String, Vec<(String, usize)>>,
     /// Every dotted prefix of a module name (packages, namespace packages included).
@@ -20,10 +21,6 @@ pub struct PythonModules {
     by_stem: HashMap<String, usize>,
 }
 
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
-}
-
 fn join(dir: &str, rest: &str) -> String {
     match (dir.is_empty(), rest.is_empty()) {
         (true, _) => rest.to_string(),
@@ -32,16 +29,27 @@ fn join(dir: &str, rest: &str) -> String {
     }
 }
 
-impl PythonModules {
-    /// Indexes Python files given as (file index, path); `source_roots` are extra roots that are
-    /// tried for every file below them.
-    pub fn new(files: &[(usize, &str)], source_roots: &[String]) -> PythonModules {
+impl DottedModules {
+    /// Indexes the files of the languages using dotted packages; their `source_roots` are
+    /// extra roots that are tried for every file below them.
+    pub fn new(input: &SystemFiles) -> DottedModules {
+        let mut source_roots: Vec<String> = input
+            .languages
+            .iter()
+            .flat_map(|l| l.source_roots.iter().cloned())
+            .collect();
+        source_roots.sort();
+        source_roots.dedup();
+        DottedModules::of(&input.files, &source_roots)
+    }
+
+    fn of(files: &[(usize, &str)], source_roots: &[String]) -> DottedModules {
         let package_dirs: HashSet<&str> = files
             .iter()
             .filter(|(_, p)| p.ends_with("/__init__.py") || *p == "__init__.py")
             .map(|(_, p)| parent(p))
             .collect();
-        let mut modules = PythonModules::default();
+        let mut modules = DottedModules::default();
         let mut ordered: Vec<&(usize, &str)> = files.iter().collect();
         // A `.py` file wins over a `.pyi` stub of the same module.
         ordered.sort_by_key(|(_, p)| (p.ends_with(".pyi"), *p));
@@ -112,7 +120,7 @@ impl PythonModules {
         }
         self.packages
             .contains(dotted)
-            .then(|| Target::Package(dotted.to_string()))
+            .then(|| Target::Package(ModuleKind::Dotted, dotted.to_string()))
     }
 
     /// Resolves `from <dots><rest> import …` relative to file `from`.
@@ -140,17 +148,48 @@ impl PythonModules {
         let dotted = stem.replace('/', ".");
         self.packages
             .contains(&dotted)
-            .then_some(Target::Package(dotted))
+            .then_some(Target::Package(ModuleKind::Dotted, dotted))
     }
 
     /// The dotted name of a file's module, if it is a Python module.
     pub fn name_of(&self, file: usize) -> Option<&str> {
         self.names.get(&file).map(|(_, dotted)| dotted.as_str())
     }
+}
 
-    /// A submodule of a module or package.
-    pub fn submodule(&self, from: usize, parent: &str, name: &str) -> Option<Target> {
-        self.absolute(from, &format!("{parent}.{name}"))
+impl ModuleSystem for DottedModules {
+    /// `..x` relative to the importing file (`None` if it is not there); an absolute name not
+    /// in the repository is outside it.
+    fn resolve(&self, from: usize, spec: &str) -> Option<Target> {
+        if spec.starts_with('.') {
+            self.relative(from, spec)
+        } else {
+            self.absolute(from, spec)
+                .or_else(|| Some(Target::External(spec.to_string())))
+        }
+    }
+
+    /// `os.path` is recorded as `os`.
+    fn external_name<'s>(&self, module: &'s str) -> &'s str {
+        module.split('.').next().unwrap_or(module)
+    }
+
+    /// `import a.b.c` binds `a`.
+    fn implicit_binding(&self, from: usize, spec: &str, _: &Target) -> Option<(String, Target)> {
+        let top = spec.split('.').next().unwrap_or_default();
+        let target = self
+            .absolute(from, top)
+            .unwrap_or_else(|| Target::External(top.to_string()));
+        Some((top.to_string(), target))
+    }
+
+    fn package_member(&self, package: &str, name: &str) -> Option<Target> {
+        self.absolute(usize::MAX, &format!("{package}.{name}"))
+    }
+
+    fn submodule(&self, file: usize, name: &str) -> Option<Target> {
+        let dotted = self.name_of(file)?;
+        self.absolute(file, &format!("{dotted}.{name}"))
     }
 }
 
@@ -158,9 +197,9 @@ impl PythonModules {
 mod tests {
     use super::*;
 
-    fn modules(paths: &[&str]) -> PythonModules {
+    fn modules(paths: &[&str]) -> DottedModules {
         let files: Vec<(usize, &str)> = paths.iter().copied().enumerate().collect();
-        PythonModules::new(&files, &["src".to_string()])
+        DottedModules::of(&files, &["src".to_string()])
     }
 
     #[test]

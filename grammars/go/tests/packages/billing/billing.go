@@ -1,0 +1,5 @@
+package billing
+
+func Open(account string) string {
+	return normalise(account)
+}

@@ -1,0 +1,7 @@
+package billing
+
+import "strings"
+
+func normalise(account string) string {
+	return strings.ToLower(account)
+}

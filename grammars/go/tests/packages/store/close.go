@@ -1,0 +1,5 @@
+package store
+
+func (st *Store) Close() {
+	st.path = ""
+}

@@ -1,0 +1,5 @@
+from .rules import normalise
+
+
+def open(account):
+    return normalise(account)

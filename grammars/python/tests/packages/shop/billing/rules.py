@@ -1,0 +1,2 @@
+def normalise(account):
+    return account.lower()

@@ -1,0 +1,3 @@
+export function normalise(account: string): string {
+  return account.toLowerCase();
+}

@@ -1,0 +1,175 @@
+//! Module systems: how a language's import specifiers name repository files. Each language's
+//! `language.toml` picks one (`module_system`) and names the config files that define its roots
+//! (`roots_from`); the graph build asks the chosen system, never the language.
+//!
+//! - `dotted` — dotted packages (`a.b.c`, relative `..x`), namespace packages, `src/` roots;
+//! - `paths` — relative and absolute paths probed with the languages' extensions and index
+//!   files, `baseUrl`/`paths` aliases from `tsconfig.json`;
+//! - `go` — package directories named by the `go.mod` module path; a package's names are
+//!   every definition of its directory's files.
+
+mod dotted;
+mod go;
+mod paths;
+
+use serde::{Deserialize, Serialize};
+
+use crate::languages::{Language, ModuleKind};
+
+/// What a name stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A repository file (a module).
+    File(usize),
+    /// A package without a file of its own: a Python namespace package (dotted name) or a Go
+    /// package directory, named as its module system names it.
+    Package(ModuleKind, String),
+    /// A definition: (file, symbol index in that file).
+    Symbol(usize, usize),
+    /// Something outside the repository, by dotted name.
+    External(String),
+}
+
+/// What one config file (`tsconfig.json`, `go.mod`) says about the modules below its
+/// directory, repository-relative.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Roots {
+    /// The module system that reads the config.
+    pub system: ModuleKind,
+    /// Directory of the config: it applies to files below it.
+    pub dir: String,
+    /// Directory the `paths` targets are relative to.
+    pub base_dir: String,
+    /// Directory bare specifiers are also looked up in (`baseUrl`).
+    pub base_url: Option<String>,
+    /// `(pattern, targets)`: a specifier matching the pattern (one `*` at most) names the
+    /// targets with the `*` part substituted, e.g. `("@/*", ["src/*"])`, or go.mod's
+    /// `("example.com/app/*", ["*"])`.
+    pub paths: Vec<(String, Vec<String>)>,
+}
+
+impl Roots {
+    /// Empty roots of a system for a directory.
+    pub fn new(system: ModuleKind, dir: &str) -> Roots {
+        Roots {
+            system,
+            dir: dir.to_string(),
+            base_dir: dir.to_string(),
+            base_url: None,
+            paths: Vec::new(),
+        }
+    }
+
+    /// Whether the config applies to a repository-relative path.
+    fn covers(&self, path: &str) -> bool {
+        self.dir.is_empty() || path.starts_with(&format!("{}/", self.dir))
+    }
+
+    /// The targets a specifier names through `paths`, in order, `*` substituted.
+    fn aliased(&self, spec: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for (pattern, targets) in &self.paths {
+            let rest = match pattern.split_once('*') {
+                Some((prefix, suffix)) => spec
+                    .strip_prefix(prefix)
+                    .and_then(|r| r.strip_suffix(suffix)),
+                None => (spec == pattern).then_some(""),
+            };
+            let Some(rest) = rest else { continue };
+            for target in targets {
+                found.extend(normalise(&self.base_dir, &target.replace('*', rest)));
+            }
+        }
+        found
+    }
+}
+
+/// Reads one config file for the module system that declares it in `roots_from`; `None` when
+/// the file says nothing this system uses (or cannot be read as such).
+pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Option<Roots> {
+    match system {
+        ModuleKind::Dotted => None,
+        ModuleKind::Paths => paths::read_config(text, dir),
+        ModuleKind::Go => go::read_go_mod(name, text, dir),
+    }
+}
+
+/// How one module system answers for the files of the languages that chose it. File indexes
+/// are those of the whole build.
+pub(super) trait ModuleSystem {
+    /// What an import's module, as written in file `from`, names: a repository file or
+    /// package, or an outside module; `None` for a repository module that is not there.
+    fn resolve(&self, from: usize, spec: &str) -> Option<Target>;
+
+    /// The external node an outside module is recorded under (`os.path` -> `os`).
+    fn external_name<'s>(&self, module: &'s str) -> &'s str {
+        module
+    }
+
+    /// The name a whole-module import without an alias binds, and what it stands for
+    /// (`import a.b.c` binds `a`; Go's `import "x/y/z"` binds `z`).
+    fn implicit_binding(
+        &self,
+        _from: usize,
+        _spec: &str,
+        _target: &Target,
+    ) -> Option<(String, Target)> {
+        None
+    }
+
+    /// A module or package inside a package (`pkg.sub` of a namespace package).
+    fn package_member(&self, _package: &str, _name: &str) -> Option<Target> {
+        None
+    }
+
+    /// The files whose top-level definitions are a package's names (Go: its directory's).
+    fn package_files(&self, _package: &str) -> &[usize] {
+        &[]
+    }
+
+    /// A submodule a file's module exposes as one of its names (`pkg/__init__.py`: `pkg.sub`).
+    fn submodule(&self, _file: usize, _name: &str) -> Option<Target> {
+        None
+    }
+
+    /// The package whose names a file sees without importing them (Go: its directory).
+    fn own_package(&self, _file: usize) -> Option<Target> {
+        None
+    }
+}
+
+/// The files of one module system, as (file index, path), and what its languages say.
+pub(super) struct SystemFiles<'a> {
+    pub files: Vec<(usize, &'a str)>,
+    pub languages: Vec<&'a Language>,
+    pub roots: Vec<&'a Roots>,
+}
+
+/// Builds the module system of a kind over its files.
+pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn ModuleSystem + 'a> {
+    match kind {
+        ModuleKind::Dotted => Box::new(dotted::DottedModules::new(&input)),
+        ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
+        ModuleKind::Go => Box::new(go::GoModules::new(input)),
+    }
+}
+
+/// The directory of a repository-relative path (`""` at the root).
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// Joins a `/`-separated relative path onto a directory, refusing to leave the repository.
+fn normalise(dir: &str, relative: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}

@@ -1,0 +1,72 @@
+//! Reading the config files that define module roots (`tsconfig.json`, `go.mod`, …): which
+//! names are configs is each language's `roots_from`, and what a config says is read by the
+//! module system of the language that names it.
+
+use std::path::Path;
+
+use crate::graph::{Roots, modules};
+use crate::languages::{ModuleKind, Registry};
+
+/// The module systems that read a config file of this name (none: it is not a config).
+fn systems_reading(name: &str) -> Vec<ModuleKind> {
+    let mut systems: Vec<ModuleKind> = Registry::get()
+        .all()
+        .iter()
+        .filter(|l| l.roots_from.iter().any(|r| r == name))
+        .map(|l| l.module_system)
+        .collect();
+    systems.sort();
+    systems.dedup();
+    systems
+}
+
+/// Whether a file name is a config some language's module system reads.
+pub fn is_config(name: &str) -> bool {
+    !systems_reading(name).is_empty()
+}
+
+/// The roots of every readable config (repository-relative paths).
+pub fn read(root: &Path, configs: &[String]) -> Vec<Roots> {
+    let mut roots = Vec::new();
+    for config in configs {
+        let Ok(text) = std::fs::read_to_string(root.join(config)) else {
+            continue;
+        };
+        let (dir, name) = config.rsplit_once('/').unwrap_or(("", config));
+        for system in systems_reading(name) {
+            roots.extend(modules::read_roots(system, name, dir, &text));
+        }
+    }
+    roots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_are_named_by_the_languages() {
+        assert!(is_config("tsconfig.json"));
+        assert!(is_config("go.mod"));
+        assert!(!is_config("package.json"));
+    }
+
+    #[test]
+    fn each_config_is_read_by_its_module_system() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("web")).unwrap();
+        std::fs::write(
+            dir.path().join("web/tsconfig.json"),
+            r#"{"compilerOptions": {"baseUrl": "src"}}"#,
+        )
+        .unwrap();
+        let configs = [
+            "web/tsconfig.json".to_string(),
+            "gone/tsconfig.json".to_string(),
+        ];
+        let roots = read(dir.path(), &configs);
+        assert_eq!(roots.len(), 1);
+        assert_eq!(roots[0].system, ModuleKind::Paths);
+        assert_eq!(roots[0].base_url.as_deref(), Some("web/src"));
+    }
+}
