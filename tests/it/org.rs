@@ -425,7 +425,7 @@ async fn generic_rejection_patterns_from_a_review_go_to_the_organisation() {
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(shown, [org_id.clone()], "{}", text(&briefing));
+    assert_eq!(shown, [org_id.as_str()], "{}", text(&briefing));
     assert!(
         text(&briefing).contains("[rejection_pattern · org]"),
         "{}",
