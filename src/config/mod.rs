@@ -255,15 +255,16 @@ impl Repo {
         crate::datadir::DataDir::at(&self.data_dir).index_lock()
     }
 
-    /// The organisation the repository belongs to: `[team] org`, else the owner in its
-    /// identity (`acme` for a remote `git@github.com:acme/app.git`); `None` without either.
+    /// The organisation whose memories the repository shares on this machine: the owner in
+    /// its `origin` remote (`acme` for `git@github.com:acme/app.git`), `None` without one.
+    /// Only the remote, which the user's own git configuration holds: `cairn.toml` is the
+    /// repository's text and must not choose which organisation's memories it reads and
+    /// writes (team mode names the organisation on a server the user trusts instead).
     pub fn org(&self) -> Option<String> {
-        match &self.settings.team.org {
-            Some(org) => team::identity::org_name(org),
-            None => team::repository_identity(&self.root, &self.settings.team)
-                .ok()
-                .map(|identity| identity.namespace),
-        }
+        let key = team::identity::normalise_remote(&team::identity::remote_url(&self.root)?)?;
+        team::identity::Identity::new(&key, None)
+            .ok()
+            .map(|identity| identity.namespace)
     }
 
     /// The directory of the organisation's memories on this machine, when the repository

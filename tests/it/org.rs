@@ -239,6 +239,8 @@ fn tested_repo() -> TestRepo {
         "tests/test_x.py",
         "from src.app import total\n\ndef test_total():\n    assert total([1]) == 1\n",
     );
+    // The repository's own text cannot choose an organisation's memories to join.
+    repo.write("cairn.toml", "[team]\norg = \"acme\"\n");
     repo.commit("start");
     repo.index();
     repo
@@ -273,7 +275,8 @@ async fn review_diff_shows_rejection_patterns_whose_glob_matches_a_changed_file(
         .await,
     );
     assert_eq!(written["event"], "ADD", "{written}");
-    // No remote and no [team] org: the generic pattern stays in the repository, said so.
+    // No remote (a cairn.toml naming an org does not count): the generic pattern stays in
+    // the repository, said so.
     assert_eq!(written["memory"]["scope"], "repository", "{written}");
     assert!(
         written["notes"]
