@@ -232,12 +232,10 @@ struct Definition {
 
 /// `*Server`, `Server[T]`, `&mut Server<T>`, `pkg.Server` -> `Server`.
 fn receiver_type(text: &str) -> Option<String> {
+    // `mut` is a keyword only before a space: `*mutexMap` is a type named mutexMap.
+    let text = text.trim().trim_start_matches(['*', '&']).trim_start();
+    let text = text.strip_prefix("mut ").unwrap_or(text);
     let text: String = text.split_whitespace().collect();
-    let text = text.trim_start_matches(['*', '&']);
-    let text = text
-        .strip_prefix("mut")
-        .filter(|_| text.starts_with("mut"))
-        .unwrap_or(text);
     let text = text.split(['[', '<']).next().unwrap_or_default();
     let name = text.rsplit(['.', ':']).next().unwrap_or_default();
     is_dotted_name(name).then(|| name.to_string())

@@ -430,3 +430,13 @@ fn an_extraction_stored_by_an_earlier_version_loads_and_is_stale() {
     assert_eq!(extract.types[0].held, Held::Unknown);
     assert!(!extract.returns[0].property);
 }
+
+#[test]
+fn receiver_types_keep_names_that_start_with_mut() {
+    use super::receiver_type;
+    assert_eq!(receiver_type("*mutexMap").as_deref(), Some("mutexMap"));
+    assert_eq!(receiver_type("mutation").as_deref(), Some("mutation"));
+    assert_eq!(receiver_type("&mut Server<T>").as_deref(), Some("Server"));
+    assert_eq!(receiver_type("* Server [T]").as_deref(), Some("Server"));
+    assert_eq!(receiver_type("pkg.Server").as_deref(), Some("Server"));
+}

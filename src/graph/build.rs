@@ -79,6 +79,9 @@ pub(super) struct Resolution<'a> {
     methods: HashMap<(usize, usize, String), (usize, usize)>,
     /// The type each of those methods belongs to.
     owners: HashMap<(usize, usize), (usize, usize)>,
+    /// Packages without a file of their own (Go's directories): name -> the files defining it
+    /// at the top level, ascending.
+    packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
 }
 
 /// Builds the whole graph of a repository from its parsed files.
@@ -143,6 +146,7 @@ fn build_parts<'a>(
         members: RefCell::new(HashMap::default()),
         methods: HashMap::default(),
         owners: HashMap::default(),
+        packages: HashMap::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -151,6 +155,7 @@ fn build_parts<'a>(
     resolution.names = (0..files.len())
         .map(|i| resolution.file_names(i, &mut builder))
         .collect();
+    resolution.index_packages();
     resolution.attach_methods();
     builder.nodes_and_containment(files);
     builder.imports(&resolution);
@@ -771,6 +776,29 @@ impl Resolution<'_> {
         self.system_of(kind).package_files(package)
     }
 
+    /// Indexes the top-level names of packages without a file of their own, so a lookup is
+    /// one probe instead of a walk over the package's files.
+    fn index_packages(&mut self) {
+        let mut packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>> =
+            HashMap::default();
+        for f in 0..self.files.len() {
+            let Some(Target::Package(kind, package)) = self.system(f).own_package(f) else {
+                continue;
+            };
+            let names = packages
+                .entry(kind)
+                .or_default()
+                .entry(package)
+                .or_default();
+            for (parent, name) in self.names[f].children.keys() {
+                if parent.is_none() {
+                    names.entry(name.clone()).or_default().push(f);
+                }
+            }
+        }
+        self.packages = packages;
+    }
+
     /// A top-level definition of a package's files, if exactly one file defines the name
     /// (test files only when `with_tests`).
     fn package_definition(
@@ -780,16 +808,16 @@ impl Resolution<'_> {
         name: &str,
         with_tests: bool,
     ) -> Option<Target> {
-        let mut found = self
-            .package_files(kind, package)
+        let defining = self.packages.get(&kind)?.get(package)?.get(name)?;
+        let mut found = defining
             .iter()
-            .filter(|&&f| with_tests || !self.files[f].is_test)
-            .filter_map(|&f| {
-                let &s = self.names[f].children.get(&(None, name.to_string()))?;
-                Some(Target::Symbol(f, s))
-            });
-        let first = found.next()?;
-        found.next().is_none().then_some(first)
+            .filter(|&&f| with_tests || !self.files[f].is_test);
+        let &f = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        let &s = self.names[f].children.get(&(None, name.to_string()))?;
+        Some(Target::Symbol(f, s))
     }
 
     /// A dotted expression (`os.path`, `models.Model`, `Foo`) from a scope.

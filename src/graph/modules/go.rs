@@ -59,7 +59,19 @@ impl ModuleSystem for GoModules<'_> {
             .rsplit('/')
             .find(|part| !is_major_version(part))
             .unwrap_or(spec);
-        let last = last.split_once(".v").map_or(last, |(name, _)| name);
+        // `yaml.v3` -> yaml, `kafka-go` / `nats.go` -> kafka / nats, `go-isatty` -> isatty.
+        let last = match last.rsplit_once(".v") {
+            Some((name, version)) if is_major_version(&format!("v{version}")) => name,
+            _ => last,
+        };
+        let last = last
+            .strip_suffix("-go")
+            .or_else(|| last.strip_suffix(".go"))
+            .unwrap_or(last);
+        let last = last
+            .strip_prefix("go-")
+            .or_else(|| last.strip_prefix("go."))
+            .unwrap_or(last);
         let name = last.rsplit(['-', '.']).next().unwrap_or(last);
         Some((name.to_string(), target.clone()))
     }
@@ -157,6 +169,10 @@ mod tests {
         assert_eq!(bound("github.com/jackc/pgx/v5"), "pgx");
         assert_eq!(bound("gopkg.in/yaml.v3"), "yaml");
         assert_eq!(bound("github.com/mattn/go-sqlite3"), "sqlite3");
+        assert_eq!(bound("github.com/segmentio/kafka-go"), "kafka");
+        assert_eq!(bound("github.com/nats-io/nats.go"), "nats");
+        assert_eq!(bound("github.com/stripe/stripe-go/v76"), "stripe");
+        assert_eq!(bound("example.com/pkg/api.vendor"), "vendor");
     }
 
     #[test]
