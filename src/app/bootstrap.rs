@@ -30,7 +30,7 @@ pub struct Seeded {
     pub content: String,
     /// The documentation it comes from (the memory's `source_ref`).
     pub source_ref: String,
-    /// The files it applies to; stored with the memory once memories carry a file pattern.
+    /// The files it applies to, stored as the memory's `file_pattern`.
     pub file_pattern: String,
     /// The store it belongs in.
     pub scope: Scope,
@@ -109,6 +109,8 @@ impl Cairn {
             .into_iter()
             .map(String::from)
             .collect();
+        // `[memory] org_types` without framework_knowledge keeps shipped facts in the repository.
+        let org_allowed = self.org_types()?.contains(&MemoryType::FrameworkKnowledge);
         for name in names {
             let Some(framework) = catalogue.named(&name) else {
                 continue;
@@ -119,6 +121,9 @@ impl Cairn {
             }
             for shipped in &framework.memories {
                 let mut seeded = seeded(&name, shipped);
+                if !org_allowed {
+                    seeded.scope = Scope::Repository;
+                }
                 seeded.stored = stored.iter().any(|c| c.trim() == shipped.content.trim());
                 if !request.dry_run {
                     let outcome = self
@@ -126,6 +131,13 @@ impl Cairn {
                         .await?;
                     seeded.event = Some(outcome.event);
                     seeded.id = Some(outcome.id);
+                    // Where it landed: the repository's store when there is no organisation.
+                    if let Some(memory) = &outcome.memory {
+                        seeded.scope = match memory.scope {
+                            crate::memory::Scope::Org => Scope::Org,
+                            crate::memory::Scope::Repository => Scope::Repository,
+                        };
+                    }
                 }
                 let changed = match seeded.event {
                     Some(event) => event != Action::None,

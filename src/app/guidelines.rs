@@ -361,7 +361,10 @@ fn category_brief(stat: RuleStat, patterns: &[Memory], files: &[GuidelineFile]) 
             .take(MAX_SECTIONS)
             .map(|(_, _, file, s)| SectionText {
                 file: file.to_string(),
-                heading: s.heading.clone(),
+                heading: s
+                    .heading
+                    .as_deref()
+                    .map(|h| crate::tokens::truncate(h, 200)),
                 line: s.line,
                 text: tokens::truncate(&s.text, SECTION_SHOWN),
             })

@@ -220,14 +220,10 @@ impl Cairn {
     pub async fn rules(&self, request: RulesRequest) -> Result<Rules, AskError> {
         let mut stats = self.memories.rule_stats().await?;
         // Rejection patterns with a generic glob live in the organisation's store.
-        if self.org_memories().is_ok() {
+        if let Ok(org) = self.org_memories() {
             for stat in &mut stats {
-                stat.memories = self
-                    .open_rejection_patterns(&stat.category)
-                    .await?
-                    .into_iter()
-                    .map(|m| m.id)
-                    .collect();
+                let patterns = org.open_rejection_patterns(&stat.category).await?;
+                stat.memories.extend(patterns.into_iter().map(|m| m.id));
             }
         }
         for (category, effect) in self.memories.change_effects().await? {

@@ -130,8 +130,12 @@ as below."
 uses, stored with remember so reviews, expand and the context pack can serve them.\n\n\
 Frameworks detected in the manifests:"
     );
-    for line in detection_lines(plan) {
+    let lines = detection_lines(plan);
+    for line in lines.iter().take(LISTED_DETECTIONS) {
         text.push_str(&format!("\n- {line}"));
+    }
+    if lines.len() > LISTED_DETECTIONS {
+        text.push_str(&format!("\n- and {} more", lines.len() - LISTED_DETECTIONS));
     }
     let mut shipped: Vec<(&str, Vec<&crate::app::Seeded>)> = Vec::new();
     for s in &plan.seeded {
@@ -180,6 +184,8 @@ and skip a framework rather than guess. Use search_project_memory first to see w
     text
 }
 
+/// Most framework and version lines listed (a monorepo may have hundreds).
+const LISTED_DETECTIONS: usize = 40;
 /// Most unreadable manifests listed.
 const LISTED_NOTES: usize = 20;
 /// Most manifests named per framework and version.

@@ -466,12 +466,15 @@ impl Memories {
                 None => None,
             };
             let (change, repeated) = merged(earlier, input, now_ms())?;
-            check_support_in(&change, |id| {
-                state
-                    .memories
-                    .get(id)
-                    .or_else(|| beside.iter().find(|m| m.id == id))
-            })?;
+            // A rejection marks nothing: its patterns may since have been superseded.
+            if change.outcome != Outcome::Rejected {
+                check_support_in(&change, |id| {
+                    state
+                        .memories
+                        .get(id)
+                        .or_else(|| beside.iter().find(|m| m.id == id))
+                })?;
+            }
             if !repeated {
                 store
                     .write_guideline_change(&change)

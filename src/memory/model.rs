@@ -210,7 +210,7 @@ pub fn is_generic_pattern(pattern: &str) -> bool {
     }
     segments
         .iter()
-        .all(|s| s.contains(['*', '?', '[']) || CONVENTIONAL_DIRS.contains(s))
+        .all(|s| s.chars().all(|c| c == '*') || CONVENTIONAL_DIRS.contains(s))
 }
 
 /// Longest file pattern, in bytes.
