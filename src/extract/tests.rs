@@ -440,3 +440,17 @@ fn receiver_types_keep_names_that_start_with_mut() {
     assert_eq!(receiver_type("* Server [T]").as_deref(), Some("Server"));
     assert_eq!(receiver_type("pkg.Server").as_deref(), Some("Server"));
 }
+
+#[test]
+fn use_trees_collapse_to_the_path_of_each_item() {
+    use super::grouped_path;
+    assert_eq!(grouped_path("crate::store::"), "crate.store");
+    assert_eq!(
+        grouped_path("crate::{graph::Graph, store::{self, "),
+        "crate.store"
+    );
+    assert_eq!(grouped_path("a::{b::{c, d}, e::{"), "a.e");
+    assert_eq!(grouped_path("::std::"), "std");
+    assert_eq!(grouped_path("super::"), "super");
+    assert_eq!(grouped_path("App\\{Models\\"), "App.Models");
+}

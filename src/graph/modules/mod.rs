@@ -136,6 +136,12 @@ pub(super) trait ModuleSystem {
     fn own_package(&self, _file: usize) -> Option<Target> {
         None
     }
+
+    /// A name every file sees without importing it, where a path can start (Rust: `crate`,
+    /// `super`, the repository's crates and the dependencies by name, the prelude).
+    fn path_root(&self, _file: usize, _name: &str) -> Option<Target> {
+        None
+    }
 }
 
 /// The files of one module system, as (file index, path), and what its languages say.
