@@ -30,6 +30,10 @@ pub struct CrateModules<'a> {
     prelude: HashSet<&'a str>,
     /// The root file of each file's crate (see [`CrateModules::find_crate_root`]).
     crate_roots: HashMap<usize, usize>,
+    /// The library root of each repository crate, by the name code uses for it.
+    libraries: HashMap<&'a str, usize>,
+    /// Every dependency a manifest names.
+    dependencies: HashSet<&'a str>,
 }
 
 impl<'a> CrateModules<'a> {
@@ -46,7 +50,22 @@ impl<'a> CrateModules<'a> {
                 .flat_map(|l| l.builtins.iter().map(String::as_str))
                 .collect(),
             crate_roots: HashMap::default(),
+            libraries: HashMap::default(),
+            dependencies: HashSet::default(),
         };
+        for roots in modules.roots.clone() {
+            for (name, targets) in &roots.paths {
+                if targets.is_empty() {
+                    modules.dependencies.insert(name.as_str());
+                    continue;
+                }
+                // The package's own crate: a library when its root file is in the repository.
+                let library = roots.aliased(name).into_iter().next();
+                if let Some(file) = library.and_then(|path| modules.file_at(&path)) {
+                    modules.libraries.entry(name.as_str()).or_insert(file);
+                }
+            }
+        }
         modules.crate_roots = input
             .files
             .iter()
@@ -171,22 +190,12 @@ impl<'a> CrateModules<'a> {
 
     /// The library root of a repository crate, by the name code uses for it.
     fn library(&self, name: &str) -> Option<usize> {
-        self.roots.iter().find_map(|roots| {
-            let (crate_name, targets) = roots.paths.first()?;
-            if crate_name != name || targets.len() != 1 {
-                return None;
-            }
-            self.file_at(&roots.aliased(name).into_iter().next()?)
-        })
+        self.libraries.get(name).copied()
     }
 
     /// Whether a name is a crate from outside the repository: std's, or a dependency.
     fn is_outside_crate(&self, name: &str) -> bool {
-        STANDARD_CRATES.contains(&name)
-            || self
-                .roots
-                .iter()
-                .any(|roots| roots.paths.iter().any(|(dependency, _)| dependency == name))
+        STANDARD_CRATES.contains(&name) || self.dependencies.contains(name)
     }
 }
 
