@@ -494,10 +494,16 @@ impl<'a> Extractor<'a> {
                 return;
             };
             let text = |key: &str| c.get(key).map(|n| self.text(*n).to_string());
+            let item = ["import.name", "import.self", "import.wildcard"]
+                .iter()
+                .find_map(|key| c.get(key));
             let (module, whole_module) = if let Some(module) = text("import.module") {
                 (module, true)
             } else if let Some(from) = text("import.from").or_else(|| text("import.source")) {
                 (from, false)
+            } else if let (Some(group), Some(item)) = (c.get("import.group"), item) {
+                let path = grouped_path(&self.source[group.start_byte()..item.start_byte()]);
+                (path, c.contains_key("import.self"))
             } else {
                 return;
             };
@@ -531,7 +537,7 @@ impl<'a> Extractor<'a> {
                     // Kept: the first character, which tells a long string literal apart.
                     text.chars().take(1).chain(['…']).collect()
                 } else {
-                    text.split_whitespace().collect()
+                    dotted_path(&text.split_whitespace().collect::<String>())
                 }
             });
             calls.push(Call {
@@ -555,7 +561,7 @@ impl<'a> Extractor<'a> {
                 return;
             };
             let expr: String = self.text(*base).split_whitespace().collect();
-            let expr = expr.split('<').next().unwrap_or_default().to_string();
+            let expr = dotted_path(expr.split('<').next().unwrap_or_default());
             bases.push(Base { class: index, expr });
         });
         self.out.bases = bases;
@@ -650,7 +656,12 @@ impl Extractor<'_> {
             let held = if let Some(annotation) = c.get("type.annotation") {
                 plain_type(self.text(*annotation)).map_or(Held::Unknown, Held::Declared)
             } else if let Some(constructor) = c.get("type.constructor") {
-                let text: String = self.text(*constructor).split_whitespace().collect();
+                let text = dotted_path(
+                    &self
+                        .text(*constructor)
+                        .split_whitespace()
+                        .collect::<String>(),
+                );
                 if is_dotted_name(&text) {
                     Held::Returned(text)
                 } else {
@@ -761,6 +772,10 @@ const LITERALS: &[&str] = &[
     "raw_string_literal",
     "int_literal",
     "float_literal",
+    "string_literal",
+    "integer_literal",
+    "boolean_literal",
+    "char_literal",
 ];
 
 /// Whether an expression's text is a string, list or number literal as a whole (a string cut
@@ -796,7 +811,7 @@ pub fn is_literal(text: &str) -> bool {
 /// What an assigned value holds, from its text: a dotted name, one call of a dotted name, or
 /// something else; `None` for a null literal.
 fn value_of(text: &str) -> Option<Held> {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = dotted_path(&text.split_whitespace().collect::<Vec<_>>().join(" "));
     if matches!(text.as_str(), "None" | "null" | "undefined") {
         return None;
     }
@@ -835,6 +850,7 @@ pub fn called(expression: &str) -> Option<&str> {
 /// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`,
 /// a pointer or reference `*Foo`, `&Foo`; anything more complex is not a single class.
 fn plain_type(annotation: &str) -> Option<String> {
+    let annotation = dotted_path(annotation);
     let mut text = annotation
         .trim()
         .trim_matches(|c| c == '"' || c == '\'')
@@ -853,6 +869,34 @@ fn plain_type(annotation: &str) -> Option<String> {
         }
     }
     is_dotted_name(text).then(|| text.to_string())
+}
+
+/// A path written with `::` (Rust) read as a dotted one: `store::Store` -> `store.Store`.
+fn dotted_path(text: &str) -> String {
+    text.replace("::", ".")
+}
+
+/// The module of an item in a use tree, from the tree's start to the item (`a::{b::{c, `):
+/// groups (`{`, `,`, `}`) collapse to the path that leads to the item, separators (`::`, `\`)
+/// become dots (`a.b`).
+fn grouped_path(text: &str) -> String {
+    let mut open: Vec<String> = Vec::new();
+    let mut path = String::new();
+    for c in text.chars() {
+        match c {
+            '{' => open.push(path.clone()),
+            ',' => path = open.last().cloned().unwrap_or_default(),
+            '}' => {
+                open.pop();
+            }
+            c if c.is_whitespace() => {}
+            c => path.push(c),
+        }
+    }
+    dotted_path(&path)
+        .replace('\\', ".")
+        .trim_matches('.')
+        .to_string()
 }
 
 /// `name` or `a.b.Name`: identifiers joined by dots, nothing else.

@@ -387,39 +387,47 @@ impl Builder {
         }
     }
 
+    /// INHERITS edges and every class's resolved bases. A base recorded on a method (Rust's
+    /// `impl Trait for Type` names its functions) is the base of the type the method is
+    /// attached to, wherever that type is declared; each is counted once per type.
     fn inheritance(&mut self, r: &Resolution) {
+        let mut seen: HashSet<(usize, usize, &str)> = HashSet::default();
         for (f, file) in r.files.iter().enumerate() {
             for base in &file.extract.bases {
+                // An impl for a type outside the repository has no class here to inherit.
+                let Some((cf, class)) = r.implementer(f, base.class) else {
+                    continue;
+                };
+                if !seen.insert((cf, class, base.expr.as_str())) {
+                    continue;
+                }
                 let scope = file.extract.symbols[base.class].parent;
                 match r.expression(f, scope, &base.expr) {
                     Some(Target::Symbol(bf, bs))
                         if r.files[bf].extract.symbols[bs].kind.is_class_like() =>
                     {
                         self.stats.bases_resolved += 1;
-                        self.bases
-                            .entry((f, base.class))
-                            .or_default()
-                            .push((bf, bs));
-                        if !self.wants(f) {
+                        self.bases.entry((cf, class)).or_default().push((bf, bs));
+                        if !self.wants(cf) {
                             // Bases of every class are needed to resolve methods.
                             continue;
                         }
                         let line = file.extract.symbols[base.class].start_line;
                         self.edge(
                             EdgeKind::Inherits,
-                            Self::node_id(r.files, f, Some(base.class)),
+                            Self::node_id(r.files, cf, Some(class)),
                             Self::node_id(r.files, bf, Some(bs)),
                             Some(line),
                         );
                     }
                     Some(Target::External(_)) => {
                         self.stats.bases_external += 1;
-                        self.outside_bases.insert((f, base.class));
+                        self.outside_bases.insert((cf, class));
                     }
                     // A builtin value type (`dict`), not `object`: its methods are known.
                     None if r.languages[f].builtin_values.contains(&base.expr) => {
                         self.stats.bases_external += 1;
-                        self.outside_bases.insert((f, base.class));
+                        self.outside_bases.insert((cf, class));
                     }
                     _ => self.stats.bases_unresolved += 1,
                 }
@@ -461,7 +469,11 @@ impl Builder {
                             None => None,
                         },
                     },
-                    Some(receiver) if receiver == "super" || receiver.starts_with("super(") => {
+                    // Python's `super()`, TypeScript's `super`; Rust's `super::f()` is a path.
+                    Some(receiver)
+                        if (receiver == "super" || receiver.starts_with("super("))
+                            && r.system(f).path_root(f, receiver).is_none() =>
+                    {
                         types
                             .enclosing_class(f, call.scope)
                             .and_then(|c| {
@@ -720,6 +732,19 @@ impl Resolution<'_> {
         self.methods.get(&(file, symbol, name.to_string())).copied()
     }
 
+    /// The class a base recorded on a definition belongs to: the definition itself, or for a
+    /// method the type it is declared in or attached to.
+    fn implementer(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
+        let symbols = &self.files[file].extract.symbols;
+        if !symbols[symbol].kind.is_callable() {
+            return Some((file, symbol));
+        }
+        match symbols[symbol].parent {
+            Some(p) if symbols[p].kind.is_class_like() => Some((file, p)),
+            _ => self.owner(file, symbol),
+        }
+    }
+
     /// The type a method declared in another file belongs to.
     pub(super) fn owner(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
         self.owners.get(&(file, symbol)).copied()
@@ -762,6 +787,9 @@ impl Resolution<'_> {
         }
         if let Some(binding) = names.imports.get(name) {
             return self.resolve_binding(binding);
+        }
+        if let Some(root) = self.system(file).path_root(file, name) {
+            return Some(root);
         }
         match self.system(file).own_package(file)? {
             Target::Package(kind, package) => {

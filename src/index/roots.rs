@@ -25,11 +25,26 @@ pub fn is_config(name: &str) -> bool {
     !systems_reading(name).is_empty()
 }
 
+/// Largest config read: a bigger file (hostile, or generated) is skipped.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// A config's text, if it is UTF-8 and within [`MAX_CONFIG_BYTES`].
+fn read_bounded(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= MAX_CONFIG_BYTES).then_some(text)
+}
+
 /// The roots of every readable config (repository-relative paths).
 pub fn read(root: &Path, configs: &[String]) -> Vec<Roots> {
     let mut roots = Vec::new();
     for config in configs {
-        let Ok(text) = std::fs::read_to_string(root.join(config)) else {
+        let Some(text) = read_bounded(&root.join(config)) else {
             continue;
         };
         let (dir, name) = config.rsplit_once('/').unwrap_or(("", config));
@@ -48,6 +63,7 @@ mod tests {
     fn configs_are_named_by_the_languages() {
         assert!(is_config("tsconfig.json"));
         assert!(is_config("go.mod"));
+        assert!(is_config("Cargo.toml"));
         assert!(!is_config("package.json"));
     }
 
@@ -68,5 +84,16 @@ mod tests {
         assert_eq!(roots.len(), 1);
         assert_eq!(roots[0].system, ModuleKind::Paths);
         assert_eq!(roots[0].base_url.as_deref(), Some("web/src"));
+    }
+
+    #[test]
+    fn oversized_configs_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let go_mod = "module example.com/big\n";
+        let padding = "/".repeat(MAX_CONFIG_BYTES as usize);
+        std::fs::write(dir.path().join("go.mod"), format!("{go_mod}{padding}")).unwrap();
+        assert!(read(dir.path(), &["go.mod".to_string()]).is_empty());
+        std::fs::write(dir.path().join("go.mod"), go_mod).unwrap();
+        assert_eq!(read(dir.path(), &["go.mod".to_string()]).len(), 1);
     }
 }

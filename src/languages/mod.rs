@@ -16,6 +16,7 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 const GRAMMARS: &[(&str, LanguageFn)] = &[
     ("go", tree_sitter_go::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
+    ("rust", tree_sitter_rust::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
 ];
@@ -56,6 +57,8 @@ pub enum ModuleKind {
     Paths,
     /// Package directories under a `go.mod` module path (Go).
     Go,
+    /// Crates of `Cargo.toml` packages: `mod` files and `crate::`/`super::`/`self::` paths (Rust).
+    Crate,
 }
 
 /// One side-effect category's triggers.
@@ -376,6 +379,15 @@ mod tests {
         assert!(go.is_test_to_run("store/store_test.go"));
         assert!(!go.is_test_path("store/store.go"));
         assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
+        assert_eq!(registry.for_path("src/lib.rs").unwrap().name, "rust");
+        let rust = registry.by_name("rust").unwrap();
+        assert!(rust.is_test_to_run("tests/api.rs"));
+        assert!(rust.is_test_to_run("crates/core/tests/api/main.rs"));
+        assert!(rust.is_test_to_run("src/store/tests.rs"));
+        assert!(rust.is_test_path("tests/common/mod.rs"));
+        assert!(!rust.is_test_to_run("tests/common/mod.rs"));
+        assert!(!rust.is_test_to_run("benches/index.rs"));
+        assert!(!rust.is_test_path("src/store.rs"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

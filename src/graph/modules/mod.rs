@@ -6,8 +6,11 @@
 //! - `paths` — relative and absolute paths probed with the languages' extensions and index
 //!   files, `baseUrl`/`paths` aliases from `tsconfig.json`;
 //! - `go` — package directories named by the `go.mod` module path; a package's names are
-//!   every definition of its directory's files.
+//!   every definition of its directory's files;
+//! - `crate` — Rust crates of `Cargo.toml` packages: `mod x;` files, paths from `crate`,
+//!   `super`, `self` and the workspace's crate names; std and dependencies outside.
 
+mod crates;
 mod dotted;
 mod go;
 mod paths;
@@ -91,6 +94,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Dotted => None,
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
+        ModuleKind::Crate => crates::read_cargo_toml(name, text, dir),
     }
 }
 
@@ -136,6 +140,12 @@ pub(super) trait ModuleSystem {
     fn own_package(&self, _file: usize) -> Option<Target> {
         None
     }
+
+    /// A name every file sees without importing it, where a path can start (Rust: `crate`,
+    /// `super`, the repository's crates and the dependencies by name, the prelude).
+    fn path_root(&self, _file: usize, _name: &str) -> Option<Target> {
+        None
+    }
 }
 
 /// The files of one module system, as (file index, path), and what its languages say.
@@ -151,6 +161,7 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Dotted => Box::new(dotted::DottedModules::new(&input)),
         ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
+        ModuleKind::Crate => Box::new(crates::CrateModules::new(input)),
     }
 }
 
