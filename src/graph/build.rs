@@ -451,7 +451,12 @@ impl Builder {
                             continue;
                         }
                         Some(_) => None,
-                        None => match r.name(f, call.scope, &call.name) {
+                        // `new Store()` in a method of Store makes a Store, as anywhere.
+                        None => match (!call.is_new)
+                            .then(|| types.own_member(f, call.scope, &call.name))
+                            .flatten()
+                            .or_else(|| r.name(f, call.scope, &call.name))
+                        {
                             Some(t) => Some(t),
                             None if language.is_builtin(&call.name) => {
                                 self.stats.calls_builtin += 1;
@@ -764,11 +769,31 @@ impl Resolution<'_> {
             return self.resolve_binding(binding);
         }
         match self.system(file).own_package(file)? {
-            Target::Package(kind, package) => {
-                self.package_definition(kind, &package, name, self.files[file].is_test)
-            }
+            Target::Package(kind, package) => self
+                .package_definition(kind, &package, name, self.files[file].is_test)
+                .or_else(|| self.outside_name(file, kind, &package, name)),
             _ => None,
         }
+    }
+
+    /// In a flat namespace (C's program), a name no file of the package defines or binds at
+    /// the top level, and not a builtin, is outside: a library's function or type.
+    fn outside_name(
+        &self,
+        file: usize,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+    ) -> Option<Target> {
+        let known = self
+            .packages
+            .get(&kind)
+            .and_then(|p| p.get(package))
+            .is_some_and(|names| names.contains_key(name));
+        (!known
+            && self.system_of(kind).undefined_is_outside()
+            && !self.languages[file].is_builtin(name))
+        .then(|| Target::External(name.to_string()))
     }
 
     /// The files of a package without a file of its own (Go: its directory's).
@@ -777,7 +802,9 @@ impl Resolution<'_> {
     }
 
     /// Indexes the top-level names of packages without a file of their own, so a lookup is
-    /// one probe instead of a walk over the package's files.
+    /// one probe instead of a walk over the package's files. In a flat namespace, names bound
+    /// at the top level (variables, C++ namespaces) are the package's too: they make a
+    /// same-named definition ambiguous and are no outside name.
     fn index_packages(&mut self) {
         let mut packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>> =
             HashMap::default();
@@ -793,6 +820,14 @@ impl Resolution<'_> {
             for (parent, name) in self.names[f].children.keys() {
                 if parent.is_none() {
                     names.entry(name.clone()).or_default().push(f);
+                }
+            }
+            if self.system_of(kind).undefined_is_outside() {
+                for name in self.names[f].bindings.top_level_names() {
+                    let files = names.entry(name.to_string()).or_default();
+                    if files.last() != Some(&f) {
+                        files.push(f);
+                    }
                 }
             }
         }

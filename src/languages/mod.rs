@@ -56,6 +56,9 @@ pub enum ModuleKind {
     Paths,
     /// Package directories under a `go.mod` module path (Go).
     Go,
+    /// `#include` paths beside the including file and in include roots; the program's names
+    /// are one namespace (C, C++).
+    Includes,
 }
 
 /// One side-effect category's triggers.
@@ -103,6 +106,8 @@ struct LanguageTable {
     #[serde(default)]
     constructors: Vec<String>,
     #[serde(default)]
+    members_in_scope: bool,
+    #[serde(default)]
     tests: TestsTable,
     #[serde(default)]
     builtins: BuiltinsTable,
@@ -133,6 +138,9 @@ pub struct Language {
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     pub constructors: Vec<String>,
+    /// Whether a bare name in a method names the class's members first (C++: `handle()` is
+    /// `this->handle()`), rather than only through a self name (Python's `self.handle()`).
+    pub members_in_scope: bool,
     pub builtins: Vec<String>,
     /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
     pub builtin_values: Vec<String>,
@@ -305,6 +313,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         self_names: config.self_names,
         class_names: config.class_names,
         constructors: config.constructors,
+        members_in_scope: config.members_in_scope,
         builtin_values: config.builtins.values,
         builtins: config.builtins.names,
         side_effects: config.side_effects,

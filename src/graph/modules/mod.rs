@@ -7,9 +7,12 @@
 //!   files, `baseUrl`/`paths` aliases from `tsconfig.json`;
 //! - `go` — package directories named by the `go.mod` module path; a package's names are
 //!   every definition of its directory's files.
+//! - `includes` — `#include` paths beside the including file and in the include roots above
+//!   it (C, C++); names are the program's: one namespace, the linker's.
 
 mod dotted;
 mod go;
+mod includes;
 mod paths;
 
 use serde::{Deserialize, Serialize};
@@ -91,6 +94,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Dotted => None,
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
+        ModuleKind::Includes => None,
     }
 }
 
@@ -136,6 +140,13 @@ pub(super) trait ModuleSystem {
     fn own_package(&self, _file: usize) -> Option<Target> {
         None
     }
+
+    /// Whether a name that no file of a file's own package defines or binds at the top level
+    /// is outside the repository: so in one flat namespace (C's program, where a library's
+    /// functions are called by their bare names), never where imports bind names.
+    fn undefined_is_outside(&self) -> bool {
+        false
+    }
 }
 
 /// The files of one module system, as (file index, path), and what its languages say.
@@ -151,6 +162,7 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Dotted => Box::new(dotted::DottedModules::new(&input)),
         ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
+        ModuleKind::Includes => Box::new(includes::IncludeModules::new(input)),
     }
 }
 
