@@ -14,6 +14,8 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 /// The grammars cairn is built with: adding a language is one line here and a folder under
 /// `grammars/`.
 const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("c", tree_sitter_c::LANGUAGE),
+    ("cpp", tree_sitter_cpp::LANGUAGE),
     ("go", tree_sitter_go::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
@@ -385,6 +387,25 @@ mod tests {
         assert!(go.is_test_to_run("store/store_test.go"));
         assert!(!go.is_test_path("store/store.go"));
         assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
+        assert_eq!(registry.for_path("src/store.c").unwrap().name, "c");
+        for path in ["src/store.h", "src/a.cc", "b.cpp", "c.hpp", "d.hh", "e.ipp"] {
+            assert_eq!(registry.for_path(path).unwrap().name, "cpp", "{path}");
+        }
+        let c = registry.by_name("c").unwrap();
+        assert!(c.is_test_to_run("tests/test_store.c"));
+        assert!(c.is_test_to_run("src/store_test.c"));
+        assert!(!c.is_test_path("src/store.c"));
+        let cpp = registry.by_name("cpp").unwrap();
+        for run in [
+            "src/server_test.cc",
+            "net/conn_unittest.cc",
+            "test/server.cpp",
+        ] {
+            assert!(cpp.is_test_to_run(run), "{run}");
+        }
+        assert!(cpp.is_test_path("tests/helpers.h"));
+        assert!(!cpp.is_test_to_run("tests/helpers.h"));
+        assert!(!cpp.is_test_path("src/server.cpp"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

@@ -1,0 +1,51 @@
+; Bindings of names. Captures: @type.name (the bound name), nothing known of what it holds.
+; C has no methods, so what a name holds is never needed; its binding matters because a local
+; or parameter (a function pointer `cb`) hides a function of the same name, and a file-scope
+; variable is a definition of the program that is not a function. Prototypes bind nothing.
+
+; Parameters of a definition (a prototype's parameter names bind nothing).
+(function_definition
+  declarator: [
+    (function_declarator
+      parameters: (parameter_list
+        (parameter_declaration
+          declarator: [
+            (identifier) @type.name
+            (pointer_declarator declarator: (identifier) @type.name)
+            (pointer_declarator declarator: (pointer_declarator declarator: (identifier) @type.name))
+            (array_declarator declarator: (identifier) @type.name)
+            (function_declarator
+              declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @type.name)))
+          ])))
+    (pointer_declarator
+      declarator: (function_declarator
+        parameters: (parameter_list
+          (parameter_declaration
+            declarator: [
+              (identifier) @type.name
+              (pointer_declarator declarator: (identifier) @type.name)
+              (pointer_declarator declarator: (pointer_declarator declarator: (identifier) @type.name))
+              (array_declarator declarator: (identifier) @type.name)
+              (function_declarator
+                declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @type.name)))
+            ]))))
+  ])
+
+(declaration
+  declarator: [
+    (identifier) @type.name
+    (pointer_declarator declarator: (identifier) @type.name)
+    (pointer_declarator declarator: (pointer_declarator declarator: (identifier) @type.name))
+    (array_declarator declarator: (identifier) @type.name)
+    (function_declarator
+      declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @type.name)))
+    (init_declarator
+      declarator: [
+        (identifier) @type.name
+        (pointer_declarator declarator: (identifier) @type.name)
+        (pointer_declarator declarator: (pointer_declarator declarator: (identifier) @type.name))
+        (array_declarator declarator: (identifier) @type.name)
+        (function_declarator
+          declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @type.name)))
+      ])
+  ])
