@@ -49,3 +49,12 @@
           declarator: (parenthesized_declarator (pointer_declarator declarator: (identifier) @type.name)))
       ])
   ])
+
+; A typedef of a type defined elsewhere (`typedef struct ssl_st SSL;`) names a type of the
+; program: bound, so a value of it is not taken for an outside one (its members are not
+; followed through the alias).
+(type_definition
+  type: [(struct_specifier !body) (union_specifier !body) (enum_specifier !body)
+         (primitive_type) (type_identifier) (sized_type_specifier)]
+  declarator: [(type_identifier) @type.name
+               (pointer_declarator declarator: (type_identifier) @type.name)])

@@ -185,3 +185,22 @@
                  (field_identifier) @type.returns
                  (qualified_identifier name: (identifier) @type.returns)
                  (qualified_identifier name: (qualified_identifier name: (identifier) @type.returns))]))
+
+; A typedef or alias of a type defined elsewhere (`typedef struct ssl_st SSL;`, `using Id =
+; int;`) and a template's type parameter name types of the program: bound, so a value of one is
+; not taken for an outside one (members are not followed through an alias).
+(type_definition
+  type: [(struct_specifier !body) (union_specifier !body) (enum_specifier !body)
+         (primitive_type) (type_identifier) (sized_type_specifier) (qualified_identifier)
+         (template_type)]
+  declarator: [(type_identifier) @type.name
+               (pointer_declarator declarator: (type_identifier) @type.name)])
+
+(alias_declaration
+  name: (type_identifier) @type.name)
+
+(type_parameter_declaration
+  (type_identifier) @type.name)
+
+(optional_type_parameter_declaration
+  name: (type_identifier) @type.name)

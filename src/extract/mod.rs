@@ -531,7 +531,9 @@ impl<'a> Extractor<'a> {
                     // Kept: the first character, which tells a long string literal apart.
                     text.chars().take(1).chain(['…']).collect()
                 } else {
-                    text.split_whitespace().collect()
+                    // `a->b` (C++, PHP) is the member `b` of what `a` points to: `a.b`.
+                    let text: String = text.split_whitespace().collect();
+                    text.replace("->", ".")
                 }
             });
             calls.push(Call {

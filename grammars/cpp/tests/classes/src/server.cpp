@@ -11,7 +11,7 @@ int Server::run() {
 
 void Server::handle(int key) {
   this->port_ = key;
-  store_.get(key);
+  this->store_.get(key);
   logger_->log("handled");
   std::system("true");
 }
