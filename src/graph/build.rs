@@ -689,6 +689,7 @@ impl Resolution<'_> {
     fn attach_methods(&mut self) {
         let mut methods = HashMap::default();
         let mut owners = HashMap::default();
+        let mut unattached = Vec::new();
         for (f, file) in self.files.iter().enumerate() {
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
                 let Some(receiver) = &symbol.receiver else {
@@ -697,20 +698,51 @@ impl Resolution<'_> {
                 if symbol.parent.is_some() || symbol.qualname.contains('#') {
                     continue;
                 }
-                let Some(Target::Symbol(tf, ts)) = self.top_level(f, &receiver.type_name) else {
-                    continue;
+                let owner = match self.top_level(f, &receiver.type_name) {
+                    Some(Target::Symbol(tf, ts))
+                        if self.files[tf].extract.symbols[ts].kind.is_class_like() =>
+                    {
+                        (tf, ts)
+                    }
+                    _ => {
+                        unattached.push((f, symbol.name.clone()));
+                        continue;
+                    }
                 };
-                if !self.files[tf].extract.symbols[ts].kind.is_class_like() {
-                    continue;
-                }
                 methods
-                    .entry((tf, ts, symbol.name.clone()))
+                    .entry((owner.0, owner.1, symbol.name.clone()))
                     .or_insert((f, s));
-                owners.insert((f, s), (tf, ts));
+                owners.insert((f, s), owner);
             }
         }
         self.methods = methods;
         self.owners = owners;
+        self.count_unattached(unattached);
+    }
+
+    /// In a flat namespace, a definition qualified by what is no class of the repository (C++'s
+    /// `int store::open() {…}`, a namespace's function) is not bound by its name, but it makes
+    /// a same-named definition elsewhere ambiguous and is no outside name.
+    fn count_unattached(&mut self, unattached: Vec<(usize, String)>) {
+        for (f, name) in unattached {
+            let Some(Target::Package(kind, package)) = self.system(f).own_package(f) else {
+                continue;
+            };
+            if !self.system_of(kind).undefined_is_outside() {
+                continue;
+            }
+            let files = self
+                .packages
+                .entry(kind)
+                .or_default()
+                .entry(package)
+                .or_default()
+                .entry(name)
+                .or_default();
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
     }
 
     /// A definition inside a class (or any definition), or a method attached to it from

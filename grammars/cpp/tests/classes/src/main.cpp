@@ -11,9 +11,11 @@ int main() {
   worker->start();
   store::Store::open_default();
   // Namespaces are not followed yet: store::open() stays unresolved, and a bare open() names
-  // two functions (store's and billing's), neither in scope here.
+  // two functions (store's and billing's), neither in scope here; so does flush(), though
+  // store's is defined as store::flush.
   store::open();
   open();
+  flush();
   auto now = std::chrono::system_clock::now();
   return 0;
 }

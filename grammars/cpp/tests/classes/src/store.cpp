@@ -20,3 +20,6 @@ int open() {
 }
 
 }  // namespace store
+
+// Defined outside its namespace's block: the qualifier is no class.
+int store::flush() { return 0; }

@@ -13,5 +13,6 @@ class Store {
 };
 
 int open();
+int flush();
 
 }  // namespace store
