@@ -582,7 +582,8 @@ impl<'a> Extractor<'a> {
             let in_constructor = scope.is_some_and(|s| {
                 let symbol = &self.out.symbols[s];
                 symbol.kind == SymbolKind::Method
-                    && self.language.constructors.contains(&symbol.name)
+                    && (self.language.constructors.contains(&symbol.name)
+                        || self.is_named_as_its_class(s))
             });
             if in_constructor {
                 return;
@@ -598,6 +599,18 @@ impl<'a> Extractor<'a> {
 }
 
 impl Extractor<'_> {
+    /// Whether a method is named as its class (or the type it is declared for): a constructor
+    /// where a language names constructors so (C++).
+    fn is_named_as_its_class(&self, method: usize) -> bool {
+        let symbol = &self.out.symbols[method];
+        let class = match (&symbol.receiver, symbol.parent) {
+            (Some(receiver), _) => Some(receiver.type_name.as_str()),
+            (None, Some(p)) => Some(self.out.symbols[p].name.as_str()),
+            (None, None) => None,
+        };
+        class == Some(symbol.name.as_str())
+    }
+
     /// The nearest class enclosing a scope.
     fn class_of(&self, scope: Option<usize>) -> Option<usize> {
         let mut current = scope;
@@ -871,9 +884,10 @@ fn plain_type(annotation: &str) -> Option<String> {
     is_dotted_name(text).then(|| text.to_string())
 }
 
-/// A path written with `::` (Rust) read as a dotted one: `store::Store` -> `store.Store`.
+/// A path written with `::` (Rust, C++) or a member access with `->` (C++, PHP) read as a
+/// dotted one: `store::Store` -> `store.Store`, `this->store_` -> `this.store_`.
 fn dotted_path(text: &str) -> String {
-    text.replace("::", ".")
+    text.replace("::", ".").replace("->", ".")
 }
 
 /// The module of an item in a use tree, from the tree's start to the item (`a::{b::{c, `):

@@ -459,7 +459,12 @@ impl Builder {
                             continue;
                         }
                         Some(_) => None,
-                        None => match r.name(f, call.scope, &call.name) {
+                        // `new Store()` in a method of Store makes a Store, as anywhere.
+                        None => match (!call.is_new)
+                            .then(|| types.own_member(f, call.scope, &call.name))
+                            .flatten()
+                            .or_else(|| r.name(f, call.scope, &call.name))
+                        {
                             Some(t) => Some(t),
                             None if language.is_builtin(&call.name) => {
                                 self.stats.calls_builtin += 1;
@@ -696,6 +701,7 @@ impl Resolution<'_> {
     fn attach_methods(&mut self) {
         let mut methods = HashMap::default();
         let mut owners = HashMap::default();
+        let mut unattached = Vec::new();
         for (f, file) in self.files.iter().enumerate() {
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
                 let Some(receiver) = &symbol.receiver else {
@@ -704,20 +710,51 @@ impl Resolution<'_> {
                 if symbol.parent.is_some() || symbol.qualname.contains('#') {
                     continue;
                 }
-                let Some(Target::Symbol(tf, ts)) = self.top_level(f, &receiver.type_name) else {
-                    continue;
+                let owner = match self.top_level(f, &receiver.type_name) {
+                    Some(Target::Symbol(tf, ts))
+                        if self.files[tf].extract.symbols[ts].kind.is_class_like() =>
+                    {
+                        (tf, ts)
+                    }
+                    _ => {
+                        unattached.push((f, symbol.name.clone()));
+                        continue;
+                    }
                 };
-                if !self.files[tf].extract.symbols[ts].kind.is_class_like() {
-                    continue;
-                }
                 methods
-                    .entry((tf, ts, symbol.name.clone()))
+                    .entry((owner.0, owner.1, symbol.name.clone()))
                     .or_insert((f, s));
-                owners.insert((f, s), (tf, ts));
+                owners.insert((f, s), owner);
             }
         }
         self.methods = methods;
         self.owners = owners;
+        self.count_unattached(unattached);
+    }
+
+    /// In a flat namespace, a definition qualified by what is no class of the repository (C++'s
+    /// `int store::open() {…}`, a namespace's function) is not bound by its name, but it makes
+    /// a same-named definition elsewhere ambiguous and is no outside name.
+    fn count_unattached(&mut self, unattached: Vec<(usize, String)>) {
+        for (f, name) in unattached {
+            let Some(Target::Package(kind, package)) = self.system(f).own_package(f) else {
+                continue;
+            };
+            if !self.system_of(kind).undefined_is_outside() {
+                continue;
+            }
+            let files = self
+                .packages
+                .entry(kind)
+                .or_default()
+                .entry(package)
+                .or_default()
+                .entry(name)
+                .or_default();
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
     }
 
     /// A definition inside a class (or any definition), or a method attached to it from
@@ -792,11 +829,31 @@ impl Resolution<'_> {
             return Some(root);
         }
         match self.system(file).own_package(file)? {
-            Target::Package(kind, package) => {
-                self.package_definition(kind, &package, name, self.files[file].is_test)
-            }
+            Target::Package(kind, package) => self
+                .package_definition(kind, &package, name, self.files[file].is_test)
+                .or_else(|| self.outside_name(file, kind, &package, name)),
             _ => None,
         }
+    }
+
+    /// In a flat namespace (C's program), a name no file of the package defines or binds at
+    /// the top level, and not a builtin, is outside: a library's function or type.
+    fn outside_name(
+        &self,
+        file: usize,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+    ) -> Option<Target> {
+        let known = self
+            .packages
+            .get(&kind)
+            .and_then(|p| p.get(package))
+            .is_some_and(|names| names.contains_key(name));
+        (!known
+            && self.system_of(kind).undefined_is_outside()
+            && !self.languages[file].is_builtin(name))
+        .then(|| Target::External(name.to_string()))
     }
 
     /// The files of a package without a file of its own (Go: its directory's).
@@ -805,7 +862,9 @@ impl Resolution<'_> {
     }
 
     /// Indexes the top-level names of packages without a file of their own, so a lookup is
-    /// one probe instead of a walk over the package's files.
+    /// one probe instead of a walk over the package's files. In a flat namespace, names bound
+    /// at the top level (variables, C++ namespaces) are the package's too: they make a
+    /// same-named definition ambiguous and are no outside name.
     fn index_packages(&mut self) {
         let mut packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>> =
             HashMap::default();
@@ -821,6 +880,14 @@ impl Resolution<'_> {
             for (parent, name) in self.names[f].children.keys() {
                 if parent.is_none() {
                     names.entry(name.clone()).or_default().push(f);
+                }
+            }
+            if self.system_of(kind).undefined_is_outside() {
+                for name in self.names[f].bindings.top_level_names() {
+                    let files = names.entry(name.to_string()).or_default();
+                    if files.last() != Some(&f) {
+                        files.push(f);
+                    }
                 }
             }
         }

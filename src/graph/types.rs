@@ -63,6 +63,14 @@ impl Bindings {
             .collect();
         bindings
     }
+
+    /// Names bound at the top level of the file (module variables), each once.
+    pub(super) fn top_level_names(&self) -> impl Iterator<Item = &str> {
+        self.locals
+            .keys()
+            .filter(|(scope, _)| scope.is_none())
+            .map(|(_, name)| name.as_str())
+    }
 }
 
 /// Deepest chain of bindings followed (`a = b`, `b = c()`, …).
@@ -150,6 +158,21 @@ impl<'a, 'r> Types<'a, 'r> {
             current = symbols[s].parent;
         }
         None
+    }
+
+    /// A member of the enclosing class or its bases named bare in a method, in a language that
+    /// puts members in scope (C++'s `handle()` in a method is `this->handle()`).
+    pub(super) fn own_member(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        name: &str,
+    ) -> Option<Target> {
+        if !self.r.languages[file].members_in_scope {
+            return None;
+        }
+        let class = self.enclosing_class(file, scope)?;
+        self.method(class, name).map(|(f, s)| Target::Symbol(f, s))
     }
 
     /// Whether a name is the receiver of an enclosing method declared outside its type
@@ -438,7 +461,8 @@ impl<'a, 'r> Types<'a, 'r> {
         }
     }
 
-    /// What a plain name holds: `self` or `cls`, a local binding, else what it names.
+    /// What a plain name holds: `self` or `cls`, a local binding, a member of the enclosing
+    /// class where members are in scope, else what it names.
     fn name(&self, file: usize, scope: Option<usize>, name: &str, depth: usize) -> Option<Known> {
         let language = self.r.languages[file];
         if language.self_names.iter().any(|s| s == name) || self.is_receiver(file, scope, name) {
@@ -451,6 +475,12 @@ impl<'a, 'r> Types<'a, 'r> {
         }
         if let Some(bound) = self.local_at(file, scope, name, depth) {
             return bound;
+        }
+        if language.members_in_scope
+            && let Some(class) = self.enclosing_class(file, scope)
+            && let Some(member) = self.attribute_at(class, name, depth + 1)
+        {
+            return member;
         }
         self.r.name(file, scope, name).map(Known::Is)
     }

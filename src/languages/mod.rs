@@ -14,6 +14,8 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 /// The grammars cairn is built with: adding a language is one line here and a folder under
 /// `grammars/`.
 const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("c", tree_sitter_c::LANGUAGE),
+    ("cpp", tree_sitter_cpp::LANGUAGE),
     ("go", tree_sitter_go::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
     ("rust", tree_sitter_rust::LANGUAGE),
@@ -59,6 +61,9 @@ pub enum ModuleKind {
     Go,
     /// Crates of `Cargo.toml` packages: `mod` files and `crate::`/`super::`/`self::` paths (Rust).
     Crate,
+    /// `#include` paths beside the including file and in include roots; the program's names
+    /// are one namespace (C, C++).
+    Includes,
 }
 
 /// One side-effect category's triggers.
@@ -106,6 +111,8 @@ struct LanguageTable {
     #[serde(default)]
     constructors: Vec<String>,
     #[serde(default)]
+    members_in_scope: bool,
+    #[serde(default)]
     tests: TestsTable,
     #[serde(default)]
     builtins: BuiltinsTable,
@@ -136,6 +143,9 @@ pub struct Language {
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     pub constructors: Vec<String>,
+    /// Whether a bare name in a method names the class's members first (C++: `handle()` is
+    /// `this->handle()`), rather than only through a self name (Python's `self.handle()`).
+    pub members_in_scope: bool,
     pub builtins: Vec<String>,
     /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
     pub builtin_values: Vec<String>,
@@ -308,6 +318,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         self_names: config.self_names,
         class_names: config.class_names,
         constructors: config.constructors,
+        members_in_scope: config.members_in_scope,
         builtin_values: config.builtins.values,
         builtins: config.builtins.names,
         side_effects: config.side_effects,
@@ -388,6 +399,25 @@ mod tests {
         assert!(!rust.is_test_to_run("tests/common/mod.rs"));
         assert!(!rust.is_test_to_run("benches/index.rs"));
         assert!(!rust.is_test_path("src/store.rs"));
+        assert_eq!(registry.for_path("src/store.c").unwrap().name, "c");
+        for path in ["src/store.h", "src/a.cc", "b.cpp", "c.hpp", "d.hh", "e.ipp"] {
+            assert_eq!(registry.for_path(path).unwrap().name, "cpp", "{path}");
+        }
+        let c = registry.by_name("c").unwrap();
+        assert!(c.is_test_to_run("tests/test_store.c"));
+        assert!(c.is_test_to_run("src/store_test.c"));
+        assert!(!c.is_test_path("src/store.c"));
+        let cpp = registry.by_name("cpp").unwrap();
+        for run in [
+            "src/server_test.cc",
+            "net/conn_unittest.cc",
+            "test/server.cpp",
+        ] {
+            assert!(cpp.is_test_to_run(run), "{run}");
+        }
+        assert!(cpp.is_test_path("tests/helpers.h"));
+        assert!(!cpp.is_test_to_run("tests/helpers.h"));
+        assert!(!cpp.is_test_path("src/server.cpp"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

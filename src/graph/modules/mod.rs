@@ -8,11 +8,14 @@
 //! - `go` — package directories named by the `go.mod` module path; a package's names are
 //!   every definition of its directory's files;
 //! - `crate` — Rust crates of `Cargo.toml` packages: `mod x;` files, paths from `crate`,
-//!   `super`, `self` and the workspace's crate names; std and dependencies outside.
+//!   `super`, `self` and the workspace's crate names; std and dependencies outside;
+//! - `includes` — `#include` paths beside the including file and in the include roots above
+//!   it (C, C++); names are the program's: one namespace, the linker's.
 
 mod crates;
 mod dotted;
 mod go;
+mod includes;
 mod paths;
 
 use serde::{Deserialize, Serialize};
@@ -95,6 +98,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
         ModuleKind::Crate => crates::read_cargo_toml(name, text, dir),
+        ModuleKind::Includes => None,
     }
 }
 
@@ -146,6 +150,13 @@ pub(super) trait ModuleSystem {
     fn path_root(&self, _file: usize, _name: &str) -> Option<Target> {
         None
     }
+
+    /// Whether a name that no file of a file's own package defines or binds at the top level
+    /// is outside the repository: so in one flat namespace (C's program, where a library's
+    /// functions are called by their bare names), never where imports bind names.
+    fn undefined_is_outside(&self) -> bool {
+        false
+    }
 }
 
 /// The files of one module system, as (file index, path), and what its languages say.
@@ -162,6 +173,7 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
         ModuleKind::Crate => Box::new(crates::CrateModules::new(input)),
+        ModuleKind::Includes => Box::new(includes::IncludeModules::new(input)),
     }
 }
 
