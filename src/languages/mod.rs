@@ -14,7 +14,9 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 /// The grammars cairn is built with: adding a language is one line here and a folder under
 /// `grammars/`.
 const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("csharp", tree_sitter_c_sharp::LANGUAGE),
     ("go", tree_sitter_go::LANGUAGE),
+    ("java", tree_sitter_java::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
@@ -56,6 +58,9 @@ pub enum ModuleKind {
     Paths,
     /// Package directories under a `go.mod` module path (Go).
     Go,
+    /// Namespaces each file declares (`package a.b;`, `namespace A.B`), wherever the file is
+    /// (Java, C#).
+    Namespaces,
 }
 
 /// One side-effect category's triggers.
@@ -99,6 +104,8 @@ struct LanguageTable {
     #[serde(default)]
     self_names: Vec<String>,
     #[serde(default)]
+    implicit_self: bool,
+    #[serde(default)]
     class_names: Vec<String>,
     #[serde(default)]
     constructors: Vec<String>,
@@ -130,6 +137,9 @@ pub struct Language {
     pub roots_from: Vec<String>,
     pub source_roots: Vec<String>,
     pub self_names: Vec<String>,
+    /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
+    /// C#): `save()` calls the class's method, `store.get()` reads its field.
+    pub implicit_self: bool,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     pub constructors: Vec<String>,
@@ -303,6 +313,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         roots_from: config.roots_from,
         source_roots: config.source_roots,
         self_names: config.self_names,
+        implicit_self: config.implicit_self,
         class_names: config.class_names,
         constructors: config.constructors,
         builtin_values: config.builtins.values,
@@ -376,6 +387,16 @@ mod tests {
         assert!(go.is_test_to_run("store/store_test.go"));
         assert!(!go.is_test_path("store/store.go"));
         assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
+        let java = registry.by_name("java").unwrap();
+        assert!(java.is_test_to_run("src/test/java/com/shop/AppTest.java"));
+        assert!(java.is_test_path("core/src/test/java/com/shop/Fixtures.java"));
+        assert!(!java.is_test_to_run("core/src/test/java/com/shop/Fixtures.java"));
+        assert!(!java.is_test_path("src/main/java/com/shop/App.java"));
+        let csharp = registry.by_name("csharp").unwrap();
+        assert_eq!(registry.for_path("src/App.cs").unwrap().name, "csharp");
+        assert!(csharp.is_test_to_run("Shop.Tests/StoreTests.cs"));
+        assert!(csharp.is_test_path("Shop.Tests/Helpers.cs"));
+        assert!(!csharp.is_test_path("Shop/Store.cs"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

@@ -6,14 +6,19 @@
 //! - `paths` — relative and absolute paths probed with the languages' extensions and index
 //!   files, `baseUrl`/`paths` aliases from `tsconfig.json`;
 //! - `go` — package directories named by the `go.mod` module path; a package's names are
-//!   every definition of its directory's files.
+//!   every definition of its directory's files;
+//! - `namespaces` — the package or namespace each file declares (Java, C#), wherever the file
+//!   is; a namespace's names are the top-level types of the files declaring it.
 
 mod dotted;
 mod go;
+mod namespaces;
 mod paths;
 
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::extract::FileExtract;
 use crate::languages::{Language, ModuleKind};
 
 /// What a name stands for.
@@ -91,6 +96,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Dotted => None,
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
+        ModuleKind::Namespaces => None,
     }
 }
 
@@ -143,6 +149,9 @@ pub(super) struct SystemFiles<'a> {
     pub files: Vec<(usize, &'a str)>,
     pub languages: Vec<&'a Language>,
     pub roots: Vec<&'a Roots>,
+    /// What each file declares (its package, its definitions), for systems that index files
+    /// by declaration.
+    pub extracts: HashMap<usize, &'a FileExtract>,
 }
 
 /// Builds the module system of a kind over its files.
@@ -151,6 +160,7 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Dotted => Box::new(dotted::DottedModules::new(&input)),
         ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
+        ModuleKind::Namespaces => Box::new(namespaces::Namespaces::new(input)),
     }
 }
 
