@@ -460,6 +460,8 @@ impl Builder {
                         // `save()` inside a class of a language without `this.` (Java, C#).
                         (language.implicit_self && !call.is_new)
                             .then(|| types.implicit_member(f, call.scope, &call.name))
+                            .flatten()
+                            .map(Some)
                     }) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
