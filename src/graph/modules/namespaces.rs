@@ -7,7 +7,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{ModuleSystem, SystemFiles, Target};
-use crate::extract::FileExtract;
+use crate::extract::{FileExtract, SymbolKind};
 use crate::languages::ModuleKind;
 
 /// Every declared namespace and its files.
@@ -107,8 +107,9 @@ fn declared(extract: &FileExtract) -> Option<&str> {
     packages.all(|p| p == first).then_some(first)
 }
 
-fn is_type(kind: crate::extract::SymbolKind) -> bool {
-    kind.is_class_like() || kind == crate::extract::SymbolKind::Enum
+/// Whether a definition is a type an import can name (a class, interface or enum).
+fn is_type(kind: SymbolKind) -> bool {
+    kind.is_class_like() || kind == SymbolKind::Enum
 }
 
 impl ModuleSystem for Namespaces<'_> {
@@ -136,18 +137,6 @@ impl ModuleSystem for Namespaces<'_> {
         })
     }
 
-    /// `using X = A.B.C;` has an alias; a whole-name import without one binds its last name
-    /// (a type: `import a.b.C` written as one name).
-    fn implicit_binding(
-        &self,
-        _from: usize,
-        spec: &str,
-        target: &Target,
-    ) -> Option<(String, Target)> {
-        let last = spec.rsplit('.').next()?;
-        Some((last.to_string(), target.clone()))
-    }
-
     fn package_files(&self, package: &str) -> &[usize] {
         self.files.get(package).map_or(&[], Vec::as_slice)
     }
@@ -164,7 +153,7 @@ impl ModuleSystem for Namespaces<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::{Symbol, SymbolKind};
+    use crate::extract::Symbol;
 
     fn file(packages: &[&str], types: &[(&str, Option<usize>)]) -> FileExtract {
         FileExtract {

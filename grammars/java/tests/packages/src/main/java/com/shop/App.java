@@ -16,7 +16,7 @@ public class App {
         repository.save(key);
         this.repository.save(key);
         String value = store.get(key);
-        return this.store.get(value) + charge(key);
+        return this.store.get(value) + this.charge(key);
     }
 
     String charge(String owner) {

@@ -1,6 +1,6 @@
 package com.shop;
 
-import com.shop.store.Store;
+import com.shop.store.*;
 
 class AppTest {
     void handlesAKey() {
