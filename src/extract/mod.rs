@@ -183,6 +183,15 @@ pub struct FileExtract {
     pub types: Vec<TypeHint>,
     #[serde(default)]
     pub returns: Vec<Returns>,
+    /// The packages or namespaces the file declares (`package a.b;`, `namespace A.B`), in
+    /// source order: where its top-level definitions live for a module system that indexes
+    /// files by declaration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// Types declared in parts that other files may continue (C#'s `partial class`): indexes
+    /// into `symbols`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<usize>,
     /// The [`VERSION`] of the extractor that made this: other versions are re-parsed.
     #[serde(default)]
     pub version: u32,
@@ -321,6 +330,7 @@ impl<'a> Extractor<'a> {
     fn definitions(&mut self) {
         let mut found: Vec<Definition> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut partial = std::collections::HashSet::new();
         self.for_each_match(&self.language.queries.definitions, |captures| {
             let Some((kind, node)) = captures
                 .iter()
@@ -328,6 +338,9 @@ impl<'a> Extractor<'a> {
             else {
                 return;
             };
+            if captures.contains_key("partial") {
+                partial.insert(node.start_byte());
+            }
             let Some(name) = captures.get("name") else {
                 return;
             };
@@ -380,6 +393,9 @@ impl<'a> Extractor<'a> {
             self.out.symbols.push(definition.symbol);
             stack.push(index);
         }
+        self.out.parts = (0..self.spans.len())
+            .filter(|&i| partial.contains(&self.spans[i].0))
+            .collect();
         self.attach_receivers();
         self.qualify();
     }
@@ -489,7 +505,12 @@ impl<'a> Extractor<'a> {
 
     fn imports(&mut self) {
         let mut imports = Vec::new();
+        let mut packages = Vec::new();
         self.for_each_match(&self.language.queries.imports, |c| {
+            if let Some(package) = c.get("package") {
+                packages.push(self.text(*package).split_whitespace().collect());
+                return;
+            }
             let Some(statement) = c.get("import") else {
                 return;
             };
@@ -523,6 +544,7 @@ impl<'a> Extractor<'a> {
         });
         imports.dedup();
         self.out.imports = imports;
+        self.out.packages = packages;
     }
 
     fn calls(&mut self) {
@@ -579,12 +601,7 @@ impl<'a> Extractor<'a> {
             {
                 return;
             }
-            let in_constructor = scope.is_some_and(|s| {
-                let symbol = &self.out.symbols[s];
-                symbol.kind == SymbolKind::Method
-                    && (self.language.constructors.contains(&symbol.name)
-                        || self.is_named_as_its_class(s))
-            });
+            let in_constructor = scope.is_some_and(|s| self.is_constructor(s));
             if in_constructor {
                 return;
             }
@@ -599,16 +616,18 @@ impl<'a> Extractor<'a> {
 }
 
 impl Extractor<'_> {
-    /// Whether a method is named as its class (or the type it is declared for): a constructor
-    /// where a language names constructors so (C++).
-    fn is_named_as_its_class(&self, method: usize) -> bool {
-        let symbol = &self.out.symbols[method];
+    /// Whether a symbol is a constructor: a method the language names so (`__init__`), or one
+    /// named as its class or the type it is declared for (Java, C#, C++ out of line).
+    fn is_constructor(&self, symbol: usize) -> bool {
+        let symbol = &self.out.symbols[symbol];
         let class = match (&symbol.receiver, symbol.parent) {
             (Some(receiver), _) => Some(receiver.type_name.as_str()),
             (None, Some(p)) => Some(self.out.symbols[p].name.as_str()),
             (None, None) => None,
         };
-        class == Some(symbol.name.as_str())
+        symbol.kind == SymbolKind::Method
+            && (self.language.constructors.contains(&symbol.name)
+                || class == Some(symbol.name.as_str()))
     }
 
     /// The nearest class enclosing a scope.

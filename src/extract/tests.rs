@@ -510,3 +510,22 @@ mod tests {
         ",
     );
 }
+
+#[test]
+fn declared_namespaces_types_in_parts_and_constructors_named_as_their_class() {
+    let registry = Registry::get();
+    let java = extract(
+        registry.by_name("java").unwrap(),
+        "package com.shop;\nclass A {\n  A() { this.x = 1; }\n  void m() { this.x = 2; }\n}\n",
+    );
+    assert_eq!(java.packages, ["com.shop"]);
+    let writes: Vec<u32> = java.mutations.iter().map(|m| m.line).collect();
+    assert_eq!(writes, [4], "a constructor's writes are not state writes");
+    let csharp = extract(
+        registry.by_name("csharp").unwrap(),
+        "namespace Shop.Web;\npublic partial class App { }\ninternal sealed class Other { }\n",
+    );
+    assert_eq!(csharp.packages, ["Shop.Web"]);
+    assert_eq!(csharp.parts, [0]);
+    assert_eq!(csharp.symbols.len(), 2);
+}

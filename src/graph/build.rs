@@ -82,6 +82,9 @@ pub(super) struct Resolution<'a> {
     /// Packages without a file of their own (Go's directories): name -> the files defining it
     /// at the top level, ascending.
     packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
+    /// Types declared in parts across a package's files (C#'s `partial class`): each part ->
+    /// the other parts, whose members it has as if it inherited them.
+    pub(super) parts: HashMap<(usize, usize), Vec<(usize, usize)>>,
 }
 
 /// Builds the whole graph of a repository from its parsed files.
@@ -127,12 +130,14 @@ fn build_parts<'a>(
                     .iter()
                     .filter(|r| r.system == language.module_system)
                     .collect(),
+                extracts: HashMap::default(),
             });
         input.languages.push(language);
     }
     for (i, file) in files.iter().enumerate() {
         if let Some(input) = inputs.get_mut(&languages[i].module_system) {
             input.files.push((i, file.path.as_str()));
+            input.extracts.insert(i, &file.extract);
         }
     }
     let mut resolution = Resolution {
@@ -147,6 +152,7 @@ fn build_parts<'a>(
         methods: HashMap::default(),
         owners: HashMap::default(),
         packages: HashMap::default(),
+        parts: HashMap::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -342,8 +348,11 @@ impl Builder {
                 let member = import.name.as_ref().and_then(|n| r.member(module, n));
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
-                    (Target::File(m), _) => *m,
-                    (Target::Package(kind, package), None) => {
+                    // A type's file (a static import from a type: Java's `import static a.B.m`).
+                    (Target::File(m) | Target::Symbol(m, _), _) => *m,
+                    // A type imported from a package (Java's `import a.b.C`): the file defining it.
+                    (Target::Package(..), Some(Target::Symbol(sf, _))) => *sf,
+                    (Target::Package(kind, package), None) if import.name.is_none() => {
                         // A package directory (Go) is used as a whole: every file of it.
                         for &file in r.package_files(*kind, package) {
                             if r.files[file].is_test {
@@ -433,6 +442,10 @@ impl Builder {
                 }
             }
         }
+        // The parts of a type see each other's members (no edge: they are one type).
+        for (part, others) in &r.parts {
+            self.bases.entry(*part).or_default().extend(others);
+        }
     }
 
     fn calls(&mut self, r: &Resolution) {
@@ -451,7 +464,13 @@ impl Builder {
                     None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
                         .map(|(cf, c)| Target::Symbol(cf, c)),
-                    None => match types.local(f, call.scope, &call.name) {
+                    None => match types.local(f, call.scope, &call.name).or_else(|| {
+                        // `save()` inside a class of a language without `this.` (Java, C#).
+                        (language.implicit_self && !call.is_new)
+                            .then(|| types.implicit_member(f, call.scope, &call.name))
+                            .flatten()
+                            .map(Some)
+                    }) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
                         Some(Some(Known::Outside)) => {
@@ -460,11 +479,7 @@ impl Builder {
                         }
                         Some(_) => None,
                         // `new Store()` in a method of Store makes a Store, as anywhere.
-                        None => match (!call.is_new)
-                            .then(|| types.own_member(f, call.scope, &call.name))
-                            .flatten()
-                            .or_else(|| r.name(f, call.scope, &call.name))
-                        {
+                        None => match r.name(f, call.scope, &call.name) {
                             Some(t) => Some(t),
                             None if language.is_builtin(&call.name) => {
                                 self.stats.calls_builtin += 1;
@@ -495,6 +510,9 @@ impl Builder {
                         Some(Known::Is(target)) => Some(target),
                         Some(Known::Builtin) => {
                             self.stats.calls_builtin += 1;
+                            // `System.getenv()`: a builtin type's function, by its written name.
+                            let name = format!("{receiver}.{}", call.name);
+                            self.effect_of_call(f, call.scope, language, &name);
                             continue;
                         }
                         Some(Known::Outside) => {
@@ -551,12 +569,14 @@ impl Builder {
             let language = r.languages[f];
             for import in &file.extract.imports {
                 let module = import.module.trim_start_matches("node:");
+                // An imported name counts as itself too: `import java.io.File` is `java.io.File`.
+                let named = import.name.as_ref().map(|n| format!("{module}.{n}"));
                 for (category, rule) in &language.side_effects {
-                    if rule
-                        .modules
-                        .iter()
-                        .any(|m| dotted_within(module, m) || m == &import.module)
-                    {
+                    if rule.modules.iter().any(|m| {
+                        dotted_within(module, m)
+                            || m == &import.module
+                            || named.as_deref().is_some_and(|n| dotted_within(n, m))
+                    }) {
                         self.effects
                             .entry((f, None))
                             .or_default()
@@ -612,7 +632,9 @@ impl Resolution<'_> {
     fn module_of(&self, file: usize, import: &Import, builder: &mut Builder) -> Option<Target> {
         let target = self.system(file).resolve(file, &import.module);
         match &target {
-            Some(Target::File(_) | Target::Package(..)) => builder.stats.imports_internal += 1,
+            Some(Target::File(_) | Target::Package(..) | Target::Symbol(..)) => {
+                builder.stats.imports_internal += 1
+            }
             Some(Target::External(module)) => {
                 builder.stats.imports_external += 1;
                 let top = self.system(file).external_name(module).to_string();
@@ -625,7 +647,7 @@ impl Resolution<'_> {
                 );
                 builder.externals.insert(top);
             }
-            Some(Target::Symbol(..)) | None => builder.stats.imports_unresolved += 1,
+            None => builder.stats.imports_unresolved += 1,
         }
         target
     }
@@ -828,12 +850,28 @@ impl Resolution<'_> {
         if let Some(root) = self.system(file).path_root(file, name) {
             return Some(root);
         }
-        match self.system(file).own_package(file)? {
-            Target::Package(kind, package) => self
-                .package_definition(kind, &package, name, self.files[file].is_test)
-                .or_else(|| self.outside_name(file, kind, &package, name)),
+        let own = match self.system(file).own_package(file) {
+            Some(Target::Package(kind, package)) => Some((kind, package)),
             _ => None,
+        };
+        if let Some((kind, package)) = &own
+            && let Some(found) =
+                self.package_definition(*kind, package, name, self.files[file].is_test)
+        {
+            return Some(found);
         }
+        // Then the types of imported packages and the members of imported types (Java's
+        // `import a.b.*`, C#'s `using A.B;`); a file module's wildcard (Python's `from m
+        // import *`) is what the module exports, not names the importer sees.
+        names
+            .wildcards
+            .iter()
+            .filter(|w| matches!(w, Target::Package(..) | Target::Symbol(..)))
+            .find_map(|w| self.member(w, name))
+            .or_else(|| {
+                let (kind, package) = own?;
+                self.outside_name(file, kind, &package, name)
+            })
     }
 
     /// In a flat namespace (C's program), a name no file of the package defines or binds at
@@ -891,11 +929,41 @@ impl Resolution<'_> {
                 }
             }
         }
+        self.parts = self.parts_of_types(&packages);
         self.packages = packages;
     }
 
-    /// A top-level definition of a package's files, if exactly one file defines the name
-    /// (test files only when `with_tests`).
+    /// The types a package's files declare in parts: a name every defining file declares as
+    /// a part.
+    fn parts_of_types(
+        &self,
+        packages: &HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
+    ) -> HashMap<(usize, usize), Vec<(usize, usize)>> {
+        let mut parts = HashMap::default();
+        for (name, files) in packages.values().flat_map(|p| p.values()).flatten() {
+            if files.len() < 2 {
+                continue;
+            }
+            let group: Vec<(usize, usize)> = files
+                .iter()
+                .filter_map(|&f| {
+                    let &s = self.names[f].children.get(&(None, name.clone()))?;
+                    self.files[f].extract.parts.contains(&s).then_some((f, s))
+                })
+                .collect();
+            if group.len() != files.len() {
+                continue;
+            }
+            for &part in &group {
+                let others = group.iter().copied().filter(|&p| p != part).collect();
+                parts.insert(part, others);
+            }
+        }
+        parts
+    }
+
+    /// A top-level definition of a package's files, if exactly one file defines the name or
+    /// every one defines a part of it (test files only when `with_tests`).
     fn package_definition(
         &self,
         kind: ModuleKind,
@@ -908,10 +976,11 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test);
         let &f = found.next()?;
-        if found.next().is_some() {
+        let &s = self.names[f].children.get(&(None, name.to_string()))?;
+        // A type declared in parts is named by its first part.
+        if found.next().is_some() && !self.parts.contains_key(&(f, s)) {
             return None;
         }
-        let &s = self.names[f].children.get(&(None, name.to_string()))?;
         Some(Target::Symbol(f, s))
     }
 

@@ -160,19 +160,65 @@ impl<'a, 'r> Types<'a, 'r> {
         None
     }
 
-    /// A member of the enclosing class or its bases named bare in a method, in a language that
-    /// puts members in scope (C++'s `handle()` in a method is `this->handle()`).
-    pub(super) fn own_member(
+    /// The classes a scope is inside, innermost first (a method declared outside its type is
+    /// inside that type).
+    fn enclosing_classes(&self, file: usize, scope: Option<usize>) -> Vec<(usize, usize)> {
+        let symbols = &self.r.files[file].extract.symbols;
+        let mut classes = Vec::new();
+        let mut current = scope;
+        while let Some(s) = current {
+            if symbols[s].kind.is_class_like() {
+                classes.push((file, s));
+            }
+            classes.extend(self.r.owner(file, s));
+            current = symbols[s].parent;
+        }
+        classes
+    }
+
+    /// What a bare call's name is in a language where class members need no `this.` (Java's
+    /// `save()`): a method of an enclosing class or its project bases, innermost first; an
+    /// inherited library method (`Outside`) when a hierarchy leaves the repository and nothing
+    /// else names it; `None` when no enclosing class answers.
+    pub(super) fn implicit_member(
         &self,
         file: usize,
         scope: Option<usize>,
         name: &str,
-    ) -> Option<Target> {
-        if !self.r.languages[file].members_in_scope {
-            return None;
+    ) -> Option<Known> {
+        let mut outside = false;
+        for class in self.enclosing_classes(file, scope) {
+            if let Some((mf, ms)) = self.method(class, name) {
+                return Some(Known::Is(Target::Symbol(mf, ms)));
+            }
+            outside |= self.inherits_outside(class);
         }
-        let class = self.enclosing_class(file, scope)?;
-        self.method(class, name).map(|(f, s)| Target::Symbol(f, s))
+        (outside && self.r.name(file, scope, name).is_none()).then_some(Known::Outside)
+    }
+
+    /// What a bare name holds as a field of an enclosing class (Java's `store.get()`):
+    /// `None` when no enclosing class binds or defines it, `Some(None)` when one does but what
+    /// it holds is unknown.
+    fn implicit_attribute(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        name: &str,
+        depth: usize,
+    ) -> Option<Option<Known>> {
+        self.enclosing_classes(file, scope)
+            .into_iter()
+            .find_map(|class| {
+                if self.foreign.contains(name) && self.has_attribute(class, name) {
+                    return Some(None);
+                }
+                self.attribute_at(class, name, depth)
+            })
+    }
+
+    /// Whether a name is one the file's language always defines (`str`, Java's `System`).
+    fn is_builtin(&self, file: usize, name: &str) -> bool {
+        self.r.languages[file].is_builtin(name)
     }
 
     /// Whether a name is the receiver of an enclosing method declared outside its type
@@ -348,12 +394,16 @@ impl<'a, 'r> Types<'a, 'r> {
     /// An instance of a declared class.
     /// An instance of a declared class; of a type outside the repository, its members are
     /// outside names (`r: sql.DB` makes `r.Query` `database/sql.DB.Query`).
+    /// A builtin type that nothing binds (`x: str`, `String s`) holds a builtin value.
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
-        match self.r.expression(file, at, class)? {
-            Target::Symbol(cf, cs) if self.r.files[cf].extract.symbols[cs].kind.is_class_like() => {
+        match self.r.expression(file, at, class) {
+            Some(Target::Symbol(cf, cs))
+                if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+            {
                 Some(Known::Instance(cf, cs))
             }
-            outside @ Target::External(_) => Some(Known::Is(outside)),
+            Some(outside @ Target::External(_)) => Some(Known::Is(outside)),
+            None if self.is_builtin(file, class) => Some(Known::Builtin),
             _ => None,
         }
     }
@@ -367,7 +417,10 @@ impl<'a, 'r> Types<'a, 'r> {
         callee: &str,
         depth: usize,
     ) -> Option<Known> {
-        let Some(known) = self.value_at(file, at, callee, depth + 1) else {
+        // A builtin's result is a builtin value only for those that make one (`dict()`, not
+        // `getattr()`).
+        let known = self.value_at(file, at, callee, depth + 1);
+        let Some(known) = known.filter(|k| *k != Known::Builtin) else {
             return self
                 .builtin_value(file, at, callee)
                 .then_some(Known::Builtin);
@@ -476,12 +529,15 @@ impl<'a, 'r> Types<'a, 'r> {
         if let Some(bound) = self.local_at(file, scope, name, depth) {
             return bound;
         }
-        if language.members_in_scope
-            && let Some(class) = self.enclosing_class(file, scope)
-            && let Some(member) = self.attribute_at(class, name, depth + 1)
+        if language.implicit_self
+            && let Some(known) = self.implicit_attribute(file, scope, name, depth)
         {
-            return member;
+            return known;
         }
-        self.r.name(file, scope, name).map(Known::Is)
+        match self.r.name(file, scope, name) {
+            Some(target) => Some(Known::Is(target)),
+            // `System.getenv()`, `str.join()`: a builtin that nothing binds.
+            None => self.is_builtin(file, name).then_some(Known::Builtin),
+        }
     }
 }

@@ -16,7 +16,9 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 const GRAMMARS: &[(&str, LanguageFn)] = &[
     ("c", tree_sitter_c::LANGUAGE),
     ("cpp", tree_sitter_cpp::LANGUAGE),
+    ("csharp", tree_sitter_c_sharp::LANGUAGE),
     ("go", tree_sitter_go::LANGUAGE),
+    ("java", tree_sitter_java::LANGUAGE),
     ("python", tree_sitter_python::LANGUAGE),
     ("rust", tree_sitter_rust::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
@@ -64,6 +66,9 @@ pub enum ModuleKind {
     /// `#include` paths beside the including file and in include roots; the program's names
     /// are one namespace (C, C++).
     Includes,
+    /// Namespaces each file declares (`package a.b;`, `namespace A.B`), wherever the file is
+    /// (Java, C#).
+    Namespaces,
 }
 
 /// One side-effect category's triggers.
@@ -107,11 +112,11 @@ struct LanguageTable {
     #[serde(default)]
     self_names: Vec<String>,
     #[serde(default)]
+    implicit_self: bool,
+    #[serde(default)]
     class_names: Vec<String>,
     #[serde(default)]
     constructors: Vec<String>,
-    #[serde(default)]
-    members_in_scope: bool,
     #[serde(default)]
     tests: TestsTable,
     #[serde(default)]
@@ -140,12 +145,12 @@ pub struct Language {
     pub roots_from: Vec<String>,
     pub source_roots: Vec<String>,
     pub self_names: Vec<String>,
+    /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
+    /// C#, C++): `save()` calls the class's method, `store.get()` reads its field.
+    pub implicit_self: bool,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     pub constructors: Vec<String>,
-    /// Whether a bare name in a method names the class's members first (C++: `handle()` is
-    /// `this->handle()`), rather than only through a self name (Python's `self.handle()`).
-    pub members_in_scope: bool,
     pub builtins: Vec<String>,
     /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
     pub builtin_values: Vec<String>,
@@ -316,9 +321,9 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         roots_from: config.roots_from,
         source_roots: config.source_roots,
         self_names: config.self_names,
+        implicit_self: config.implicit_self,
         class_names: config.class_names,
         constructors: config.constructors,
-        members_in_scope: config.members_in_scope,
         builtin_values: config.builtins.values,
         builtins: config.builtins.names,
         side_effects: config.side_effects,
@@ -418,6 +423,16 @@ mod tests {
         assert!(cpp.is_test_path("tests/helpers.h"));
         assert!(!cpp.is_test_to_run("tests/helpers.h"));
         assert!(!cpp.is_test_path("src/server.cpp"));
+        let java = registry.by_name("java").unwrap();
+        assert!(java.is_test_to_run("src/test/java/com/shop/AppTest.java"));
+        assert!(java.is_test_path("core/src/test/java/com/shop/Fixtures.java"));
+        assert!(!java.is_test_to_run("core/src/test/java/com/shop/Fixtures.java"));
+        assert!(!java.is_test_path("src/main/java/com/shop/App.java"));
+        let csharp = registry.by_name("csharp").unwrap();
+        assert_eq!(registry.for_path("src/App.cs").unwrap().name, "csharp");
+        assert!(csharp.is_test_to_run("Shop.Tests/StoreTests.cs"));
+        assert!(csharp.is_test_path("Shop.Tests/Helpers.cs"));
+        assert!(!csharp.is_test_path("Shop/Store.cs"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

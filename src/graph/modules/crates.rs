@@ -362,6 +362,7 @@ mod tests {
             files: FILES.iter().copied().enumerate().collect(),
             languages: Vec::new(),
             roots: roots.iter().collect(),
+            extracts: Default::default(),
         })
     }
 

@@ -122,6 +122,7 @@ mod tests {
             files: paths.iter().copied().enumerate().collect(),
             languages: Vec::new(),
             roots: Vec::new(),
+            extracts: Default::default(),
         })
         .resolve(from, spec)
     }

@@ -11,15 +11,20 @@
 //!   `super`, `self` and the workspace's crate names; std and dependencies outside;
 //! - `includes` — `#include` paths beside the including file and in the include roots above
 //!   it (C, C++); names are the program's: one namespace, the linker's.
+//! - `namespaces` — the package or namespace each file declares (Java, C#), wherever the file
+//!   is; a namespace's names are the top-level types of the files declaring it.
 
 mod crates;
 mod dotted;
 mod go;
 mod includes;
+mod namespaces;
 mod paths;
 
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::extract::FileExtract;
 use crate::languages::{Language, ModuleKind};
 
 /// What a name stands for.
@@ -99,6 +104,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Go => go::read_go_mod(name, text, dir),
         ModuleKind::Crate => crates::read_cargo_toml(name, text, dir),
         ModuleKind::Includes => None,
+        ModuleKind::Namespaces => None,
     }
 }
 
@@ -164,6 +170,9 @@ pub(super) struct SystemFiles<'a> {
     pub files: Vec<(usize, &'a str)>,
     pub languages: Vec<&'a Language>,
     pub roots: Vec<&'a Roots>,
+    /// What each file declares (its package, its definitions), for systems that index files
+    /// by declaration.
+    pub extracts: HashMap<usize, &'a FileExtract>,
 }
 
 /// Builds the module system of a kind over its files.
@@ -174,6 +183,7 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
         ModuleKind::Crate => Box::new(crates::CrateModules::new(input)),
         ModuleKind::Includes => Box::new(includes::IncludeModules::new(input)),
+        ModuleKind::Namespaces => Box::new(namespaces::Namespaces::new(input)),
     }
 }
 
