@@ -477,6 +477,40 @@ impl<'a> Extractor<'a> {
         false
     }
 
+    /// A name or member access as a dotted name: the language's separators (PHP's `\`, `->`,
+    /// `::`) read as `.`, a leading one (PHP's fully qualified `\App\User`) dropped, a member
+    /// prefix read as a member of `self` (Ruby's `@store.get` is `self.@store.get`), so the graph
+    /// resolves every language's names alike.
+    fn dotted<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if let (Some(prefix), Some(this)) = (
+            &self.language.member_prefix,
+            self.language.self_names.first(),
+        ) && text.starts_with(prefix.as_str())
+        {
+            return std::borrow::Cow::Owned(format!("{this}.{}", self.dotted_parts(text)));
+        }
+        self.dotted_parts(text)
+    }
+
+    fn dotted_parts<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        let separators = &self.language.separators;
+        if !separators.iter().any(|s| text.contains(s.as_str())) {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let mut text = text;
+        while let Some(rest) = separators
+            .iter()
+            .find_map(|s| text.strip_prefix(s.as_str()))
+        {
+            text = rest;
+        }
+        let mut dotted = text.to_string();
+        for separator in separators {
+            dotted = dotted.replace(separator.as_str(), ".");
+        }
+        std::borrow::Cow::Owned(dotted)
+    }
+
     /// Innermost definition containing a byte offset.
     fn scope_at(&self, byte: usize) -> Option<usize> {
         let end = self.spans.partition_point(|(start, _)| *start <= byte);
@@ -493,7 +527,7 @@ impl<'a> Extractor<'a> {
             let Some(statement) = c.get("import") else {
                 return;
             };
-            let text = |key: &str| c.get(key).map(|n| self.text(*n).to_string());
+            let text = |key: &str| c.get(key).map(|n| self.dotted(self.text(*n)).into_owned());
             let (module, whole_module) = if let Some(module) = text("import.module") {
                 (module, true)
             } else if let Some(from) = text("import.from").or_else(|| text("import.source")) {
@@ -531,7 +565,13 @@ impl<'a> Extractor<'a> {
                     // Kept: the first character, which tells a long string literal apart.
                     text.chars().take(1).chain(['…']).collect()
                 } else {
-                    text.split_whitespace().collect()
+                    let text: String = text.split_whitespace().collect();
+                    let text = self.dotted(&text).into_owned();
+                    if self.language.super_names.contains(&text) {
+                        "super".to_string()
+                    } else {
+                        text
+                    }
                 }
             });
             calls.push(Call {
@@ -555,6 +595,7 @@ impl<'a> Extractor<'a> {
                 return;
             };
             let expr: String = self.text(*base).split_whitespace().collect();
+            let expr = self.dotted(&expr);
             let expr = expr.split('<').next().unwrap_or_default().to_string();
             bases.push(Base { class: index, expr });
         });
@@ -617,7 +658,7 @@ impl Extractor<'_> {
             {
                 if let (Some(&symbol), Some(class)) = (
                     self.name_starts.get(&function.start_byte()),
-                    plain_type(self.text(*annotation)),
+                    plain_type(&self.dotted(self.text(*annotation))),
                 ) {
                     let property = c.contains_key("type.property");
                     let known = returns.entry(symbol).or_insert(Returns {
@@ -648,11 +689,13 @@ impl Extractor<'_> {
                 return;
             }
             let held = if let Some(annotation) = c.get("type.annotation") {
-                plain_type(self.text(*annotation)).map_or(Held::Unknown, Held::Declared)
+                plain_type(&self.dotted(self.text(*annotation)))
+                    .map_or(Held::Unknown, Held::Declared)
             } else if let Some(constructor) = c.get("type.constructor") {
                 let text: String = self.text(*constructor).split_whitespace().collect();
+                let text = self.dotted(&text);
                 if is_dotted_name(&text) {
-                    Held::Returned(text)
+                    Held::Returned(text.into_owned())
                 } else {
                     Held::Unknown
                 }
@@ -660,7 +703,7 @@ impl Extractor<'_> {
                 if LITERALS.contains(&value.kind()) {
                     Held::Builtin
                 } else {
-                    match value_of(self.text(*value)) {
+                    match value_of(&self.dotted(self.text(*value))) {
                         Some(held) => held,
                         // `None`: an optional value, no type of its own.
                         None => return,
@@ -855,7 +898,8 @@ fn plain_type(annotation: &str) -> Option<String> {
     is_dotted_name(text).then(|| text.to_string())
 }
 
-/// `name` or `a.b.Name`: identifiers joined by dots, nothing else.
+/// `name` or `a.b.Name`: identifiers joined by dots, nothing else (`$x` and `@x` are
+/// identifiers: PHP's variables, Ruby's instance variables).
 pub fn is_dotted_name(text: &str) -> bool {
     !text.is_empty()
         && !text.starts_with(|c: char| c.is_ascii_digit())
@@ -863,7 +907,7 @@ pub fn is_dotted_name(text: &str) -> bool {
             !part.is_empty()
                 && part
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '@')
         })
 }
 

@@ -82,7 +82,13 @@ pub(super) struct Resolution<'a> {
     /// Packages without a file of their own (Go's directories): name -> the files defining it
     /// at the top level, ascending.
     packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
+    /// The declarations of one class in a language with open classes (Ruby's reopened classes
+    /// and modules): each declaration -> every declaration of that class, itself included.
+    parts: HashMap<(usize, usize), Declarations>,
 }
+
+/// The declarations of one open class, as (file, symbol), shared by each of them.
+type Declarations = std::rc::Rc<Vec<(usize, usize)>>;
 
 /// Builds the whole graph of a repository from its parsed files.
 pub fn build(files: &[&SourceFile], roots: &[Roots]) -> (Graph, BuildStats) {
@@ -147,6 +153,7 @@ fn build_parts<'a>(
         methods: HashMap::default(),
         owners: HashMap::default(),
         packages: HashMap::default(),
+        parts: HashMap::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -156,6 +163,7 @@ fn build_parts<'a>(
         .map(|i| resolution.file_names(i, &mut builder))
         .collect();
     resolution.index_packages();
+    resolution.join_parts();
     resolution.attach_methods();
     builder.nodes_and_containment(files);
     builder.imports(&resolution);
@@ -343,6 +351,8 @@ impl Builder {
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
                     (Target::File(m), _) => *m,
+                    // A definition named from a package (PHP's `use App\Models\User`).
+                    (Target::Package(..), Some(Target::Symbol(sf, _))) => *sf,
                     (Target::Package(kind, package), None) => {
                         // A package directory (Go) is used as a whole: every file of it.
                         for &file in r.package_files(*kind, package) {
@@ -438,6 +448,22 @@ impl Builder {
             let language = r.languages[f];
             for call in &file.extract.calls {
                 let caller = Self::node_id(r.files, f, call.scope);
+                // Without a receiver, a language with implicit self calls a method of `self`
+                // first; one its class inherits from outside is an outside call if no name
+                // in sight binds it either.
+                let mut inherited = false;
+                if call.receiver.is_none() && language.implicit_self {
+                    match types.self_member(f, call.scope, &call.name) {
+                        Some(Known::Is(Target::Symbol(cf, cs))) => {
+                            self.stats.calls_resolved += 1;
+                            let callee = Self::node_id(r.files, cf, Some(cs));
+                            self.edge(EdgeKind::Calls, caller, callee, Some(call.line));
+                            continue;
+                        }
+                        Some(Known::Outside) => inherited = true,
+                        _ => {}
+                    }
+                }
                 let target = match call.receiver.as_deref() {
                     // `cls(…)` in a class method makes an instance of the class.
                     None if language.class_names.contains(&call.name) => types
@@ -497,6 +523,7 @@ impl Builder {
                         self.stats.calls_external += 1;
                         self.effect_of_call(f, call.scope, language, &name);
                     }
+                    _ if inherited => self.stats.calls_external += 1,
                     _ => self.stats.calls_unresolved += 1,
                 }
             }
@@ -717,7 +744,52 @@ impl Resolution<'_> {
         {
             return Some((file, c));
         }
-        self.methods.get(&(file, symbol, name.to_string())).copied()
+        if let Some(&method) = self.methods.get(&(file, symbol, name.to_string())) {
+            return Some(method);
+        }
+        self.parts(file, symbol)
+            .iter()
+            .filter(|&&part| part != (file, symbol))
+            .find_map(|&(pf, ps)| {
+                let &c = self.names[pf].children.get(&(Some(ps), name.to_string()))?;
+                Some((pf, c))
+            })
+    }
+
+    /// Every declaration of the class a class-like symbol declares (just itself, unless the
+    /// language's classes are open and it is declared again).
+    pub(super) fn parts(&self, file: usize, symbol: usize) -> &[(usize, usize)] {
+        self.parts
+            .get(&(file, symbol))
+            .map_or(&[], |parts| parts.as_slice())
+    }
+
+    /// Groups the declarations of each class of the languages with open classes: the same
+    /// qualified name in any file of the language is one class.
+    fn join_parts(&mut self) {
+        let mut by_name: BTreeMap<(&str, &str), Vec<(usize, usize)>> = BTreeMap::new();
+        for (f, file) in self.files.iter().enumerate() {
+            if !self.languages[f].open_classes {
+                continue;
+            }
+            for (s, symbol) in file.extract.symbols.iter().enumerate() {
+                if symbol.kind.is_class_like() && !symbol.qualname.contains('#') {
+                    by_name
+                        .entry((&self.languages[f].name, &symbol.qualname))
+                        .or_default()
+                        .push((f, s));
+                }
+            }
+        }
+        for declarations in by_name.into_values() {
+            if declarations.len() < 2 {
+                continue;
+            }
+            let shared = std::rc::Rc::new(declarations);
+            for &part in shared.iter() {
+                self.parts.insert(part, shared.clone());
+            }
+        }
     }
 
     /// The type a method declared in another file belongs to.
@@ -747,14 +819,21 @@ impl Resolution<'_> {
             {
                 return Some(Target::Symbol(file, child));
             }
+            if symbols[s].kind.is_class_like()
+                && self.languages[file].lexical_constants
+                && let Some((cf, cs)) = self.child(file, s, name)
+                && !self.files[cf].extract.symbols[cs].kind.is_callable()
+            {
+                return Some(Target::Symbol(cf, cs));
+            }
             current = symbols[s].parent;
         }
         self.top_level(file, name)
     }
 
     /// A module-level name of a file: its definitions, then its imports, then its own
-    /// package's (Go: the other files of its directory; a test file's names are seen only
-    /// from test files).
+    /// package's definitions and subpackages (Go: the other files of its directory; a test
+    /// file's names are seen only from test files), then the names every file sees.
     fn top_level(&self, file: usize, name: &str) -> Option<Target> {
         let names = &self.names[file];
         if let Some(&s) = names.children.get(&(None, name.to_string())) {
@@ -763,12 +842,16 @@ impl Resolution<'_> {
         if let Some(binding) = names.imports.get(name) {
             return self.resolve_binding(binding);
         }
-        match self.system(file).own_package(file)? {
-            Target::Package(kind, package) => {
-                self.package_definition(kind, &package, name, self.files[file].is_test)
+        let system = self.system(file);
+        if let Some(Target::Package(kind, package)) = system.own_package(file) {
+            let own = self
+                .package_definition(kind, &package, name, self.files[file].is_test)
+                .or_else(|| system.package_member(&package, name));
+            if own.is_some() || self.package_defines(kind, &package, name) {
+                return own;
             }
-            _ => None,
         }
+        system.global(name)
     }
 
     /// The files of a package without a file of its own (Go: its directory's).
@@ -799,6 +882,14 @@ impl Resolution<'_> {
         self.packages = packages;
     }
 
+    /// Whether any file of a package defines a name at the top level.
+    fn package_defines(&self, kind: ModuleKind, package: &str, name: &str) -> bool {
+        self.packages
+            .get(&kind)
+            .and_then(|packages| packages.get(package))
+            .is_some_and(|names| names.contains_key(name))
+    }
+
     /// A top-level definition of a package's files, if exactly one file defines the name
     /// (test files only when `with_tests`).
     fn package_definition(
@@ -813,10 +904,15 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test);
         let &f = found.next()?;
-        if found.next().is_some() {
-            return None;
-        }
         let &s = self.names[f].children.get(&(None, name.to_string()))?;
+        // Another file defining the name makes it ambiguous, unless both declare one class.
+        let parts = self.parts(f, s);
+        for &other in found {
+            let declared = self.names[other].children.get(&(None, name.to_string()));
+            if !declared.is_some_and(|&os| parts.contains(&(other, os))) {
+                return None;
+            }
+        }
         Some(Target::Symbol(f, s))
     }
 

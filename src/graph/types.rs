@@ -127,6 +127,8 @@ impl<'a, 'r> Types<'a, 'r> {
             if let Some(bases) = self.bases.get(&c) {
                 stack.extend(bases.iter().rev());
             }
+            // The other declarations of an open class, with their bases.
+            stack.extend(self.r.parts(c.0, c.1).iter().rev());
         }
         order
     }
@@ -150,6 +152,18 @@ impl<'a, 'r> Types<'a, 'r> {
             current = symbols[s].parent;
         }
         None
+    }
+
+    /// What a call without a receiver names on `self` (languages with implicit self): a method
+    /// of the enclosing class or its bases, or a member it inherits from outside.
+    pub(super) fn self_member(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        name: &str,
+    ) -> Option<Known> {
+        let (cf, cs) = self.enclosing_class(file, scope)?;
+        self.member(Known::Instance(cf, cs), name)
     }
 
     /// Whether a name is the receiver of an enclosing method declared outside its type

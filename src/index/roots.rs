@@ -25,11 +25,27 @@ pub fn is_config(name: &str) -> bool {
     !systems_reading(name).is_empty()
 }
 
+/// A config larger than this is not read: real ones are kilobytes, and a hostile one must not
+/// take the index's memory.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// The text of a config, if it is readable text within the size limit.
+fn read_bounded(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= MAX_CONFIG_BYTES).then_some(text)
+}
+
 /// The roots of every readable config (repository-relative paths).
 pub fn read(root: &Path, configs: &[String]) -> Vec<Roots> {
     let mut roots = Vec::new();
     for config in configs {
-        let Ok(text) = std::fs::read_to_string(root.join(config)) else {
+        let Some(text) = read_bounded(&root.join(config)) else {
             continue;
         };
         let (dir, name) = config.rsplit_once('/').unwrap_or(("", config));
@@ -48,6 +64,7 @@ mod tests {
     fn configs_are_named_by_the_languages() {
         assert!(is_config("tsconfig.json"));
         assert!(is_config("go.mod"));
+        assert!(is_config("composer.json"));
         assert!(!is_config("package.json"));
     }
 

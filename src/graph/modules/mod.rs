@@ -7,10 +7,17 @@
 //!   files, `baseUrl`/`paths` aliases from `tsconfig.json`;
 //! - `go` — package directories named by the `go.mod` module path; a package's names are
 //!   every definition of its directory's files.
+//! - `psr4` — PHP namespaces mapped to directories by `composer.json` PSR-4 prefixes; a
+//!   namespace's names are every definition of its directory's files, and `require` of a
+//!   literal path names a file.
+//! - `require` — Ruby's `require_relative` paths and `require` names on `lib/` load paths;
+//!   constants are global: every file sees every file's top-level classes and modules.
 
 mod dotted;
 mod go;
 mod paths;
+mod psr4;
+mod require;
 
 use serde::{Deserialize, Serialize};
 
@@ -91,6 +98,8 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Dotted => None,
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
+        ModuleKind::Psr4 => psr4::read_composer(name, text, dir),
+        ModuleKind::Require => None,
     }
 }
 
@@ -136,6 +145,13 @@ pub(super) trait ModuleSystem {
     fn own_package(&self, _file: usize) -> Option<Target> {
         None
     }
+
+    /// A name every file sees without importing it and no file defines (PHP: a namespace's
+    /// first part, which a fully qualified `\App\Models\User` starts from; Ruby: an outside
+    /// constant).
+    fn global(&self, _name: &str) -> Option<Target> {
+        None
+    }
 }
 
 /// The files of one module system, as (file index, path), and what its languages say.
@@ -151,6 +167,8 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Dotted => Box::new(dotted::DottedModules::new(&input)),
         ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
+        ModuleKind::Psr4 => Box::new(psr4::Psr4Modules::new(input)),
+        ModuleKind::Require => Box::new(require::RequireModules::new(input)),
     }
 }
 
