@@ -906,10 +906,15 @@ impl Resolution<'_> {
         let &f = found.next()?;
         let &s = self.names[f].children.get(&(None, name.to_string()))?;
         // Another file defining the name makes it ambiguous, unless both declare one class.
-        let parts = self.parts(f, s);
+        let parts = self.parts.get(&(f, s));
         for &other in found {
-            let declared = self.names[other].children.get(&(None, name.to_string()));
-            if !declared.is_some_and(|&os| parts.contains(&(other, os))) {
+            let same_class = self.names[other]
+                .children
+                .get(&(None, name.to_string()))
+                .and_then(|&os| self.parts.get(&(other, os)))
+                .zip(parts)
+                .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours));
+            if !same_class {
                 return None;
             }
         }

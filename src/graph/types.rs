@@ -124,11 +124,12 @@ impl<'a, 'r> Types<'a, 'r> {
             if order.len() == MOST {
                 break;
             }
+            // The other declarations of an open class, with their bases, after the bases of
+            // this one (a module reopened in many files must not crowd its bases out).
+            stack.extend(self.r.parts(c.0, c.1).iter().rev());
             if let Some(bases) = self.bases.get(&c) {
                 stack.extend(bases.iter().rev());
             }
-            // The other declarations of an open class, with their bases.
-            stack.extend(self.r.parts(c.0, c.1).iter().rev());
         }
         order
     }
