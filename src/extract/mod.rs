@@ -804,6 +804,8 @@ const LITERALS: &[&str] = &[
     "raw_string_literal",
     "int_literal",
     "float_literal",
+    "boolean",
+    "encapsed_string",
 ];
 
 /// Whether an expression's text is a string, list or number literal as a whole (a string cut

@@ -440,3 +440,50 @@ fn receiver_types_keep_names_that_start_with_mut() {
     assert_eq!(receiver_type("* Server [T]").as_deref(), Some("Server"));
     assert_eq!(receiver_type("pkg.Server").as_deref(), Some("Server"));
 }
+
+#[test]
+fn separators_and_member_prefixes_make_names_dotted() {
+    check(
+        "php",
+        r#"<?php
+use App\Models\{User, Post as Article};
+class Invoice extends \App\Base {
+    private ?Store $store;
+    public function pay() {
+        parent::boot();
+        \App\Models\User::find(1);
+        $this->store->get();
+        $this->paid = true;
+    }
+}
+"#,
+        "def class Invoice L3-11
+         def method Invoice.pay L5-10
+         import L2 <module> App.Models name=User
+         import L2 <module> App.Models name=Post as=Article
+         call L6 Invoice.pay super.boot
+         call L7 Invoice.pay App.Models.User.find
+         call L8 Invoice.pay $this.store.get
+         base Invoice <- App.Base
+         write L9 Invoice.pay paid
+         type attr Invoice.store : Store
+         type attr Invoice.paid = builtin",
+    );
+    check(
+        "ruby",
+        r#"class Cart < Shop::Base
+  def add
+    @store.write(Storage::Disk.new)
+    @total = 1
+  end
+end
+"#,
+        "def class Cart L1-6
+         def method Cart.add L2-5
+         call L3 Cart.add self.@store.write
+         call L3 Cart.add Storage.Disk new
+         base Cart <- Shop.Base
+         write L4 Cart.add @total
+         type attr Cart.@total = builtin",
+    );
+}
