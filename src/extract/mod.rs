@@ -2,6 +2,7 @@
 //! by a language's queries. Never fails: what could not be read is reported as a diagnostic.
 
 use crate::tokens::truncate;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -183,6 +184,15 @@ pub struct FileExtract {
     pub types: Vec<TypeHint>,
     #[serde(default)]
     pub returns: Vec<Returns>,
+    /// The packages or namespaces the file declares (`package a.b;`, `namespace A.B`), in
+    /// source order: where its top-level definitions live for a module system that indexes
+    /// files by declaration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// Types declared in parts that other files may continue (C#'s `partial class`): indexes
+    /// into `symbols`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<usize>,
     /// The [`VERSION`] of the extractor that made this: other versions are re-parsed.
     #[serde(default)]
     pub version: u32,
@@ -321,6 +331,7 @@ impl<'a> Extractor<'a> {
     fn definitions(&mut self) {
         let mut found: Vec<Definition> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut partial = std::collections::HashSet::new();
         self.for_each_match(&self.language.queries.definitions, |captures| {
             let Some((kind, node)) = captures
                 .iter()
@@ -328,6 +339,9 @@ impl<'a> Extractor<'a> {
             else {
                 return;
             };
+            if captures.contains_key("partial") {
+                partial.insert(node.start_byte());
+            }
             let Some(name) = captures.get("name") else {
                 return;
             };
@@ -380,6 +394,9 @@ impl<'a> Extractor<'a> {
             self.out.symbols.push(definition.symbol);
             stack.push(index);
         }
+        self.out.parts = (0..self.spans.len())
+            .filter(|&i| partial.contains(&self.spans[i].0))
+            .collect();
         self.attach_receivers();
         self.qualify();
     }
@@ -481,34 +498,18 @@ impl<'a> Extractor<'a> {
     /// `::`) read as `.`, a leading one (PHP's fully qualified `\App\User`) dropped, a member
     /// prefix read as a member of `self` (Ruby's `@store.get` is `self.@store.get`), so the graph
     /// resolves every language's names alike.
-    fn dotted<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+    fn dotted<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if let (Some(prefix), Some(this)) = (
             &self.language.member_prefix,
             self.language.self_names.first(),
         ) && text.starts_with(prefix.as_str())
         {
-            return std::borrow::Cow::Owned(format!("{this}.{}", self.dotted_parts(text)));
+            return Cow::Owned(format!(
+                "{this}.{}",
+                dotted(text, &self.language.separators)
+            ));
         }
-        self.dotted_parts(text)
-    }
-
-    fn dotted_parts<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        let separators = &self.language.separators;
-        if !separators.iter().any(|s| text.contains(s.as_str())) {
-            return std::borrow::Cow::Borrowed(text);
-        }
-        let mut text = text;
-        while let Some(rest) = separators
-            .iter()
-            .find_map(|s| text.strip_prefix(s.as_str()))
-        {
-            text = rest;
-        }
-        let mut dotted = text.to_string();
-        for separator in separators {
-            dotted = dotted.replace(separator.as_str(), ".");
-        }
-        std::borrow::Cow::Owned(dotted)
+        dotted(text, &self.language.separators)
     }
 
     /// Innermost definition containing a byte offset.
@@ -523,15 +524,29 @@ impl<'a> Extractor<'a> {
 
     fn imports(&mut self) {
         let mut imports = Vec::new();
+        let mut packages = Vec::new();
         self.for_each_match(&self.language.queries.imports, |c| {
+            if let Some(package) = c.get("package") {
+                packages.push(self.text(*package).split_whitespace().collect());
+                return;
+            }
             let Some(statement) = c.get("import") else {
                 return;
             };
+            let item = ["import.name", "import.self", "import.wildcard"]
+                .iter()
+                .find_map(|key| c.get(key));
             let text = |key: &str| c.get(key).map(|n| self.dotted(self.text(*n)).into_owned());
             let (module, whole_module) = if let Some(module) = text("import.module") {
                 (module, true)
             } else if let Some(from) = text("import.from").or_else(|| text("import.source")) {
                 (from, false)
+            } else if let (Some(group), Some(item)) = (c.get("import.group"), item) {
+                let path = grouped_path(
+                    &self.source[group.start_byte()..item.start_byte()],
+                    &self.language.separators,
+                );
+                (path, c.contains_key("import.self"))
             } else {
                 return;
             };
@@ -551,6 +566,7 @@ impl<'a> Extractor<'a> {
         });
         imports.dedup();
         self.out.imports = imports;
+        self.out.packages = packages;
     }
 
     fn calls(&mut self) {
@@ -614,11 +630,7 @@ impl<'a> Extractor<'a> {
             {
                 return;
             }
-            let in_constructor = scope.is_some_and(|s| {
-                let symbol = &self.out.symbols[s];
-                symbol.kind == SymbolKind::Method
-                    && self.language.constructors.contains(&symbol.name)
-            });
+            let in_constructor = scope.is_some_and(|s| self.is_constructor(s));
             if in_constructor {
                 return;
             }
@@ -633,6 +645,20 @@ impl<'a> Extractor<'a> {
 }
 
 impl Extractor<'_> {
+    /// Whether a symbol is a constructor: a method the language names so (`__init__`), or one
+    /// named as its class or the type it is declared for (Java, C#, C++ out of line).
+    fn is_constructor(&self, symbol: usize) -> bool {
+        let symbol = &self.out.symbols[symbol];
+        let class = match (&symbol.receiver, symbol.parent) {
+            (Some(receiver), _) => Some(receiver.type_name.as_str()),
+            (None, Some(p)) => Some(self.out.symbols[p].name.as_str()),
+            (None, None) => None,
+        };
+        symbol.kind == SymbolKind::Method
+            && (self.language.constructors.contains(&symbol.name)
+                || class == Some(symbol.name.as_str()))
+    }
+
     /// The nearest class enclosing a scope.
     fn class_of(&self, scope: Option<usize>) -> Option<usize> {
         let mut current = scope;
@@ -806,6 +832,10 @@ const LITERALS: &[&str] = &[
     "float_literal",
     "boolean",
     "encapsed_string",
+    "string_literal",
+    "integer_literal",
+    "boolean_literal",
+    "char_literal",
 ];
 
 /// Whether an expression's text is a string, list or number literal as a whole (a string cut
@@ -898,6 +928,46 @@ fn plain_type(annotation: &str) -> Option<String> {
         }
     }
     is_dotted_name(text).then(|| text.to_string())
+}
+
+/// The module of an item in a use tree, from the tree's start to the item (`a::{b::{c, `):
+/// groups (`{`, `,`, `}`) collapse to the path that leads to the item, the language's
+/// separators (`::`, `\\`) become dots (`a.b`).
+fn grouped_path(text: &str, separators: &[String]) -> String {
+    let mut open: Vec<String> = Vec::new();
+    let mut path = String::new();
+    for c in text.chars() {
+        match c {
+            '{' => open.push(path.clone()),
+            ',' => path = open.last().cloned().unwrap_or_default(),
+            '}' => {
+                open.pop();
+            }
+            c if c.is_whitespace() => {}
+            c => path.push(c),
+        }
+    }
+    dotted(&path, separators).trim_matches('.').to_string()
+}
+
+/// A name with the language's separators read as `.`, leading ones dropped (PHP's fully
+/// qualified `\App\User`, C++'s `::printf`).
+fn dotted<'t>(text: &'t str, separators: &[String]) -> Cow<'t, str> {
+    if !separators.iter().any(|s| text.contains(s.as_str())) {
+        return Cow::Borrowed(text);
+    }
+    let mut text = text;
+    while let Some(rest) = separators
+        .iter()
+        .find_map(|s| text.strip_prefix(s.as_str()))
+    {
+        text = rest;
+    }
+    let mut dotted = text.to_string();
+    for separator in separators {
+        dotted = dotted.replace(separator.as_str(), ".");
+    }
+    Cow::Owned(dotted)
 }
 
 /// `name` or `a.b.Name`: identifiers joined by dots, nothing else (`$x` and `@x` are

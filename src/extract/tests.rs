@@ -487,3 +487,94 @@ end
          type attr Cart.@total = builtin",
     );
 }
+
+#[test]
+fn use_trees_collapse_to_the_path_of_each_item() {
+    let rust = &Registry::get().by_name("rust").unwrap().separators;
+    let grouped_path = |text| super::grouped_path(text, rust);
+    assert_eq!(grouped_path("crate::store::"), "crate.store");
+    assert_eq!(
+        grouped_path("crate::{graph::Graph, store::{self, "),
+        "crate.store"
+    );
+    assert_eq!(grouped_path("a::{b::{c, d}, e::{"), "a.e");
+    assert_eq!(grouped_path("::std::"), "std");
+    assert_eq!(grouped_path("super::"), "super");
+    let php = &Registry::get().by_name("php").unwrap().separators;
+    assert_eq!(super::grouped_path("App\\{Models\\", php), "App.Models");
+}
+
+#[test]
+fn rust_impls_use_trees_paths_and_writes() {
+    check(
+        "rust",
+        r#"use crate::{store::{self, Store as Db}, shapes::*};
+mod close;
+
+pub struct Server { store: Db, hits: u32 }
+
+impl Server {
+    pub fn new(store: Db) -> Self { Self { store, hits: 0 } }
+    fn handle(&mut self) -> Result<u32, String> { self.hits += 1; self.store.get(); store::open(); Ok(self.hits) }
+}
+
+impl Shape for Circle {
+    fn area(&self) -> f64 { let s = Circle::new().unwrap(); super::pi() + s.r }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::{self as f};
+    fn helper() { self::inner::run(); }
+}
+"#,
+        "
+        def class Server L4-4
+        def method Server.new L7-7
+        def method Server.handle L8-8
+        def method Circle.area L12-12
+        def function helper L19-19
+        import L1 <module> crate.store whole
+        import L1 <module> crate.store name=Store as=Db
+        import L1 <module> crate.shapes *
+        import L2 <module> close whole
+        import L18 <module> std.fs as=f whole
+        call L8 Server.handle self.store.get
+        call L8 Server.handle store.open
+        call L8 Server.handle Ok
+        call L12 Circle.area Circle.new
+        call L12 Circle.area Circle.new().unwrap
+        call L12 Circle.area super.pi
+        call L19 helper inner.run
+        base Circle.area <- Shape
+        write L8 Server.handle hits
+        type attr Server.store : Db
+        type attr Server.hits : u32
+        type Server.new.store : Db
+        type Circle.area.s = Circle.new()
+        returns Server.new -> Server
+        returns Server.handle -> u32
+        returns Circle.area -> f64
+        ",
+    );
+}
+
+#[test]
+fn declared_namespaces_types_in_parts_and_constructors_named_as_their_class() {
+    let registry = Registry::get();
+    let java = extract(
+        registry.by_name("java").unwrap(),
+        "package com.shop;\nclass A {\n  A() { this.x = 1; }\n  void m() { this.x = 2; }\n}\n",
+    );
+    assert_eq!(java.packages, ["com.shop"]);
+    let writes: Vec<u32> = java.mutations.iter().map(|m| m.line).collect();
+    assert_eq!(writes, [4], "a constructor's writes are not state writes");
+    let csharp = extract(
+        registry.by_name("csharp").unwrap(),
+        "namespace Shop.Web;\npublic partial class App { }\ninternal sealed class Other { }\n",
+    );
+    assert_eq!(csharp.packages, ["Shop.Web"]);
+    assert_eq!(csharp.parts, [0]);
+    assert_eq!(csharp.symbols.len(), 2);
+}

@@ -82,12 +82,14 @@ pub(super) struct Resolution<'a> {
     /// Packages without a file of their own (Go's directories): name -> the files defining it
     /// at the top level, ascending.
     packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
-    /// The declarations of one class in a language with open classes (Ruby's reopened classes
-    /// and modules): each declaration -> every declaration of that class, itself included.
+    /// The declarations of one class, where a class is declared more than once: C#'s
+    /// `partial class` parts across a namespace's files, Ruby's reopened classes and modules.
+    /// Each declaration -> every declaration of that class, itself included; a member of one
+    /// is a member of all (no edge: they are one class).
     parts: HashMap<(usize, usize), Declarations>,
 }
 
-/// The declarations of one open class, as (file, symbol), shared by each of them.
+/// The declarations of one class, as (file, symbol), shared by each of them.
 type Declarations = std::rc::Rc<Vec<(usize, usize)>>;
 
 /// Builds the whole graph of a repository from its parsed files.
@@ -133,12 +135,14 @@ fn build_parts<'a>(
                     .iter()
                     .filter(|r| r.system == language.module_system)
                     .collect(),
+                extracts: HashMap::default(),
             });
         input.languages.push(language);
     }
     for (i, file) in files.iter().enumerate() {
         if let Some(input) = inputs.get_mut(&languages[i].module_system) {
             input.files.push((i, file.path.as_str()));
+            input.extracts.insert(i, &file.extract);
         }
     }
     let mut resolution = Resolution {
@@ -350,10 +354,12 @@ impl Builder {
                 let member = import.name.as_ref().and_then(|n| r.member(module, n));
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
-                    (Target::File(m), _) => *m,
-                    // A definition named from a package (PHP's `use App\Models\User`).
+                    // A type's file (a static import from a type: Java's `import static a.B.m`).
+                    (Target::File(m) | Target::Symbol(m, _), _) => *m,
+                    // A definition imported from a package (Java's `import a.b.C`, PHP's
+                    // `use App\Models\User`): the file defining it.
                     (Target::Package(..), Some(Target::Symbol(sf, _))) => *sf,
-                    (Target::Package(kind, package), None) => {
+                    (Target::Package(kind, package), None) if import.name.is_none() => {
                         // A package directory (Go) is used as a whole: every file of it.
                         for &file in r.package_files(*kind, package) {
                             if r.files[file].is_test {
@@ -397,39 +403,47 @@ impl Builder {
         }
     }
 
+    /// INHERITS edges and every class's resolved bases. A base recorded on a method (Rust's
+    /// `impl Trait for Type` names its functions) is the base of the type the method is
+    /// attached to, wherever that type is declared; each is counted once per type.
     fn inheritance(&mut self, r: &Resolution) {
+        let mut seen: HashSet<(usize, usize, &str)> = HashSet::default();
         for (f, file) in r.files.iter().enumerate() {
             for base in &file.extract.bases {
+                // An impl for a type outside the repository has no class here to inherit.
+                let Some((cf, class)) = r.implementer(f, base.class) else {
+                    continue;
+                };
+                if !seen.insert((cf, class, base.expr.as_str())) {
+                    continue;
+                }
                 let scope = file.extract.symbols[base.class].parent;
                 match r.expression(f, scope, &base.expr) {
                     Some(Target::Symbol(bf, bs))
                         if r.files[bf].extract.symbols[bs].kind.is_class_like() =>
                     {
                         self.stats.bases_resolved += 1;
-                        self.bases
-                            .entry((f, base.class))
-                            .or_default()
-                            .push((bf, bs));
-                        if !self.wants(f) {
+                        self.bases.entry((cf, class)).or_default().push((bf, bs));
+                        if !self.wants(cf) {
                             // Bases of every class are needed to resolve methods.
                             continue;
                         }
                         let line = file.extract.symbols[base.class].start_line;
                         self.edge(
                             EdgeKind::Inherits,
-                            Self::node_id(r.files, f, Some(base.class)),
+                            Self::node_id(r.files, cf, Some(class)),
                             Self::node_id(r.files, bf, Some(bs)),
                             Some(line),
                         );
                     }
                     Some(Target::External(_)) => {
                         self.stats.bases_external += 1;
-                        self.outside_bases.insert((f, base.class));
+                        self.outside_bases.insert((cf, class));
                     }
                     // A builtin value type (`dict`), not `object`: its methods are known.
                     None if r.languages[f].builtin_values.contains(&base.expr) => {
                         self.stats.bases_external += 1;
-                        self.outside_bases.insert((f, base.class));
+                        self.outside_bases.insert((cf, class));
                     }
                     _ => self.stats.bases_unresolved += 1,
                 }
@@ -448,28 +462,18 @@ impl Builder {
             let language = r.languages[f];
             for call in &file.extract.calls {
                 let caller = Self::node_id(r.files, f, call.scope);
-                // Without a receiver, a language with implicit self calls a method of `self`
-                // first; one its class inherits from outside is an outside call if no name
-                // in sight binds it either.
-                let mut inherited = false;
-                if call.receiver.is_none() && language.implicit_self {
-                    match types.self_member(f, call.scope, &call.name) {
-                        Some(Known::Is(Target::Symbol(cf, cs))) => {
-                            self.stats.calls_resolved += 1;
-                            let callee = Self::node_id(r.files, cf, Some(cs));
-                            self.edge(EdgeKind::Calls, caller, callee, Some(call.line));
-                            continue;
-                        }
-                        Some(Known::Outside) => inherited = true,
-                        _ => {}
-                    }
-                }
                 let target = match call.receiver.as_deref() {
                     // `cls(…)` in a class method makes an instance of the class.
                     None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
                         .map(|(cf, c)| Target::Symbol(cf, c)),
-                    None => match types.local(f, call.scope, &call.name) {
+                    None => match types.local(f, call.scope, &call.name).or_else(|| {
+                        // `save()` inside a class of a language without `this.` (Java, C#).
+                        (language.implicit_self && !call.is_new)
+                            .then(|| types.implicit_member(f, call.scope, &call.name))
+                            .flatten()
+                            .map(Some)
+                    }) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
                         Some(Some(Known::Outside)) => {
@@ -477,6 +481,7 @@ impl Builder {
                             continue;
                         }
                         Some(_) => None,
+                        // `new Store()` in a method of Store makes a Store, as anywhere.
                         None => match r.name(f, call.scope, &call.name) {
                             Some(t) => Some(t),
                             None if language.is_builtin(&call.name) => {
@@ -487,7 +492,11 @@ impl Builder {
                             None => None,
                         },
                     },
-                    Some(receiver) if receiver == "super" || receiver.starts_with("super(") => {
+                    // Python's `super()`, TypeScript's `super`; Rust's `super::f()` is a path.
+                    Some(receiver)
+                        if (receiver == "super" || receiver.starts_with("super("))
+                            && r.system(f).path_root(f, receiver).is_none() =>
+                    {
                         types
                             .enclosing_class(f, call.scope)
                             .and_then(|c| {
@@ -504,6 +513,9 @@ impl Builder {
                         Some(Known::Is(target)) => Some(target),
                         Some(Known::Builtin) => {
                             self.stats.calls_builtin += 1;
+                            // `System.getenv()`: a builtin type's function, by its written name.
+                            let name = format!("{receiver}.{}", call.name);
+                            self.effect_of_call(f, call.scope, language, &name);
                             continue;
                         }
                         Some(Known::Outside) => {
@@ -523,7 +535,6 @@ impl Builder {
                         self.stats.calls_external += 1;
                         self.effect_of_call(f, call.scope, language, &name);
                     }
-                    _ if inherited => self.stats.calls_external += 1,
                     _ => self.stats.calls_unresolved += 1,
                 }
             }
@@ -561,12 +572,14 @@ impl Builder {
             let language = r.languages[f];
             for import in &file.extract.imports {
                 let module = import.module.trim_start_matches("node:");
+                // An imported name counts as itself too: `import java.io.File` is `java.io.File`.
+                let named = import.name.as_ref().map(|n| format!("{module}.{n}"));
                 for (category, rule) in &language.side_effects {
-                    if rule
-                        .modules
-                        .iter()
-                        .any(|m| dotted_within(module, m) || m == &import.module)
-                    {
+                    if rule.modules.iter().any(|m| {
+                        dotted_within(module, m)
+                            || m == &import.module
+                            || named.as_deref().is_some_and(|n| dotted_within(n, m))
+                    }) {
                         self.effects
                             .entry((f, None))
                             .or_default()
@@ -622,7 +635,9 @@ impl Resolution<'_> {
     fn module_of(&self, file: usize, import: &Import, builder: &mut Builder) -> Option<Target> {
         let target = self.system(file).resolve(file, &import.module);
         match &target {
-            Some(Target::File(_) | Target::Package(..)) => builder.stats.imports_internal += 1,
+            Some(Target::File(_) | Target::Package(..) | Target::Symbol(..)) => {
+                builder.stats.imports_internal += 1
+            }
             Some(Target::External(module)) => {
                 builder.stats.imports_external += 1;
                 let top = self.system(file).external_name(module).to_string();
@@ -635,7 +650,7 @@ impl Resolution<'_> {
                 );
                 builder.externals.insert(top);
             }
-            Some(Target::Symbol(..)) | None => builder.stats.imports_unresolved += 1,
+            None => builder.stats.imports_unresolved += 1,
         }
         target
     }
@@ -711,6 +726,7 @@ impl Resolution<'_> {
     fn attach_methods(&mut self) {
         let mut methods = HashMap::default();
         let mut owners = HashMap::default();
+        let mut unattached = Vec::new();
         for (f, file) in self.files.iter().enumerate() {
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
                 let Some(receiver) = &symbol.receiver else {
@@ -719,20 +735,51 @@ impl Resolution<'_> {
                 if symbol.parent.is_some() || symbol.qualname.contains('#') {
                     continue;
                 }
-                let Some(Target::Symbol(tf, ts)) = self.top_level(f, &receiver.type_name) else {
-                    continue;
+                let owner = match self.top_level(f, &receiver.type_name) {
+                    Some(Target::Symbol(tf, ts))
+                        if self.files[tf].extract.symbols[ts].kind.is_class_like() =>
+                    {
+                        (tf, ts)
+                    }
+                    _ => {
+                        unattached.push((f, symbol.name.clone()));
+                        continue;
+                    }
                 };
-                if !self.files[tf].extract.symbols[ts].kind.is_class_like() {
-                    continue;
-                }
                 methods
-                    .entry((tf, ts, symbol.name.clone()))
+                    .entry((owner.0, owner.1, symbol.name.clone()))
                     .or_insert((f, s));
-                owners.insert((f, s), (tf, ts));
+                owners.insert((f, s), owner);
             }
         }
         self.methods = methods;
         self.owners = owners;
+        self.count_unattached(unattached);
+    }
+
+    /// In a flat namespace, a definition qualified by what is no class of the repository (C++'s
+    /// `int store::open() {…}`, a namespace's function) is not bound by its name, but it makes
+    /// a same-named definition elsewhere ambiguous and is no outside name.
+    fn count_unattached(&mut self, unattached: Vec<(usize, String)>) {
+        for (f, name) in unattached {
+            let Some(Target::Package(kind, package)) = self.system(f).own_package(f) else {
+                continue;
+            };
+            if !self.system_of(kind).undefined_is_outside(&name) {
+                continue;
+            }
+            let files = self
+                .packages
+                .entry(kind)
+                .or_default()
+                .entry(package)
+                .or_default()
+                .entry(name)
+                .or_default();
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
     }
 
     /// A definition inside a class (or any definition), or a method attached to it from
@@ -756,8 +803,8 @@ impl Resolution<'_> {
             })
     }
 
-    /// Every declaration of the class a class-like symbol declares (just itself, unless the
-    /// language's classes are open and it is declared again).
+    /// Every declaration of the class a class-like symbol declares, itself included; none
+    /// unless the class is declared more than once (C#'s parts, Ruby's reopened classes).
     pub(super) fn parts(&self, file: usize, symbol: usize) -> &[(usize, usize)] {
         self.parts
             .get(&(file, symbol))
@@ -782,13 +829,30 @@ impl Resolution<'_> {
             }
         }
         for declarations in by_name.into_values() {
-            if declarations.len() < 2 {
-                continue;
+            if declarations.len() > 1 {
+                self.join(declarations);
             }
-            let shared = std::rc::Rc::new(declarations);
-            for &part in shared.iter() {
-                self.parts.insert(part, shared.clone());
-            }
+        }
+    }
+
+    /// Makes declarations one class: each shares the list of all of them.
+    fn join(&mut self, declarations: Vec<(usize, usize)>) {
+        let shared = std::rc::Rc::new(declarations);
+        for &part in shared.iter() {
+            self.parts.insert(part, shared.clone());
+        }
+    }
+
+    /// The class a base recorded on a definition belongs to: the definition itself, or for a
+    /// method the type it is declared in or attached to.
+    fn implementer(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
+        let symbols = &self.files[file].extract.symbols;
+        if !symbols[symbol].kind.is_callable() {
+            return Some((file, symbol));
+        }
+        match symbols[symbol].parent {
+            Some(p) if symbols[p].kind.is_class_like() => Some((file, p)),
+            _ => self.owner(file, symbol),
         }
     }
 
@@ -842,16 +906,52 @@ impl Resolution<'_> {
         if let Some(binding) = names.imports.get(name) {
             return self.resolve_binding(binding);
         }
-        let system = self.system(file);
-        if let Some(Target::Package(kind, package)) = system.own_package(file) {
-            let own = self
-                .package_definition(kind, &package, name, self.files[file].is_test)
-                .or_else(|| system.package_member(&package, name));
-            if own.is_some() || self.package_defines(kind, &package, name) {
-                return own;
-            }
+        let own = match self.system(file).own_package(file) {
+            Some(Target::Package(kind, package)) => Some((kind, package)),
+            _ => None,
+        };
+        // The file's own package: its definitions, then its sub-packages (PHP's `Models\User`
+        // inside `namespace App`).
+        if let Some((kind, package)) = &own
+            && let Some(found) = self
+                .package_definition(*kind, package, name, self.files[file].is_test)
+                .or_else(|| self.system(file).package_member(package, name))
+        {
+            return Some(found);
         }
-        system.global(name)
+        // Where a path can start (Rust's `crate` and crates, PHP's root namespaces): after
+        // the package's own names, which a root's name does not hide.
+        if let Some(root) = self.system(file).path_root(file, name) {
+            return Some(root);
+        }
+        // Then the types of imported packages and the members of imported types (Java's
+        // `import a.b.*`, C#'s `using A.B;`); a file module's wildcard (Python's `from m
+        // import *`) is what the module exports, not names the importer sees.
+        names
+            .wildcards
+            .iter()
+            .filter(|w| matches!(w, Target::Package(..) | Target::Symbol(..)))
+            .find_map(|w| self.member(w, name))
+            .or_else(|| {
+                let (kind, package) = own?;
+                self.outside_name(file, kind, &package, name)
+            })
+    }
+
+    /// Where one namespace holds every file's names (C's program, Ruby's constants), a name no
+    /// file of the package defines or binds at the top level, and not a builtin, is outside:
+    /// a library's function, type or constant.
+    fn outside_name(
+        &self,
+        file: usize,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+    ) -> Option<Target> {
+        (!self.package_defines(kind, package, name)
+            && self.system_of(kind).undefined_is_outside(name)
+            && !self.languages[file].is_builtin(name))
+        .then(|| Target::External(name.to_string()))
     }
 
     /// The files of a package without a file of its own (Go: its directory's).
@@ -860,7 +960,9 @@ impl Resolution<'_> {
     }
 
     /// Indexes the top-level names of packages without a file of their own, so a lookup is
-    /// one probe instead of a walk over the package's files.
+    /// one probe instead of a walk over the package's files. In a flat namespace, names bound
+    /// at the top level (variables, C++ namespaces) are the package's too: they make a
+    /// same-named definition ambiguous and are no outside name.
     fn index_packages(&mut self) {
         let mut packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>> =
             HashMap::default();
@@ -878,11 +980,23 @@ impl Resolution<'_> {
                     names.entry(name.clone()).or_default().push(f);
                 }
             }
+            // A name bound at the top level is the program's where it would be outside.
+            let system = self.system_of(kind);
+            for name in self.names[f].bindings.top_level_names() {
+                if system.undefined_is_outside(name) {
+                    let files = names.entry(name.to_string()).or_default();
+                    if files.last() != Some(&f) {
+                        files.push(f);
+                    }
+                }
+            }
         }
+        self.parts_of_types(&packages);
         self.packages = packages;
     }
 
-    /// Whether any file of a package defines a name at the top level.
+    /// Whether any file of a package defines (or, where names are undefined outside, binds) a
+    /// name at the top level.
     fn package_defines(&self, kind: ModuleKind, package: &str, name: &str) -> bool {
         self.packages
             .get(&kind)
@@ -890,8 +1004,31 @@ impl Resolution<'_> {
             .is_some_and(|names| names.contains_key(name))
     }
 
-    /// A top-level definition of a package's files, if exactly one file defines the name
-    /// (test files only when `with_tests`).
+    /// The types a package's files declare in parts (C#'s `partial class`): a name every
+    /// defining file declares as a part.
+    fn parts_of_types(
+        &mut self,
+        packages: &HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
+    ) {
+        for (name, files) in packages.values().flat_map(|p| p.values()).flatten() {
+            if files.len() < 2 {
+                continue;
+            }
+            let group: Vec<(usize, usize)> = files
+                .iter()
+                .filter_map(|&f| {
+                    let &s = self.names[f].children.get(&(None, name.clone()))?;
+                    self.files[f].extract.parts.contains(&s).then_some((f, s))
+                })
+                .collect();
+            if group.len() == files.len() {
+                self.join(group);
+            }
+        }
+    }
+
+    /// A top-level definition of a package's files, if exactly one file defines the name or
+    /// every one declares a part of one class (test files only when `with_tests`).
     fn package_definition(
         &self,
         kind: ModuleKind,

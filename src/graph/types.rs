@@ -63,6 +63,14 @@ impl Bindings {
             .collect();
         bindings
     }
+
+    /// Names bound at the top level of the file (module variables), each once.
+    pub(super) fn top_level_names(&self) -> impl Iterator<Item = &str> {
+        self.locals
+            .keys()
+            .filter(|(scope, _)| scope.is_none())
+            .map(|(_, name)| name.as_str())
+    }
 }
 
 /// Deepest chain of bindings followed (`a = b`, `b = c()`, …).
@@ -155,16 +163,67 @@ impl<'a, 'r> Types<'a, 'r> {
         None
     }
 
-    /// What a call without a receiver names on `self` (languages with implicit self): a method
-    /// of the enclosing class or its bases, or a member it inherits from outside.
-    pub(super) fn self_member(
+    /// The classes a scope is inside, innermost first (a method declared outside its type is
+    /// inside that type).
+    fn enclosing_classes(&self, file: usize, scope: Option<usize>) -> Vec<(usize, usize)> {
+        let symbols = &self.r.files[file].extract.symbols;
+        let mut classes = Vec::new();
+        let mut current = scope;
+        while let Some(s) = current {
+            if symbols[s].kind.is_class_like() {
+                classes.push((file, s));
+            }
+            classes.extend(self.r.owner(file, s));
+            current = symbols[s].parent;
+        }
+        classes
+    }
+
+    /// What a bare call's name is in a language where class members need no `this.` (Java's
+    /// `save()`): a method of an enclosing class or its project bases, innermost first; an
+    /// inherited library method (`Outside`) when a hierarchy leaves the repository and nothing
+    /// else (no name in sight, no builtin: Ruby's `puts`) names it; `None` when no enclosing
+    /// class answers.
+    pub(super) fn implicit_member(
         &self,
         file: usize,
         scope: Option<usize>,
         name: &str,
     ) -> Option<Known> {
-        let (cf, cs) = self.enclosing_class(file, scope)?;
-        self.member(Known::Instance(cf, cs), name)
+        let mut outside = false;
+        for class in self.enclosing_classes(file, scope) {
+            if let Some((mf, ms)) = self.method(class, name) {
+                return Some(Known::Is(Target::Symbol(mf, ms)));
+            }
+            outside |= self.inherits_outside(class);
+        }
+        (outside && self.r.name(file, scope, name).is_none() && !self.is_builtin(file, name))
+            .then_some(Known::Outside)
+    }
+
+    /// What a bare name holds as a field of an enclosing class (Java's `store.get()`):
+    /// `None` when no enclosing class binds or defines it, `Some(None)` when one does but what
+    /// it holds is unknown.
+    fn implicit_attribute(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        name: &str,
+        depth: usize,
+    ) -> Option<Option<Known>> {
+        self.enclosing_classes(file, scope)
+            .into_iter()
+            .find_map(|class| {
+                if self.foreign.contains(name) && self.has_attribute(class, name) {
+                    return Some(None);
+                }
+                self.attribute_at(class, name, depth)
+            })
+    }
+
+    /// Whether a name is one the file's language always defines (`str`, Java's `System`).
+    fn is_builtin(&self, file: usize, name: &str) -> bool {
+        self.r.languages[file].is_builtin(name)
     }
 
     /// Whether a name is the receiver of an enclosing method declared outside its type
@@ -340,12 +399,16 @@ impl<'a, 'r> Types<'a, 'r> {
     /// An instance of a declared class.
     /// An instance of a declared class; of a type outside the repository, its members are
     /// outside names (`r: sql.DB` makes `r.Query` `database/sql.DB.Query`).
+    /// A builtin type that nothing binds (`x: str`, `String s`) holds a builtin value.
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
-        match self.r.expression(file, at, class)? {
-            Target::Symbol(cf, cs) if self.r.files[cf].extract.symbols[cs].kind.is_class_like() => {
+        match self.r.expression(file, at, class) {
+            Some(Target::Symbol(cf, cs))
+                if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+            {
                 Some(Known::Instance(cf, cs))
             }
-            outside @ Target::External(_) => Some(Known::Is(outside)),
+            Some(outside @ Target::External(_)) => Some(Known::Is(outside)),
+            None if self.is_builtin(file, class) => Some(Known::Builtin),
             _ => None,
         }
     }
@@ -359,7 +422,10 @@ impl<'a, 'r> Types<'a, 'r> {
         callee: &str,
         depth: usize,
     ) -> Option<Known> {
-        let Some(known) = self.value_at(file, at, callee, depth + 1) else {
+        // A builtin's result is a builtin value only for those that make one (`dict()`, not
+        // `getattr()`).
+        let known = self.value_at(file, at, callee, depth + 1);
+        let Some(known) = known.filter(|k| *k != Known::Builtin) else {
             return self
                 .builtin_value(file, at, callee)
                 .then_some(Known::Builtin);
@@ -453,7 +519,8 @@ impl<'a, 'r> Types<'a, 'r> {
         }
     }
 
-    /// What a plain name holds: `self` or `cls`, a local binding, else what it names.
+    /// What a plain name holds: `self` or `cls`, a local binding, a member of the enclosing
+    /// class where members are in scope, else what it names.
     fn name(&self, file: usize, scope: Option<usize>, name: &str, depth: usize) -> Option<Known> {
         let language = self.r.languages[file];
         if language.self_names.iter().any(|s| s == name) || self.is_receiver(file, scope, name) {
@@ -467,6 +534,15 @@ impl<'a, 'r> Types<'a, 'r> {
         if let Some(bound) = self.local_at(file, scope, name, depth) {
             return bound;
         }
-        self.r.name(file, scope, name).map(Known::Is)
+        if language.implicit_self
+            && let Some(known) = self.implicit_attribute(file, scope, name, depth)
+        {
+            return known;
+        }
+        match self.r.name(file, scope, name) {
+            Some(target) => Some(Known::Is(target)),
+            // `System.getenv()`, `str.join()`: a builtin that nothing binds.
+            None => self.is_builtin(file, name).then_some(Known::Builtin),
+        }
     }
 }

@@ -25,11 +25,10 @@ pub fn is_config(name: &str) -> bool {
     !systems_reading(name).is_empty()
 }
 
-/// A config larger than this is not read: real ones are kilobytes, and a hostile one must not
-/// take the index's memory.
-const MAX_CONFIG_BYTES: u64 = 4 << 20;
+/// Largest config read: a bigger file (hostile, or generated) is skipped.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-/// The text of a config, if it is readable text within the size limit.
+/// A config's text, if it is UTF-8 and within [`MAX_CONFIG_BYTES`].
 fn read_bounded(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut text = String::new();
@@ -65,6 +64,7 @@ mod tests {
         assert!(is_config("tsconfig.json"));
         assert!(is_config("go.mod"));
         assert!(is_config("composer.json"));
+        assert!(is_config("Cargo.toml"));
         assert!(!is_config("package.json"));
     }
 
@@ -85,5 +85,16 @@ mod tests {
         assert_eq!(roots.len(), 1);
         assert_eq!(roots[0].system, ModuleKind::Paths);
         assert_eq!(roots[0].base_url.as_deref(), Some("web/src"));
+    }
+
+    #[test]
+    fn oversized_configs_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let go_mod = "module example.com/big\n";
+        let padding = "/".repeat(MAX_CONFIG_BYTES as usize);
+        std::fs::write(dir.path().join("go.mod"), format!("{go_mod}{padding}")).unwrap();
+        assert!(read(dir.path(), &["go.mod".to_string()]).is_empty());
+        std::fs::write(dir.path().join("go.mod"), go_mod).unwrap();
+        assert_eq!(read(dir.path(), &["go.mod".to_string()]).len(), 1);
     }
 }

@@ -14,10 +14,15 @@ include!(concat!(env!("OUT_DIR"), "/grammar_files.rs"));
 /// The grammars cairn is built with: adding a language is one line here and a folder under
 /// `grammars/`.
 const GRAMMARS: &[(&str, LanguageFn)] = &[
+    ("c", tree_sitter_c::LANGUAGE),
+    ("cpp", tree_sitter_cpp::LANGUAGE),
+    ("csharp", tree_sitter_c_sharp::LANGUAGE),
     ("go", tree_sitter_go::LANGUAGE),
+    ("java", tree_sitter_java::LANGUAGE),
     ("php", tree_sitter_php::LANGUAGE_PHP),
     ("python", tree_sitter_python::LANGUAGE),
     ("ruby", tree_sitter_ruby::LANGUAGE),
+    ("rust", tree_sitter_rust::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
 ];
@@ -62,6 +67,14 @@ pub enum ModuleKind {
     Psr4,
     /// `require_relative` paths and `require` names on `lib/` load paths; constants global (Ruby).
     Require,
+    /// Crates of `Cargo.toml` packages: `mod` files and `crate::`/`super::`/`self::` paths (Rust).
+    Crate,
+    /// `#include` paths beside the including file and in include roots; the program's names
+    /// are one namespace (C, C++).
+    Includes,
+    /// Namespaces each file declares (`package a.b;`, `namespace A.B`), wherever the file is
+    /// (Java, C#).
+    Namespaces,
 }
 
 /// One side-effect category's triggers.
@@ -107,12 +120,12 @@ struct LanguageTable {
     #[serde(default)]
     self_names: Vec<String>,
     #[serde(default)]
+    implicit_self: bool,
+    #[serde(default)]
     class_names: Vec<String>,
     #[serde(default)]
     super_names: Vec<String>,
     member_prefix: Option<String>,
-    #[serde(default)]
-    implicit_self: bool,
     #[serde(default)]
     open_classes: bool,
     #[serde(default)]
@@ -150,14 +163,15 @@ pub struct Language {
     /// (PHP's `\`, `->`, `::`): extraction reads each as `.`, so names stay dotted.
     pub separators: Vec<String>,
     pub self_names: Vec<String>,
+    /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
+    /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
+    pub implicit_self: bool,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
     pub super_names: Vec<String>,
     /// A prefix that makes a name a member of `self` (Ruby's `@store` is `self.@store`).
     pub member_prefix: Option<String>,
-    /// A call without a receiver is first a method of `self` (Ruby's bare `log(x)`).
-    pub implicit_self: bool,
     /// A class declared again is the same class, wherever it is (Ruby's reopened classes and
     /// modules): its methods are those of every declaration.
     pub open_classes: bool,
@@ -336,10 +350,10 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         source_roots: config.source_roots,
         separators: config.separators,
         self_names: config.self_names,
+        implicit_self: config.implicit_self,
         class_names: config.class_names,
         super_names: config.super_names,
         member_prefix: config.member_prefix,
-        implicit_self: config.implicit_self,
         open_classes: config.open_classes,
         lexical_constants: config.lexical_constants,
         constructors: config.constructors,
@@ -430,6 +444,44 @@ mod tests {
         assert!(ruby.is_test_to_run("test/user_test.rb"));
         assert!(!ruby.is_test_to_run("spec/spec_helper.rb"));
         assert!(!ruby.is_test_path("lib/shop/cart.rb"));
+        assert_eq!(registry.for_path("src/lib.rs").unwrap().name, "rust");
+        let rust = registry.by_name("rust").unwrap();
+        assert!(rust.is_test_to_run("tests/api.rs"));
+        assert!(rust.is_test_to_run("crates/core/tests/api/main.rs"));
+        assert!(rust.is_test_to_run("src/store/tests.rs"));
+        assert!(rust.is_test_path("tests/common/mod.rs"));
+        assert!(!rust.is_test_to_run("tests/common/mod.rs"));
+        assert!(!rust.is_test_to_run("benches/index.rs"));
+        assert!(!rust.is_test_path("src/store.rs"));
+        assert_eq!(registry.for_path("src/store.c").unwrap().name, "c");
+        for path in ["src/store.h", "src/a.cc", "b.cpp", "c.hpp", "d.hh", "e.ipp"] {
+            assert_eq!(registry.for_path(path).unwrap().name, "cpp", "{path}");
+        }
+        let c = registry.by_name("c").unwrap();
+        assert!(c.is_test_to_run("tests/test_store.c"));
+        assert!(c.is_test_to_run("src/store_test.c"));
+        assert!(!c.is_test_path("src/store.c"));
+        let cpp = registry.by_name("cpp").unwrap();
+        for run in [
+            "src/server_test.cc",
+            "net/conn_unittest.cc",
+            "test/server.cpp",
+        ] {
+            assert!(cpp.is_test_to_run(run), "{run}");
+        }
+        assert!(cpp.is_test_path("tests/helpers.h"));
+        assert!(!cpp.is_test_to_run("tests/helpers.h"));
+        assert!(!cpp.is_test_path("src/server.cpp"));
+        let java = registry.by_name("java").unwrap();
+        assert!(java.is_test_to_run("src/test/java/com/shop/AppTest.java"));
+        assert!(java.is_test_path("core/src/test/java/com/shop/Fixtures.java"));
+        assert!(!java.is_test_to_run("core/src/test/java/com/shop/Fixtures.java"));
+        assert!(!java.is_test_path("src/main/java/com/shop/App.java"));
+        let csharp = registry.by_name("csharp").unwrap();
+        assert_eq!(registry.for_path("src/App.cs").unwrap().name, "csharp");
+        assert!(csharp.is_test_to_run("Shop.Tests/StoreTests.cs"));
+        assert!(csharp.is_test_path("Shop.Tests/Helpers.cs"));
+        assert!(!csharp.is_test_path("Shop/Store.cs"));
         let python = registry.by_name("python").unwrap();
         assert!(python.is_test_path("tests/test_app.py"));
         assert!(python.is_test_path("pkg/tests/helpers.py"));

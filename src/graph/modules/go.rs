@@ -125,6 +125,7 @@ mod tests {
             files: paths.iter().copied().enumerate().collect(),
             languages: Vec::new(),
             roots: roots.iter().collect(),
+            extracts: Default::default(),
         })
     }
 

@@ -223,6 +223,7 @@ mod tests {
                 registry.by_name("tsx").unwrap(),
             ],
             roots: vec![roots],
+            extracts: Default::default(),
         };
         PathModules::new(input).resolve(from, spec)
     }

@@ -10,8 +10,6 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::{ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
 use crate::languages::ModuleKind;
 
-/// A `composer.json` larger than this is not read (real ones are a few kilobytes).
-const MAX_COMPOSER_BYTES: usize = 1 << 20;
 /// Most prefixes, and directories per prefix, taken from one `composer.json`.
 const MAX_PREFIXES: usize = 256;
 const MAX_DIRECTORIES: usize = 16;
@@ -168,7 +166,8 @@ impl ModuleSystem for Psr4Modules<'_> {
         Some(Target::Package(ModuleKind::Psr4, namespace.clone()))
     }
 
-    fn global(&self, name: &str) -> Option<Target> {
+    /// A namespace's first part (`App` of `\App\Models\User`) is seen from every file.
+    fn path_root(&self, _file: usize, name: &str) -> Option<Target> {
         self.known
             .contains(name)
             .then(|| Target::Package(ModuleKind::Psr4, name.to_string()))
@@ -176,10 +175,11 @@ impl ModuleSystem for Psr4Modules<'_> {
 }
 
 /// Reads a `composer.json`: the `psr-4` prefixes of `autoload` and `autoload-dev`, each as
-/// (`App\*`, [`src/*`]) relative to the file's directory. Too large, malformed or without
-/// PSR-4: nothing (the namespaces are then outside the repository).
+/// (`App\*`, [`src/*`]) relative to the file's directory (the text is bounded where it is
+/// read: `index::roots`). Malformed or without PSR-4: nothing (the namespaces are then
+/// outside the repository).
 pub fn read_composer(name: &str, text: &str, dir: &str) -> Option<Roots> {
-    if name != "composer.json" || text.len() > MAX_COMPOSER_BYTES {
+    if name != "composer.json" {
         return None;
     }
     let value: serde_json::Value = serde_json::from_str(text).ok()?;
@@ -242,6 +242,7 @@ mod tests {
             files: paths.iter().copied().enumerate().collect(),
             languages: Vec::new(),
             roots: roots.iter().collect(),
+            extracts: Default::default(),
         })
     }
 
@@ -281,8 +282,8 @@ mod tests {
         assert_eq!(m.package_files("Acme.Blog"), &[2]);
         assert_eq!(m.own_package(4), package("Tests.Unit"));
         assert_eq!(m.own_package(5), None);
-        assert_eq!(m.global("Acme"), package("Acme"));
-        assert_eq!(m.global("Models"), None);
+        assert_eq!(m.path_root(0, "Acme"), package("Acme"));
+        assert_eq!(m.path_root(0, "Models"), None);
         assert_eq!(m.package_member("App", "Models"), package("App.Models"));
         assert_eq!(
             m.external_name("Illuminate.Support.Facades"),
@@ -317,8 +318,6 @@ mod tests {
             ),
             None
         );
-        let huge = format!(r#"{{"x": "{}"}}"#, "a".repeat(MAX_COMPOSER_BYTES));
-        assert_eq!(read_composer("composer.json", &huge, ""), None);
         assert_eq!(read_composer("package.json", "{}", ""), None);
         let climbing = read_composer(
             "composer.json",

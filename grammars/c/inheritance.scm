@@ -1,0 +1,1 @@
+; Inheritance. C has none; the query file is here so every language has the same six.

@@ -1,0 +1,6 @@
+namespace Shop.Web;
+
+public interface IRepository
+{
+    void Save(string key);
+}

@@ -1,0 +1,5 @@
+package com.shop;
+
+public interface Repository {
+    void save(String key);
+}

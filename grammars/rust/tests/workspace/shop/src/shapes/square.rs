@@ -1,0 +1,3 @@
+pub struct Square {
+    pub side: f64,
+}

@@ -1,0 +1,187 @@
+; Bindings of names and what they hold. Captures: @type.name (the bound name) with one of
+; @type.annotation (a declared type: `Store`, `&mut Store`, `&dyn Shape`, `store::Store`, the
+; `T` of `Box<T>`, `Arc<T>`, `Rc<T>`, which call T's methods, the `Vec` of any other `Vec<T>`), @type.constructor (the type a
+; struct literal makes), @type.value (the assigned expression: `Store::new()`, and the call
+; under `?`, `.await`, `.unwrap()`, `.expect(…)`) or nothing (unknown: patterns, loop and
+; closure variables); @type.field for struct fields; @type.returns (a function's name) with
+; @type.annotation: its result type (`Self` is the impl's type; the `T` of `Result<T, _>`,
+; `Option<T>`).
+
+; Parameters.
+(parameter
+  pattern: (identifier) @type.name
+  type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)
+
+(parameter
+  pattern: (identifier) @type.name
+  type: (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation))
+
+(parameter
+  pattern: (identifier) @type.name
+  type: (reference_type type: (dynamic_type trait: [(type_identifier) (scoped_type_identifier)] @type.annotation)))
+
+((parameter
+  pattern: (identifier) @type.name
+  type: (generic_type
+      type: (type_identifier) @_wrapper
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation .)))
+  (#any-of? @_wrapper "Box" "Arc" "Rc"))
+
+((parameter
+  pattern: (identifier) @type.name
+  type: (reference_type type: (generic_type
+      type: (type_identifier) @_wrapper
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation .))))
+  (#any-of? @_wrapper "Box" "Arc" "Rc"))
+
+((parameter
+  pattern: (identifier) @type.name
+  type: [(generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic)
+         (reference_type type: (generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic))])
+  (#not-any-of? @_generic "Box" "Arc" "Rc"))
+
+(parameter
+  pattern: (identifier) @type.name)
+
+; Struct fields.
+(field_declaration
+  name: (field_identifier) @type.name
+  type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation) @type.field
+
+(field_declaration
+  name: (field_identifier) @type.name
+  type: (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)) @type.field
+
+(field_declaration
+  name: (field_identifier) @type.name
+  type: (reference_type type: (dynamic_type trait: [(type_identifier) (scoped_type_identifier)] @type.annotation))) @type.field
+
+((field_declaration
+  name: (field_identifier) @type.name
+  type: (generic_type
+      type: (type_identifier) @_wrapper
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation .))) @type.field
+  (#any-of? @_wrapper "Box" "Arc" "Rc"))
+
+((field_declaration
+  name: (field_identifier) @type.name
+  type: (reference_type type: (generic_type
+      type: (type_identifier) @_wrapper
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation .)))) @type.field
+  (#any-of? @_wrapper "Box" "Arc" "Rc"))
+
+((field_declaration
+  name: (field_identifier) @type.name
+  type: [(generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic)
+         (reference_type type: (generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic))]) @type.field
+  (#not-any-of? @_generic "Box" "Arc" "Rc"))
+
+(field_declaration
+  name: (field_identifier) @type.name) @type.field
+
+; `let` with a declared type.
+(let_declaration
+  pattern: (identifier) @type.name
+  type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)
+
+(let_declaration
+  pattern: (identifier) @type.name
+  type: (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation))
+
+(let_declaration
+  pattern: (identifier) @type.name
+  type: (reference_type type: (dynamic_type trait: [(type_identifier) (scoped_type_identifier)] @type.annotation)))
+
+((let_declaration
+  pattern: (identifier) @type.name
+  type: (generic_type
+      type: (type_identifier) @_wrapper
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation .)))
+  (#any-of? @_wrapper "Box" "Arc" "Rc"))
+
+((let_declaration
+  pattern: (identifier) @type.name
+  type: (reference_type type: (generic_type
+      type: (type_identifier) @_wrapper
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation .))))
+  (#any-of? @_wrapper "Box" "Arc" "Rc"))
+
+((let_declaration
+  pattern: (identifier) @type.name
+  type: [(generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic)
+         (reference_type type: (generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic))])
+  (#not-any-of? @_generic "Box" "Arc" "Rc"))
+
+(let_declaration
+  pattern: (identifier) @type.name)
+
+; `let` with a value.
+(let_declaration
+  pattern: (identifier) @type.name
+  value: (_) @type.value)
+
+(let_declaration
+  pattern: (identifier) @type.name
+  value: (struct_expression name: [(type_identifier) (scoped_type_identifier)] @type.constructor))
+
+(let_declaration
+  pattern: (identifier) @type.name
+  value: (try_expression [(call_expression) (await_expression (call_expression) @type.value)] @type.value))
+
+(let_declaration
+  pattern: (identifier) @type.name
+  value: (await_expression (call_expression) @type.value))
+
+((let_declaration
+  pattern: (identifier) @type.name
+  value: (call_expression
+    function: (field_expression
+      value: (call_expression) @type.value
+      field: (field_identifier) @_unwrap)))
+  (#any-of? @_unwrap "unwrap" "expect"))
+
+; Names bound by patterns, loops and closures: unknown.
+(tuple_pattern (identifier) @type.name)
+(tuple_struct_pattern type: (_) (identifier) @type.name)
+(field_pattern pattern: (identifier) @type.name)
+(shorthand_field_identifier) @type.name
+(match_pattern (identifier) @type.name)
+(for_expression pattern: (identifier) @type.name)
+(closure_parameters (identifier) @type.name)
+(closure_parameters (parameter pattern: (identifier) @type.name))
+
+; Result types.
+(([(function_item
+    name: (identifier) @type.returns
+    return_type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)
+   (function_signature_item
+    name: (identifier) @type.returns
+    return_type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)])
+  (#not-eq? @type.annotation "Self"))
+
+((function_item
+  name: (identifier) @type.returns
+  return_type: (generic_type
+    type: [(type_identifier) (scoped_type_identifier)] @_wrapper
+    type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)))
+  (#not-eq? @type.annotation "Self")
+  (#match? @_wrapper "(^|::)(Result|Option|Box|Arc|Rc)$"))
+
+((impl_item
+  type: [(type_identifier) @type.annotation (generic_type type: (type_identifier) @type.annotation)]
+  body: (declaration_list
+    (function_item
+      name: (identifier) @type.returns
+      return_type: (type_identifier) @_self)))
+  (#eq? @_self "Self"))
+
+((impl_item
+  type: [(type_identifier) @type.annotation (generic_type type: (type_identifier) @type.annotation)]
+  body: (declaration_list
+    (function_item
+      name: (identifier) @type.returns
+      return_type: (generic_type
+        type: [(type_identifier) (scoped_type_identifier)] @_wrapper
+        type_arguments: (type_arguments . (type_identifier) @_self)))))
+  (#eq? @_self "Self")
+  (#match? @_wrapper "(^|::)(Result|Option|Box|Arc|Rc)$"))
