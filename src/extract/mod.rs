@@ -2,6 +2,7 @@
 //! by a language's queries. Never fails: what could not be read is reported as a diagnostic.
 
 use crate::tokens::truncate;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -493,6 +494,24 @@ impl<'a> Extractor<'a> {
         false
     }
 
+    /// A name or member access as a dotted name: the language's separators (PHP's `\`, `->`,
+    /// `::`) read as `.`, a leading one (PHP's fully qualified `\App\User`) dropped, a member
+    /// prefix read as a member of `self` (Ruby's `@store.get` is `self.@store.get`), so the graph
+    /// resolves every language's names alike.
+    fn dotted<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if let (Some(prefix), Some(this)) = (
+            &self.language.member_prefix,
+            self.language.self_names.first(),
+        ) && text.starts_with(prefix.as_str())
+        {
+            return Cow::Owned(format!(
+                "{this}.{}",
+                dotted(text, &self.language.separators)
+            ));
+        }
+        dotted(text, &self.language.separators)
+    }
+
     /// Innermost definition containing a byte offset.
     fn scope_at(&self, byte: usize) -> Option<usize> {
         let end = self.spans.partition_point(|(start, _)| *start <= byte);
@@ -514,16 +533,19 @@ impl<'a> Extractor<'a> {
             let Some(statement) = c.get("import") else {
                 return;
             };
-            let text = |key: &str| c.get(key).map(|n| self.text(*n).to_string());
             let item = ["import.name", "import.self", "import.wildcard"]
                 .iter()
                 .find_map(|key| c.get(key));
+            let text = |key: &str| c.get(key).map(|n| self.dotted(self.text(*n)).into_owned());
             let (module, whole_module) = if let Some(module) = text("import.module") {
                 (module, true)
             } else if let Some(from) = text("import.from").or_else(|| text("import.source")) {
                 (from, false)
             } else if let (Some(group), Some(item)) = (c.get("import.group"), item) {
-                let path = grouped_path(&self.source[group.start_byte()..item.start_byte()]);
+                let path = grouped_path(
+                    &self.source[group.start_byte()..item.start_byte()],
+                    &self.language.separators,
+                );
                 (path, c.contains_key("import.self"))
             } else {
                 return;
@@ -559,7 +581,13 @@ impl<'a> Extractor<'a> {
                     // Kept: the first character, which tells a long string literal apart.
                     text.chars().take(1).chain(['…']).collect()
                 } else {
-                    dotted_path(&text.split_whitespace().collect::<String>())
+                    let text: String = text.split_whitespace().collect();
+                    let text = self.dotted(&text).into_owned();
+                    if self.language.super_names.contains(&text) {
+                        "super".to_string()
+                    } else {
+                        text
+                    }
                 }
             });
             calls.push(Call {
@@ -583,7 +611,8 @@ impl<'a> Extractor<'a> {
                 return;
             };
             let expr: String = self.text(*base).split_whitespace().collect();
-            let expr = dotted_path(expr.split('<').next().unwrap_or_default());
+            let expr = self.dotted(&expr);
+            let expr = expr.split('<').next().unwrap_or_default().to_string();
             bases.push(Base { class: index, expr });
         });
         self.out.bases = bases;
@@ -655,7 +684,7 @@ impl Extractor<'_> {
             {
                 if let (Some(&symbol), Some(class)) = (
                     self.name_starts.get(&function.start_byte()),
-                    plain_type(self.text(*annotation)),
+                    plain_type(&self.dotted(self.text(*annotation))),
                 ) {
                     let property = c.contains_key("type.property");
                     let known = returns.entry(symbol).or_insert(Returns {
@@ -686,16 +715,13 @@ impl Extractor<'_> {
                 return;
             }
             let held = if let Some(annotation) = c.get("type.annotation") {
-                plain_type(self.text(*annotation)).map_or(Held::Unknown, Held::Declared)
+                plain_type(&self.dotted(self.text(*annotation)))
+                    .map_or(Held::Unknown, Held::Declared)
             } else if let Some(constructor) = c.get("type.constructor") {
-                let text = dotted_path(
-                    &self
-                        .text(*constructor)
-                        .split_whitespace()
-                        .collect::<String>(),
-                );
+                let text: String = self.text(*constructor).split_whitespace().collect();
+                let text = self.dotted(&text);
                 if is_dotted_name(&text) {
-                    Held::Returned(text)
+                    Held::Returned(text.into_owned())
                 } else {
                     Held::Unknown
                 }
@@ -703,7 +729,7 @@ impl Extractor<'_> {
                 if LITERALS.contains(&value.kind()) {
                     Held::Builtin
                 } else {
-                    match value_of(self.text(*value)) {
+                    match value_of(&self.dotted(self.text(*value))) {
                         Some(held) => held,
                         // `None`: an optional value, no type of its own.
                         None => return,
@@ -804,6 +830,8 @@ const LITERALS: &[&str] = &[
     "raw_string_literal",
     "int_literal",
     "float_literal",
+    "boolean",
+    "encapsed_string",
     "string_literal",
     "integer_literal",
     "boolean_literal",
@@ -843,7 +871,7 @@ pub fn is_literal(text: &str) -> bool {
 /// What an assigned value holds, from its text: a dotted name, one call of a dotted name, or
 /// something else; `None` for a null literal.
 fn value_of(text: &str) -> Option<Held> {
-    let text = dotted_path(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if matches!(text.as_str(), "None" | "null" | "undefined") {
         return None;
     }
@@ -882,7 +910,6 @@ pub fn called(expression: &str) -> Option<&str> {
 /// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`,
 /// a pointer or reference `*Foo`, `&Foo`; anything more complex is not a single class.
 fn plain_type(annotation: &str) -> Option<String> {
-    let annotation = dotted_path(annotation);
     let mut text = annotation
         .trim()
         .trim_matches(|c| c == '"' || c == '\'')
@@ -903,16 +930,10 @@ fn plain_type(annotation: &str) -> Option<String> {
     is_dotted_name(text).then(|| text.to_string())
 }
 
-/// A path written with `::` (Rust, C++) or a member access with `->` (C++, PHP) read as a
-/// dotted one: `store::Store` -> `store.Store`, `this->store_` -> `this.store_`.
-fn dotted_path(text: &str) -> String {
-    text.replace("::", ".").replace("->", ".")
-}
-
 /// The module of an item in a use tree, from the tree's start to the item (`a::{b::{c, `):
-/// groups (`{`, `,`, `}`) collapse to the path that leads to the item, separators (`::`, `\`)
-/// become dots (`a.b`).
-fn grouped_path(text: &str) -> String {
+/// groups (`{`, `,`, `}`) collapse to the path that leads to the item, the language's
+/// separators (`::`, `\\`) become dots (`a.b`).
+fn grouped_path(text: &str, separators: &[String]) -> String {
     let mut open: Vec<String> = Vec::new();
     let mut path = String::new();
     for c in text.chars() {
@@ -926,13 +947,31 @@ fn grouped_path(text: &str) -> String {
             c => path.push(c),
         }
     }
-    dotted_path(&path)
-        .replace('\\', ".")
-        .trim_matches('.')
-        .to_string()
+    dotted(&path, separators).trim_matches('.').to_string()
 }
 
-/// `name` or `a.b.Name`: identifiers joined by dots, nothing else.
+/// A name with the language's separators read as `.`, leading ones dropped (PHP's fully
+/// qualified `\App\User`, C++'s `::printf`).
+fn dotted<'t>(text: &'t str, separators: &[String]) -> Cow<'t, str> {
+    if !separators.iter().any(|s| text.contains(s.as_str())) {
+        return Cow::Borrowed(text);
+    }
+    let mut text = text;
+    while let Some(rest) = separators
+        .iter()
+        .find_map(|s| text.strip_prefix(s.as_str()))
+    {
+        text = rest;
+    }
+    let mut dotted = text.to_string();
+    for separator in separators {
+        dotted = dotted.replace(separator.as_str(), ".");
+    }
+    Cow::Owned(dotted)
+}
+
+/// `name` or `a.b.Name`: identifiers joined by dots, nothing else (`$x` and `@x` are
+/// identifiers: PHP's variables, Ruby's instance variables).
 pub fn is_dotted_name(text: &str) -> bool {
     !text.is_empty()
         && !text.starts_with(|c: char| c.is_ascii_digit())
@@ -940,7 +979,7 @@ pub fn is_dotted_name(text: &str) -> bool {
             !part.is_empty()
                 && part
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '@')
         })
 }
 

@@ -442,8 +442,56 @@ fn receiver_types_keep_names_that_start_with_mut() {
 }
 
 #[test]
+fn separators_and_member_prefixes_make_names_dotted() {
+    check(
+        "php",
+        r#"<?php
+use App\Models\{User, Post as Article};
+class Invoice extends \App\Base {
+    private ?Store $store;
+    public function pay() {
+        parent::boot();
+        \App\Models\User::find(1);
+        $this->store->get();
+        $this->paid = true;
+    }
+}
+"#,
+        "def class Invoice L3-11
+         def method Invoice.pay L5-10
+         import L2 <module> App.Models name=User
+         import L2 <module> App.Models name=Post as=Article
+         call L6 Invoice.pay super.boot
+         call L7 Invoice.pay App.Models.User.find
+         call L8 Invoice.pay $this.store.get
+         base Invoice <- App.Base
+         write L9 Invoice.pay paid
+         type attr Invoice.store : Store
+         type attr Invoice.paid = builtin",
+    );
+    check(
+        "ruby",
+        r#"class Cart < Shop::Base
+  def add
+    @store.write(Storage::Disk.new)
+    @total = 1
+  end
+end
+"#,
+        "def class Cart L1-6
+         def method Cart.add L2-5
+         call L3 Cart.add self.@store.write
+         call L3 Cart.add Storage.Disk new
+         base Cart <- Shop.Base
+         write L4 Cart.add @total
+         type attr Cart.@total = builtin",
+    );
+}
+
+#[test]
 fn use_trees_collapse_to_the_path_of_each_item() {
-    use super::grouped_path;
+    let rust = &Registry::get().by_name("rust").unwrap().separators;
+    let grouped_path = |text| super::grouped_path(text, rust);
     assert_eq!(grouped_path("crate::store::"), "crate.store");
     assert_eq!(
         grouped_path("crate::{graph::Graph, store::{self, "),
@@ -452,7 +500,8 @@ fn use_trees_collapse_to_the_path_of_each_item() {
     assert_eq!(grouped_path("a::{b::{c, d}, e::{"), "a.e");
     assert_eq!(grouped_path("::std::"), "std");
     assert_eq!(grouped_path("super::"), "super");
-    assert_eq!(grouped_path("App\\{Models\\"), "App.Models");
+    let php = &Registry::get().by_name("php").unwrap().separators;
+    assert_eq!(super::grouped_path("App\\{Models\\", php), "App.Models");
 }
 
 #[test]

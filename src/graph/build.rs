@@ -82,10 +82,15 @@ pub(super) struct Resolution<'a> {
     /// Packages without a file of their own (Go's directories): name -> the files defining it
     /// at the top level, ascending.
     packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
-    /// Types declared in parts across a package's files (C#'s `partial class`): each part ->
-    /// the other parts, whose members it has as if it inherited them.
-    pub(super) parts: HashMap<(usize, usize), Vec<(usize, usize)>>,
+    /// The declarations of one class, where a class is declared more than once: C#'s
+    /// `partial class` parts across a namespace's files, Ruby's reopened classes and modules.
+    /// Each declaration -> every declaration of that class, itself included; a member of one
+    /// is a member of all (no edge: they are one class).
+    parts: HashMap<(usize, usize), Declarations>,
 }
+
+/// The declarations of one class, as (file, symbol), shared by each of them.
+type Declarations = std::rc::Rc<Vec<(usize, usize)>>;
 
 /// Builds the whole graph of a repository from its parsed files.
 pub fn build(files: &[&SourceFile], roots: &[Roots]) -> (Graph, BuildStats) {
@@ -162,6 +167,7 @@ fn build_parts<'a>(
         .map(|i| resolution.file_names(i, &mut builder))
         .collect();
     resolution.index_packages();
+    resolution.join_parts();
     resolution.attach_methods();
     builder.nodes_and_containment(files);
     builder.imports(&resolution);
@@ -350,7 +356,8 @@ impl Builder {
                     (_, Some(Target::File(sub))) => *sub,
                     // A type's file (a static import from a type: Java's `import static a.B.m`).
                     (Target::File(m) | Target::Symbol(m, _), _) => *m,
-                    // A type imported from a package (Java's `import a.b.C`): the file defining it.
+                    // A definition imported from a package (Java's `import a.b.C`, PHP's
+                    // `use App\Models\User`): the file defining it.
                     (Target::Package(..), Some(Target::Symbol(sf, _))) => *sf,
                     (Target::Package(kind, package), None) if import.name.is_none() => {
                         // A package directory (Go) is used as a whole: every file of it.
@@ -441,10 +448,6 @@ impl Builder {
                     _ => self.stats.bases_unresolved += 1,
                 }
             }
-        }
-        // The parts of a type see each other's members (no edge: they are one type).
-        for (part, others) in &r.parts {
-            self.bases.entry(*part).or_default().extend(others);
         }
     }
 
@@ -762,7 +765,7 @@ impl Resolution<'_> {
             let Some(Target::Package(kind, package)) = self.system(f).own_package(f) else {
                 continue;
             };
-            if !self.system_of(kind).undefined_is_outside() {
+            if !self.system_of(kind).undefined_is_outside(&name) {
                 continue;
             }
             let files = self
@@ -788,7 +791,56 @@ impl Resolution<'_> {
         {
             return Some((file, c));
         }
-        self.methods.get(&(file, symbol, name.to_string())).copied()
+        if let Some(&method) = self.methods.get(&(file, symbol, name.to_string())) {
+            return Some(method);
+        }
+        self.parts(file, symbol)
+            .iter()
+            .filter(|&&part| part != (file, symbol))
+            .find_map(|&(pf, ps)| {
+                let &c = self.names[pf].children.get(&(Some(ps), name.to_string()))?;
+                Some((pf, c))
+            })
+    }
+
+    /// Every declaration of the class a class-like symbol declares, itself included; none
+    /// unless the class is declared more than once (C#'s parts, Ruby's reopened classes).
+    pub(super) fn parts(&self, file: usize, symbol: usize) -> &[(usize, usize)] {
+        self.parts
+            .get(&(file, symbol))
+            .map_or(&[], |parts| parts.as_slice())
+    }
+
+    /// Groups the declarations of each class of the languages with open classes: the same
+    /// qualified name in any file of the language is one class.
+    fn join_parts(&mut self) {
+        let mut by_name: BTreeMap<(&str, &str), Vec<(usize, usize)>> = BTreeMap::new();
+        for (f, file) in self.files.iter().enumerate() {
+            if !self.languages[f].open_classes {
+                continue;
+            }
+            for (s, symbol) in file.extract.symbols.iter().enumerate() {
+                if symbol.kind.is_class_like() && !symbol.qualname.contains('#') {
+                    by_name
+                        .entry((&self.languages[f].name, &symbol.qualname))
+                        .or_default()
+                        .push((f, s));
+                }
+            }
+        }
+        for declarations in by_name.into_values() {
+            if declarations.len() > 1 {
+                self.join(declarations);
+            }
+        }
+    }
+
+    /// Makes declarations one class: each shares the list of all of them.
+    fn join(&mut self, declarations: Vec<(usize, usize)>) {
+        let shared = std::rc::Rc::new(declarations);
+        for &part in shared.iter() {
+            self.parts.insert(part, shared.clone());
+        }
     }
 
     /// The class a base recorded on a definition belongs to: the definition itself, or for a
@@ -831,14 +883,21 @@ impl Resolution<'_> {
             {
                 return Some(Target::Symbol(file, child));
             }
+            if symbols[s].kind.is_class_like()
+                && self.languages[file].lexical_constants
+                && let Some((cf, cs)) = self.child(file, s, name)
+                && !self.files[cf].extract.symbols[cs].kind.is_callable()
+            {
+                return Some(Target::Symbol(cf, cs));
+            }
             current = symbols[s].parent;
         }
         self.top_level(file, name)
     }
 
     /// A module-level name of a file: its definitions, then its imports, then its own
-    /// package's (Go: the other files of its directory; a test file's names are seen only
-    /// from test files).
+    /// package's definitions and subpackages (Go: the other files of its directory; a test
+    /// file's names are seen only from test files), then the names every file sees.
     fn top_level(&self, file: usize, name: &str) -> Option<Target> {
         let names = &self.names[file];
         if let Some(&s) = names.children.get(&(None, name.to_string())) {
@@ -847,18 +906,23 @@ impl Resolution<'_> {
         if let Some(binding) = names.imports.get(name) {
             return self.resolve_binding(binding);
         }
-        if let Some(root) = self.system(file).path_root(file, name) {
-            return Some(root);
-        }
         let own = match self.system(file).own_package(file) {
             Some(Target::Package(kind, package)) => Some((kind, package)),
             _ => None,
         };
+        // The file's own package: its definitions, then its sub-packages (PHP's `Models\User`
+        // inside `namespace App`).
         if let Some((kind, package)) = &own
-            && let Some(found) =
-                self.package_definition(*kind, package, name, self.files[file].is_test)
+            && let Some(found) = self
+                .package_definition(*kind, package, name, self.files[file].is_test)
+                .or_else(|| self.system(file).package_member(package, name))
         {
             return Some(found);
+        }
+        // Where a path can start (Rust's `crate` and crates, PHP's root namespaces): after
+        // the package's own names, which a root's name does not hide.
+        if let Some(root) = self.system(file).path_root(file, name) {
+            return Some(root);
         }
         // Then the types of imported packages and the members of imported types (Java's
         // `import a.b.*`, C#'s `using A.B;`); a file module's wildcard (Python's `from m
@@ -874,8 +938,9 @@ impl Resolution<'_> {
             })
     }
 
-    /// In a flat namespace (C's program), a name no file of the package defines or binds at
-    /// the top level, and not a builtin, is outside: a library's function or type.
+    /// Where one namespace holds every file's names (C's program, Ruby's constants), a name no
+    /// file of the package defines or binds at the top level, and not a builtin, is outside:
+    /// a library's function, type or constant.
     fn outside_name(
         &self,
         file: usize,
@@ -883,13 +948,8 @@ impl Resolution<'_> {
         package: &str,
         name: &str,
     ) -> Option<Target> {
-        let known = self
-            .packages
-            .get(&kind)
-            .and_then(|p| p.get(package))
-            .is_some_and(|names| names.contains_key(name));
-        (!known
-            && self.system_of(kind).undefined_is_outside()
+        (!self.package_defines(kind, package, name)
+            && self.system_of(kind).undefined_is_outside(name)
             && !self.languages[file].is_builtin(name))
         .then(|| Target::External(name.to_string()))
     }
@@ -920,8 +980,10 @@ impl Resolution<'_> {
                     names.entry(name.clone()).or_default().push(f);
                 }
             }
-            if self.system_of(kind).undefined_is_outside() {
-                for name in self.names[f].bindings.top_level_names() {
+            // A name bound at the top level is the program's where it would be outside.
+            let system = self.system_of(kind);
+            for name in self.names[f].bindings.top_level_names() {
+                if system.undefined_is_outside(name) {
                     let files = names.entry(name.to_string()).or_default();
                     if files.last() != Some(&f) {
                         files.push(f);
@@ -929,17 +991,25 @@ impl Resolution<'_> {
                 }
             }
         }
-        self.parts = self.parts_of_types(&packages);
+        self.parts_of_types(&packages);
         self.packages = packages;
     }
 
-    /// The types a package's files declare in parts: a name every defining file declares as
-    /// a part.
+    /// Whether any file of a package defines (or, where names are undefined outside, binds) a
+    /// name at the top level.
+    fn package_defines(&self, kind: ModuleKind, package: &str, name: &str) -> bool {
+        self.packages
+            .get(&kind)
+            .and_then(|packages| packages.get(package))
+            .is_some_and(|names| names.contains_key(name))
+    }
+
+    /// The types a package's files declare in parts (C#'s `partial class`): a name every
+    /// defining file declares as a part.
     fn parts_of_types(
-        &self,
+        &mut self,
         packages: &HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
-    ) -> HashMap<(usize, usize), Vec<(usize, usize)>> {
-        let mut parts = HashMap::default();
+    ) {
         for (name, files) in packages.values().flat_map(|p| p.values()).flatten() {
             if files.len() < 2 {
                 continue;
@@ -951,19 +1021,14 @@ impl Resolution<'_> {
                     self.files[f].extract.parts.contains(&s).then_some((f, s))
                 })
                 .collect();
-            if group.len() != files.len() {
-                continue;
-            }
-            for &part in &group {
-                let others = group.iter().copied().filter(|&p| p != part).collect();
-                parts.insert(part, others);
+            if group.len() == files.len() {
+                self.join(group);
             }
         }
-        parts
     }
 
     /// A top-level definition of a package's files, if exactly one file defines the name or
-    /// every one defines a part of it (test files only when `with_tests`).
+    /// every one declares a part of one class (test files only when `with_tests`).
     fn package_definition(
         &self,
         kind: ModuleKind,
@@ -977,9 +1042,18 @@ impl Resolution<'_> {
             .filter(|&&f| with_tests || !self.files[f].is_test);
         let &f = found.next()?;
         let &s = self.names[f].children.get(&(None, name.to_string()))?;
-        // A type declared in parts is named by its first part.
-        if found.next().is_some() && !self.parts.contains_key(&(f, s)) {
-            return None;
+        // Another file defining the name makes it ambiguous, unless both declare one class.
+        let parts = self.parts.get(&(f, s));
+        for &other in found {
+            let same_class = self.names[other]
+                .children
+                .get(&(None, name.to_string()))
+                .and_then(|&os| self.parts.get(&(other, os)))
+                .zip(parts)
+                .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours));
+            if !same_class {
+                return None;
+            }
         }
         Some(Target::Symbol(f, s))
     }

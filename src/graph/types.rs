@@ -132,6 +132,9 @@ impl<'a, 'r> Types<'a, 'r> {
             if order.len() == MOST {
                 break;
             }
+            // The other declarations of an open class, with their bases, after the bases of
+            // this one (a module reopened in many files must not crowd its bases out).
+            stack.extend(self.r.parts(c.0, c.1).iter().rev());
             if let Some(bases) = self.bases.get(&c) {
                 stack.extend(bases.iter().rev());
             }
@@ -179,7 +182,8 @@ impl<'a, 'r> Types<'a, 'r> {
     /// What a bare call's name is in a language where class members need no `this.` (Java's
     /// `save()`): a method of an enclosing class or its project bases, innermost first; an
     /// inherited library method (`Outside`) when a hierarchy leaves the repository and nothing
-    /// else names it; `None` when no enclosing class answers.
+    /// else (no name in sight, no builtin: Ruby's `puts`) names it; `None` when no enclosing
+    /// class answers.
     pub(super) fn implicit_member(
         &self,
         file: usize,
@@ -193,7 +197,8 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             outside |= self.inherits_outside(class);
         }
-        (outside && self.r.name(file, scope, name).is_none()).then_some(Known::Outside)
+        (outside && self.r.name(file, scope, name).is_none() && !self.is_builtin(file, name))
+            .then_some(Known::Outside)
     }
 
     /// What a bare name holds as a field of an enclosing class (Java's `store.get()`):

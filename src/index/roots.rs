@@ -63,6 +63,7 @@ mod tests {
     fn configs_are_named_by_the_languages() {
         assert!(is_config("tsconfig.json"));
         assert!(is_config("go.mod"));
+        assert!(is_config("composer.json"));
         assert!(is_config("Cargo.toml"));
         assert!(!is_config("package.json"));
     }

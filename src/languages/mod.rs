@@ -19,7 +19,9 @@ const GRAMMARS: &[(&str, LanguageFn)] = &[
     ("csharp", tree_sitter_c_sharp::LANGUAGE),
     ("go", tree_sitter_go::LANGUAGE),
     ("java", tree_sitter_java::LANGUAGE),
+    ("php", tree_sitter_php::LANGUAGE_PHP),
     ("python", tree_sitter_python::LANGUAGE),
+    ("ruby", tree_sitter_ruby::LANGUAGE),
     ("rust", tree_sitter_rust::LANGUAGE),
     ("typescript", tree_sitter_typescript::LANGUAGE_TYPESCRIPT),
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
@@ -61,6 +63,10 @@ pub enum ModuleKind {
     Paths,
     /// Package directories under a `go.mod` module path (Go).
     Go,
+    /// Namespaces mapped to directories by `composer.json` PSR-4 prefixes (PHP).
+    Psr4,
+    /// `require_relative` paths and `require` names on `lib/` load paths; constants global (Ruby).
+    Require,
     /// Crates of `Cargo.toml` packages: `mod` files and `crate::`/`super::`/`self::` paths (Rust).
     Crate,
     /// `#include` paths beside the including file and in include roots; the program's names
@@ -110,11 +116,20 @@ struct LanguageTable {
     #[serde(default)]
     source_roots: Vec<String>,
     #[serde(default)]
+    separators: Vec<String>,
+    #[serde(default)]
     self_names: Vec<String>,
     #[serde(default)]
     implicit_self: bool,
     #[serde(default)]
     class_names: Vec<String>,
+    #[serde(default)]
+    super_names: Vec<String>,
+    member_prefix: Option<String>,
+    #[serde(default)]
+    open_classes: bool,
+    #[serde(default)]
+    lexical_constants: bool,
     #[serde(default)]
     constructors: Vec<String>,
     #[serde(default)]
@@ -144,12 +159,25 @@ pub struct Language {
     /// Config files (by name) that define the module system's roots: `tsconfig.json`, `go.mod`.
     pub roots_from: Vec<String>,
     pub source_roots: Vec<String>,
+    /// What the language writes between the parts of a name or a member access besides `.`
+    /// (PHP's `\`, `->`, `::`): extraction reads each as `.`, so names stay dotted.
+    pub separators: Vec<String>,
     pub self_names: Vec<String>,
     /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
-    /// C#, C++): `save()` calls the class's method, `store.get()` reads its field.
+    /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
     pub implicit_self: bool,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
+    /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
+    pub super_names: Vec<String>,
+    /// A prefix that makes a name a member of `self` (Ruby's `@store` is `self.@store`).
+    pub member_prefix: Option<String>,
+    /// A class declared again is the same class, wherever it is (Ruby's reopened classes and
+    /// modules): its methods are those of every declaration.
+    pub open_classes: bool,
+    /// Classes and constants nested in an enclosing class or module are seen from inside it
+    /// (Ruby's lexical constant lookup).
+    pub lexical_constants: bool,
     pub constructors: Vec<String>,
     pub builtins: Vec<String>,
     /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
@@ -320,9 +348,14 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
             .ok_or_else(|| table_error("no module_system".to_string()))?,
         roots_from: config.roots_from,
         source_roots: config.source_roots,
+        separators: config.separators,
         self_names: config.self_names,
         implicit_self: config.implicit_self,
         class_names: config.class_names,
+        super_names: config.super_names,
+        member_prefix: config.member_prefix,
+        open_classes: config.open_classes,
+        lexical_constants: config.lexical_constants,
         constructors: config.constructors,
         builtin_values: config.builtins.values,
         builtins: config.builtins.names,
@@ -395,6 +428,22 @@ mod tests {
         assert!(go.is_test_to_run("store/store_test.go"));
         assert!(!go.is_test_path("store/store.go"));
         assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
+        let php = registry.by_name("php").unwrap();
+        assert_eq!(
+            registry.for_path("src/Models/User.php").unwrap().name,
+            "php"
+        );
+        assert!(php.is_test_to_run("tests/Unit/UserTest.php"));
+        assert!(!php.is_test_to_run("tests/Fixtures/UserTest.php"));
+        assert!(php.is_test_path("tests/bootstrap.php"));
+        assert!(!php.is_test_path("src/Models/User.php"));
+        let ruby = registry.by_name("ruby").unwrap();
+        assert_eq!(registry.for_path("shop.gemspec").unwrap().name, "ruby");
+        assert!(ruby.is_test_to_run("spec/models/user_spec.rb"));
+        assert!(ruby.is_test_to_run("test/models/test_user.rb"));
+        assert!(ruby.is_test_to_run("test/user_test.rb"));
+        assert!(!ruby.is_test_to_run("spec/spec_helper.rb"));
+        assert!(!ruby.is_test_path("lib/shop/cart.rb"));
         assert_eq!(registry.for_path("src/lib.rs").unwrap().name, "rust");
         let rust = registry.by_name("rust").unwrap();
         assert!(rust.is_test_to_run("tests/api.rs"));

@@ -17,9 +17,6 @@ const STANDARD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"]
 /// crates rooted at their `main.rs`.
 const TARGET_DIRS: &[&str] = &["src/bin", "tests", "benches", "examples"];
 
-/// Largest `Cargo.toml` read: a bigger one is not a package's manifest.
-const MAX_MANIFEST_BYTES: usize = 1 << 20;
-
 /// Where every Rust file is and which crates the repository's packages declare.
 pub struct CrateModules<'a> {
     paths: HashMap<usize, &'a str>,
@@ -287,9 +284,10 @@ fn join(dir: &str, relative: &str) -> String {
 /// Reads a `Cargo.toml`: the package's crate name (its `[lib] name`, else the package name,
 /// `-` read as `_`) with its library root as the first alias (one target), then every
 /// dependency's name (no target: outside, unless a package of the repository has that name).
-/// A manifest that is too big, not TOML, or names nothing says nothing.
+/// A manifest that is not TOML or names nothing says nothing (its size is bounded where it is
+/// read: `index::roots`).
 pub fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
-    if name != "Cargo.toml" || text.len() > MAX_MANIFEST_BYTES {
+    if name != "Cargo.toml" {
         return None;
     }
     let manifest: toml::Table = toml::from_str(text).ok()?;
@@ -407,11 +405,6 @@ mod tests {
             read_cargo_toml("Cargo.toml", "package = 3\nlib = []\n", ""),
             None
         );
-        let huge = format!(
-            "[package]\nname = \"x\"\n#{}\n",
-            "a".repeat(MAX_MANIFEST_BYTES)
-        );
-        assert_eq!(read_cargo_toml("Cargo.toml", &huge, ""), None);
         assert_eq!(read_cargo_toml("Cargo.lock", SHOP, ""), None);
         let nested = format!("a = {}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert_eq!(read_cargo_toml("Cargo.toml", &nested, ""), None);

@@ -108,7 +108,7 @@ impl ModuleSystem for IncludeModules<'_> {
         Some(Target::Package(ModuleKind::Includes, String::new()))
     }
 
-    fn undefined_is_outside(&self) -> bool {
+    fn undefined_is_outside(&self, _name: &str) -> bool {
         true
     }
 }

@@ -10,9 +10,14 @@
 //! - `crate` — Rust crates of `Cargo.toml` packages: `mod x;` files, paths from `crate`,
 //!   `super`, `self` and the workspace's crate names; std and dependencies outside;
 //! - `includes` — `#include` paths beside the including file and in the include roots above
-//!   it (C, C++); names are the program's: one namespace, the linker's.
+//!   it (C, C++); names are the program's: one namespace, the linker's;
 //! - `namespaces` — the package or namespace each file declares (Java, C#), wherever the file
-//!   is; a namespace's names are the top-level types of the files declaring it.
+//!   is; a namespace's names are the top-level types of the files declaring it;
+//! - `psr4` — PHP namespaces mapped to directories by `composer.json` PSR-4 prefixes; a
+//!   namespace's names are every definition of its directory's files, and `require` of a
+//!   literal path names a file;
+//! - `require` — Ruby's `require_relative` paths and `require` names on `lib/` load paths;
+//!   constants are global: every file sees every file's top-level classes and modules.
 
 mod crates;
 mod dotted;
@@ -20,6 +25,8 @@ mod go;
 mod includes;
 mod namespaces;
 mod paths;
+mod psr4;
+mod require;
 
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
@@ -102,6 +109,8 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Dotted => None,
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
+        ModuleKind::Psr4 => psr4::read_composer(name, text, dir),
+        ModuleKind::Require => None,
         ModuleKind::Crate => crates::read_cargo_toml(name, text, dir),
         ModuleKind::Includes => None,
         ModuleKind::Namespaces => None,
@@ -152,15 +161,18 @@ pub(super) trait ModuleSystem {
     }
 
     /// A name every file sees without importing it, where a path can start (Rust: `crate`,
-    /// `super`, the repository's crates and the dependencies by name, the prelude).
+    /// `super`, the repository's crates and the dependencies by name, the prelude; PHP: a
+    /// namespace's first part, which a fully qualified `\App\Models\User` starts from). The
+    /// file's own package's names come first.
     fn path_root(&self, _file: usize, _name: &str) -> Option<Target> {
         None
     }
 
     /// Whether a name that no file of a file's own package defines or binds at the top level
     /// is outside the repository: so in one flat namespace (C's program, where a library's
-    /// functions are called by their bare names), never where imports bind names.
-    fn undefined_is_outside(&self) -> bool {
+    /// functions are called by their bare names; Ruby's constants, `File`, `Net`), never where
+    /// imports bind names.
+    fn undefined_is_outside(&self, _name: &str) -> bool {
         false
     }
 }
@@ -181,6 +193,8 @@ pub(super) fn system<'a>(kind: ModuleKind, input: SystemFiles<'a>) -> Box<dyn Mo
         ModuleKind::Dotted => Box::new(dotted::DottedModules::new(&input)),
         ModuleKind::Paths => Box::new(paths::PathModules::new(input)),
         ModuleKind::Go => Box::new(go::GoModules::new(input)),
+        ModuleKind::Psr4 => Box::new(psr4::Psr4Modules::new(input)),
+        ModuleKind::Require => Box::new(require::RequireModules::new(input)),
         ModuleKind::Crate => Box::new(crates::CrateModules::new(input)),
         ModuleKind::Includes => Box::new(includes::IncludeModules::new(input)),
         ModuleKind::Namespaces => Box::new(namespaces::Namespaces::new(input)),

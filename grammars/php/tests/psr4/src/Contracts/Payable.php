@@ -1,0 +1,8 @@
+<?php
+
+namespace Shop\Contracts;
+
+interface Payable
+{
+    public function pay(int $amount): bool;
+}

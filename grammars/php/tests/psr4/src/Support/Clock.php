@@ -1,0 +1,11 @@
+<?php
+
+namespace Shop\Support;
+
+class Clock
+{
+    public function now(): int
+    {
+        return time();
+    }
+}
