@@ -225,7 +225,11 @@ def main() -> int:
     for lang, project, commit, extensions in PROJECTS:
         if wanted and lang not in wanted:
             continue
-        tree = clone(cache, project, commit)
+        try:
+            tree = clone(cache, project, commit)
+        except subprocess.CalledProcessError as err:
+            say(f"skipped {lang}: cannot get {project} at {commit[:8]}: {err.stderr.strip()[:200]}")
+            continue
         rows.append(bench_one(cache, cairn, crg, lang, f"{project}@{commit[:8]}", tree, extensions))
     machine = benchtool.machine_info()
     (cache / "languages.json").write_text(json.dumps({"machine": machine, "cairn": cairn,
