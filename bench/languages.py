@@ -5,8 +5,9 @@ Usage: bench/languages.py [LANG ...]          (default: every language below)
 
 Each project is a public git history pinned to a commit. It is cloned into the cache from
 `https://github.com/OWNER/NAME.git`, or from a local clone named by CAIRN_LANG_BENCH_MIRROR
-(a directory holding `OWNER+NAME/repo` or `OWNER+NAME` git directories), then checked out
-at the pinned commit. To get the same tree by hand:
+(a directory holding `OWNER+NAME/repo` or `OWNER+NAME` git directories), and the tree at the
+pinned commit is committed alone into a fresh repository (as the Flask sdist baseline is: the
+index measures parsing and building, not mining history). To get the same tree by hand:
 
     git clone https://github.com/gin-gonic/gin && git -C gin checkout dcaa4296d111...
 
@@ -77,9 +78,27 @@ def clone(cache: Path, project: str, commit: str) -> Path:
         say(f"cloning {project} from {source}")
         dest.parent.mkdir(parents=True, exist_ok=True)
         run(["git", "clone", "-q", "--no-checkout", source, str(dest)])
-    run(["git", "-C", str(dest), "checkout", "-q", "--force", commit])
-    run(["git", "-C", str(dest), "clean", "-qfdx"])
-    return dest
+    return snapshot(cache, dest, commit)
+
+
+def snapshot(cache: Path, clone_dir: Path, commit: str) -> Path:
+    """The tree at a commit as a repository of one commit, as the Python baseline (an sdist)
+    is: the index then measures parsing and building, not mining a long history."""
+    tree = cache / "lang-tree" / clone_dir.name
+    stamp = tree / ".git" / "cairn-bench-commit"
+    if stamp.exists() and stamp.read_text() == commit:
+        return tree
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(clone_dir), "archive", commit], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    ident = ["-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    run(["git", "-C", str(tree), "init", "-q"])
+    run(["git", "-C", str(tree), "add", "-A"])
+    run(["git", "-C", str(tree), *ident, "commit", "-q", "-m", f"snapshot of {commit}"])
+    stamp.write_text(commit)
+    return tree
 
 
 def flask_tree(cache: Path) -> Path | None:
