@@ -85,6 +85,9 @@ pub(super) struct Resolution<'a> {
     /// Types declared in parts across a package's files (C#'s `partial class`): each part ->
     /// the other parts, whose members it has as if it inherited them.
     pub(super) parts: HashMap<(usize, usize), Vec<(usize, usize)>>,
+    /// The name of every definition in the repository, for languages where a name nothing
+    /// declares is outside (see `Language::undeclared_is_outside`).
+    declared: HashSet<String>,
 }
 
 /// Builds the whole graph of a repository from its parsed files.
@@ -153,6 +156,7 @@ fn build_parts<'a>(
         owners: HashMap::default(),
         packages: HashMap::default(),
         parts: HashMap::default(),
+        declared: HashSet::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -519,6 +523,12 @@ impl Builder {
                             self.stats.calls_external += 1;
                             continue;
                         }
+                        // `x.ShouldBe()`: a method no file of the repository defines is
+                        // outside code (an extension method of a package, a platform type's).
+                        Some(Known::Instance(..)) | None if r.undeclared(f, &call.name) => {
+                            self.stats.calls_external += 1;
+                            continue;
+                        }
                         Some(Known::Instance(..)) | None => None,
                     },
                 };
@@ -855,8 +865,7 @@ impl Resolution<'_> {
             _ => None,
         };
         if let Some((kind, package)) = &own
-            && let Some(found) =
-                self.package_definition(*kind, package, name, self.files[file].is_test)
+            && let Some(found) = self.enclosing_definition(file, *kind, package, name)
         {
             return Some(found);
         }
@@ -872,6 +881,40 @@ impl Resolution<'_> {
                 let (kind, package) = own?;
                 self.outside_name(file, kind, &package, name)
             })
+            .or_else(|| self.undeclared_name(file, name))
+    }
+
+    /// A name of a file's own package, or (C#) of a namespace enclosing it, innermost first.
+    fn enclosing_definition(
+        &self,
+        file: usize,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+    ) -> Option<Target> {
+        let with_tests = self.files[file].is_test;
+        let found = self.package_definition(kind, package, name, with_tests);
+        if found.is_some() || !self.languages[file].enclosing_namespaces {
+            return found;
+        }
+        package
+            .match_indices('.')
+            .rev()
+            .find_map(|(dot, _)| self.package_definition(kind, &package[..dot], name, with_tests))
+    }
+
+    /// A name no file of the repository defines, in a language that brings names in unseen
+    /// (C#'s implicit and project-wide usings), and not a builtin: outside.
+    fn undeclared_name(&self, file: usize, name: &str) -> Option<Target> {
+        (self.undeclared(file, name) && !self.languages[file].is_builtin(name))
+            .then(|| Target::External(name.to_string()))
+    }
+
+    /// Whether a name (`Store`, `Cache<T>`: its generic arguments aside) is defined by no file
+    /// of the repository, in a language where such a name is outside.
+    pub(super) fn undeclared(&self, file: usize, name: &str) -> bool {
+        let bare = name.split('<').next().unwrap_or(name);
+        self.languages[file].undeclared_is_outside && !self.declared.contains(bare)
     }
 
     /// In a flat namespace (C's program), a name no file of the package defines or binds at
@@ -931,6 +974,13 @@ impl Resolution<'_> {
         }
         self.parts = self.parts_of_types(&packages);
         self.packages = packages;
+        if self.languages.iter().any(|l| l.undeclared_is_outside) {
+            self.declared = self
+                .files
+                .iter()
+                .flat_map(|f| f.extract.symbols.iter().map(|s| s.name.clone()))
+                .collect();
+        }
     }
 
     /// The types a package's files declare in parts: a name every defining file declares as
@@ -979,9 +1029,26 @@ impl Resolution<'_> {
         let &s = self.names[f].children.get(&(None, name.to_string()))?;
         // A type declared in parts is named by its first part.
         if found.next().is_some() && !self.parts.contains_key(&(f, s)) {
-            return None;
+            return self.non_generic(defining, name, with_tests);
         }
         Some(Target::Symbol(f, s))
+    }
+
+    /// Of a package's same-named types, the one without type parameters when all the others
+    /// have some (C#'s `Builder` beside `Builder<T>`): what the bare name means. A generic use
+    /// (`new Builder<T>()`) is written with its arguments and never looked up this way.
+    fn non_generic(&self, defining: &[usize], name: &str, with_tests: bool) -> Option<Target> {
+        let mut plain = defining
+            .iter()
+            .filter(|&&f| with_tests || !self.files[f].is_test)
+            .filter_map(|&f| {
+                let &s = self.names[f].children.get(&(None, name.to_string()))?;
+                let symbol = &self.files[f].extract.symbols[s];
+                (symbol.kind.is_class_like() && !is_generic(&symbol.signature, name))
+                    .then_some((f, s))
+            });
+        let (f, s) = plain.next()?;
+        plain.next().is_none().then_some(Target::Symbol(f, s))
     }
 
     /// A dotted expression (`os.path`, `models.Model`, `Foo`) from a scope.
@@ -1053,4 +1120,16 @@ impl Resolution<'_> {
             .iter()
             .find_map(|w| self.member(w, name))
     }
+}
+
+/// Whether a type's declaration gives it type parameters (`class Builder<T> : Base<T>`): its
+/// name is followed by `<` where the signature first names it.
+fn is_generic(signature: &str, name: &str) -> bool {
+    signature
+        .match_indices(name)
+        .find(|&(at, _)| {
+            let before = signature[..at].chars().next_back();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+        .is_some_and(|(at, _)| signature[at + name.len()..].trim_start().starts_with('<'))
 }

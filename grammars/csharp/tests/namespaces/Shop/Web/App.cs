@@ -32,5 +32,8 @@ public partial class App
         disk.Save("k");
         var ledger = new Ledger();
         ledger.Get("k");
+        var builder = new Builder();
+        builder.Add();
+        var typed = new Builder<int>();
     }
 }

@@ -1,0 +1,7 @@
+namespace Shop.Web;
+
+// `Builder` beside `Builder<TResult>`: the bare name is this one.
+public class Builder
+{
+    public Builder Add() => this;
+}
