@@ -85,8 +85,8 @@ pub(super) struct Resolution<'a> {
     /// Types declared in parts across a package's files (C#'s `partial class`): each part ->
     /// the other parts, whose members it has as if it inherited them.
     pub(super) parts: HashMap<(usize, usize), Vec<(usize, usize)>>,
-    /// The name of every definition in the repository, for languages where a name nothing
-    /// declares is outside (see `Language::undeclared_is_outside`).
+    /// The name of every definition, field and property in the repository, for languages
+    /// where a name nothing declares is outside (see `Language::undeclared_is_outside`).
     declared: HashSet<String>,
 }
 
@@ -975,10 +975,16 @@ impl Resolution<'_> {
         self.parts = self.parts_of_types(&packages);
         self.packages = packages;
         if self.languages.iter().any(|l| l.undeclared_is_outside) {
+            // Fields and properties too: `options.OnRetry()` calls a delegate the repository
+            // may have stored there, which is unknown, not outside.
             self.declared = self
                 .files
                 .iter()
-                .flat_map(|f| f.extract.symbols.iter().map(|s| s.name.clone()))
+                .flat_map(|f| {
+                    let symbols = f.extract.symbols.iter().map(|s| &s.name);
+                    let fields = f.extract.types.iter().filter(|h| h.attribute);
+                    symbols.chain(fields.map(|h| &h.name)).cloned()
+                })
                 .collect();
         }
     }

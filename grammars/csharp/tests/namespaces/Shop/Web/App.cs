@@ -34,6 +34,7 @@ public partial class App
         ledger.Get("k");
         var builder = new Builder();
         builder.Add();
+        builder.OnBuild();
         var typed = new Builder<int>();
     }
 }
