@@ -1139,3 +1139,26 @@ fn is_generic(signature: &str, name: &str) -> bool {
         })
         .is_some_and(|(at, _)| signature[at + name.len()..].trim_start().starts_with('<'))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_generic;
+
+    #[test]
+    fn a_type_is_generic_by_its_own_parameters_not_its_bases() {
+        assert!(is_generic(
+            "public sealed class Builder<TResult> : BuilderBase",
+            "Builder"
+        ));
+        assert!(is_generic("class Options <T>", "Options"));
+        assert!(!is_generic(
+            "public class Options : Options<object>",
+            "Options"
+        ));
+        assert!(!is_generic(
+            "public class Builder : MyBuilder<int>",
+            "Builder"
+        ));
+        assert!(!is_generic("public class Store", "Store"));
+    }
+}
