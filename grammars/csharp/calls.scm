@@ -21,8 +21,10 @@
 (object_creation_expression
   type: (identifier) @call.name @call.new) @call
 
+; `new Builder<T>()` is named with its arguments: not the `Builder` without type parameters
+; that may share its name.
 (object_creation_expression
-  type: (generic_name . (identifier) @call.name) @call.new) @call
+  type: (generic_name) @call.name @call.new) @call
 
 (object_creation_expression
   type: (qualified_name

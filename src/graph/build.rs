@@ -87,6 +87,9 @@ pub(super) struct Resolution<'a> {
     /// Each declaration -> every declaration of that class, itself included; a member of one
     /// is a member of all (no edge: they are one class).
     parts: HashMap<(usize, usize), Declarations>,
+    /// The name of every definition, field and property in the repository, for languages
+    /// where a name nothing declares is outside (see `Language::undeclared_is_outside`).
+    declared: HashSet<String>,
 }
 
 /// The declarations of one class, as (file, symbol), shared by each of them.
@@ -158,6 +161,7 @@ fn build_parts<'a>(
         owners: HashMap::default(),
         packages: HashMap::default(),
         parts: HashMap::default(),
+        declared: HashSet::default(),
     };
     let mut builder = Builder {
         focus: focus.cloned(),
@@ -519,6 +523,12 @@ impl Builder {
                             continue;
                         }
                         Some(Known::Outside) => {
+                            self.stats.calls_external += 1;
+                            continue;
+                        }
+                        // `x.ShouldBe()`: a method no file of the repository defines is
+                        // outside code (an extension method of a package, a platform type's).
+                        Some(Known::Instance(..)) | None if r.undeclared(f, &call.name) => {
                             self.stats.calls_external += 1;
                             continue;
                         }
@@ -914,7 +924,7 @@ impl Resolution<'_> {
         // inside `namespace App`).
         if let Some((kind, package)) = &own
             && let Some(found) = self
-                .package_definition(*kind, package, name, self.files[file].is_test)
+                .enclosing_definition(file, *kind, package, name)
                 .or_else(|| self.system(file).package_member(package, name))
         {
             return Some(found);
@@ -936,6 +946,40 @@ impl Resolution<'_> {
                 let (kind, package) = own?;
                 self.outside_name(file, kind, &package, name)
             })
+            .or_else(|| self.undeclared_name(file, name))
+    }
+
+    /// A name of a file's own package, or (C#) of a namespace enclosing it, innermost first.
+    fn enclosing_definition(
+        &self,
+        file: usize,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+    ) -> Option<Target> {
+        let with_tests = self.files[file].is_test;
+        let found = self.package_definition(kind, package, name, with_tests);
+        if found.is_some() || !self.languages[file].enclosing_namespaces {
+            return found;
+        }
+        package
+            .match_indices('.')
+            .rev()
+            .find_map(|(dot, _)| self.package_definition(kind, &package[..dot], name, with_tests))
+    }
+
+    /// A name no file of the repository defines, in a language that brings names in unseen
+    /// (C#'s implicit and project-wide usings), and not a builtin: outside.
+    fn undeclared_name(&self, file: usize, name: &str) -> Option<Target> {
+        (self.undeclared(file, name) && !self.languages[file].is_builtin(name))
+            .then(|| Target::External(name.to_string()))
+    }
+
+    /// Whether a name (`Store`, `Cache<T>`: its generic arguments aside) is defined by no file
+    /// of the repository, in a language where such a name is outside.
+    pub(super) fn undeclared(&self, file: usize, name: &str) -> bool {
+        let bare = name.split('<').next().unwrap_or(name);
+        self.languages[file].undeclared_is_outside && !self.declared.contains(bare)
     }
 
     /// Where one namespace holds every file's names (C's program, Ruby's constants), a name no
@@ -993,6 +1037,19 @@ impl Resolution<'_> {
         }
         self.parts_of_types(&packages);
         self.packages = packages;
+        if self.languages.iter().any(|l| l.undeclared_is_outside) {
+            // Fields and properties too: `options.OnRetry()` calls a delegate the repository
+            // may have stored there, which is unknown, not outside.
+            self.declared = self
+                .files
+                .iter()
+                .flat_map(|f| {
+                    let symbols = f.extract.symbols.iter().map(|s| &s.name);
+                    let fields = f.extract.types.iter().filter(|h| h.attribute);
+                    symbols.chain(fields.map(|h| &h.name)).cloned()
+                })
+                .collect();
+        }
     }
 
     /// Whether any file of a package defines (or, where names are undefined outside, binds) a
@@ -1052,10 +1109,29 @@ impl Resolution<'_> {
                 .zip(parts)
                 .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours));
             if !same_class {
-                return None;
+                // Two types of one name: the one without type parameters, if it is alone
+                // (C#'s `Builder` beside `Builder<T>`).
+                return self.non_generic(defining, name, with_tests);
             }
         }
         Some(Target::Symbol(f, s))
+    }
+
+    /// Of a package's same-named types, the one without type parameters when all the others
+    /// have some (C#'s `Builder` beside `Builder<T>`): what the bare name means. A generic use
+    /// (`new Builder<T>()`) is written with its arguments and never looked up this way.
+    fn non_generic(&self, defining: &[usize], name: &str, with_tests: bool) -> Option<Target> {
+        let mut plain = defining
+            .iter()
+            .filter(|&&f| with_tests || !self.files[f].is_test)
+            .filter_map(|&f| {
+                let &s = self.names[f].children.get(&(None, name.to_string()))?;
+                let symbol = &self.files[f].extract.symbols[s];
+                (symbol.kind.is_class_like() && !is_generic(&symbol.signature, name))
+                    .then_some((f, s))
+            });
+        let (f, s) = plain.next()?;
+        plain.next().is_none().then_some(Target::Symbol(f, s))
     }
 
     /// A dotted expression (`os.path`, `models.Model`, `Foo`) from a scope.
@@ -1126,5 +1202,40 @@ impl Resolution<'_> {
             .wildcards
             .iter()
             .find_map(|w| self.member(w, name))
+    }
+}
+
+/// Whether a type's declaration gives it type parameters (`class Builder<T> : Base<T>`): its
+/// name is followed by `<` where the signature first names it.
+fn is_generic(signature: &str, name: &str) -> bool {
+    signature
+        .match_indices(name)
+        .find(|&(at, _)| {
+            let before = signature[..at].chars().next_back();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+        .is_some_and(|(at, _)| signature[at + name.len()..].trim_start().starts_with('<'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_generic;
+
+    #[test]
+    fn a_type_is_generic_by_its_own_parameters_not_its_bases() {
+        assert!(is_generic(
+            "public sealed class Builder<TResult> : BuilderBase",
+            "Builder"
+        ));
+        assert!(is_generic("class Options <T>", "Options"));
+        assert!(!is_generic(
+            "public class Options : Options<object>",
+            "Options"
+        ));
+        assert!(!is_generic(
+            "public class Builder : MyBuilder<int>",
+            "Builder"
+        ));
+        assert!(!is_generic("public class Store", "Store"));
     }
 }

@@ -122,6 +122,10 @@ struct LanguageTable {
     #[serde(default)]
     implicit_self: bool,
     #[serde(default)]
+    enclosing_namespaces: bool,
+    #[serde(default)]
+    undeclared_is_outside: bool,
+    #[serde(default)]
     class_names: Vec<String>,
     #[serde(default)]
     super_names: Vec<String>,
@@ -166,6 +170,13 @@ pub struct Language {
     /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
     /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
     pub implicit_self: bool,
+    /// Whether a namespace sees the types of the namespaces enclosing it (C#: code in `A.B.C`
+    /// names `A.B`'s and `A`'s types without a `using`).
+    pub enclosing_namespaces: bool,
+    /// Whether a name that no file of the repository defines is outside it (C#: the SDK's
+    /// implicit and project-wide `global using`s bring the platform's and packages' types in
+    /// unseen, so a name nothing declares is theirs).
+    pub undeclared_is_outside: bool,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
@@ -209,6 +220,8 @@ impl Language {
 
     /// Whether `name` is always defined in this language.
     pub fn is_builtin(&self, name: &str) -> bool {
+        // `List<Store>` (C#'s `new List<Store>()`) is the builtin `List`.
+        let name = name.split('<').next().unwrap_or(name);
         self.builtins.iter().any(|b| b == name)
     }
 }
@@ -351,6 +364,8 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         separators: config.separators,
         self_names: config.self_names,
         implicit_self: config.implicit_self,
+        enclosing_namespaces: config.enclosing_namespaces,
+        undeclared_is_outside: config.undeclared_is_outside,
         class_names: config.class_names,
         super_names: config.super_names,
         member_prefix: config.member_prefix,

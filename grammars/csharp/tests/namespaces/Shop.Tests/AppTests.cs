@@ -9,5 +9,8 @@ public class AppTests
     {
         var app = new App(new Store("url"), new MemoryRepository());
         app.Handle("k");
+        var time = new FakeTimeProvider();
+        time.Advance(1);
+        app.ShouldNotBeNull();
     }
 }

@@ -8,6 +8,7 @@ public static class Accounts
     {
         var ledger = new Store();
         ledger.Get(owner);
+        Clock.Tick();
         return Normalise(owner) + Guid.NewGuid();
     }
 

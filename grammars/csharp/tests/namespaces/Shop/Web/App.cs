@@ -32,5 +32,9 @@ public partial class App
         disk.Save("k");
         var ledger = new Ledger();
         ledger.Get("k");
+        var builder = new Builder();
+        builder.Add();
+        builder.OnBuild();
+        var typed = new Builder<int>();
     }
 }

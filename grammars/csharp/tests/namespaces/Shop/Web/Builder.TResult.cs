@@ -1,0 +1,6 @@
+namespace Shop.Web;
+
+public class Builder<TResult>
+{
+    public TResult Build() => default;
+}
