@@ -10,6 +10,12 @@
   name: (identifier) @import.module
   !body) @import
 
+; `extern crate a as b;` binds the crate `a` as `b` (a `pub` one re-exports it: `grep::searcher`).
+(source_file
+  (extern_crate_declaration
+    name: (identifier) @import.module
+    alias: (identifier)? @import.alias) @import)
+
 (source_file
   (use_declaration
     argument: [(identifier) @import.module

@@ -1,0 +1,11 @@
+mod flags;
+
+use facade::engine::Searcher;
+
+use crate::flags::Flags;
+
+fn main() {
+    let options: Flags = flags::parse();
+    let mut searcher = Searcher::new();
+    searcher.search(options.kind());
+}

@@ -1,0 +1,3 @@
+mod searcher;
+
+pub use crate::searcher::{Kind, Searcher};

@@ -1,0 +1,28 @@
+pub struct Searcher {
+    hits: usize,
+}
+
+impl Searcher {
+    pub fn new() -> Searcher {
+        Searcher { hits: 0 }
+    }
+
+    pub fn search(&mut self, kind: Kind) -> usize {
+        self.hits += 1;
+        kind.cost()
+    }
+}
+
+pub enum Kind {
+    Fast,
+    Slow,
+}
+
+impl Kind {
+    pub fn cost(&self) -> usize {
+        match self {
+            Kind::Fast => 1,
+            Kind::Slow => 2,
+        }
+    }
+}
