@@ -8,4 +8,7 @@ fn main() {
     let options: Flags = flags::parse();
     let mut searcher = Searcher::new();
     searcher.search(options.kind());
+    Searcher::new()
+        .with_hits(1)
+        .search(options.kind());
 }

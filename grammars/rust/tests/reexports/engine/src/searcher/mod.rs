@@ -7,6 +7,10 @@ impl Searcher {
         Searcher { hits: 0 }
     }
 
+    pub fn with_hits(self, hits: usize) -> Searcher {
+        Searcher { hits }
+    }
+
     pub fn search(&mut self, kind: Kind) -> usize {
         self.hits += 1;
         kind.cost()
