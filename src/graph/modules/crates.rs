@@ -233,8 +233,9 @@ impl<'a> CrateModules<'a> {
 
     /// Resolves a dotted path from a file (see [`ModuleSystem::resolve`]): each name after the
     /// first is a module file, a module or crate the file re-exports (`pub use a::b;`, `pub
-    /// extern crate grep_searcher as searcher;`), or a type the file declares (`use
-    /// self::Kind::*` reaches its members), after which the path ends.
+    /// extern crate grep_searcher as searcher;`), a type the file declares (`use
+    /// self::Kind::*` reaches its members), after which the path ends, or an inline module
+    /// of the file.
     fn walk(&self, from: usize, spec: &str, reexports: usize) -> Option<Target> {
         let segments: Vec<&str> = spec.split('.').collect();
         let mut file = match segments[0] {
@@ -259,7 +260,8 @@ impl<'a> CrateModules<'a> {
                     None => {
                         let found = self
                             .reexported(file, name, reexports)
-                            .or_else(|| self.declared_type(file, name))?;
+                            .or_else(|| self.declared_type(file, name))
+                            .or_else(|| self.inline_module(file, name))?;
                         let more = segments[i + 1..].join(".");
                         return match found {
                             found if more.is_empty() => Some(found),
@@ -299,6 +301,16 @@ impl<'a> CrateModules<'a> {
                 };
                 self.walk(file, &path, reexports + 1)
             })
+    }
+
+    /// An inline module of a file (`mod tests { … }`, its extract's packages): its items are
+    /// read as the file's, so a path through it stays in the file.
+    fn inline_module(&self, file: usize, name: &str) -> Option<Target> {
+        let packages = &self.extracts.get(&file)?.packages;
+        packages
+            .iter()
+            .any(|p| p == name)
+            .then_some(Target::File(file))
     }
 
     /// A type declared at the top level of a file.

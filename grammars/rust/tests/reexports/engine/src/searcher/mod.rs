@@ -30,3 +30,14 @@ impl Kind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::probe;
+
+    #[test]
+    fn probes() {
+        assert!(probe() > 0);
+        let n = probe();
+    }
+}
