@@ -10,6 +10,18 @@
   name: (identifier) @import.module
   !body) @import
 
+; An inline module (`mod tests { … }`) is read as part of its file: a path through its name
+; (`crate::tests::TempDir`) stays in the file. Its name is captured as a @package of the file.
+(mod_item
+  name: (identifier) @package
+  body: (declaration_list))
+
+; `extern crate a as b;` binds the crate `a` as `b` (a `pub` one re-exports it: `grep::searcher`).
+(source_file
+  (extern_crate_declaration
+    name: (identifier) @import.module
+    alias: (identifier)? @import.alias) @import)
+
 (source_file
   (use_declaration
     argument: [(identifier) @import.module

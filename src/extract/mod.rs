@@ -576,12 +576,12 @@ impl<'a> Extractor<'a> {
                 return;
             };
             let receiver = c.get("call.receiver").map(|r| {
-                let text = self.text(*r);
+                // Measured without the layout: a builder chain is written one call a line.
+                let text: String = self.text(*r).split_whitespace().collect();
                 if text.len() > MAX_RECEIVER {
                     // Kept: the first character, which tells a long string literal apart.
                     text.chars().take(1).chain(['…']).collect()
                 } else {
-                    let text: String = text.split_whitespace().collect();
                     let text = self.dotted(&text).into_owned();
                     if self.language.super_names.contains(&text) {
                         "super".to_string()
@@ -905,6 +905,28 @@ pub fn called(expression: &str) -> Option<&str> {
     }
     let callee = &expression[..open];
     is_dotted_name(callee).then_some(callee)
+}
+
+/// `a.b(…).c(…)` -> (`a.b(…)`, `c`): a method called on what a call gives (a builder chain).
+pub fn chained_call(expression: &str) -> Option<(&str, &str)> {
+    let body = expression.strip_suffix(')')?;
+    let mut depth = 1usize;
+    let mut open = None;
+    for (i, c) in body.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let (head, method) = body[..open?].rsplit_once('.')?;
+    (head.ends_with(')') && is_dotted_name(method)).then_some((head, method))
 }
 
 /// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`,

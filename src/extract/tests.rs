@@ -346,6 +346,18 @@ fn called_expressions() {
 }
 
 #[test]
+fn chained_calls() {
+    assert_eq!(
+        chained_call("A.new().b(x).c(f(y))"),
+        Some(("A.new().b(x)", "c"))
+    );
+    assert_eq!(chained_call("A.new().b"), None);
+    assert_eq!(chained_call("a.b(x)"), None);
+    assert_eq!(chained_call("f(x)(y)"), None);
+    assert_eq!(chained_call("a)(b.c()"), None);
+}
+
+#[test]
 fn literal_receivers() {
     for literal in ["\"a\"", "'…", "f\"{x}\"", "rb'x'", "[1, [2]]", "`t`", "42"] {
         assert!(is_literal(literal), "{literal}");

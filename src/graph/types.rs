@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Target;
 use super::build::Resolution;
-use crate::extract::{FileExtract, Held, called, is_dotted_name, is_literal};
+use crate::extract::{FileExtract, Held, called, chained_call, is_dotted_name, is_literal};
 
 /// What an expression is known to hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -430,6 +430,12 @@ impl<'a, 'r> Types<'a, 'r> {
                 .builtin_value(file, at, callee)
                 .then_some(Known::Builtin);
         };
+        self.result_of(known)
+    }
+
+    /// What calling a known callee gives: an instance of a class, what a function declares it
+    /// returns, outside code for outside code.
+    fn result_of(&self, known: Known) -> Option<Known> {
         let Known::Is(Target::Symbol(sf, ss)) = known else {
             // What outside code returns holds outside code.
             return matches!(known, Known::Is(Target::External(_))).then_some(Known::Outside);
@@ -481,6 +487,11 @@ impl<'a, 'r> Types<'a, 'r> {
         }
         if let Some(callee) = called(expression) {
             return self.returned(file, scope, callee, depth + 1);
+        }
+        if let Some((head, method)) = chained_call(expression) {
+            let base = self.value_at(file, scope, head, depth + 1)?;
+            let method = self.member_at(base, method, depth)?;
+            return self.result_of(method);
         }
         if !is_dotted_name(expression) {
             return None;

@@ -8,6 +8,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{ModuleSystem, Roots, SystemFiles, Target, parent};
+use crate::extract::FileExtract;
 use crate::languages::ModuleKind;
 
 /// Crates every Rust program can name without a dependency.
@@ -16,6 +17,12 @@ const STANDARD_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"]
 /// Directories of a package whose files are crates of their own, and whose subdirectories are
 /// crates rooted at their `main.rs`.
 const TARGET_DIRS: &[&str] = &["src/bin", "tests", "benches", "examples"];
+
+/// Manifest tables whose entries may name a crate root by `path` (`[[bin]] path = …`).
+const TARGET_TABLES: &[&str] = &["bin", "test", "bench", "example"];
+
+/// How many re-exports a path is followed through (`pub use`, `pub extern crate … as …`).
+const MAX_REEXPORTS: usize = 8;
 
 /// Where every Rust file is and which crates the repository's packages declare.
 pub struct CrateModules<'a> {
@@ -31,6 +38,9 @@ pub struct CrateModules<'a> {
     libraries: HashMap<&'a str, usize>,
     /// Every dependency a manifest names.
     dependencies: HashSet<&'a str>,
+    /// What each file declares and imports: a path goes on through a file's re-exports and
+    /// into its types.
+    extracts: HashMap<usize, &'a FileExtract>,
 }
 
 impl<'a> CrateModules<'a> {
@@ -49,6 +59,7 @@ impl<'a> CrateModules<'a> {
             crate_roots: HashMap::default(),
             libraries: HashMap::default(),
             dependencies: HashSet::default(),
+            extracts: input.extracts,
         };
         for roots in modules.roots.clone() {
             for (name, targets) in &roots.paths {
@@ -81,25 +92,55 @@ impl<'a> CrateModules<'a> {
     }
 
     /// The package a path belongs to: the deepest `Cargo.toml` above it that names one, as its
-    /// directory and the path of its library root.
-    fn package(&self, path: &str) -> Option<(&'a str, String)> {
+    /// directory, the path of its library root and the roots its targets name by `path`.
+    fn package(&self, path: &str) -> Option<(&'a str, String, Vec<String>)> {
         self.roots.iter().copied().find_map(|roots| {
             let (name, targets) = roots.paths.first()?;
-            if targets.len() != 1 || !roots.covers(path) {
+            if targets.is_empty() || !roots.covers(path) {
                 return None;
             }
-            let library = roots.aliased(name).into_iter().next()?;
-            Some((roots.dir.as_str(), library))
+            let mut roots_of = roots.aliased(name).into_iter();
+            let library = roots_of.next()?;
+            Some((roots.dir.as_str(), library, roots_of.collect()))
         })
+    }
+
+    /// The crate root a target's `path` makes of a file: the target itself, or the deepest
+    /// target whose directory holds the file (`crates/core/main.rs` for `crates/core/flags.rs`)
+    /// unless that directory is the package's or holds the library's.
+    fn explicit_root(
+        &self,
+        path: &str,
+        dir: &str,
+        library: &str,
+        targets: &[String],
+    ) -> Option<usize> {
+        if targets.iter().any(|t| t == path) {
+            return self.file_at(path);
+        }
+        let library_dir = parent(library);
+        targets
+            .iter()
+            .filter(|t| {
+                let target_dir = parent(t);
+                target_dir != dir
+                    && !in_dir(library_dir, target_dir)
+                    && in_dir(parent(path), target_dir)
+            })
+            .max_by_key(|t| depth(parent(t)))
+            .and_then(|t| self.file_at(t))
     }
 
     /// The root file of the crate a file belongs to: its package's library or main binary, or
     /// the binary, test, benchmark or example it is part of; without a `Cargo.toml`, the
     /// nearest `lib.rs` or `main.rs` above it.
     fn find_crate_root(&self, file: usize, path: &str) -> Option<usize> {
-        let Some((dir, library)) = self.package(path) else {
+        let Some((dir, library, targets)) = self.package(path) else {
             return self.nearest_root(path);
         };
+        if let Some(root) = self.explicit_root(path, dir, &library, &targets) {
+            return Some(root);
+        }
         let within = if dir.is_empty() {
             path
         } else {
@@ -190,21 +231,14 @@ impl<'a> CrateModules<'a> {
         self.libraries.get(name).copied()
     }
 
-    /// Whether a name is a crate from outside the repository: std's, or a dependency.
-    fn is_outside_crate(&self, name: &str) -> bool {
-        STANDARD_CRATES.contains(&name) || self.dependencies.contains(name)
-    }
-}
-
-impl ModuleSystem for CrateModules<'_> {
-    /// A dotted path (`crate.store`, `super.model`, `billing_core.ledger`): the file of the
-    /// module it names, or outside when it starts at a crate from outside. A name that is
-    /// neither a module, a crate of the repository nor a known dependency is unresolved (no
-    /// `Cargo.toml` says what it is), unless no `Cargo.toml` covers the file.
-    fn resolve(&self, from: usize, spec: &str) -> Option<Target> {
-        let mut segments = spec.split('.');
-        let first = segments.next()?;
-        let mut file = match first {
+    /// Resolves a dotted path from a file (see [`ModuleSystem::resolve`]): each name after the
+    /// first is a module file, a module or crate the file re-exports (`pub use a::b;`, `pub
+    /// extern crate grep_searcher as searcher;`), a type the file declares (`use
+    /// self::Kind::*` reaches its members), after which the path ends, or an inline module
+    /// of the file.
+    fn walk(&self, from: usize, spec: &str, reexports: usize) -> Option<Target> {
+        let segments: Vec<&str> = spec.split('.').collect();
+        let mut file = match segments[0] {
             "crate" => self.crate_root(from)?,
             "self" => from,
             "super" => self.parent_module(from)?,
@@ -217,14 +251,90 @@ impl ModuleSystem for CrateModules<'_> {
                 }
             },
         };
-        for segment in segments {
+        for (i, &segment) in segments.iter().enumerate().skip(1) {
             file = match segment {
                 "super" => self.parent_module(file)?,
                 "self" => file,
-                name => self.child(file, name)?,
+                name => match self.child(file, name) {
+                    Some(child) => child,
+                    None => {
+                        let found = self
+                            .reexported(file, name, reexports)
+                            .or_else(|| self.declared_type(file, name))
+                            .or_else(|| self.inline_module(file, name))?;
+                        let more = segments[i + 1..].join(".");
+                        return match found {
+                            found if more.is_empty() => Some(found),
+                            Target::File(f) => self.walk(f, &format!("self.{more}"), reexports + 1),
+                            Target::External(m) => Some(Target::External(format!("{m}.{more}"))),
+                            _ => None,
+                        };
+                    }
+                },
             };
         }
         Some(Target::File(file))
+    }
+
+    /// A module or crate a file binds at its top level by `use` or `extern crate` (under its
+    /// alias or last name), as the file resolves it.
+    fn reexported(&self, file: usize, name: &str, reexports: usize) -> Option<Target> {
+        if reexports >= MAX_REEXPORTS {
+            return None;
+        }
+        let imports = &self.extracts.get(&file)?.imports;
+        imports
+            .iter()
+            .filter(|i| i.scope.is_none() && !i.wildcard)
+            .find_map(|import| {
+                let local = match (&import.alias, &import.name) {
+                    (Some(alias), _) => alias.as_str(),
+                    (None, Some(item)) => item.as_str(),
+                    (None, None) => import.module.rsplit('.').next()?,
+                };
+                if local != name {
+                    return None;
+                }
+                let path = match &import.name {
+                    Some(item) => format!("{}.{item}", import.module),
+                    None => import.module.clone(),
+                };
+                self.walk(file, &path, reexports + 1)
+            })
+    }
+
+    /// An inline module of a file (`mod tests { … }`, its extract's packages): its items are
+    /// read as the file's, so a path through it stays in the file.
+    fn inline_module(&self, file: usize, name: &str) -> Option<Target> {
+        let packages = &self.extracts.get(&file)?.packages;
+        packages
+            .iter()
+            .any(|p| p == name)
+            .then_some(Target::File(file))
+    }
+
+    /// A type declared at the top level of a file.
+    fn declared_type(&self, file: usize, name: &str) -> Option<Target> {
+        let symbols = &self.extracts.get(&file)?.symbols;
+        symbols
+            .iter()
+            .position(|s| s.parent.is_none() && s.name == name && s.kind.is_class_like())
+            .map(|s| Target::Symbol(file, s))
+    }
+
+    /// Whether a name is a crate from outside the repository: std's, or a dependency.
+    fn is_outside_crate(&self, name: &str) -> bool {
+        STANDARD_CRATES.contains(&name) || self.dependencies.contains(name)
+    }
+}
+
+impl ModuleSystem for CrateModules<'_> {
+    /// A dotted path (`crate.store`, `super.model`, `billing_core.ledger`): the file of the
+    /// module it names, or outside when it starts at a crate from outside. A name that is
+    /// neither a module, a crate of the repository nor a known dependency is unresolved (no
+    /// `Cargo.toml` says what it is), unless no `Cargo.toml` covers the file.
+    fn resolve(&self, from: usize, spec: &str) -> Option<Target> {
+        self.walk(from, spec, 0)
     }
 
     /// Outside code is recorded under its crate (`std`, `tokio`).
@@ -269,6 +379,11 @@ fn depth(dir: &str) -> usize {
     dir.split('/').filter(|part| !part.is_empty()).count()
 }
 
+/// Whether a directory is (or is below) another (`""`: the repository holds everything).
+fn in_dir(sub: &str, dir: &str) -> bool {
+    dir.is_empty() || sub == dir || sub.starts_with(&format!("{dir}/"))
+}
+
 fn is_mod_rs(path: &str) -> bool {
     path == "mod.rs" || path.ends_with("/mod.rs")
 }
@@ -281,11 +396,23 @@ fn join(dir: &str, relative: &str) -> String {
     }
 }
 
+/// The crate roots a manifest's binaries, tests, benchmarks and examples name by `path`
+/// (`[[bin]] path = "crates/core/main.rs"`).
+fn target_paths(manifest: &toml::Table) -> Vec<String> {
+    TARGET_TABLES
+        .iter()
+        .filter_map(|key| manifest.get(*key).and_then(toml::Value::as_array))
+        .flatten()
+        .filter_map(|target| target.get("path").and_then(toml::Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Reads a `Cargo.toml`: the package's crate name (its `[lib] name`, else the package name,
-/// `-` read as `_`) with its library root as the first alias (one target), then every
-/// dependency's name (no target: outside, unless a package of the repository has that name).
-/// A manifest that is not TOML or names nothing says nothing (its size is bounded where it is
-/// read: `index::roots`).
+/// `-` read as `_`) with its library root as the first alias and the roots its targets name by
+/// `path` after it, then every dependency's name (no target: outside, unless a package of the
+/// repository has that name). A manifest that is not TOML or names nothing says nothing (its
+/// size is bounded where it is read: `index::roots`).
 pub fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
     if name != "Cargo.toml" {
         return None;
@@ -302,7 +429,9 @@ pub fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
         let lib = manifest.get("lib");
         let crate_name = string(lib, "name").unwrap_or(package);
         let root = string(lib, "path").unwrap_or_else(|| "src/lib.rs".to_string());
-        paths.push((crate_name.replace('-', "_"), vec![root]));
+        let mut roots = vec![root];
+        roots.extend(target_paths(&manifest));
+        paths.push((crate_name.replace('-', "_"), roots));
     }
     let mut dependencies: Vec<String> = Vec::new();
     let mut collect = |table: &toml::Table| {
@@ -395,6 +524,38 @@ mod tests {
             read_cargo_toml("Cargo.toml", custom, "").unwrap().paths,
             vec![("ab".to_string(), vec!["lib.rs".to_string()])]
         );
+    }
+
+    #[test]
+    fn targets_named_by_path_are_crate_roots() {
+        let manifest = "[package]\nname = \"rg\"\n[[bin]]\nname = \"rg\"\npath = \"core/main.rs\"\n[[test]]\nname = \"it\"\npath = \"tests/tests.rs\"\n[[bench]]\nname = 3\n";
+        let roots = [read_cargo_toml("Cargo.toml", manifest, "").unwrap()];
+        assert_eq!(
+            roots[0].paths[0].1,
+            vec!["src/lib.rs", "core/main.rs", "tests/tests.rs"]
+        );
+        let files = [
+            "core/main.rs",
+            "core/flags/mod.rs",
+            "core/search.rs",
+            "tests/tests.rs",
+            "tests/util.rs",
+            "other/x.rs",
+        ];
+        let m = CrateModules::new(SystemFiles {
+            files: files.iter().copied().enumerate().collect(),
+            languages: Vec::new(),
+            roots: roots.iter().collect(),
+            extracts: Default::default(),
+        });
+        let file = |i: usize| Some(Target::File(i));
+        assert_eq!(m.resolve(0, "crate"), file(0));
+        assert_eq!(m.resolve(0, "flags"), file(1));
+        assert_eq!(m.resolve(1, "crate.search"), file(2));
+        assert_eq!(m.resolve(2, "super"), file(0));
+        assert_eq!(m.resolve(4, "crate"), file(3));
+        // Outside every target's directory, and no src/main.rs or src/lib.rs: no crate.
+        assert_eq!(m.resolve(5, "crate"), None);
     }
 
     #[test]
