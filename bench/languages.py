@@ -90,9 +90,13 @@ def snapshot(cache: Path, clone_dir: Path, commit: str) -> Path:
         return tree
     shutil.rmtree(tree, ignore_errors=True)
     tree.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(clone_dir), "archive", commit], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    # A checkout, not `git archive`: that would leave out what `.gitattributes` marks
+    # export-ignore (Slim's tests).
+    index = tree.parent / f".{clone_dir.name}.index"
+    subprocess.run(["git", "--git-dir", str(clone_dir / ".git"), "--work-tree", str(tree),
+                    "checkout", "-q", "-f", commit, "--", "."], check=True, capture_output=True,
+                   env={**os.environ, "GIT_INDEX_FILE": str(index)})
+    index.unlink(missing_ok=True)
     ident = ["-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     run(["git", "-C", str(tree), "init", "-q"])
     run(["git", "-C", str(tree), "add", "-A"])
