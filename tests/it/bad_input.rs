@@ -185,3 +185,38 @@ fn cli_expand_refuses_escaping_and_unknown_targets() {
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no file or symbol"));
 }
+
+#[test]
+fn a_rust_file_repeating_one_re_export_indexes_in_bounded_time() {
+    // Each `use self::x;` binds `x` to itself: following every binding at every hop would be
+    // 40^8 walks; one binding is followed, so the index ends.
+    let repo = TestRepo::plain();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"loop\"\nversion = \"0.1.0\"\n",
+    );
+    let uses = "use self::x;\nuse crate::x;\n".repeat(20);
+    repo.write("src/lib.rs", format!("{uses}pub fn f() {{ x::g(); }}\n"));
+    let mut child = repo
+        .cairn_command(repo.data_dir())
+        .args(["index", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("indexing a file of repeated re-exports did not end");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stats = &summary["stats"];
+    let imports =
+        stats["imports_internal"].as_u64().unwrap() + stats["imports_unresolved"].as_u64().unwrap();
+    assert_eq!(imports, 40, "{stats}");
+    assert_eq!(stats["calls_unresolved"], 1, "{stats}");
+}

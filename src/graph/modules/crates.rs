@@ -283,24 +283,21 @@ impl<'a> CrateModules<'a> {
             return None;
         }
         let imports = &self.extracts.get(&file)?.imports;
-        imports
-            .iter()
-            .filter(|i| i.scope.is_none() && !i.wildcard)
-            .find_map(|import| {
-                let local = match (&import.alias, &import.name) {
-                    (Some(alias), _) => alias.as_str(),
-                    (None, Some(item)) => item.as_str(),
-                    (None, None) => import.module.rsplit('.').next()?,
-                };
-                if local != name {
-                    return None;
-                }
-                let path = match &import.name {
-                    Some(item) => format!("{}.{item}", import.module),
-                    None => import.module.clone(),
-                };
-                self.walk(file, &path, reexports + 1)
-            })
+        // Only the first binding of the name is followed: Rust allows one, and following every
+        // one a hostile file repeats would cost (repeats)^MAX_REEXPORTS walks.
+        let import = imports.iter().find(|i| {
+            let local = match (&i.alias, &i.name) {
+                (Some(alias), _) => Some(alias.as_str()),
+                (None, Some(item)) => Some(item.as_str()),
+                (None, None) => i.module.rsplit('.').next(),
+            };
+            i.scope.is_none() && !i.wildcard && local == Some(name)
+        })?;
+        let path = match &import.name {
+            Some(item) => format!("{}.{item}", import.module),
+            None => import.module.clone(),
+        };
+        self.walk(file, &path, reexports + 1)
     }
 
     /// An inline module of a file (`mod tests { … }`, its extract's packages): its items are
