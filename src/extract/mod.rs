@@ -541,11 +541,11 @@ impl<'a> Extractor<'a> {
                 (module, true)
             } else if let Some(from) = text("import.from").or_else(|| text("import.source")) {
                 (from, false)
-            } else if let (Some(group), Some(item)) = (c.get("import.group"), item) {
-                let path = grouped_path(
-                    &self.source[group.start_byte()..item.start_byte()],
-                    &self.language.separators,
-                );
+            } else if let (Some(group), Some(item)) = (c.get("import.group"), item)
+                // A query that captured the item before its group's start gives no import.
+                && let Some(lead) = self.source.get(group.start_byte()..item.start_byte())
+            {
+                let path = grouped_path(lead, &self.language.separators);
                 (path, c.contains_key("import.self"))
             } else {
                 return;
@@ -577,7 +577,14 @@ impl<'a> Extractor<'a> {
             };
             let receiver = c.get("call.receiver").map(|r| {
                 // Measured without the layout: a builder chain is written one call a line.
-                let text: String = self.text(*r).split_whitespace().collect();
+                // Collected only up to the bound: a long chain's receivers would copy it whole
+                // at every call.
+                let text: String = self
+                    .text(*r)
+                    .split_whitespace()
+                    .flat_map(str::chars)
+                    .take(MAX_RECEIVER + 1)
+                    .collect();
                 if text.len() > MAX_RECEIVER {
                     // Kept: the first character, which tells a long string literal apart.
                     text.chars().take(1).chain(['…']).collect()

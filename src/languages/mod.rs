@@ -352,6 +352,9 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         }
         set.build().map_err(|e| table_error(e.to_string()))
     };
+    if config.separators.iter().any(String::is_empty) {
+        return Err(table_error("an empty separator".to_string()));
+    }
     Ok(Language {
         name: own.name,
         grammar,
