@@ -1043,7 +1043,9 @@ impl Resolution<'_> {
             self.declared = self
                 .files
                 .iter()
-                .flat_map(|f| {
+                .enumerate()
+                .filter(|&(i, _)| self.languages[i].undeclared_is_outside)
+                .flat_map(|(_, f)| {
                     let symbols = f.extract.symbols.iter().map(|s| &s.name);
                     let fields = f.extract.types.iter().filter(|h| h.attribute);
                     symbols.chain(fields.map(|h| &h.name)).cloned()

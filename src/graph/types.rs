@@ -123,6 +123,7 @@ impl<'a, 'r> Types<'a, 'r> {
     fn ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
         const MOST: usize = 64;
         let mut order = Vec::new();
+        let mut groups = Vec::new();
         let mut stack = vec![class];
         while let Some(c) = stack.pop() {
             if order.contains(&c) {
@@ -133,8 +134,13 @@ impl<'a, 'r> Types<'a, 'r> {
                 break;
             }
             // The other declarations of an open class, with their bases, after the bases of
-            // this one (a module reopened in many files must not crowd its bases out).
-            stack.extend(self.r.parts(c.0, c.1).iter().rev());
+            // this one (a module reopened in many files must not crowd its bases out); each
+            // group once, not again from every one of its parts.
+            let parts = self.r.parts(c.0, c.1);
+            if !parts.is_empty() && !groups.contains(&parts.as_ptr()) {
+                groups.push(parts.as_ptr());
+                stack.extend(parts.iter().rev());
+            }
             if let Some(bases) = self.bases.get(&c) {
                 stack.extend(bases.iter().rev());
             }
@@ -165,18 +171,16 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// The classes a scope is inside, innermost first (a method declared outside its type is
     /// inside that type).
-    fn enclosing_classes(&self, file: usize, scope: Option<usize>) -> Vec<(usize, usize)> {
+    fn enclosing_classes(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
         let symbols = &self.r.files[file].extract.symbols;
-        let mut classes = Vec::new();
-        let mut current = scope;
-        while let Some(s) = current {
-            if symbols[s].kind.is_class_like() {
-                classes.push((file, s));
-            }
-            classes.extend(self.r.owner(file, s));
-            current = symbols[s].parent;
-        }
-        classes
+        std::iter::successors(scope, move |&s| symbols[s].parent).flat_map(move |s| {
+            let own = symbols[s].kind.is_class_like().then_some((file, s));
+            own.into_iter().chain(self.r.owner(file, s))
+        })
     }
 
     /// What a bare call's name is in a language where class members need no `this.` (Java's
@@ -211,14 +215,12 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
         depth: usize,
     ) -> Option<Option<Known>> {
-        self.enclosing_classes(file, scope)
-            .into_iter()
-            .find_map(|class| {
-                if self.foreign.contains(name) && self.has_attribute(class, name) {
-                    return Some(None);
-                }
-                self.attribute_at(class, name, depth)
-            })
+        self.enclosing_classes(file, scope).find_map(|class| {
+            if self.foreign.contains(name) && self.has_attribute(class, name) {
+                return Some(None);
+            }
+            self.attribute_at(class, name, depth)
+        })
     }
 
     /// Whether a name is one the file's language always defines (`str`, Java's `System`).
