@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 MB = 1_000_000  # sizes are reported in decimal megabytes (du -sb / 1e6)
 
@@ -160,6 +161,36 @@ def cmd_measure(args) -> int:
 def cmd_record(args) -> int:
     _append(args.log, _parse_tags(args.tag))
     return 0
+
+
+def sdist_tree(cache, project: str, version: str):
+    """A PyPI sdist unpacked as bench/run.sh unpacks it, CACHE/corpus/NAME-VERSION (downloaded
+    into CACHE/sdists when missing); None when pip cannot get it."""
+    from pathlib import Path
+
+    cache = Path(cache)
+    sdists = cache / "sdists"
+
+    def archive():
+        # Django's sdist is Django-5.0.6.tar.gz: match the name without case.
+        wanted = f"{project}-{version}.tar.gz".lower()
+        found = [p for p in sdists.iterdir() if p.name.lower() == wanted] if sdists.exists() else []
+        return found[0] if found else None
+
+    if archive() is None:
+        sdists.mkdir(parents=True, exist_ok=True)
+        print(f"==> downloading the {project} {version} sdist", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary",
+                        ":all:", "-d", str(sdists), f"{project}=={version}"], check=True,
+                       capture_output=True)
+    found = archive()
+    if found is None:
+        return None
+    tree = cache / "corpus" / found.name.removesuffix(".tar.gz")
+    if not tree.exists():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["tar", "-xzf", str(found), "-C", str(tree.parent)], check=True)
+    return tree if tree.exists() else None
 
 
 def machine_info() -> dict:

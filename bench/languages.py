@@ -105,23 +105,6 @@ def snapshot(cache: Path, clone_dir: Path, commit: str) -> Path:
     return tree
 
 
-def flask_tree(cache: Path) -> Path | None:
-    """Flask 3.0.3 as bench/run.sh unpacks it (downloaded here when missing)."""
-    tree = cache / "corpus" / "flask-3.0.3"
-    if tree.exists():
-        return tree
-    sdists = cache / "sdists"
-    sdists.mkdir(parents=True, exist_ok=True)
-    archive = sdists / "flask-3.0.3.tar.gz"
-    if not archive.exists():
-        say("downloading the flask 3.0.3 sdist")
-        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             "-d", str(sdists), "flask==3.0.3"])
-    tree.parent.mkdir(parents=True, exist_ok=True)
-    run(["tar", "-xzf", str(archive), "-C", str(tree.parent)])
-    return tree if tree.exists() else None
-
-
 def source_bytes(tree: Path, extensions: list[str]) -> tuple[int, int]:
     """Files and bytes with the language's extensions, outside .git."""
     files = size = 0
@@ -242,7 +225,7 @@ def main() -> int:
     crg = None if os.environ.get("CAIRN_BENCH_SKIP_CRG") == "1" else crg_binary(cache)
     rows = []
     if not wanted or "python" in wanted:
-        tree = flask_tree(cache)
+        tree = benchtool.sdist_tree(cache, "flask", "3.0.3")
         if tree:
             rows.append(bench_one(cache, cairn, crg, PYTHON[0], PYTHON[1], tree, PYTHON[3]))
     for lang, project, commit, extensions in PROJECTS:

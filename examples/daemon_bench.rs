@@ -1,6 +1,7 @@
 //! Measures the daemon as an assistant meets it: save-to-answer latency (a file written, then
-//! `expand` over streamable HTTP polled until it shows the change; debounce included), the
-//! daemon's resident memory and idle CPU, and `cairn hook`'s cost per tool call.
+//! `expand` over streamable HTTP polled until it shows the change; debounce included; the file
+//! is Python, or TypeScript/JavaScript by any other extension), the daemon's resident memory
+//! and idle CPU, and `cairn hook`'s cost per tool call.
 //!
 //! `daemon_bench --cairn BIN --repo DIR --data-dir DATA --file REL [--runs N] [--idle SECONDS]`
 //! Prints one JSON object.
@@ -105,7 +106,11 @@ async fn main() -> anyhow::Result<()> {
     let mut latencies = Vec::new();
     for i in 0..runs {
         let name = format!("cairn_probe_{i}");
-        let text = format!("{original}\n\ndef {name}():\n    return {i}\n");
+        let text = if file.ends_with(".py") {
+            format!("{original}\n\ndef {name}():\n    return {i}\n")
+        } else {
+            format!("{original}\nexport function {name}() {{\n  return {i};\n}}\n")
+        };
         let target = format!("{file}::{name}");
         let written = Instant::now();
         std::fs::write(&path, text)?;
