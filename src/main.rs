@@ -76,7 +76,7 @@ fn repository(global: &Global) -> anyhow::Result<Repo> {
 async fn dispatch(cairn: &Cairn, command: Command, global: Global) -> anyhow::Result<ExitCode> {
     let (repo, model_dir) = (cairn.repo.clone(), global.model_dir);
     match command {
-        Command::Index { json, wait } => cli::index::index(cairn, json, wait).await,
+        Command::Index { json, wait, quiet } => cli::index::index(cairn, json, wait, quiet).await,
         Command::Serve => cli::index::serve(repo, model_dir).await,
         Command::Daemon { port } => cli::index::daemon(repo, model_dir, port).await,
         Command::Status { json } => cli::doctor::status(cairn, json),

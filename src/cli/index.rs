@@ -1,19 +1,25 @@
 //! `cairn index`, `cairn serve` and `cairn daemon`.
 
 use std::fmt::Write as _;
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use cairn::app::{Cairn, IndexRequest};
 use cairn::config::Repo;
-use cairn::index::Report;
+use cairn::index::{Progress, Report};
 
 use super::output;
 
-/// `cairn index`: one run, its summary or its report as JSON.
-pub async fn index(cairn: &Cairn, json: bool, wait: u64) -> anyhow::Result<ExitCode> {
-    let report = cairn
+/// `cairn index`: one run, its summary or its report as JSON; a progress line on a terminal
+/// unless `quiet`.
+pub async fn index(cairn: &Cairn, json: bool, wait: u64, quiet: bool) -> anyhow::Result<ExitCode> {
+    let progress = Arc::new(Progress::default());
+    let line = (!quiet && std::io::stderr().is_terminal()).then(|| ProgressLine::show(&progress));
+    let result = cairn
         .index(IndexRequest {
             patience: Duration::from_secs(wait),
             waiting: Box::new(|holder| {
@@ -22,14 +28,65 @@ pub async fn index(cairn: &Cairn, json: bool, wait: u64) -> anyhow::Result<ExitC
                     holder.map(|p| format!(" (pid {p})")).unwrap_or_default()
                 );
             }),
+            progress,
         })
-        .await?;
+        .await;
+    drop(line);
+    let report = result?;
     if json {
         output::json(&report)?;
     } else {
         output::text(summary(&cairn.repo, &report))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The run's progress redrawn on stderr every tenth of a second from its first second on,
+/// erased when dropped.
+struct ProgressLine {
+    stop: Arc<AtomicBool>,
+    drawer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProgressLine {
+    const AFTER: Duration = Duration::from_secs(1);
+    const EVERY: Duration = Duration::from_millis(100);
+
+    fn show(progress: &Arc<Progress>) -> ProgressLine {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (progress, stopped) = (progress.clone(), stop.clone());
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(80);
+        let drawer = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut drawn = false;
+            while !stopped.load(Ordering::Relaxed) {
+                std::thread::sleep(Self::EVERY);
+                if started.elapsed() >= Self::AFTER {
+                    eprint!("\r\x1b[2K{}", progress.line(width));
+                    drawn = true;
+                }
+            }
+            if drawn {
+                eprint!("\r\x1b[2K");
+            }
+        });
+        ProgressLine {
+            stop,
+            drawer: Some(drawer),
+        }
+    }
+}
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(drawer) = self.drawer.take() {
+            let _ = drawer.join();
+        }
+    }
 }
 
 /// `cairn serve`: MCP over stdio, relayed to the daemon when one answers for the repository.

@@ -57,6 +57,9 @@ pub enum Command {
         /// Seconds to wait for another index run to finish before giving up.
         #[arg(long, default_value_t = 60)]
         wait: u64,
+        /// No progress line (it is drawn only on a terminal, for runs over a second).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Serve MCP over stdio (for an assistant to spawn).
     Serve,

@@ -96,11 +96,12 @@ pub async fn run(
     spawn_signal_handler(shutdown.clone());
 
     let started = Instant::now();
-    let (report, live) = index::load_live(&repo, Duration::from_secs(600), |holder| {
+    let waiting = |holder: Option<&str>| {
         tracing::info!(?holder, "waiting for another index run");
-    })
-    .await
-    .context("the first index run failed")?;
+    };
+    let (report, live) = index::load_live(&repo, Duration::from_secs(600), waiting, Arc::default())
+        .await
+        .context("the first index run failed")?;
     tracing::info!(
         files = report.files,
         parsed = report.parsed,
@@ -476,7 +477,7 @@ impl State {
             }
             News::Stale => {
                 tracing::info!("the store was written by another process; reloading the index");
-                match index::load_live(&self.repo, WRITE_PATIENCE, |_| {}).await {
+                match index::load_live(&self.repo, WRITE_PATIENCE, |_| {}, Arc::default()).await {
                     Ok((report, live)) => {
                         self.live = live;
                         self.commit = report.commit;

@@ -1,6 +1,7 @@
 //! Indexing: walk, read and parse what changed (content hash), rebuild the graph from the
 //! extractions, and write only the difference to the store.
 
+pub mod progress;
 pub mod roots;
 pub mod walk;
 
@@ -16,6 +17,7 @@ use crate::extract;
 use crate::graph::{self, BuildStats, SourceFile};
 use crate::languages::Registry;
 use crate::storage::{Delta, FileStamp, IndexMeta, SourceRecord, Store, StoreError};
+pub use progress::{Phase, Progress};
 use walk::{Found, Skipped};
 
 /// What an index run did.
@@ -131,6 +133,8 @@ pub struct Live {
     walk_skipped: Vec<Skipped>,
     /// Files that could not be read, by path.
     read_skipped: BTreeMap<String, Skipped>,
+    /// Where the current run reports how far it is.
+    progress: Arc<Progress>,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -217,6 +221,7 @@ impl Live {
             roots: Vec::new(),
             walk_skipped: Vec::new(),
             read_skipped: BTreeMap::new(),
+            progress: Arc::default(),
         })
     }
 
@@ -322,6 +327,7 @@ impl Live {
                 }
             }
             None => {
+                self.progress.enter(Phase::Walking);
                 let walked = walk::walk(
                     &repo.root,
                     &repo.settings.index.exclude,
@@ -334,11 +340,11 @@ impl Live {
                         reads.push((path.clone(), None));
                     }
                 }
-                for (file, read) in walked
-                    .sources
-                    .iter()
-                    .zip(read_all(&walked.sources, &self.sources))
-                {
+                for (file, read) in walked.sources.iter().zip(read_all(
+                    &walked.sources,
+                    &self.sources,
+                    &self.progress,
+                )) {
                     reads.push((file.path.clone(), Some(read)));
                 }
                 self.roots = roots::read(&repo.root, &walked.configs);
@@ -404,6 +410,7 @@ impl Live {
 
     /// Rebuilds the graph from every file record (exact: equals a fresh index).
     pub fn rebuild(&mut self) {
+        self.progress.enter(Phase::Building);
         let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
         let (graph, stats) = graph::build(&files, &self.roots);
         self.graph = Arc::new(graph);
@@ -613,28 +620,35 @@ pub async fn index_repository(
     repo: &Repo,
     patience: std::time::Duration,
     on_wait: impl FnOnce(Option<&str>),
+    progress: Arc<Progress>,
 ) -> anyhow::Result<Report> {
-    load_live(repo, patience, on_wait)
+    load_live(repo, patience, on_wait, progress)
         .await
         .map(|(report, _)| report)
 }
 
 /// Indexes like [`index_repository`] and keeps the index in memory for later refreshes.
+/// `progress` follows the run's phases.
 pub async fn load_live(
     repo: &Repo,
     patience: std::time::Duration,
     on_wait: impl FnOnce(Option<&str>),
+    progress: Arc<Progress>,
 ) -> anyhow::Result<(Report, Live)> {
     let started = Instant::now();
     let _lock = crate::lock::acquire(&repo.lock_path(), patience, on_wait)?;
+    progress.enter(Phase::Loading);
     let store = Store::open(&repo.store_dir()).await?;
     let mut held = None;
     let result = async {
         let mut live = Live::load(&store).await?;
         tracing::info!(elapsed = ?started.elapsed(), "loaded the stored index");
+        live.progress = progress.clone();
         let update = live.refresh(repo, None);
         let report = live.report(&update);
+        progress.enter(Phase::Writing);
         let (report, generation) = commit(repo, &store, &update, report, started).await?;
+        progress.enter(Phase::History);
         live.generation = generation;
         held = Some(live);
         Ok(report)
@@ -763,7 +777,12 @@ async fn finish(
 
 /// Reads and parses files in parallel; unchanged files (same size and mtime, or same content
 /// hash) come from the cache.
-fn read_all(found: &[Found], cached: &BTreeMap<String, SourceRecord>) -> Vec<Read> {
+fn read_all(
+    found: &[Found],
+    cached: &BTreeMap<String, SourceRecord>,
+    progress: &Progress,
+) -> Vec<Read> {
+    progress.parsing(found.len());
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Read)>> = Mutex::new(Vec::with_capacity(found.len()));
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -775,6 +794,7 @@ fn read_all(found: &[Found], cached: &BTreeMap<String, SourceRecord>) -> Vec<Rea
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = found.get(i) else { break };
                     local.push((i, read_one(file, cached.get(&file.path))));
+                    progress.parsed_one();
                 }
                 results.lock().expect("no worker panics").extend(local);
             });

@@ -285,3 +285,66 @@ fn the_cli_prints_a_summary_and_the_context() {
     assert!(expand.contains("## Callers"), "{expand}");
     assert!(expand.contains("src/shop/cart.py::Cart.total"), "{expand}");
 }
+
+/// Holds the repository's writer lock for 1.5 s, so that an index run started now lasts past
+/// the progress line's first second.
+fn hold_the_lock_briefly(repo: &TestRepo) -> std::thread::JoinHandle<()> {
+    let held = cairn::lock::acquire(
+        &repo.data_dir().join("index.lock"),
+        std::time::Duration::ZERO,
+        |_| {},
+    )
+    .unwrap();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        drop(held);
+    })
+}
+
+/// `cairn index` with `extra` arguments on a pseudo-terminal (script(1)), while the lock is
+/// held: what the terminal showed.
+fn index_on_a_terminal(repo: &TestRepo, extra: &str) -> String {
+    let release = hold_the_lock_briefly(repo);
+    let line = format!(
+        "'{}' --repo '{}' --data-dir '{}' index {extra}",
+        env!("CARGO_BIN_EXE_cairn"),
+        repo.path().display(),
+        repo.data_dir().display()
+    );
+    let command = repo.cairn_command(repo.data_dir());
+    let output = std::process::Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env_remove("CAIRN_REPO")
+        .env_remove("CAIRN_DATA_DIR")
+        .output()
+        .expect("script(1) from util-linux runs the index on a pseudo-terminal");
+    release.join().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_terminal_sees_the_progress_line_a_pipe_and_quiet_do_not() {
+    let repo = TestRepo::with_fixture("mixed");
+    let shown = index_on_a_terminal(&repo, "");
+    assert!(
+        shown.contains("\r\x1b[2Kcairn: waiting for another index run…"),
+        "{shown:?}"
+    );
+    assert!(shown.contains("indexed "), "{shown:?}");
+
+    repo.write("src/shop/extra.py", "def extra():\n    return 2\n");
+    let quiet = index_on_a_terminal(&repo, "--quiet");
+    assert!(quiet.contains("indexed "), "{quiet:?}");
+    assert!(!quiet.contains('\x1b'), "{quiet:?}");
+
+    repo.write("src/shop/extra.py", "def extra():\n    return 3\n");
+    let release = hold_the_lock_briefly(&repo);
+    let piped = repo.cairn(&["index"]);
+    release.join().unwrap();
+    assert!(piped.status.success(), "{piped:?}");
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(stderr.contains("waiting for another index run"), "{stderr}");
+    assert!(!stderr.contains('\x1b'), "{stderr}");
+}
