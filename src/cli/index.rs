@@ -139,9 +139,13 @@ pub async fn daemon(
 fn summary(repo: &Repo, report: &Report) -> String {
     let mut text = String::new();
     let stats = &report.stats;
+    let by = report
+        .daemon
+        .map(|pid| format!(" by the daemon (pid {pid})"))
+        .unwrap_or_default();
     let _ = writeln!(
         text,
-        "indexed {} in {:.2}s",
+        "indexed {} in {:.2}s{by}",
         repo.root.display(),
         report.seconds
     );

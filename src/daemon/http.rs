@@ -1,9 +1,11 @@
 //! The daemon's HTTP face on 127.0.0.1: MCP over streamable HTTP at `/mcp`, the session-start
-//! context at `/context`, Claude Code hook events at `/hook`, and `/health`. Every request
+//! context at `/context`, Claude Code hook events at `/hook`, `cairn index` runs handed over
+//! at `/index` (POST), and `/health`. Every request
 //! must carry the bearer token, a loopback `Host` naming the daemon's port (DNS rebinding),
 //! no foreign `Origin`, and a body under the size limit.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -16,6 +18,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::handoff::Reindex;
 use crate::app::Cairn;
 use crate::mcp::Server;
 
@@ -34,10 +37,20 @@ struct Guard {
 #[derive(Clone)]
 struct Shared {
     cairn: Arc<Cairn>,
+    reindex: Reindex,
 }
 
+/// How long a handed-over index run waits for its write (another writer may hold the store).
+const INDEX_PATIENCE: Duration = Duration::from_secs(600);
+
 /// The router for a daemon listening on `port`.
-pub fn router(cairn: Arc<Cairn>, token: String, port: u16, cancel: CancellationToken) -> Router {
+pub fn router(
+    cairn: Arc<Cairn>,
+    reindex: Reindex,
+    token: String,
+    port: u16,
+    cancel: CancellationToken,
+) -> Router {
     let hosts = vec![
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
@@ -68,8 +81,9 @@ pub fn router(cairn: Arc<Cairn>, token: String, port: u16, cancel: CancellationT
         .route_service("/mcp", mcp)
         .route("/context", get(context))
         .route("/hook", post(hook))
+        .route("/index", post(index))
         .route("/health", get(health))
-        .with_state(Shared { cairn })
+        .with_state(Shared { cairn, reindex })
         .layer(axum::middleware::from_fn_with_state(guard, check))
 }
 
@@ -132,6 +146,13 @@ async fn health(State(shared): State<Shared>) -> Response {
         "commit": snapshot.as_ref().and_then(|s| s.meta.commit.clone()),
     });
     json(body)
+}
+
+async fn index(State(shared): State<Shared>) -> Response {
+    match shared.reindex.run(INDEX_PATIENCE).await {
+        Ok(report) => json(serde_json::to_value(report).unwrap_or_default()),
+        Err(e) => refuse(StatusCode::SERVICE_UNAVAILABLE, &format!("{e:#}")),
+    }
 }
 
 async fn context(State(shared): State<Shared>, request: Request) -> Response {

@@ -8,6 +8,7 @@
 //! under the writer lock with the store opened for that write only. `cairn index`, the CLI and
 //! a `cairn serve` without a daemon keep working beside it.
 
+pub mod handoff;
 pub mod http;
 pub mod watch;
 
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch as signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{Cairn, Snapshot};
@@ -53,6 +54,9 @@ const SHUTDOWN_TRIES: usize = 3;
 /// How many reports from the writer wait for the loop (it reads them between refreshes; the
 /// writer waits when they are not read).
 const NEWS_QUEUE: usize = 16;
+
+/// How many handed-over `cairn index` runs wait for the loop.
+const ASKS_QUEUE: usize = 4;
 
 /// How often the daemon looks whether its log has reached its size limit.
 const LOG_CHECK_EVERY: Duration = Duration::from_secs(60);
@@ -112,12 +116,15 @@ pub async fn run(
     let cairn = Cairn::resident(repo.clone(), model_dir);
     let jobs = Arc::new(Mailbox::default());
     let (news_sender, mut news) = mpsc::channel(NEWS_QUEUE);
+    let (settled_sender, settled) = signal::channel(handoff::Settled::default());
     let writer = tokio::spawn(writer(
         repo.clone(),
         live.generation(),
         jobs.clone(),
         news_sender,
+        settled_sender,
     ));
+    let (asks, mut asked) = mpsc::channel(ASKS_QUEUE);
     let mut state = State {
         repo: repo.clone(),
         cairn: cairn.clone(),
@@ -125,6 +132,7 @@ pub async fn run(
         commit: report.commit.clone(),
         history: crate::app::stored_history(&repo.store_dir()).await.ok(),
         jobs: jobs.clone(),
+        sequence: 0,
     };
     state.publish().await;
 
@@ -133,7 +141,8 @@ pub async fn run(
         watch::watch(&repo, &dirs).context("cannot watch the repository")?;
     tracing::info!(directories = dirs.len(), "watching");
 
-    let server = spawn_http(listener, cairn.clone(), token, port, &shutdown);
+    let reindex = handoff::Reindex { asks, settled };
+    let server = spawn_http(listener, cairn.clone(), reindex, token, port, &shutdown);
     let socket = DataDir::at(&repo.data_dir).socket();
     let relay = serve_socket(&socket, cairn.clone(), shutdown.clone());
     let team_sync = spawn_team_sync(&cairn, &shutdown);
@@ -152,15 +161,12 @@ pub async fn run(
         .context("cannot write daemon.json")?;
     ready(&record);
 
-    follow(
-        &repo,
-        &mut state,
-        &mut watcher,
+    let events = Events {
         notifications,
-        &mut news,
-        &shutdown,
-    )
-    .await;
+        news: &mut news,
+        asked: &mut asked,
+    };
+    follow(&repo, &mut state, &mut watcher, events, &shutdown).await;
     tracing::info!("shutting down");
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     drop(watcher);
@@ -185,16 +191,28 @@ pub async fn run(
     Ok(())
 }
 
+/// What the daemon's loop listens to besides shutdown.
+struct Events<'a> {
+    notifications: watch::Notifications,
+    news: &'a mut mpsc::Receiver<News>,
+    /// `cairn index` runs handed over.
+    asked: &'a mut mpsc::Receiver<handoff::Ask>,
+}
+
 /// Follows the working tree until shutdown: debounces watch events into batches, watches new
-/// directories, refreshes the index and hears from the writer.
+/// directories, refreshes the index, hears from the writer and runs handed-over index runs.
 async fn follow(
     repo: &Repo,
     state: &mut State,
     watcher: &mut notify::RecommendedWatcher,
-    mut notifications: watch::Notifications,
-    news: &mut mpsc::Receiver<News>,
+    events: Events<'_>,
     shutdown: &CancellationToken,
 ) {
+    let Events {
+        mut notifications,
+        news,
+        asked,
+    } = events;
     let mut filter = watch::Filter::new(repo);
     let debounce = Duration::from_millis(repo.settings.daemon.debounce_ms);
     let mut batch = watch::Batch::default();
@@ -210,6 +228,10 @@ async fn follow(
             _ = shutdown.cancelled() => break,
             _ = log_check.tick() => roll_log_over(&repo.data_dir),
             Some(news) = news.recv() => state.heard(news).await,
+            Some(ask) = asked.recv() => {
+                let answer = state.reindex().await;
+                let _ = ask.send(answer);
+            }
             notification = notifications.recv() => {
                 let Some(notification) = notification else { break };
                 match notification {
@@ -245,15 +267,16 @@ async fn follow(
     }
 }
 
-/// The HTTP server (MCP at `/mcp`, `/context`, `/hook`, `/health`) until shutdown.
+/// The HTTP server (MCP at `/mcp`, `/context`, `/hook`, `/index`, `/health`) until shutdown.
 fn spawn_http(
     listener: tokio::net::TcpListener,
     cairn: Arc<Cairn>,
+    reindex: handoff::Reindex,
     token: String,
     port: u16,
     shutdown: &CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    let app = http::router(cairn, token, port, shutdown.child_token());
+    let app = http::router(cairn, reindex, token, port, shutdown.child_token());
     let stop = shutdown.clone();
     tokio::spawn(async move {
         let served = axum::serve(listener, app)
@@ -297,6 +320,8 @@ struct State {
     history: Option<(Vec<crate::history::CommitInfo>, Option<String>)>,
     /// Changes for the writer.
     jobs: Arc<Mailbox>,
+    /// The number of the last job queued.
+    sequence: u64,
 }
 
 /// Work for the writer: changes to write, and whether to write even if there are none (HEAD
@@ -306,6 +331,8 @@ struct Job {
     report: index::Report,
     force: bool,
     generation: Option<u64>,
+    /// The number of the latest job folded in (numbers only grow).
+    sequence: u64,
 }
 
 impl Job {
@@ -317,6 +344,7 @@ impl Job {
         self.pending.merge(later.pending);
         self.report = later.report;
         self.force |= later.force;
+        self.sequence = later.sequence;
     }
 }
 
@@ -401,11 +429,27 @@ impl State {
             .await;
     }
 
+    /// A handed-over `cairn index`: a whole walk against the index held here, written even
+    /// when nothing changed (HEAD may have moved). Its report, and the job that stores it.
+    async fn reindex(&mut self) -> (index::Report, u64) {
+        let batch = watch::Batch {
+            rescan: true,
+            head_moved: true,
+            ..watch::Batch::default()
+        };
+        let parsed = self.refresh(batch).await;
+        let report = self.live.report(&index::Update {
+            parsed,
+            ..index::Update::default()
+        });
+        (report, self.sequence)
+    }
+
     /// Re-reads what a batch of events names, publishes the new graph for answers at once,
-    /// and queues the write.
-    async fn refresh(&mut self, batch: watch::Batch) {
+    /// and queues the write. Returns how many files were parsed.
+    async fn refresh(&mut self, batch: watch::Batch) -> usize {
         if batch.is_empty() {
-            return;
+            return 0;
         }
         let started = Instant::now();
         let paths: Vec<String> = batch.files.into_iter().collect();
@@ -435,6 +479,7 @@ impl State {
             );
         }
         self.queue(reading.parsed, batch.head_moved, None);
+        reading.parsed
     }
 
     fn queue(&mut self, parsed: usize, force: bool, generation: Option<u64>) {
@@ -446,11 +491,13 @@ impl State {
             parsed,
             ..index::Update::default()
         });
+        self.sequence += 1;
         let job = Job {
             pending,
             report,
             force,
             generation,
+            sequence: self.sequence,
         };
         self.jobs.put(job);
     }
@@ -500,7 +547,17 @@ impl State {
 /// Writes queued changes one job at a time, folding jobs that queued up meanwhile into one
 /// write. A failed write is kept and retried (newer changes join it); when the queue closes
 /// (shutdown) what is left is tried a few times more.
-async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::Sender<News>) {
+/// `settled` tells handed-over index runs which jobs are done.
+async fn writer(
+    repo: Repo,
+    mut expected: u64,
+    queue: Arc<Mailbox>,
+    news: mpsc::Sender<News>,
+    settled: signal::Sender<handoff::Settled>,
+) {
+    let settle = |through: u64, report: Option<index::Report>| {
+        settled.send_replace(handoff::Settled { through, report });
+    };
     let mut held: Option<Job> = None;
     let mut failures = 0;
     // After `Stale`, jobs taken against the old view are dropped until the reload's job.
@@ -521,10 +578,8 @@ async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::
             expected = generation;
             awaiting_reload = false;
         }
-        if awaiting_reload {
-            continue;
-        }
-        if job.pending.is_empty() && !job.force {
+        if awaiting_reload || (job.pending.is_empty() && !job.force) {
+            settle(job.sequence, None);
             continue;
         }
         let retry = Job {
@@ -537,7 +592,9 @@ async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::
             report: job.report.clone(),
             force: job.force,
             generation: None,
+            sequence: job.sequence,
         };
+        let sequence = job.sequence;
         // Shutting down: a short wait per try, so the service manager's stop timeout holds.
         let patience = if open {
             WRITE_PATIENCE
@@ -549,16 +606,19 @@ async fn writer(repo: Repo, mut expected: u64, queue: Arc<Mailbox>, news: mpsc::
                 expected = generation;
                 failures = 0;
                 trim_heap();
+                let (commit, history_new) = (report.commit.clone(), report.history_new);
+                settle(sequence, Some(report));
                 let _ = news
                     .send(News::Written {
-                        commit: report.commit,
-                        history_new: report.history_new,
+                        commit,
+                        history_new,
                         generation,
                     })
                     .await;
             }
             Err(index::WriteError::Stale { .. }) => {
                 awaiting_reload = true;
+                settle(sequence, None);
                 let _ = news.send(News::Stale).await;
             }
             Err(index::WriteError::Failed(e)) => {

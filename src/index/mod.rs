@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Repo;
 use crate::extract;
@@ -21,7 +21,7 @@ pub use progress::{Phase, Progress};
 use walk::{Found, Skipped};
 
 /// What an index run did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub files: usize,
     pub symbols: usize,
@@ -46,10 +46,13 @@ pub struct Report {
     /// Whether anything was written to the store.
     pub wrote: bool,
     pub seconds: f64,
+    /// The pid of the daemon that did the run, when `cairn index` handed it over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<u32>,
 }
 
 /// A file that moved (renamed or relocated with its content unchanged).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Moved {
     pub from: String,
     pub to: String,
@@ -536,6 +539,7 @@ impl Live {
             history_new: 0,
             wrote: false,
             seconds: 0.0,
+            daemon: None,
         }
     }
 }

@@ -14,10 +14,12 @@ pub enum Phase {
     Building,
     Writing,
     History,
+    /// Handed to the daemon serving the repository.
+    Daemon,
 }
 
 impl Phase {
-    const ALL: [Phase; 7] = [
+    const ALL: [Phase; 8] = [
         Phase::Waiting,
         Phase::Loading,
         Phase::Walking,
@@ -25,6 +27,7 @@ impl Phase {
         Phase::Building,
         Phase::Writing,
         Phase::History,
+        Phase::Daemon,
     ];
 
     /// What the phase does, for a person.
@@ -37,6 +40,7 @@ impl Phase {
             Phase::Building => "building the graph",
             Phase::Writing => "writing the store",
             Phase::History => "reading the commit history",
+            Phase::Daemon => "indexing in the daemon",
         }
     }
 }

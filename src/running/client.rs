@@ -1,6 +1,6 @@
-//! Talking to a running daemon from short-lived processes: a plain HTTP/1.1 GET over
-//! loopback (no async runtime, so `cairn hook` stays cheap), and the byte relay that lets
-//! `cairn serve` speak stdio MCP through the daemon's socket.
+//! Talking to a running daemon from short-lived processes: plain HTTP/1.1 over loopback (no
+//! async runtime, so `cairn hook` stays cheap), and the byte relay that lets `cairn serve`
+//! speak stdio MCP through the daemon's socket.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -10,6 +10,21 @@ use anyhow::{Context as _, bail};
 
 /// GETs `path` from the daemon on `port` with the bearer `token`; the body on 200.
 pub fn get(port: u16, token: &str, path: &str, timeout: Duration) -> anyhow::Result<String> {
+    request("GET", port, token, path, timeout)
+}
+
+/// POSTs an empty body to `path` (an action the daemon takes); the answer's body on 200.
+pub fn post(port: u16, token: &str, path: &str, timeout: Duration) -> anyhow::Result<String> {
+    request("POST", port, token, path, timeout)
+}
+
+fn request(
+    method: &str,
+    port: u16,
+    token: &str,
+    path: &str,
+    timeout: Duration,
+) -> anyhow::Result<String> {
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut stream = TcpStream::connect_timeout(&address, timeout)
         .with_context(|| format!("cannot reach the daemon on {address}"))?;
@@ -17,7 +32,7 @@ pub fn get(port: u16, token: &str, path: &str, timeout: Duration) -> anyhow::Res
     stream.set_write_timeout(Some(timeout))?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     )?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;

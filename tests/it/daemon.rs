@@ -458,3 +458,28 @@ async fn cairn_index_beside_the_daemon_keeps_one_consistent_store() {
     assert!(daemon.stop().success());
     repo.assert_store_is_fresh().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cairn_index_is_handed_to_the_daemon_which_stores_the_change() {
+    let repo = TestRepo::with_fixture("mixed");
+    let daemon = Daemon::start(&repo);
+    let pid = u64::from(daemon.child.id());
+    repo.write("src/shop/handed.py", "def handed():\n    return 1\n");
+    let report: Value = serde_json::from_str(&repo.cairn_ok(&["index", "--json"])).unwrap();
+    assert_eq!(report["daemon"].as_u64(), Some(pid), "{report:#}");
+    assert_eq!(report["files"], 13, "{report:#}");
+    // Stored when the command returns: the daemon opens the store only to write.
+    let graph = crate::support::stored_graph(repo.data_dir()).await;
+    assert!(graph.node("src/shop/handed.py::handed").is_some());
+    // A person's summary says who did the run.
+    let text = repo.cairn_ok(&["index"]);
+    assert!(
+        text.contains(&format!("by the daemon (pid {pid})")),
+        "{text}"
+    );
+    assert!(daemon.stop().success());
+    // No other process wrote the store, so the daemon never reloaded its index.
+    let log = std::fs::read_to_string(repo.data_dir().join("test-daemon.log")).unwrap();
+    assert!(!log.contains("reloading the index"), "{log}");
+    repo.assert_store_is_fresh().await;
+}
