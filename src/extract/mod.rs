@@ -109,6 +109,10 @@ pub struct Call {
     /// The expression before the last dot, as written (`self`, `os.path`, `this.repo`).
     pub receiver: Option<String>,
     pub is_new: bool,
+    /// A bare name that may be a local as well as a call (Ruby's `headers`): a call only where
+    /// no local of that name is bound in sight.
+    #[serde(default)]
+    pub bare: bool,
 }
 
 /// A base class (or implemented interface) of a class.
@@ -201,7 +205,7 @@ pub struct FileExtract {
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -357,7 +361,8 @@ impl<'a> Extractor<'a> {
                 name_start: name.start_byte(),
                 symbol: Symbol {
                     kind,
-                    name: self.text(*name).to_string(),
+                    // A symbol literal names without its colon (Ruby's `attr_reader :name`).
+                    name: self.text(*name).trim_start_matches(':').to_string(),
                     qualname: String::new(),
                     start_line: node.start_position().row as u32 + 1,
                     end_line: node.end_position().row as u32 + 1,
@@ -603,6 +608,7 @@ impl<'a> Extractor<'a> {
                 name: self.text(*name).to_string(),
                 receiver,
                 is_new: c.contains_key("call.new"),
+                bare: c.contains_key("call.bare"),
             });
         });
         self.out.calls = calls;

@@ -465,19 +465,26 @@ impl Builder {
             }
             let language = r.languages[f];
             for call in &file.extract.calls {
+                // A bare name bound as a local in sight reads the local: no call.
+                if call.bare && types.local(f, call.scope, &call.name).is_some() {
+                    continue;
+                }
                 let caller = Self::node_id(r.files, f, call.scope);
                 let target = match call.receiver.as_deref() {
                     // `cls(…)` in a class method makes an instance of the class.
                     None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
                         .map(|(cf, c)| Target::Symbol(cf, c)),
-                    None => match types.local(f, call.scope, &call.name).or_else(|| {
-                        // `save()` inside a class of a language without `this.` (Java, C#).
-                        (language.implicit_self && !call.is_new)
-                            .then(|| types.implicit_member(f, call.scope, &call.name))
-                            .flatten()
-                            .map(Some)
-                    }) {
+                    None => match (!language.locals_uncallable)
+                        .then(|| types.local(f, call.scope, &call.name))
+                        .flatten()
+                        .or_else(|| {
+                            // `save()` inside a class of a language without `this.` (Java, C#).
+                            (language.implicit_self && !call.is_new)
+                                .then(|| types.implicit_member(f, call.scope, &call.name))
+                                .flatten()
+                                .map(Some)
+                        }) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
                         Some(Some(Known::Outside)) => {

@@ -383,6 +383,11 @@ impl<'a, 'r> Types<'a, 'r> {
         agreed
     }
 
+    fn is_function(&self, known: &Known) -> bool {
+        matches!(known, Known::Is(Target::Symbol(f, s))
+            if self.r.files[*f].extract.symbols[*s].kind.is_callable())
+    }
+
     fn is_class(&self, known: &Known) -> bool {
         matches!(known, Known::Is(Target::Symbol(f, s))
             if self.r.files[*f].extract.symbols[*s].kind.is_class_like())
@@ -426,7 +431,7 @@ impl<'a, 'r> Types<'a, 'r> {
     ) -> Option<Known> {
         // A builtin's result is a builtin value only for those that make one (`dict()`, not
         // `getattr()`).
-        let known = self.value_at(file, at, callee, depth + 1);
+        let known = self.named_at(file, at, callee, depth + 1);
         let Some(known) = known.filter(|k| *k != Known::Builtin) else {
             return self
                 .builtin_value(file, at, callee)
@@ -481,11 +486,31 @@ impl<'a, 'r> Types<'a, 'r> {
         expression: &str,
         depth: usize,
     ) -> Option<Known> {
+        let known = self.named_at(file, scope, expression, depth)?;
+        if self.r.languages[file].calls_without_parentheses && self.is_function(&known) {
+            return self.result_of(known);
+        }
+        Some(known)
+    }
+
+    /// What an expression names: as `value_at`, but a function named is the function, not
+    /// what calling it gives.
+    fn named_at(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        expression: &str,
+        depth: usize,
+    ) -> Option<Known> {
         if depth > MAX_DEPTH {
             return None;
         }
         if is_literal(expression) {
             return Some(Known::Builtin);
+        }
+        if let Some(class) = self.instance_made_of(file, expression) {
+            let class = self.value_at(file, scope, class, depth + 1)?;
+            return self.instance_of(class);
         }
         if let Some(callee) = called(expression) {
             return self.returned(file, scope, callee, depth + 1);
@@ -503,6 +528,30 @@ impl<'a, 'r> Types<'a, 'r> {
         };
         let base = self.value_at(file, scope, head, depth + 1)?;
         self.member_at(base, name, depth)
+    }
+
+    /// `Foo` of `Foo.new(…)` or `Foo.new`, where the language's `new` makes an instance.
+    fn instance_made_of<'e>(&self, file: usize, expression: &'e str) -> Option<&'e str> {
+        let callee = called(expression).unwrap_or(expression);
+        let (class, maker) = callee.rsplit_once('.')?;
+        self.r.languages[file]
+            .instance_makers
+            .iter()
+            .any(|m| m == maker)
+            .then_some(class)
+    }
+
+    /// An instance of what a name stands for: of a repository class, or outside code's.
+    fn instance_of(&self, class: Known) -> Option<Known> {
+        match class {
+            Known::Is(Target::Symbol(cf, cs))
+                if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+            {
+                Some(Known::Instance(cf, cs))
+            }
+            outside @ Known::Is(Target::External(_)) => Some(outside),
+            _ => None,
+        }
     }
 
     /// What a member of a known value holds: an instance's attribute or method, a class's
