@@ -32,28 +32,7 @@
   .
   "`" @call.name) @call
 
-; A bare name that reads as a value is a call of a method without arguments when no local of
-; that name is bound in sight (`headers`, `env["X"]`, `app.call(env)`): @call.bare says so.
-(program (identifier) @call.name @call @call.bare)
-(body_statement (identifier) @call.name @call @call.bare)
-(block_body (identifier) @call.name @call @call.bare)
-(begin (identifier) @call.name @call @call.bare)
-(then (identifier) @call.name @call @call.bare)
-(else (identifier) @call.name @call @call.bare)
-(ensure (identifier) @call.name @call @call.bare)
-(do (identifier) @call.name @call @call.bare)
-(parenthesized_statements (identifier) @call.name @call @call.bare)
-(interpolation (identifier) @call.name @call @call.bare)
-(argument_list (identifier) @call.name @call @call.bare)
-(element_reference (identifier) @call.name @call @call.bare)
-(binary (identifier) @call.name @call @call.bare)
-(unary (identifier) @call.name @call @call.bare)
-(pair (identifier) @call.name @call @call.bare)
-(conditional (identifier) @call.name @call @call.bare)
-(if (identifier) @call.name @call @call.bare)
-(unless (identifier) @call.name @call @call.bare)
-(while (identifier) @call.name @call @call.bare)
-(until (identifier) @call.name @call @call.bare)
-(assignment right: (identifier) @call.name @call @call.bare)
-(operator_assignment right: (identifier) @call.name @call @call.bare)
-(call receiver: (identifier) @call.name @call @call.bare)
+; A bare name is a call of a method without arguments where it reads as a value (the places
+; language.toml's `bare_calls_in` lists) and no local of that name is bound in sight (`headers`,
+; `env["X"]`, `app.call(env)`): @call.bare says so, @call.parent is the node it stands in.
+(_ (identifier) @call.name @call @call.bare) @call.parent

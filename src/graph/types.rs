@@ -4,6 +4,7 @@
 //! binding cairn cannot follow makes it unknown.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -89,6 +90,8 @@ pub(super) struct Types<'a, 'r> {
     /// Attribute names assigned on something other than `self` anywhere: their type is unknown.
     foreign: HashSet<&'a str>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
+    /// Each class's ancestry, worked out once.
+    ancestries: RefCell<HashMap<(usize, usize), Rc<[(usize, usize)]>>>,
 }
 
 impl<'a, 'r> Types<'a, 'r> {
@@ -108,19 +111,29 @@ impl<'a, 'r> Types<'a, 'r> {
             outside_bases,
             foreign,
             memo: RefCell::new(HashMap::default()),
+            ancestries: RefCell::new(HashMap::default()),
         }
     }
 
     /// A method (or nested definition) by name on a class or, depth first, its resolved bases.
     pub(super) fn method(&self, class: (usize, usize), name: &str) -> Option<(usize, usize)> {
         self.ancestry(class)
-            .into_iter()
+            .iter()
             .find_map(|c| self.r.child(c.0, c.1, name))
     }
 
     /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
     /// cycle of bases (invalid, but source can say it) ends.
-    fn ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
+    fn ancestry(&self, class: (usize, usize)) -> Rc<[(usize, usize)]> {
+        if let Some(known) = self.ancestries.borrow().get(&class) {
+            return known.clone();
+        }
+        let ancestry: Rc<[(usize, usize)]> = self.walk_ancestry(class).into();
+        self.ancestries.borrow_mut().insert(class, ancestry.clone());
+        ancestry
+    }
+
+    fn walk_ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
         const MOST: usize = 64;
         let mut order = Vec::new();
         let mut groups = Vec::new();
@@ -311,7 +324,7 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     fn has_attribute(&self, class: (usize, usize), name: &str) -> bool {
-        self.ancestry(class).into_iter().any(|c| {
+        self.ancestry(class).iter().any(|c| {
             self.r.names[c.0]
                 .bindings
                 .attributes
@@ -327,7 +340,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
         depth: usize,
     ) -> Option<Option<Known>> {
-        self.ancestry(class).into_iter().find_map(|c| {
+        self.ancestry(class).iter().find_map(|&c| {
             let names = &self.r.names[c.0];
             if let Some(hints) = names.bindings.attributes.get(&(c.1, name.to_string())) {
                 return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));

@@ -124,6 +124,8 @@ struct LanguageTable {
     #[serde(default)]
     locals_uncallable: bool,
     #[serde(default)]
+    bare_calls_in: Vec<String>,
+    #[serde(default)]
     calls_without_parentheses: bool,
     #[serde(default)]
     enclosing_namespaces: bool,
@@ -179,6 +181,9 @@ pub struct Language {
     /// Whether a call by name never calls a local (Ruby: `env("X")` calls the method `env`
     /// even where a local `env` is bound; a block held in a local is called with `.call`).
     pub locals_uncallable: bool,
+    /// Where a name captured as a bare call (`@call.bare`) reads as a value: parent node kinds,
+    /// or `kind.field` for one field of the parent (Ruby's `call.receiver`).
+    pub bare_calls_in: Vec<String>,
     /// Whether naming a method calls it (Ruby: `make_store.load` calls `load` on what
     /// `make_store` returns, where Python's `self.make_store` is the method itself).
     pub calls_without_parentheses: bool,
@@ -383,6 +388,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         self_names: config.self_names,
         implicit_self: config.implicit_self,
         locals_uncallable: config.locals_uncallable,
+        bare_calls_in: config.bare_calls_in,
         calls_without_parentheses: config.calls_without_parentheses,
         enclosing_namespaces: config.enclosing_namespaces,
         undeclared_is_outside: config.undeclared_is_outside,
