@@ -196,6 +196,20 @@ impl<'a, 'r> Types<'a, 'r> {
         })
     }
 
+    /// The classes whose members a bare name reaches from a scope, innermost first.
+    fn implicit_classes(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let reach = if self.r.languages[file].implicit_self_innermost {
+            1
+        } else {
+            usize::MAX
+        };
+        self.enclosing_classes(file, scope).take(reach)
+    }
+
     /// What a bare call's name is in a language where class members need no `this.` (Java's
     /// `save()`): a method of an enclosing class or its project bases, innermost first; an
     /// inherited library method (`Outside`) when a hierarchy leaves the repository and nothing
@@ -208,7 +222,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
     ) -> Option<Known> {
         let mut outside = false;
-        for class in self.enclosing_classes(file, scope) {
+        for class in self.implicit_classes(file, scope) {
             if let Some((mf, ms)) = self.method(class, name) {
                 return Some(Known::Is(Target::Symbol(mf, ms)));
             }
@@ -228,7 +242,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
         depth: usize,
     ) -> Option<Option<Known>> {
-        self.enclosing_classes(file, scope).find_map(|class| {
+        self.implicit_classes(file, scope).find_map(|class| {
             if self.foreign.contains(name) && self.has_attribute(class, name) {
                 return Some(None);
             }

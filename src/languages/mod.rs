@@ -122,6 +122,8 @@ struct LanguageTable {
     #[serde(default)]
     implicit_self: bool,
     #[serde(default)]
+    implicit_self_innermost: bool,
+    #[serde(default)]
     locals_uncallable: bool,
     #[serde(default)]
     bare_calls_in: Vec<String>,
@@ -178,6 +180,10 @@ pub struct Language {
     /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
     /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
     pub implicit_self: bool,
+    /// Whether that reaches the innermost class only (Ruby: a class nested in a module does
+    /// not call the module's methods by name), not the classes enclosing it (Java's inner
+    /// classes).
+    pub implicit_self_innermost: bool,
     /// Whether a call by name never calls a local (Ruby: `env("X")` calls the method `env`
     /// even where a local `env` is bound; a block held in a local is called with `.call`).
     pub locals_uncallable: bool,
@@ -387,6 +393,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         separators: config.separators,
         self_names: config.self_names,
         implicit_self: config.implicit_self,
+        implicit_self_innermost: config.implicit_self_innermost,
         locals_uncallable: config.locals_uncallable,
         bare_calls_in: config.bare_calls_in,
         calls_without_parentheses: config.calls_without_parentheses,
