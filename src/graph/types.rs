@@ -77,6 +77,9 @@ impl Bindings {
 /// Deepest chain of bindings followed (`a = b`, `b = c()`, …).
 const MAX_DEPTH: usize = 12;
 
+/// A class and its resolved bases, depth first, as (file, symbol).
+type Ancestry = Rc<[(usize, usize)]>;
+
 /// Memo key: (file, scope or class, name, whether an attribute).
 type Key = (usize, Option<usize>, String, bool);
 
@@ -91,7 +94,7 @@ pub(super) struct Types<'a, 'r> {
     foreign: HashSet<&'a str>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
-    ancestries: RefCell<HashMap<(usize, usize), Rc<[(usize, usize)]>>>,
+    ancestries: RefCell<HashMap<(usize, usize), Ancestry>>,
 }
 
 impl<'a, 'r> Types<'a, 'r> {
@@ -124,11 +127,11 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
     /// cycle of bases (invalid, but source can say it) ends.
-    fn ancestry(&self, class: (usize, usize)) -> Rc<[(usize, usize)]> {
+    fn ancestry(&self, class: (usize, usize)) -> Ancestry {
         if let Some(known) = self.ancestries.borrow().get(&class) {
             return known.clone();
         }
-        let ancestry: Rc<[(usize, usize)]> = self.walk_ancestry(class).into();
+        let ancestry: Ancestry = self.walk_ancestry(class).into();
         self.ancestries.borrow_mut().insert(class, ancestry.clone());
         ancestry
     }
