@@ -31,3 +31,8 @@
 (subshell
   .
   "`" @call.name) @call
+
+; A bare name is a call of a method without arguments where it reads as a value (the places
+; language.toml's `bare_calls_in` lists) and no local of that name is bound in sight (`headers`,
+; `env["X"]`, `app.call(env)`): @call.bare says so, @call.parent is the node it stands in.
+(_ (identifier) @call.name @call @call.bare) @call.parent

@@ -19,3 +19,11 @@
 
 (assignment
   left: (constant) @name) @definition.constant
+
+; Methods made by a class body's call: `attr_reader :name` (also `attr_writer`'s `name=`, which
+; a call `x.name = v` names `name`), `define_method(:name)`.
+(call
+  !receiver
+  method: (identifier) @_attr
+  arguments: (argument_list (simple_symbol) @name @definition.function)
+  (#any-of? @_attr "attr_reader" "attr_writer" "attr_accessor" "attr" "define_method"))

@@ -29,14 +29,38 @@
 
 (operator_assignment left: (identifier) @type.name)
 
+; Parameters of methods, blocks and lambdas, destructured ones included: a bare name that is
+; one of them is a local, not a call.
 (method_parameters (identifier) @type.name)
-(method_parameters (optional_parameter name: (identifier) @type.name))
-(method_parameters (keyword_parameter name: (identifier) @type.name))
-(method_parameters (splat_parameter name: (identifier) @type.name))
-(method_parameters (hash_splat_parameter name: (identifier) @type.name))
-(method_parameters (block_parameter name: (identifier) @type.name))
 (block_parameters (identifier) @type.name)
+(lambda_parameters (identifier) @type.name)
+(destructured_parameter (identifier) @type.name)
+(optional_parameter name: (identifier) @type.name)
+(keyword_parameter name: (identifier) @type.name)
+(splat_parameter name: (identifier) @type.name)
+(hash_splat_parameter name: (identifier) @type.name)
+(block_parameter name: (identifier) @type.name)
 
 (left_assignment_list (identifier) @type.name)
+(destructured_left_assignment (identifier) @type.name)
+(rest_assignment (identifier) @type.name)
 (for pattern: (identifier) @type.name)
 (exception_variable (identifier) @type.name)
+
+; Names a pattern binds: `in [first, *rest]`, `in {name:}`, `in {name: n}`, `in Hash => h`.
+(array_pattern (identifier) @type.name)
+(find_pattern (identifier) @type.name)
+(keyword_pattern key: (hash_key_symbol) @type.name !value)
+(keyword_pattern value: (identifier) @type.name)
+(as_pattern name: (identifier) @type.name)
+
+; A method whose body is one `Foo.new(…)` returns a Foo (`def request; Request.new(env); end`).
+(method
+  name: (_) @type.returns
+  body: (body_statement
+    .
+    (call
+      receiver: [(constant) (scope_resolution)] @type.annotation
+      method: (identifier) @_new)
+    .)
+  (#eq? @_new "new"))

@@ -109,6 +109,10 @@ pub struct Call {
     /// The expression before the last dot, as written (`self`, `os.path`, `this.repo`).
     pub receiver: Option<String>,
     pub is_new: bool,
+    /// A bare name that may be a local as well as a call (Ruby's `headers`): a call only where
+    /// no local of that name is bound in sight.
+    #[serde(default)]
+    pub bare: bool,
 }
 
 /// A base class (or implemented interface) of a class.
@@ -201,7 +205,7 @@ pub struct FileExtract {
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -285,7 +289,22 @@ impl<'a> Extractor<'a> {
         self.bases();
         self.mutations();
         self.types();
+        self.drop_bare_locals();
         self.out
+    }
+
+    /// A bare name bound as a local of its own scope reads the local: no call. (One bound in
+    /// an enclosing scope is left for the graph, which sees every scope, to tell.)
+    fn drop_bare_locals(&mut self) {
+        let out = &mut self.out;
+        let locals: std::collections::HashSet<(Option<usize>, &str)> = out
+            .types
+            .iter()
+            .filter(|hint| !hint.attribute)
+            .map(|hint| (hint.scope, hint.name.as_str()))
+            .collect();
+        out.calls
+            .retain(|call| !(call.bare && locals.contains(&(call.scope, call.name.as_str()))));
     }
 
     fn text(&self, node: Node) -> &'a str {
@@ -357,7 +376,8 @@ impl<'a> Extractor<'a> {
                 name_start: name.start_byte(),
                 symbol: Symbol {
                     kind,
-                    name: self.text(*name).to_string(),
+                    // A symbol literal names without its colon (Ruby's `attr_reader :name`).
+                    name: self.text(*name).trim_start_matches(':').to_string(),
                     qualname: String::new(),
                     start_line: node.start_position().row as u32 + 1,
                     end_line: node.end_position().row as u32 + 1,
@@ -575,6 +595,10 @@ impl<'a> Extractor<'a> {
             let (Some(call), Some(name)) = (c.get("call"), c.get("call.name")) else {
                 return;
             };
+            let bare = c.contains_key("call.bare");
+            if bare && !self.reads_as_value(*call, c.get("call.parent").copied()) {
+                return;
+            }
             let receiver = c.get("call.receiver").map(|r| {
                 // Measured without the layout: a builder chain is written one call a line.
                 // Collected only up to the bound: a long chain's receivers would copy it whole
@@ -603,9 +627,30 @@ impl<'a> Extractor<'a> {
                 name: self.text(*name).to_string(),
                 receiver,
                 is_new: c.contains_key("call.new"),
+                bare,
             });
         });
         self.out.calls = calls;
+    }
+
+    /// Whether a bare name stands where the language reads a value (`bare_calls_in`) in its
+    /// parent (given, or looked up: a walk down from the root).
+    fn reads_as_value(&self, node: Node, parent: Option<Node>) -> bool {
+        let Some(parent) = parent.or_else(|| node.parent()) else {
+            return false;
+        };
+        self.language
+            .bare_calls_in
+            .iter()
+            .any(|place| match place.split_once('.') {
+                Some((kind, field)) => {
+                    parent.kind() == kind
+                        && parent
+                            .child_by_field_name(field)
+                            .is_some_and(|child| child.id() == node.id())
+                }
+                None => parent.kind() == place,
+            })
     }
 
     fn bases(&mut self) {

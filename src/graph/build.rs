@@ -86,14 +86,19 @@ pub(super) struct Resolution<'a> {
     /// `partial class` parts across a namespace's files, Ruby's reopened classes and modules.
     /// Each declaration -> every declaration of that class, itself included; a member of one
     /// is a member of all (no edge: they are one class).
-    parts: HashMap<(usize, usize), Declarations>,
+    parts: HashMap<(usize, usize), std::rc::Rc<Declarations>>,
     /// The name of every definition, field and property in the repository, for languages
     /// where a name nothing declares is outside (see `Language::undeclared_is_outside`).
     declared: HashSet<String>,
 }
 
-/// The declarations of one class, as (file, symbol), shared by each of them.
-type Declarations = std::rc::Rc<Vec<(usize, usize)>>;
+/// The declarations of one class, as (file, symbol), shared by each of them, and what they
+/// define by name (the first declaration's that defines it): a lookup is one probe, not one
+/// per declaration (a module reopened in every file of a gem).
+pub(super) struct Declarations {
+    parts: Vec<(usize, usize)>,
+    children: HashMap<String, (usize, usize)>,
+}
 
 /// Builds the whole graph of a repository from its parsed files.
 pub fn build(files: &[&SourceFile], roots: &[Roots]) -> (Graph, BuildStats) {
@@ -465,19 +470,26 @@ impl Builder {
             }
             let language = r.languages[f];
             for call in &file.extract.calls {
+                // A bare name bound as a local in sight reads the local: no call.
+                if call.bare && types.local(f, call.scope, &call.name).is_some() {
+                    continue;
+                }
                 let caller = Self::node_id(r.files, f, call.scope);
                 let target = match call.receiver.as_deref() {
                     // `cls(…)` in a class method makes an instance of the class.
                     None if language.class_names.contains(&call.name) => types
                         .enclosing_class(f, call.scope)
                         .map(|(cf, c)| Target::Symbol(cf, c)),
-                    None => match types.local(f, call.scope, &call.name).or_else(|| {
-                        // `save()` inside a class of a language without `this.` (Java, C#).
-                        (language.implicit_self && !call.is_new)
-                            .then(|| types.implicit_member(f, call.scope, &call.name))
-                            .flatten()
-                            .map(Some)
-                    }) {
+                    None => match (!language.locals_uncallable)
+                        .then(|| types.local(f, call.scope, &call.name))
+                        .flatten()
+                        .or_else(|| {
+                            // `save()` inside a class of a language without `this.` (Java, C#).
+                            (language.implicit_self && !call.is_new)
+                                .then(|| types.implicit_member(f, call.scope, &call.name))
+                                .flatten()
+                                .map(Some)
+                        }) {
                         // A local alias (`make = Foo`): what it stands for, if known.
                         Some(Some(Known::Is(target))) => Some(target),
                         Some(Some(Known::Outside)) => {
@@ -804,13 +816,9 @@ impl Resolution<'_> {
         if let Some(&method) = self.methods.get(&(file, symbol, name.to_string())) {
             return Some(method);
         }
-        self.parts(file, symbol)
-            .iter()
-            .filter(|&&part| part != (file, symbol))
-            .find_map(|&(pf, ps)| {
-                let &c = self.names[pf].children.get(&(Some(ps), name.to_string()))?;
-                Some((pf, c))
-            })
+        self.parts
+            .get(&(file, symbol))
+            .and_then(|declarations| declarations.children.get(name).copied())
     }
 
     /// Every declaration of the class a class-like symbol declares, itself included; none
@@ -818,7 +826,7 @@ impl Resolution<'_> {
     pub(super) fn parts(&self, file: usize, symbol: usize) -> &[(usize, usize)] {
         self.parts
             .get(&(file, symbol))
-            .map_or(&[], |parts| parts.as_slice())
+            .map_or(&[], |declarations| declarations.parts.as_slice())
     }
 
     /// Groups the declarations of each class of the languages with open classes: the same
@@ -846,9 +854,17 @@ impl Resolution<'_> {
     }
 
     /// Makes declarations one class: each shares the list of all of them.
-    fn join(&mut self, declarations: Vec<(usize, usize)>) {
-        let shared = std::rc::Rc::new(declarations);
-        for &part in shared.iter() {
+    fn join(&mut self, parts: Vec<(usize, usize)>) {
+        let mut children = HashMap::default();
+        for &(pf, ps) in &parts {
+            for ((parent, name), &c) in &self.names[pf].children {
+                if *parent == Some(ps) {
+                    children.entry(name.clone()).or_insert((pf, c));
+                }
+            }
+        }
+        let shared = std::rc::Rc::new(Declarations { parts, children });
+        for &part in &shared.parts {
             self.parts.insert(part, shared.clone());
         }
     }

@@ -4,6 +4,7 @@
 //! binding cairn cannot follow makes it unknown.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -76,6 +77,9 @@ impl Bindings {
 /// Deepest chain of bindings followed (`a = b`, `b = c()`, …).
 const MAX_DEPTH: usize = 12;
 
+/// A class and its resolved bases, depth first, as (file, symbol).
+type Ancestry = Rc<[(usize, usize)]>;
+
 /// Memo key: (file, scope or class, name, whether an attribute).
 type Key = (usize, Option<usize>, String, bool);
 
@@ -89,6 +93,8 @@ pub(super) struct Types<'a, 'r> {
     /// Attribute names assigned on something other than `self` anywhere: their type is unknown.
     foreign: HashSet<&'a str>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
+    /// Each class's ancestry, worked out once.
+    ancestries: RefCell<HashMap<(usize, usize), Ancestry>>,
 }
 
 impl<'a, 'r> Types<'a, 'r> {
@@ -108,19 +114,29 @@ impl<'a, 'r> Types<'a, 'r> {
             outside_bases,
             foreign,
             memo: RefCell::new(HashMap::default()),
+            ancestries: RefCell::new(HashMap::default()),
         }
     }
 
     /// A method (or nested definition) by name on a class or, depth first, its resolved bases.
     pub(super) fn method(&self, class: (usize, usize), name: &str) -> Option<(usize, usize)> {
         self.ancestry(class)
-            .into_iter()
+            .iter()
             .find_map(|c| self.r.child(c.0, c.1, name))
     }
 
     /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
     /// cycle of bases (invalid, but source can say it) ends.
-    fn ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
+    fn ancestry(&self, class: (usize, usize)) -> Ancestry {
+        if let Some(known) = self.ancestries.borrow().get(&class) {
+            return known.clone();
+        }
+        let ancestry: Ancestry = self.walk_ancestry(class).into();
+        self.ancestries.borrow_mut().insert(class, ancestry.clone());
+        ancestry
+    }
+
+    fn walk_ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
         const MOST: usize = 64;
         let mut order = Vec::new();
         let mut groups = Vec::new();
@@ -183,6 +199,20 @@ impl<'a, 'r> Types<'a, 'r> {
         })
     }
 
+    /// The classes whose members a bare name reaches from a scope, innermost first.
+    fn implicit_classes(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let reach = if self.r.languages[file].implicit_self_innermost {
+            1
+        } else {
+            usize::MAX
+        };
+        self.enclosing_classes(file, scope).take(reach)
+    }
+
     /// What a bare call's name is in a language where class members need no `this.` (Java's
     /// `save()`): a method of an enclosing class or its project bases, innermost first; an
     /// inherited library method (`Outside`) when a hierarchy leaves the repository and nothing
@@ -195,7 +225,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
     ) -> Option<Known> {
         let mut outside = false;
-        for class in self.enclosing_classes(file, scope) {
+        for class in self.implicit_classes(file, scope) {
             if let Some((mf, ms)) = self.method(class, name) {
                 return Some(Known::Is(Target::Symbol(mf, ms)));
             }
@@ -215,7 +245,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
         depth: usize,
     ) -> Option<Option<Known>> {
-        self.enclosing_classes(file, scope).find_map(|class| {
+        self.implicit_classes(file, scope).find_map(|class| {
             if self.foreign.contains(name) && self.has_attribute(class, name) {
                 return Some(None);
             }
@@ -311,7 +341,7 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     fn has_attribute(&self, class: (usize, usize), name: &str) -> bool {
-        self.ancestry(class).into_iter().any(|c| {
+        self.ancestry(class).iter().any(|c| {
             self.r.names[c.0]
                 .bindings
                 .attributes
@@ -327,7 +357,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
         depth: usize,
     ) -> Option<Option<Known>> {
-        self.ancestry(class).into_iter().find_map(|c| {
+        self.ancestry(class).iter().find_map(|&c| {
             let names = &self.r.names[c.0];
             if let Some(hints) = names.bindings.attributes.get(&(c.1, name.to_string())) {
                 return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));
@@ -383,6 +413,11 @@ impl<'a, 'r> Types<'a, 'r> {
         agreed
     }
 
+    fn is_function(&self, known: &Known) -> bool {
+        matches!(known, Known::Is(Target::Symbol(f, s))
+            if self.r.files[*f].extract.symbols[*s].kind.is_callable())
+    }
+
     fn is_class(&self, known: &Known) -> bool {
         matches!(known, Known::Is(Target::Symbol(f, s))
             if self.r.files[*f].extract.symbols[*s].kind.is_class_like())
@@ -426,7 +461,7 @@ impl<'a, 'r> Types<'a, 'r> {
     ) -> Option<Known> {
         // A builtin's result is a builtin value only for those that make one (`dict()`, not
         // `getattr()`).
-        let known = self.value_at(file, at, callee, depth + 1);
+        let known = self.named_at(file, at, callee, depth + 1);
         let Some(known) = known.filter(|k| *k != Known::Builtin) else {
             return self
                 .builtin_value(file, at, callee)
@@ -481,11 +516,31 @@ impl<'a, 'r> Types<'a, 'r> {
         expression: &str,
         depth: usize,
     ) -> Option<Known> {
+        let known = self.named_at(file, scope, expression, depth)?;
+        if self.r.languages[file].calls_without_parentheses && self.is_function(&known) {
+            return self.result_of(known);
+        }
+        Some(known)
+    }
+
+    /// What an expression names: as `value_at`, but a function named is the function, not
+    /// what calling it gives.
+    fn named_at(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        expression: &str,
+        depth: usize,
+    ) -> Option<Known> {
         if depth > MAX_DEPTH {
             return None;
         }
         if is_literal(expression) {
             return Some(Known::Builtin);
+        }
+        if let Some(class) = self.instance_made_of(file, expression) {
+            let class = self.value_at(file, scope, class, depth + 1)?;
+            return self.instance_of(class);
         }
         if let Some(callee) = called(expression) {
             return self.returned(file, scope, callee, depth + 1);
@@ -503,6 +558,30 @@ impl<'a, 'r> Types<'a, 'r> {
         };
         let base = self.value_at(file, scope, head, depth + 1)?;
         self.member_at(base, name, depth)
+    }
+
+    /// `Foo` of `Foo.new(…)` or `Foo.new`, where the language's `new` makes an instance.
+    fn instance_made_of<'e>(&self, file: usize, expression: &'e str) -> Option<&'e str> {
+        let callee = called(expression).unwrap_or(expression);
+        let (class, maker) = callee.rsplit_once('.')?;
+        self.r.languages[file]
+            .instance_makers
+            .iter()
+            .any(|m| m == maker)
+            .then_some(class)
+    }
+
+    /// An instance of what a name stands for: of a repository class, or outside code's.
+    fn instance_of(&self, class: Known) -> Option<Known> {
+        match class {
+            Known::Is(Target::Symbol(cf, cs))
+                if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+            {
+                Some(Known::Instance(cf, cs))
+            }
+            outside @ Known::Is(Target::External(_)) => Some(outside),
+            _ => None,
+        }
     }
 
     /// What a member of a known value holds: an instance's attribute or method, a class's

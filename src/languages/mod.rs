@@ -122,6 +122,14 @@ struct LanguageTable {
     #[serde(default)]
     implicit_self: bool,
     #[serde(default)]
+    implicit_self_innermost: bool,
+    #[serde(default)]
+    locals_uncallable: bool,
+    #[serde(default)]
+    bare_calls_in: Vec<String>,
+    #[serde(default)]
+    calls_without_parentheses: bool,
+    #[serde(default)]
     enclosing_namespaces: bool,
     #[serde(default)]
     undeclared_is_outside: bool,
@@ -136,6 +144,8 @@ struct LanguageTable {
     lexical_constants: bool,
     #[serde(default)]
     constructors: Vec<String>,
+    #[serde(default)]
+    instance_makers: Vec<String>,
     #[serde(default)]
     tests: TestsTable,
     #[serde(default)]
@@ -170,6 +180,19 @@ pub struct Language {
     /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
     /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
     pub implicit_self: bool,
+    /// Whether that reaches the innermost class only (Ruby: a class nested in a module does
+    /// not call the module's methods by name), not the classes enclosing it (Java's inner
+    /// classes).
+    pub implicit_self_innermost: bool,
+    /// Whether a call by name never calls a local (Ruby: `env("X")` calls the method `env`
+    /// even where a local `env` is bound; a block held in a local is called with `.call`).
+    pub locals_uncallable: bool,
+    /// Where a name captured as a bare call (`@call.bare`) reads as a value: parent node kinds,
+    /// or `kind.field` for one field of the parent (Ruby's `call.receiver`).
+    pub bare_calls_in: Vec<String>,
+    /// Whether naming a method calls it (Ruby: `make_store.load` calls `load` on what
+    /// `make_store` returns, where Python's `self.make_store` is the method itself).
+    pub calls_without_parentheses: bool,
     /// Whether a namespace sees the types of the namespaces enclosing it (C#: code in `A.B.C`
     /// names `A.B`'s and `A`'s types without a `using`).
     pub enclosing_namespaces: bool,
@@ -190,6 +213,9 @@ pub struct Language {
     /// (Ruby's lexical constant lookup).
     pub lexical_constants: bool,
     pub constructors: Vec<String>,
+    /// Methods of a class that make an instance of it (Ruby's `new`): `Foo.new(x).save` calls
+    /// a Foo's `save`.
+    pub instance_makers: Vec<String>,
     pub builtins: Vec<String>,
     /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
     pub builtin_values: Vec<String>,
@@ -367,6 +393,10 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         separators: config.separators,
         self_names: config.self_names,
         implicit_self: config.implicit_self,
+        implicit_self_innermost: config.implicit_self_innermost,
+        locals_uncallable: config.locals_uncallable,
+        bare_calls_in: config.bare_calls_in,
+        calls_without_parentheses: config.calls_without_parentheses,
         enclosing_namespaces: config.enclosing_namespaces,
         undeclared_is_outside: config.undeclared_is_outside,
         class_names: config.class_names,
@@ -375,6 +405,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         open_classes: config.open_classes,
         lexical_constants: config.lexical_constants,
         constructors: config.constructors,
+        instance_makers: config.instance_makers,
         builtin_values: config.builtins.values,
         builtins: config.builtins.names,
         side_effects: config.side_effects,
