@@ -1,6 +1,11 @@
 //! The graph store: the code graph, the per-file extraction cache, the index facts and the
 //! mined commit history, loaded whole and written as differences in batched transactions.
+//!
+//! The graph is stored by file ([`Part`]): a file's nodes and the edges out of them, and its
+//! extraction, are each one LZ4-compressed JSON value, since the graph is only ever loaded
+//! whole and rewritten where files changed (schema version 4 says why).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -8,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use surrealdb::Surreal;
 use surrealdb::engine::local::{Db, Mem};
-use surrealdb::types::{Object, RecordId};
+use surrealdb::types::{Bytes, Object, RecordId};
 
 use super::migrate::{self, Schema, Step};
 use super::{Result, StoreError, decode, fields, object, query_error};
@@ -32,33 +37,21 @@ const SCHEMA: Schema = Schema {
             version: 3,
             sql: include_str!("schema/graph/3.surql"),
         },
+        Step {
+            version: 4,
+            sql: include_str!("schema/graph/4.surql"),
+        },
     ],
 };
 
 /// The graph schema version this cairn writes.
 pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
-/// Stored fields of a node, besides its id.
-const NODE_FIELDS: &[&str] = &[
-    "kind",
-    "path",
-    "name",
-    "start_line",
-    "end_line",
-    "signature",
-    "doc",
-    "is_test",
-    "side_effects",
-    "mutations",
-    "reach",
-    "causal_in",
-    "impact",
-    "last_change",
-    "parent",
-];
+/// The first version that stores the graph by file; older stores are read and rewritten.
+const PARTS_VERSION: u32 = 4;
 
 /// Rows per statement in batched writes.
-const BATCH: usize = 2_000;
+const BATCH: usize = 500;
 
 /// A stored source file: what the last index saw, and its extraction (the parse cache).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,15 +79,26 @@ pub struct IndexMeta {
     pub summary: serde_json::Value,
 }
 
+/// The unit the graph is stored in: the nodes of one file (or external module), by `path`,
+/// and the stored edges out of them. A part with neither is deleted.
+#[derive(Debug, Default)]
+pub struct Part {
+    pub path: String,
+    pub nodes: Vec<Arc<Node>>,
+    pub edges: Vec<Arc<Edge>>,
+}
+
 /// What changes between the stored graph and a new one.
 #[derive(Debug, Default)]
 pub struct Delta {
     /// Nothing is stored yet: rows are inserted without looking for existing ones.
     pub fresh: bool,
-    pub upsert_nodes: Vec<Node>,
+    pub upsert_nodes: Vec<Arc<Node>>,
     pub delete_nodes: Vec<String>,
-    pub upsert_edges: Vec<Edge>,
+    pub upsert_edges: Vec<Arc<Edge>>,
     pub delete_edges: Vec<(EdgeKind, String)>,
+    /// The parts the node and edge changes fall in, as the new graph has them: what is written.
+    pub parts: Vec<Part>,
     pub upsert_sources: Vec<SourceRecord>,
     pub delete_sources: Vec<String>,
 }
@@ -110,12 +114,18 @@ impl Delta {
             let before = old.shared_node(&node.id);
             // Shared nodes are unchanged without comparing them.
             if !before.is_some_and(|b| Arc::ptr_eq(b, node) || **b == **node) {
-                delta.upsert_nodes.push((**node).clone());
+                delta.upsert_nodes.push(node.clone());
             }
         }
+        let mut changed: rustc_hash::FxHashSet<&str> = delta
+            .upsert_nodes
+            .iter()
+            .map(|n| part_of(new, &n.id))
+            .collect();
         for node in &old.nodes {
             if new.node(&node.id).is_none() {
                 delta.delete_nodes.push(node.id.clone());
+                changed.insert(&node.path);
             }
         }
         let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
@@ -133,16 +143,19 @@ impl Delta {
             .filter(stored)
             .map(|e| (e.kind, e.key()))
             .collect();
-        for edge in new.edges.iter().map(|e| &**e).filter(stored) {
-            if old_edges.get(&(edge.kind, edge.key())) != Some(&edge) {
+        for edge in new.edges.iter().filter(|e| stored(&&***e)) {
+            if old_edges.get(&(edge.kind, edge.key())) != Some(&&**edge) {
+                changed.insert(part_of(new, &edge.src));
                 delta.upsert_edges.push(edge.clone());
             }
         }
-        for (key, _) in old_edges {
+        for (key, edge) in old_edges {
             if !new_keys.contains(&key) {
+                changed.insert(part_of(old, &edge.src));
                 delta.delete_edges.push(key);
             }
         }
+        delta.parts = parts(new, (!delta.fresh).then_some(&changed));
         delta
     }
 
@@ -156,19 +169,47 @@ impl Delta {
     }
 }
 
+/// The part a node is stored in: its file (its id, for an edge end the graph lacks).
+fn part_of<'a>(graph: &'a Graph, id: &'a str) -> &'a str {
+    graph.node(id).map_or(id, |n| n.path.as_str())
+}
+
+/// The parts of `graph`, in path order: all of them, or those of the `changed` paths (a
+/// changed path with nothing left gives an empty part, to delete).
+fn parts(graph: &Graph, changed: Option<&rustc_hash::FxHashSet<&str>>) -> Vec<Part> {
+    let mut parts: BTreeMap<&str, Part> = BTreeMap::new();
+    for &path in changed.into_iter().flatten() {
+        parts.insert(path, Part::default());
+    }
+    let wanted = |path: &str| changed.is_none_or(|c| c.contains(path));
+    for node in graph.nodes.iter().filter(|n| wanted(&n.path)) {
+        parts
+            .entry(&node.path)
+            .or_default()
+            .nodes
+            .push(node.clone());
+    }
+    for edge in graph.edges.iter().filter(|e| e.kind != EdgeKind::Contains) {
+        let path = part_of(graph, &edge.src);
+        if wanted(path) {
+            parts.entry(path).or_default().edges.push(edge.clone());
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(path, part)| Part {
+            path: path.to_string(),
+            ..part
+        })
+        .collect()
+}
+
 /// An open graph store (`ns cairn`, `db repo`).
 pub struct Store {
     db: Surreal<Db>,
     /// The engine's lock file, for persistent stores: released once the engine has flushed
     /// and closed.
     lock_file: Option<PathBuf>,
-}
-
-/// A stored node row: the node without its id, which is the record key.
-#[derive(Serialize)]
-struct NodeRow<'a> {
-    #[serde(flatten)]
-    node: &'a Node,
 }
 
 impl Store {
@@ -208,7 +249,22 @@ impl Store {
             db,
             lock_file: None,
         };
+        let found = migrate::stored_version(&store.db, &SCHEMA).await?;
+        let older = if (1..PARTS_VERSION).contains(&found) {
+            Some((
+                store.load_graph_rows().await?,
+                store.load_source_strings().await?,
+            ))
+        } else {
+            None
+        };
         migrate::migrate(&store.db, &SCHEMA, &dir.display().to_string()).await?;
+        if let Some((graph, sources)) = older {
+            let meta = store.meta().await?.unwrap_or_default();
+            let mut delta = Delta::between(&Graph::default(), &graph);
+            delta.upsert_sources = sources;
+            store.apply(&delta, &meta).await?;
+        }
         Ok(store)
     }
 
@@ -218,6 +274,43 @@ impl Store {
 
     /// The stored graph.
     pub async fn load_graph(&self) -> Result<Graph> {
+        let doing = "loading the graph";
+        let rows: Vec<Vec<Bytes>> = self
+            .db
+            .query("SELECT VALUE [nodes, edges] FROM part")
+            .await
+            .and_then(|r| r.check())
+            .and_then(|mut r| r.take(0))
+            .map_err(query_error(doing))?;
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
+        for row in rows {
+            let [stored_nodes, stored_edges] =
+                <[Bytes; 2]>::try_from(row).map_err(|_| StoreError::Decode {
+                    doing: doing.to_string(),
+                    message: "a part without nodes and edges".to_string(),
+                })?;
+            nodes.extend(unpack::<Vec<Node>>(&stored_nodes, doing)?);
+            edges.extend(unpack::<Vec<Edge>>(&stored_edges, doing)?);
+        }
+        Ok(Graph::from_stored(nodes, edges))
+    }
+
+    /// The stored source files with their extractions.
+    pub async fn load_sources(&self) -> Result<Vec<SourceRecord>> {
+        let doing = "loading sources";
+        let rows: Vec<Bytes> = self
+            .db
+            .query("SELECT VALUE record FROM source")
+            .await
+            .and_then(|r| r.check())
+            .and_then(|mut r| r.take(0))
+            .map_err(query_error(doing))?;
+        rows.iter().map(|row| unpack(row, doing)).collect()
+    }
+
+    /// The graph as schema versions 1-3 stored it: a row per node, a relation per edge.
+    async fn load_graph_rows(&self) -> Result<Graph> {
         let rows: Vec<serde_json::Value> = self
             .select("SELECT *, record::id(id) AS key FROM node", "loading nodes")
             .await?;
@@ -244,8 +337,8 @@ impl Store {
         Ok(Graph::from_stored(nodes, edges))
     }
 
-    /// The stored source files with their extractions.
-    pub async fn load_sources(&self) -> Result<Vec<SourceRecord>> {
+    /// The source records as schema versions 1-3 stored them: JSON strings.
+    async fn load_source_strings(&self) -> Result<Vec<SourceRecord>> {
         #[derive(Deserialize)]
         struct Row {
             record: String,
@@ -333,94 +426,48 @@ impl Store {
     pub async fn apply(&self, delta: &Delta, meta: &IndexMeta) -> Result<()> {
         let mut writer = Writer::new(&self.db);
 
-        let node_fields = NODE_FIELDS
+        let (kept, gone): (Vec<&Part>, Vec<&Part>) = delta
+            .parts
             .iter()
-            .map(|f| format!("{f} = $input.{f}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        for (i, chunk) in delta.upsert_nodes.chunks(BATCH).enumerate() {
+            .partition(|p| !p.nodes.is_empty() || !p.edges.is_empty());
+        for (i, chunk) in kept.chunks(BATCH).enumerate() {
             let rows = chunk
                 .iter()
-                .map(|node| {
-                    let mut row = object(fields(&NodeRow { node }));
-                    row.insert("id", RecordId::new("node", node.id.as_str()));
+                .map(|part| {
+                    let mut row = Object::new();
+                    row.insert("id", RecordId::new("part", part.path.as_str()));
+                    row.insert("nodes", pack(&part.nodes));
+                    row.insert("edges", pack(&part.edges));
                     row
                 })
                 .collect();
-            let var = format!("nodes{i}");
+            let var = format!("parts{i}");
             let statement = if delta.fresh {
-                format!("INSERT INTO node ${var}")
+                format!("INSERT INTO part ${var}")
             } else {
-                format!("INSERT INTO node ${var} ON DUPLICATE KEY UPDATE {node_fields}")
+                format!(
+                    "INSERT INTO part ${var} ON DUPLICATE KEY UPDATE nodes = $input.nodes, edges = $input.edges"
+                )
             };
             writer.rows(statement, var, rows).await?;
         }
-        for kind in EdgeKind::STORED {
-            let table = kind.table();
-            let edges: Vec<&Edge> = delta
-                .upsert_edges
-                .iter()
-                .filter(|e| e.kind == kind)
-                .collect();
-            for (i, chunk) in edges.chunks(BATCH).enumerate() {
-                let rows = chunk
-                    .iter()
-                    .map(|edge| {
-                        let mut row = Object::new();
-                        row.insert("id", RecordId::new(table, edge.key()));
-                        row.insert("in", RecordId::new("node", edge.src.as_str()));
-                        row.insert("out", RecordId::new("node", edge.dst.as_str()));
-                        row.insert(
-                            "lines",
-                            edge.lines.iter().map(|&l| l as i64).collect::<Vec<_>>(),
-                        );
-                        row.insert("reasons", edge.reasons.clone());
-                        row
-                    })
-                    .collect();
-                let var = format!("{table}{i}");
-                let statement = if delta.fresh {
-                    format!("INSERT RELATION INTO {table} ${var}")
-                } else {
-                    format!(
-                        "INSERT RELATION INTO {table} ${var} ON DUPLICATE KEY UPDATE lines = $input.lines, reasons = $input.reasons"
-                    )
-                };
-                writer.rows(statement, var, rows).await?;
-            }
-        }
-        let deleted_edges: Vec<RecordId> = delta
-            .delete_edges
+        let gone: Vec<RecordId> = gone
             .iter()
-            .map(|(kind, key)| RecordId::new(kind.table(), key.as_str()))
+            .map(|part| RecordId::new("part", part.path.as_str()))
             .collect();
-        for (i, chunk) in deleted_edges.chunks(BATCH).enumerate() {
-            let var = format!("gone_edges{i}");
+        for (i, chunk) in gone.chunks(BATCH).enumerate() {
+            let var = format!("gone_parts{i}");
             writer
                 .ids(format!("DELETE ${var}"), var, chunk.to_vec())
                 .await?;
         }
-        let deleted_nodes: Vec<RecordId> = delta
-            .delete_nodes
-            .iter()
-            .map(|id| RecordId::new("node", id.as_str()))
-            .collect();
-        for (i, chunk) in deleted_nodes.chunks(BATCH).enumerate() {
-            let var = format!("gone_nodes{i}");
-            writer
-                .ids(format!("DELETE ${var}"), var, chunk.to_vec())
-                .await?;
-        }
-        for (i, chunk) in delta.upsert_sources.chunks(BATCH / 4).enumerate() {
+        for (i, chunk) in delta.upsert_sources.chunks(BATCH).enumerate() {
             let rows = chunk
                 .iter()
                 .map(|source| {
                     let mut row = Object::new();
                     row.insert("id", RecordId::new("source", source.file.path.as_str()));
-                    row.insert(
-                        "record",
-                        serde_json::to_string(source).expect("source records serialise"),
-                    );
+                    row.insert("record", pack(source));
                     row.insert("mtime_ns", source.mtime_ns);
                     row.insert("size", source.file.size as i64);
                     row
@@ -448,6 +495,22 @@ impl Store {
         }
         writer.finish(object(fields(meta))).await
     }
+}
+
+/// A stored value: JSON, compressed (a third to a fifth of the JSON's size).
+fn pack(value: &impl Serialize) -> Bytes {
+    let json = serde_json::to_vec(value).expect("stored values serialise");
+    Bytes::from(lz4_flex::compress_prepend_size(&json))
+}
+
+/// A value [`pack`] stored.
+fn unpack<T: DeserializeOwned>(bytes: &[u8], doing: &str) -> Result<T> {
+    let error = |message: String| StoreError::Decode {
+        doing: doing.to_string(),
+        message,
+    };
+    let json = lz4_flex::decompress_size_prepended(bytes).map_err(|e| error(e.to_string()))?;
+    serde_json::from_slice(&json).map_err(|e| error(e.to_string()))
 }
 
 /// Batched writes: statements run in transactions of about [`ROWS_PER_TRANSACTION`] rows, so a
@@ -624,6 +687,261 @@ mod tests {
         let (commits, head) = store.load_history().await.unwrap();
         assert_eq!(commits, [commit]);
         assert_eq!(head.as_deref(), Some("abc123"));
+        store.close().await;
+    }
+
+    /// Every store's parts, by path.
+    async fn part_paths(store: &Store) -> Vec<String> {
+        let mut paths: Vec<String> = store
+            .select::<String>("SELECT VALUE record::id(id) FROM part", "listing parts")
+            .await
+            .unwrap();
+        paths.sort();
+        paths
+    }
+
+    fn node(id: &str, path: &str, parent: Option<&str>) -> Node {
+        Node {
+            id: id.to_string(),
+            kind: if parent.is_some() {
+                crate::graph::NodeKind::Function
+            } else {
+                crate::graph::NodeKind::File
+            },
+            path: path.to_string(),
+            name: id.rsplit("::").next().unwrap().to_string(),
+            start_line: 1,
+            end_line: 9,
+            signature: parent.map(|_| format!("def {id}(x)")),
+            doc: None,
+            is_test: false,
+            side_effects: vec!["io".to_string()],
+            mutations: 2,
+            reach: 3,
+            causal_in: 1,
+            impact: 2.5,
+            last_change: 1_700_000_000,
+            parent: parent.map(str::to_string),
+        }
+    }
+
+    fn edge(kind: EdgeKind, src: &str, dst: &str, reasons: &[&str]) -> Edge {
+        Edge {
+            kind,
+            src: src.to_string(),
+            dst: dst.to_string(),
+            lines: vec![3, 7],
+            reasons: reasons.iter().map(|r| r.to_string()).collect(),
+        }
+    }
+
+    fn assert_same(loaded: &Graph, expected: &Graph) {
+        let nodes = |g: &Graph| g.nodes.iter().map(|n| (**n).clone()).collect::<Vec<_>>();
+        let edges = |g: &Graph| g.edges.iter().map(|e| (**e).clone()).collect::<Vec<_>>();
+        assert_eq!(nodes(loaded), nodes(expected));
+        assert_eq!(edges(loaded), edges(expected));
+    }
+
+    #[tokio::test]
+    async fn the_graph_comes_back_as_written_and_as_patched() {
+        let store = Store::memory().await.unwrap();
+        let before = Graph::from_stored(
+            vec![
+                node("a.py", "a.py", None),
+                node("a.py::f", "a.py", Some("a.py")),
+                node("b.py", "b.py", None),
+                node("b.py::g", "b.py", Some("b.py")),
+                node("os", "os", None),
+            ],
+            vec![
+                edge(EdgeKind::Calls, "a.py::f", "b.py::g", &[]),
+                edge(EdgeKind::Imports, "a.py", "os", &[]),
+                edge(
+                    EdgeKind::Calls,
+                    "b.py::g",
+                    "a.py::f",
+                    &["promoted: a reason"],
+                ),
+            ],
+        );
+        let meta = IndexMeta::default();
+        store
+            .apply(&Delta::between(&Graph::default(), &before), &meta)
+            .await
+            .unwrap();
+        assert_same(&store.load_graph().await.unwrap(), &before);
+        assert_eq!(part_paths(&store).await, ["a.py", "b.py", "os"]);
+
+        // b.py is gone, a.py::f changed and calls into the standard library instead.
+        let mut f = node("a.py::f", "a.py", Some("a.py"));
+        f.signature = Some("def f(x, y)".to_string());
+        let after = Graph::from_stored(
+            vec![node("a.py", "a.py", None), f, node("os", "os", None)],
+            vec![
+                edge(EdgeKind::Imports, "a.py", "os", &[]),
+                edge(EdgeKind::Calls, "a.py::f", "os", &[]),
+            ],
+        );
+        let delta = Delta::between(&before, &after);
+        let written: Vec<&str> = delta.parts.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(written, ["a.py", "b.py"], "only the parts that changed");
+        store.apply(&delta, &meta).await.unwrap();
+        assert_same(&store.load_graph().await.unwrap(), &after);
+        assert_eq!(part_paths(&store).await, ["a.py", "os"]);
+    }
+
+    /// Extractions of several languages, with every optional and tagged field in use.
+    fn extractions() -> Vec<SourceRecord> {
+        let registry = crate::languages::Registry::get();
+        let files = [
+            (
+                "python",
+                "app.py",
+                "import os\nfrom .models import User as U\n\nclass A(Base):\n    \"\"\"Doc.\"\"\"\n    def m(self, x: int) -> str:\n        self.n = 1\n        return os.path.join(U().name, x.strip())\n\ndef f():\n    A().m(1)\n    print((\n",
+            ),
+            (
+                "java",
+                "A.java",
+                "package com.shop;\nclass A {\n  A() { this.x = 1; }\n  void m() { this.x = 2; }\n}\n",
+            ),
+            (
+                "csharp",
+                "App.cs",
+                "namespace Shop.Web;\npublic partial class App { }\ninternal sealed class Other { }\n",
+            ),
+            (
+                "typescript",
+                "main.ts",
+                "import { x } from './x';\nexport class C extends B { run(): number { return x.go(this.y); } }\n",
+            ),
+        ];
+        files
+            .iter()
+            .enumerate()
+            .map(|(i, (language, path, source))| {
+                let extract = crate::extract::extract(registry.by_name(language).unwrap(), source);
+                SourceRecord {
+                    file: SourceFile {
+                        path: path.to_string(),
+                        language: language.to_string(),
+                        hash: format!("{i:016x}"),
+                        size: source.len() as u64,
+                        last_change: 1_700_000_000 + i as i64,
+                        is_test: i == 3,
+                        extract,
+                    },
+                    mtime_ns: -(i as i64),
+                }
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn extractions_come_back_exactly() {
+        let records = extractions();
+        let python = &records[0].file.extract;
+        assert!(!python.calls.is_empty() && !python.diagnostics.is_empty());
+        assert!(!records[1].file.extract.packages.is_empty());
+        assert!(!records[2].file.extract.parts.is_empty());
+        let store = Store::memory().await.unwrap();
+        let delta = Delta {
+            upsert_sources: records.clone(),
+            ..Delta::default()
+        };
+        store.apply(&delta, &IndexMeta::default()).await.unwrap();
+        let mut loaded = store.load_sources().await.unwrap();
+        loaded.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+        let mut expected = records;
+        expected.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+        assert_eq!(loaded, expected);
+    }
+
+    #[tokio::test]
+    async fn a_version_3_store_is_rewritten_by_file_and_reindexes_as_it_was() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        std::fs::write(
+            root.join("a.py"),
+            "import os\nfrom b import g\n\ndef f():\n    return g(os.sep)\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("b.py"), "def g(x):\n    return x\n").unwrap();
+        let repo = crate::config::Repo::discover(&root, Some(&root.join("data"))).unwrap();
+        // The index as this cairn writes it, then written again as versions 1-3 kept it.
+        let fresh = Store::open(&root.join("fresh")).await.unwrap();
+        crate::index::run(&repo, &fresh).await.unwrap();
+        let graph = fresh.load_graph().await.unwrap();
+        let sources = fresh.load_sources().await.unwrap();
+        let meta = fresh.meta().await.unwrap().unwrap();
+        fresh.close().await;
+        assert!(graph.edges.iter().any(|e| e.kind == EdgeKind::Calls));
+
+        let mut sql = format!(
+            "{} {} {} UPSERT meta:schema SET version = 3;",
+            SCHEMA.steps[0].sql, SCHEMA.steps[1].sql, SCHEMA.steps[2].sql
+        );
+        for node in &graph.nodes {
+            let mut row = fields(&**node);
+            row.remove("id");
+            sql.push_str(&format!(
+                "CREATE node:⟨{}⟩ CONTENT {};",
+                node.id,
+                serde_json::Value::Object(row)
+            ));
+        }
+        for edge in graph.edges.iter().filter(|e| e.kind != EdgeKind::Contains) {
+            sql.push_str(&format!(
+                "RELATE node:⟨{}⟩->{}:⟨{}⟩->node:⟨{}⟩ SET lines = {:?}, reasons = {};",
+                edge.src,
+                edge.kind.table(),
+                edge.key(),
+                edge.dst,
+                edge.lines,
+                serde_json::to_string(&edge.reasons).unwrap(),
+            ));
+        }
+        for source in &sources {
+            sql.push_str(&format!(
+                "CREATE source:⟨{}⟩ SET record = {}, mtime_ns = {}, size = {};",
+                source.file.path,
+                serde_json::to_string(&serde_json::to_string(source).unwrap()).unwrap(),
+                source.mtime_ns,
+                source.file.size
+            ));
+        }
+        sql.push_str(&format!(
+            "UPSERT meta:index CONTENT {};",
+            serde_json::to_string(&meta).unwrap()
+        ));
+        older_store(&repo.store_dir(), sql).await;
+
+        let store = Store::open(&repo.store_dir()).await.unwrap();
+        assert_same(&store.load_graph().await.unwrap(), &graph);
+        let mut loaded = store.load_sources().await.unwrap();
+        loaded.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+        assert_eq!(loaded, sources);
+        assert_eq!(
+            store.meta().await.unwrap().unwrap().generation,
+            meta.generation
+        );
+        let mut files: Vec<String> = graph.nodes.iter().map(|n| n.path.clone()).collect();
+        files.dedup();
+        files.sort();
+        files.dedup();
+        assert_eq!(part_paths(&store).await, files);
+        let info: Option<serde_json::Value> = store
+            .db
+            .query("INFO FOR DB")
+            .await
+            .unwrap()
+            .take(0)
+            .unwrap();
+        let info = info.unwrap();
+        let tables = info["tables"].as_object().unwrap();
+        assert!(!tables.contains_key("node") && !tables.contains_key("calls"));
+        let report = crate::index::run(&repo, &store).await.unwrap();
+        assert_eq!((report.parsed, report.nodes_written), (0, 0));
+        assert_same(&store.load_graph().await.unwrap(), &graph);
         store.close().await;
     }
 }
