@@ -201,7 +201,7 @@ pub struct FileExtract {
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -527,7 +527,8 @@ impl<'a> Extractor<'a> {
         let mut packages = Vec::new();
         self.for_each_match(&self.language.queries.imports, |c| {
             if let Some(package) = c.get("package") {
-                packages.push(self.text(*package).split_whitespace().collect());
+                let name: String = self.text(*package).split_whitespace().collect();
+                packages.push(self.dotted(&name).into_owned());
                 return;
             }
             let Some(statement) = c.get("import") else {
