@@ -1,6 +1,10 @@
 ; Imports. Captures: @import (the clause), @import.from (the namespace, `App\Models`),
 ; @import.name (the class, function or namespace imported from it), @import.alias (`as X`);
-; @import.module for `require`/`include` of a literal path (`__DIR__ . '/x.php'` too).
+; @import.module for `require`/`include` of a literal path (`__DIR__ . '/x.php'` too); @package for
+; the namespace the file declares (`namespace App\Models;`).
+
+(namespace_definition
+  name: (namespace_name) @package)
 
 (namespace_use_clause
   (qualified_name

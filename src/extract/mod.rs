@@ -547,7 +547,8 @@ impl<'a> Extractor<'a> {
         let mut packages = Vec::new();
         self.for_each_match(&self.language.queries.imports, |c| {
             if let Some(package) = c.get("package") {
-                packages.push(self.text(*package).split_whitespace().collect());
+                let name: String = self.text(*package).split_whitespace().collect();
+                packages.push(self.dotted(&name).into_owned());
                 return;
             }
             let Some(statement) = c.get("import") else {

@@ -522,30 +522,36 @@ impl Builder {
                             })
                             .map(|(cf, cs)| Target::Symbol(cf, cs))
                     }
-                    Some(receiver) => match types
-                        .value(f, call.scope, receiver)
-                        .and_then(|base| types.member(base, &call.name))
-                    {
-                        Some(Known::Is(target)) => Some(target),
-                        Some(Known::Builtin) => {
-                            self.stats.calls_builtin += 1;
-                            // `System.getenv()`: a builtin type's function, by its written name.
-                            let name = format!("{receiver}.{}", call.name);
-                            self.effect_of_call(f, call.scope, language, &name);
-                            continue;
+                    Some(receiver) => {
+                        let base = types.value(f, call.scope, receiver);
+                        // A class that answers any name (PHP's `__call`) may answer this one.
+                        let catch_all = base.as_ref().is_some_and(|b| types.answers_any(b));
+                        match base.and_then(|base| types.member(base, &call.name)) {
+                            Some(Known::Is(target)) => Some(target),
+                            Some(Known::Builtin) => {
+                                self.stats.calls_builtin += 1;
+                                // `System.getenv()`: a builtin type's function, by its written
+                                // name.
+                                let name = format!("{receiver}.{}", call.name);
+                                self.effect_of_call(f, call.scope, language, &name);
+                                continue;
+                            }
+                            Some(Known::Outside) => {
+                                self.stats.calls_external += 1;
+                                continue;
+                            }
+                            // `x.ShouldBe()`: a method no file of the repository defines is
+                            // outside code (an extension method of a package, a platform
+                            // type's).
+                            Some(Known::Instance(..)) | None
+                                if !catch_all && r.undeclared(f, &call.name) =>
+                            {
+                                self.stats.calls_external += 1;
+                                continue;
+                            }
+                            Some(Known::Instance(..)) | None => None,
                         }
-                        Some(Known::Outside) => {
-                            self.stats.calls_external += 1;
-                            continue;
-                        }
-                        // `x.ShouldBe()`: a method no file of the repository defines is
-                        // outside code (an extension method of a package, a platform type's).
-                        Some(Known::Instance(..)) | None if r.undeclared(f, &call.name) => {
-                            self.stats.calls_external += 1;
-                            continue;
-                        }
-                        Some(Known::Instance(..)) | None => None,
-                    },
+                    }
                 };
                 match target {
                     Some(Target::Symbol(cf, cs)) => {
@@ -958,11 +964,28 @@ impl Resolution<'_> {
             .iter()
             .filter(|w| matches!(w, Target::Package(..) | Target::Symbol(..)))
             .find_map(|w| self.member(w, name))
+            .or_else(|| self.import_ignoring_case(file, name))
             .or_else(|| {
                 let (kind, package) = own?;
                 self.outside_name(file, kind, &package, name)
             })
             .or_else(|| self.undeclared_name(file, name))
+    }
+
+    /// The one import whose name differs from the written name only in case, where the
+    /// language reads names without regard to case (PHP: `extends PhpUnitTestCase` names
+    /// `use … as PHPUnitTestCase`).
+    fn import_ignoring_case(&self, file: usize, name: &str) -> Option<Target> {
+        if !self.languages[file].names_ignore_case {
+            return None;
+        }
+        let mut found = self.names[file]
+            .imports
+            .iter()
+            .filter(|(local, _)| local.eq_ignore_ascii_case(name));
+        let (_, binding) = found.next()?;
+        found.next().is_none().then_some(())?;
+        self.resolve_binding(binding)
     }
 
     /// A name of a file's own package, or (C#) of a namespace enclosing it, innermost first.
@@ -986,16 +1009,27 @@ impl Resolution<'_> {
 
     /// A name no file of the repository defines, in a language that brings names in unseen
     /// (C#'s implicit and project-wide usings), and not a builtin: outside.
+    /// Only an identifier can be declared: PHP's `$x` is a variable nothing binds, not an
+    /// outside name.
     fn undeclared_name(&self, file: usize, name: &str) -> Option<Target> {
-        (self.undeclared(file, name) && !self.languages[file].is_builtin(name))
+        let identifier = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        (identifier && self.undeclared(file, name) && !self.languages[file].is_builtin(name))
             .then(|| Target::External(name.to_string()))
     }
 
     /// Whether a name (`Store`, `Cache<T>`: its generic arguments aside) is defined by no file
     /// of the repository, in a language where such a name is outside.
     pub(super) fn undeclared(&self, file: usize, name: &str) -> bool {
+        let language = self.languages[file];
+        if !language.undeclared_is_outside {
+            return false;
+        }
         let bare = name.split('<').next().unwrap_or(name);
-        self.languages[file].undeclared_is_outside && !self.declared.contains(bare)
+        if language.names_ignore_case {
+            !self.declared.contains(&bare.to_lowercase())
+        } else {
+            !self.declared.contains(bare)
+        }
     }
 
     /// Where one namespace holds every file's names (C's program, Ruby's constants), a name no
@@ -1061,10 +1095,17 @@ impl Resolution<'_> {
                 .iter()
                 .enumerate()
                 .filter(|&(i, _)| self.languages[i].undeclared_is_outside)
-                .flat_map(|(_, f)| {
+                .flat_map(|(i, f)| {
+                    let ignore_case = self.languages[i].names_ignore_case;
                     let symbols = f.extract.symbols.iter().map(|s| &s.name);
                     let fields = f.extract.types.iter().filter(|h| h.attribute);
-                    symbols.chain(fields.map(|h| &h.name)).cloned()
+                    symbols.chain(fields.map(|h| &h.name)).map(move |name| {
+                        if ignore_case {
+                            name.to_lowercase()
+                        } else {
+                            name.clone()
+                        }
+                    })
                 })
                 .collect();
         }
@@ -1187,9 +1228,13 @@ impl Resolution<'_> {
     pub(super) fn member(&self, module: &Target, name: &str) -> Option<Target> {
         match module {
             Target::External(m) => Some(Target::External(format!("{m}.{name}"))),
+            // A test file's definition only when nothing else has the name: code that names
+            // it from another package is test code (PHP's `use App\Tests\Mocks\Clock`, Go's
+            // `export_test.go` seen by its external test package).
             Target::Package(kind, package) => self
                 .package_definition(*kind, package, name, false)
-                .or_else(|| self.system_of(*kind).package_member(package, name)),
+                .or_else(|| self.system_of(*kind).package_member(package, name))
+                .or_else(|| self.package_definition(*kind, package, name, true)),
             Target::Symbol(f, s) => self
                 .child(*f, *s, name)
                 .map(|(cf, cs)| Target::Symbol(cf, cs)),

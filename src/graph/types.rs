@@ -213,6 +213,18 @@ impl<'a, 'r> Types<'a, 'r> {
         self.enclosing_classes(file, scope).take(reach)
     }
 
+    /// Whether a value is an instance of a class, or a class, that answers calls of any name
+    /// (PHP's `__call`, `__callStatic`) in its hierarchy.
+    pub(super) fn answers_any(&self, value: &Known) -> bool {
+        let (Known::Instance(cf, cs) | Known::Is(Target::Symbol(cf, cs))) = *value else {
+            return false;
+        };
+        let catch_all = &self.r.languages[cf].catch_all_methods;
+        !catch_all.is_empty()
+            && self.r.files[cf].extract.symbols[cs].kind.is_class_like()
+            && catch_all.iter().any(|m| self.method((cf, cs), m).is_some())
+    }
+
     /// What a bare call's name is in a language where class members need no `this.` (Java's
     /// `save()`): a method of an enclosing class or its project bases, innermost first; an
     /// inherited library method (`Outside`) when a hierarchy leaves the repository and nothing
@@ -433,11 +445,20 @@ impl<'a, 'r> Types<'a, 'r> {
         }
     }
 
-    /// An instance of a declared class.
     /// An instance of a declared class; of a type outside the repository, its members are
     /// outside names (`r: sql.DB` makes `r.Query` `database/sql.DB.Query`).
     /// A builtin type that nothing binds (`x: str`, `String s`) holds a builtin value.
+    /// The class itself by one of its class names (PHP's `: self`, `: static`) is an instance
+    /// of the enclosing class, as a value declared with its name is.
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
+        if self.r.languages[file]
+            .class_names
+            .iter()
+            .any(|c| c == class)
+        {
+            let (cf, cs) = self.enclosing_class(file, at)?;
+            return Some(Known::Instance(cf, cs));
+        }
         match self.r.expression(file, at, class) {
             Some(Target::Symbol(cf, cs))
                 if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>

@@ -134,6 +134,10 @@ struct LanguageTable {
     #[serde(default)]
     undeclared_is_outside: bool,
     #[serde(default)]
+    names_ignore_case: bool,
+    #[serde(default)]
+    catch_all_methods: Vec<String>,
+    #[serde(default)]
     class_names: Vec<String>,
     #[serde(default)]
     super_names: Vec<String>,
@@ -200,6 +204,12 @@ pub struct Language {
     /// implicit and project-wide `global using`s bring the platform's and packages' types in
     /// unseen, so a name nothing declares is theirs).
     pub undeclared_is_outside: bool,
+    /// Whether names of definitions are read without regard to case (PHP's classes,
+    /// functions and methods: `PhpUnitTestCase` names the import `PHPUnitTestCase`).
+    pub names_ignore_case: bool,
+    /// Methods that answer a call of any name their class does not declare (PHP's `__call`
+    /// and `__callStatic`): such a call is the class's, not outside code.
+    pub catch_all_methods: Vec<String>,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
@@ -399,6 +409,8 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         calls_without_parentheses: config.calls_without_parentheses,
         enclosing_namespaces: config.enclosing_namespaces,
         undeclared_is_outside: config.undeclared_is_outside,
+        names_ignore_case: config.names_ignore_case,
+        catch_all_methods: config.catch_all_methods,
         class_names: config.class_names,
         super_names: config.super_names,
         member_prefix: config.member_prefix,

@@ -1,13 +1,14 @@
 //! PHP namespaces under PSR-4 (`composer.json` `autoload` and `autoload-dev`): a prefix such as
 //! `App\` names a directory (`src/`), so the namespace `App\Models` is the directory
-//! `src/Models` and its names are the definitions of that directory's files. A file sees its own
-//! namespace's names; a namespace no prefix covers is outside the repository; `require` and
-//! `include` of a literal path name a file relative to the including one. Names arrive dotted
-//! (`App.Models`): extraction reads PHP's `\` as `.`.
+//! `src/Models` and its names are the definitions of that directory's files. A file sees the
+//! names of the namespace it declares; a namespace no repository directory holds is outside;
+//! `require` and `include` of a literal path name a file relative to the including one. Names
+//! arrive dotted (`App.Models`): extraction reads PHP's `\` as `.`.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
+use crate::extract::FileExtract;
 use crate::languages::ModuleKind;
 
 /// Most prefixes, and directories per prefix, taken from one `composer.json`.
@@ -22,9 +23,6 @@ pub struct Psr4Modules<'a> {
     known: HashSet<String>,
     /// File -> its namespace, for files under a PSR-4 directory.
     file_namespaces: HashMap<usize, String>,
-    /// The PSR-4 prefixes (dotted, without the empty fallback prefix): a namespace below one
-    /// is the repository's, even when no file is there.
-    prefixes: Vec<String>,
     by_path: HashMap<&'a str, usize>,
     paths: HashMap<usize, &'a str>,
 }
@@ -52,18 +50,17 @@ impl<'a> Psr4Modules<'a> {
             namespaces: HashMap::default(),
             known: HashSet::default(),
             file_namespaces: HashMap::default(),
-            prefixes: mappings
-                .iter()
-                .map(|(prefix, _)| prefix.clone())
-                .filter(|prefix| !prefix.is_empty())
-                .collect(),
             by_path: files.iter().map(|&(i, p)| (p, i)).collect(),
             paths: files.iter().copied().collect(),
         };
         for &(index, path) in &files {
-            let Some(namespace) = mappings
+            let under_prefix = mappings
                 .iter()
-                .find_map(|(prefix, dir)| namespace_of(prefix, dir, path))
+                .find_map(|(prefix, dir)| namespace_of(prefix, dir, path));
+            // PHP reads a file's names in the namespace it declares, wherever it is: a test in
+            // `tests/Routing/` that says `namespace App\Tests;` sees `App\Tests`'s classes.
+            let declared = input.extracts.get(&index).and_then(|e| declared(e));
+            let Some(namespace) = declared.filter(|_| under_prefix.is_some()).or(under_prefix)
             else {
                 continue;
             };
@@ -115,31 +112,31 @@ fn namespace_of(prefix: &str, dir: &str, path: &str) -> Option<String> {
     })
 }
 
+/// The one namespace a file declares, if it declares exactly one.
+fn declared(extract: &FileExtract) -> Option<String> {
+    let (first, rest) = extract.packages.split_first()?;
+    rest.iter().all(|p| p == first).then(|| first.clone())
+}
+
 /// Whether an import names a file (`require 'lib/util.php'`) rather than a namespace.
 fn is_path(spec: &str) -> bool {
     spec.contains('/') || spec.ends_with(".php") || spec.ends_with(".inc")
 }
 
-/// `a.b.c` is `a.b` or below it.
-fn within(name: &str, prefix: &str) -> bool {
-    name == prefix
-        || name
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('.'))
-}
-
 impl ModuleSystem for Psr4Modules<'_> {
-    /// A repository namespace (`None` when a PSR-4 prefix covers it but no file is there), a
-    /// required file, or an outside namespace (a dependency, PHP's own classes).
+    /// A repository namespace, a required file, or an outside namespace (a dependency, PHP's
+    /// own classes). A namespace no repository directory holds is outside even below the
+    /// repository's own prefix: Composer looks for its classes in the packages that map it
+    /// (slim/http's `Slim\Http\` beside the project's `Slim\`).
     fn resolve(&self, from: usize, spec: &str) -> Option<Target> {
         if is_path(spec) {
             return self.path(from, spec);
         }
-        if self.known.contains(spec) {
-            return Some(Target::Package(ModuleKind::Psr4, spec.to_string()));
-        }
-        let ours = self.prefixes.iter().any(|prefix| within(spec, prefix));
-        (!ours).then(|| Target::External(spec.to_string()))
+        Some(if self.known.contains(spec) {
+            Target::Package(ModuleKind::Psr4, spec.to_string())
+        } else {
+            Target::External(spec.to_string())
+        })
     }
 
     /// `Illuminate.Support.Facades` is recorded as `Illuminate.Support` (vendor and package).
@@ -273,7 +270,11 @@ mod tests {
         assert_eq!(m.resolve(5, "App.Models"), package("App.Models"));
         assert_eq!(m.resolve(5, "App"), package("App"));
         assert_eq!(m.resolve(5, "Acme.Blog.Http"), package("Acme.Blog.Http"));
-        assert_eq!(m.resolve(5, "App.Missing"), None);
+        // Below the project's prefix but in no directory of it: another package's.
+        assert_eq!(
+            m.resolve(5, "App.Http"),
+            Some(Target::External("App.Http".to_string()))
+        );
         assert_eq!(
             m.resolve(5, "GuzzleHttp"),
             Some(Target::External("GuzzleHttp".to_string()))
@@ -289,6 +290,37 @@ mod tests {
             m.external_name("Illuminate.Support.Facades"),
             "Illuminate.Support"
         );
+    }
+
+    #[test]
+    fn a_file_is_read_in_the_namespace_it_declares() {
+        let roots = [read_composer(
+            "composer.json",
+            r#"{"autoload-dev": {"psr-4": {"App\\Tests\\": "tests/"}}}"#,
+            "",
+        )
+        .unwrap()];
+        let declares = FileExtract {
+            packages: vec!["App.Tests".to_string()],
+            ..Default::default()
+        };
+        let plain = FileExtract::default();
+        let m = Psr4Modules::new(SystemFiles {
+            files: vec![
+                (0, "tests/Routing/RouteTest.php"),
+                (1, "tests/Unit/UserTest.php"),
+                (2, "bin/tool.php"),
+            ],
+            languages: Vec::new(),
+            roots: roots.iter().collect(),
+            extracts: [(0, &declares), (1, &plain), (2, &declares)]
+                .into_iter()
+                .collect(),
+        });
+        assert_eq!(m.own_package(0), package("App.Tests"));
+        assert_eq!(m.own_package(1), package("App.Tests.Unit"));
+        // Outside every PSR-4 directory: not a namespace of the repository's.
+        assert_eq!(m.own_package(2), None);
     }
 
     #[test]

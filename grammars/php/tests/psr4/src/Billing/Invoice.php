@@ -25,7 +25,7 @@ class Invoice extends Document implements Payable
         $this->stamp();
         $this->clock->now();
         $this->paid = true;
-        $this->store->vanish();
+        $this->store->pay(1);
         return format_money($amount) !== '' && self::due();
     }
 

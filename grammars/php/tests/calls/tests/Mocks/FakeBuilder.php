@@ -1,0 +1,11 @@
+<?php
+
+namespace App\Tests\Mocks;
+
+class FakeBuilder
+{
+    public function rows(): array
+    {
+        return [];
+    }
+}
