@@ -512,7 +512,7 @@ impl Builder {
                     }
                     Some(receiver) => match types
                         .value(f, call.scope, receiver)
-                        .and_then(|base| types.member(base, &call.name))
+                        .and_then(|base| types.called_member(f, base, &call.name))
                     {
                         Some(Known::Is(target)) => Some(target),
                         Some(Known::Builtin) => {
@@ -528,11 +528,13 @@ impl Builder {
                         }
                         // `x.ShouldBe()`: a method no file of the repository defines is
                         // outside code (an extension method of a package, a platform type's).
-                        Some(Known::Instance(..)) | None if r.undeclared(f, &call.name) => {
+                        Some(Known::Instance(..) | Known::Carrying(_)) | None
+                            if r.undeclared_method(f, &call.name) =>
+                        {
                             self.stats.calls_external += 1;
                             continue;
                         }
-                        Some(Known::Instance(..)) | None => None,
+                        Some(Known::Instance(..) | Known::Carrying(_)) | None => None,
                     },
                 };
                 match target {
@@ -982,6 +984,14 @@ impl Resolution<'_> {
         self.languages[file].undeclared_is_outside && !self.declared.contains(bare)
     }
 
+    /// Whether a method name is declared by no file of the repository, in a language where
+    /// such a method (or any such name) is outside.
+    fn undeclared_method(&self, file: usize, name: &str) -> bool {
+        let language = self.languages[file];
+        (language.undeclared_is_outside || language.undeclared_methods_are_outside)
+            && !self.declared.contains(name)
+    }
+
     /// Where one namespace holds every file's names (C's program, Ruby's constants), a name no
     /// file of the package defines or binds at the top level, and not a builtin, is outside:
     /// a library's function, type or constant.
@@ -1037,14 +1047,15 @@ impl Resolution<'_> {
         }
         self.parts_of_types(&packages);
         self.packages = packages;
-        if self.languages.iter().any(|l| l.undeclared_is_outside) {
+        let declares = |l: &Language| l.undeclared_is_outside || l.undeclared_methods_are_outside;
+        if self.languages.iter().any(|l| declares(l)) {
             // Fields and properties too: `options.OnRetry()` calls a delegate the repository
             // may have stored there, which is unknown, not outside.
             self.declared = self
                 .files
                 .iter()
                 .enumerate()
-                .filter(|&(i, _)| self.languages[i].undeclared_is_outside)
+                .filter(|&(i, _)| declares(self.languages[i]))
                 .flat_map(|(_, f)| {
                     let symbols = f.extract.symbols.iter().map(|s| &s.name);
                     let fields = f.extract.types.iter().filter(|h| h.attribute);
