@@ -1,11 +1,11 @@
 ; Bindings of names and what they hold. Captures: @type.name (the bound name) with one of
 ; @type.annotation (a declared type: `Store`, `&mut Store`, `&dyn Shape`, `store::Store`, the
 ; `T` of `Box<T>`, `Arc<T>`, `Rc<T>`, which call T's methods, the `Vec` of any other `Vec<T>`), @type.constructor (the type a
-; struct literal makes), @type.value (the assigned expression: `Store::new()`, and the call
-; under `?`, `.await`, `.unwrap()`, `.expect(…)`) or nothing (unknown: patterns, loop and
-; closure variables); @type.field for struct fields; @type.returns (a function's name) with
-; @type.annotation: its result type (`Self` is the impl's type; the `T` of `Result<T, _>`,
-; `Option<T>`).
+; struct literal makes), @type.value (the assigned expression: `Store::new()`, `open()?`,
+; `run().await`, `a.b().c()`) or nothing (unknown: patterns, loop and closure variables);
+; @type.field for struct fields and enum variants; @type.declared for a name a macro's tokens
+; declare; @type.returns (a function's name) with @type.annotation: its result type (`Self`
+; is the impl's type) and @type.carrier: the `Result` or `Option` carrying it.
 
 ; Parameters.
 (parameter
@@ -124,21 +124,12 @@
   pattern: (identifier) @type.name
   value: (struct_expression name: [(type_identifier) (scoped_type_identifier)] @type.constructor))
 
-(let_declaration
-  pattern: (identifier) @type.name
-  value: (try_expression [(call_expression) (await_expression (call_expression) @type.value)] @type.value))
+; Enum variants: names the enum declares (`Kind::Plain(x)` is no outside call).
+(enum_variant name: (identifier) @type.name) @type.field
 
-(let_declaration
-  pattern: (identifier) @type.name
-  value: (await_expression (call_expression) @type.value))
-
-((let_declaration
-  pattern: (identifier) @type.name
-  value: (call_expression
-    function: (field_expression
-      value: (call_expression) @type.value
-      field: (field_identifier) @_unwrap)))
-  (#any-of? @_unwrap "unwrap" "expect"))
+; A function written in a macro's tokens (`macro_rules! m { … fn name(…) … }`, or passed to
+; one): a name the repository declares, of no class cairn knows.
+(token_tree "fn" . (identifier) @type.name) @type.declared
 
 ; Names bound by patterns, loops and closures: unknown.
 (tuple_pattern (identifier) @type.name)
@@ -150,7 +141,9 @@
 (closure_parameters (identifier) @type.name)
 (closure_parameters (parameter pattern: (identifier) @type.name))
 
-; Result types.
+; Result types, as written or behind a reference (`-> &Path`, `-> &mut Self`). `Result<T, _>`
+; and `Option<T>` carry their `T` (@type.carrier): their methods are std's, `?` and `.unwrap()`
+; give the `T`; `Box<T>`, `Arc<T>`, `Rc<T>` call T's methods.
 (([(function_item
     name: (identifier) @type.returns
     return_type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)
@@ -159,21 +152,66 @@
     return_type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)])
   (#not-eq? @type.annotation "Self"))
 
+(([(function_item
+    name: (identifier) @type.returns
+    return_type: (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation))
+   (function_signature_item
+    name: (identifier) @type.returns
+    return_type: (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation))])
+  (#not-eq? @type.annotation "Self"))
+
+(([(function_item
+    name: (identifier) @type.returns
+    return_type: (generic_type
+      type: [(type_identifier) (scoped_type_identifier)] @type.carrier
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)))
+   (function_signature_item
+    name: (identifier) @type.returns
+    return_type: (generic_type
+      type: [(type_identifier) (scoped_type_identifier)] @type.carrier
+      type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)))])
+  (#not-eq? @type.annotation "Self")
+  (#match? @type.carrier "(^|::)(Result|Option)$"))
+
+(([(function_item
+    name: (identifier) @type.returns
+    return_type: (generic_type
+      type: [(type_identifier) (scoped_type_identifier)] @type.carrier
+      type_arguments: (type_arguments . (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation))))
+   (function_signature_item
+    name: (identifier) @type.returns
+    return_type: (generic_type
+      type: [(type_identifier) (scoped_type_identifier)] @type.carrier
+      type_arguments: (type_arguments . (reference_type type: [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation))))])
+  (#not-eq? @type.annotation "Self")
+  (#match? @type.carrier "(^|::)(Result|Option)$"))
+
 ((function_item
   name: (identifier) @type.returns
   return_type: (generic_type
     type: [(type_identifier) (scoped_type_identifier)] @_wrapper
     type_arguments: (type_arguments . [(type_identifier) (scoped_type_identifier) (primitive_type)] @type.annotation)))
   (#not-eq? @type.annotation "Self")
-  (#match? @_wrapper "(^|::)(Result|Option|Box|Arc|Rc)$"))
+  (#match? @_wrapper "(^|::)(Box|Arc|Rc)$"))
 
 ((impl_item
   type: [(type_identifier) @type.annotation (generic_type type: (type_identifier) @type.annotation)]
   body: (declaration_list
     (function_item
       name: (identifier) @type.returns
-      return_type: (type_identifier) @_self)))
-  (#eq? @_self "Self"))
+      return_type: [(type_identifier) (reference_type type: (type_identifier))] @_self)))
+  (#match? @_self "^&?(mut )?Self$"))
+
+((impl_item
+  type: [(type_identifier) @type.annotation (generic_type type: (type_identifier) @type.annotation)]
+  body: (declaration_list
+    (function_item
+      name: (identifier) @type.returns
+      return_type: (generic_type
+        type: [(type_identifier) (scoped_type_identifier)] @type.carrier
+        type_arguments: (type_arguments . [(type_identifier) (reference_type type: (type_identifier))] @_self)))))
+  (#match? @_self "^&?(mut )?Self$")
+  (#match? @type.carrier "(^|::)(Result|Option)$"))
 
 ((impl_item
   type: [(type_identifier) @type.annotation (generic_type type: (type_identifier) @type.annotation)]
@@ -184,4 +222,4 @@
         type: [(type_identifier) (scoped_type_identifier)] @_wrapper
         type_arguments: (type_arguments . (type_identifier) @_self)))))
   (#eq? @_self "Self")
-  (#match? @_wrapper "(^|::)(Result|Option|Box|Arc|Rc)$"))
+  (#match? @_wrapper "(^|::)(Box|Arc|Rc)$"))

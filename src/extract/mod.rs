@@ -173,6 +173,10 @@ pub struct Returns {
     /// A property: reading the attribute calls the function.
     #[serde(default)]
     pub property: bool,
+    /// The type carrying the class, where the function returns one (Rust's `Result` of
+    /// `Result<Store, Error>`): its methods are the language's, unwrapping gives the class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carrier: Option<String>,
 }
 
 /// Everything extracted from one file.
@@ -740,10 +744,14 @@ impl Extractor<'_> {
                     plain_type(&self.dotted(self.text(*annotation))),
                 ) {
                     let property = c.contains_key("type.property");
+                    let carrier = c
+                        .get("type.carrier")
+                        .map(|w| self.dotted(self.text(*w)).into_owned());
                     let known = returns.entry(symbol).or_insert(Returns {
                         symbol,
                         class,
                         property,
+                        carrier,
                     });
                     known.property |= property;
                 }
@@ -752,6 +760,19 @@ impl Extractor<'_> {
             let Some(name) = c.get("type.name") else {
                 return;
             };
+            if c.contains_key("type.declared") {
+                // A name declared where cairn reads no definitions (a function in a macro's
+                // tokens): a member of some class, holding something unknown.
+                let hint = TypeHint {
+                    scope: None,
+                    at: self.scope_at(name.start_byte()),
+                    name: self.text(*name).to_string(),
+                    held: Held::Unknown,
+                    attribute: true,
+                };
+                hints.entry((name.start_byte(), true)).or_insert((1, hint));
+                return;
+            }
             // What makes the binding no value is checked before the value is read (a function
             // body can be long).
             let is_self = self.is_self_at(self.text(*name), self.scope_at(name.start_byte()));
@@ -932,6 +953,9 @@ fn value_of(text: &str) -> Option<Held> {
         Held::Same(text)
     } else if let Some(callee) = called(&text) {
         Held::Returned(callee.to_string())
+    } else if chained_call(&text).is_some() || is_postfixed(&text) {
+        // `a.b().c()`, `open()?`, `run().await`: followed as the expression.
+        Held::Same(text)
     } else {
         Held::Unknown
     })
@@ -960,6 +984,17 @@ pub fn called(expression: &str) -> Option<&str> {
     is_dotted_name(callee).then_some(callee)
 }
 
+/// Whether an expression is a call followed by a postfix operator (Rust's `open()?`,
+/// `run().await`), which the language's carriers say how to read.
+fn is_postfixed(text: &str) -> bool {
+    let call = text
+        .strip_suffix('?')
+        .or_else(|| text.strip_suffix(".await"))
+        .unwrap_or(text);
+    call.len() < text.len()
+        && (called(call).is_some() || chained_call(call).is_some() || is_postfixed(call))
+}
+
 /// `a.b(…).c(…)` -> (`a.b(…)`, `c`): a method called on what a call gives (a builder chain).
 pub fn chained_call(expression: &str) -> Option<(&str, &str)> {
     let body = expression.strip_suffix(')')?;
@@ -979,7 +1014,8 @@ pub fn chained_call(expression: &str) -> Option<(&str, &str)> {
         }
     }
     let (head, method) = body[..open?].rsplit_once('.')?;
-    (head.ends_with(')') && is_dotted_name(method)).then_some((head, method))
+    let after_call = head.ends_with(')') || head.ends_with('?') || head.ends_with(".await");
+    (after_call && is_dotted_name(method)).then_some((head, method))
 }
 
 /// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`,

@@ -88,9 +88,13 @@ fn render(extract: &FileExtract) -> String {
     }
     for r in &extract.returns {
         lines.push(format!(
-            "returns {} -> {}{}",
+            "returns {} -> {}{}{}",
             extract.symbols[r.symbol].qualname,
             r.class,
+            r.carrier
+                .as_ref()
+                .map(|c| format!(" in {c}"))
+                .unwrap_or_default(),
             if r.property { " property" } else { "" }
         ));
     }
@@ -564,10 +568,55 @@ mod tests {
         type attr Server.store : Db
         type attr Server.hits : u32
         type Server.new.store : Db
-        type Circle.area.s = Circle.new()
+        type Circle.area.s = Circle.new().unwrap()
         returns Server.new -> Server
-        returns Server.handle -> u32
+        returns Server.handle -> u32 in Result
         returns Circle.area -> f64
+        ",
+    );
+}
+
+#[test]
+fn rust_carried_and_referenced_results_variants_and_macro_functions() {
+    check(
+        "rust",
+        r#"enum Kind { Plain, Tagged(u8) }
+
+impl Builder {
+    fn hits(&mut self, n: u32) -> &mut Self { self }
+    fn build(&self) -> io::Result<Searcher> { todo() }
+    fn root(&self) -> &Path { todo() }
+    fn find(&self) -> Option<&Entry> { todo() }
+}
+
+macro_rules! getter { ($t:ident) => { impl $t { fn made(&self) -> u8 { 1 } } } }
+
+fn run() { let s = Builder::new().hits(1).build()?; let w = s.wait().await; }
+"#,
+        "
+        def class Kind L1-1
+        def method Builder.hits L4-4
+        def method Builder.build L5-5
+        def method Builder.root L6-6
+        def method Builder.find L7-7
+        def function run L12-12
+        call L5 Builder.build todo
+        call L6 Builder.root todo
+        call L7 Builder.find todo
+        call L12 run Builder.new
+        call L12 run Builder.new().hits
+        call L12 run Builder.new().hits(1).build
+        call L12 run s.wait
+        type attr Kind.Plain ?
+        type attr Kind.Tagged ?
+        type Builder.hits.n : u32
+        type attr made ?
+        type run.s = Builder.new().hits(1).build()?
+        type run.w = s.wait().await
+        returns Builder.hits -> Builder
+        returns Builder.build -> Searcher in io.Result
+        returns Builder.root -> Path
+        returns Builder.find -> Entry in Option
         ",
     );
 }

@@ -526,7 +526,7 @@ impl Builder {
                         let base = types.value(f, call.scope, receiver);
                         // A class that answers any name (PHP's `__call`) may answer this one.
                         let catch_all = base.as_ref().is_some_and(|b| types.answers_any(b));
-                        match base.and_then(|base| types.member(base, &call.name)) {
+                        match base.and_then(|base| types.called_member(f, base, &call.name)) {
                             Some(Known::Is(target)) => Some(target),
                             Some(Known::Builtin) => {
                                 self.stats.calls_builtin += 1;
@@ -543,13 +543,13 @@ impl Builder {
                             // `x.ShouldBe()`: a method no file of the repository defines is
                             // outside code (an extension method of a package, a platform
                             // type's).
-                            Some(Known::Instance(..)) | None
-                                if !catch_all && r.undeclared(f, &call.name) =>
+                            Some(Known::Instance(..) | Known::Carrying(_)) | None
+                                if !catch_all && r.undeclared_method(f, &call.name) =>
                             {
                                 self.stats.calls_external += 1;
                                 continue;
                             }
-                            Some(Known::Instance(..)) | None => None,
+                            Some(Known::Instance(..) | Known::Carrying(_)) | None => None,
                         }
                     }
                 };
@@ -1020,12 +1020,22 @@ impl Resolution<'_> {
     /// Whether a name (`Store`, `Cache<T>`: its generic arguments aside) is defined by no file
     /// of the repository, in a language where such a name is outside.
     pub(super) fn undeclared(&self, file: usize, name: &str) -> bool {
+        self.languages[file].undeclared_is_outside && self.declared_nowhere(file, name)
+    }
+
+    /// Whether a method name is declared by no file of the repository, in a language where
+    /// such a method (or any such name) is outside.
+    fn undeclared_method(&self, file: usize, name: &str) -> bool {
         let language = self.languages[file];
-        if !language.undeclared_is_outside {
-            return false;
-        }
+        (language.undeclared_is_outside || language.undeclared_methods_are_outside)
+            && self.declared_nowhere(file, name)
+    }
+
+    /// Whether no file of the repository declares a name (generic arguments aside; without
+    /// case where the language reads names so).
+    fn declared_nowhere(&self, file: usize, name: &str) -> bool {
         let bare = name.split('<').next().unwrap_or(name);
-        if language.names_ignore_case {
+        if self.languages[file].names_ignore_case {
             !self.declared.contains(&bare.to_lowercase())
         } else {
             !self.declared.contains(bare)
@@ -1087,14 +1097,15 @@ impl Resolution<'_> {
         }
         self.parts_of_types(&packages);
         self.packages = packages;
-        if self.languages.iter().any(|l| l.undeclared_is_outside) {
+        let declares = |l: &Language| l.undeclared_is_outside || l.undeclared_methods_are_outside;
+        if self.languages.iter().any(|l| declares(l)) {
             // Fields and properties too: `options.OnRetry()` calls a delegate the repository
             // may have stored there, which is unknown, not outside.
             self.declared = self
                 .files
                 .iter()
                 .enumerate()
-                .filter(|&(i, _)| self.languages[i].undeclared_is_outside)
+                .filter(|&(i, _)| declares(self.languages[i]))
                 .flat_map(|(i, f)| {
                     let ignore_case = self.languages[i].names_ignore_case;
                     let symbols = f.extract.symbols.iter().map(|s| &s.name);

@@ -24,6 +24,10 @@ pub(super) enum Known {
     /// A member a class inherits from outside the repository (`self.assertEqual` in a
     /// `unittest.TestCase`): no project class in its hierarchy binds or defines the name.
     Outside,
+    /// A value of the language's own carrier types (Rust's `Result<Store, _>`) holding what
+    /// is known of the carried value, if anything: its methods are the language's, unwrapping
+    /// (`?`, `.unwrap()`) gives the carried value.
+    Carrying(Option<Box<Known>>),
 }
 
 /// A file's bindings, by where they bind: indexes into its extraction's `types`.
@@ -33,8 +37,8 @@ pub(super) struct Bindings {
     locals: HashMap<(Option<usize>, String), Vec<usize>>,
     /// Instance attributes by (class, name).
     attributes: HashMap<(usize, String), Vec<usize>>,
-    /// Declared return types by function, and whether it is a property.
-    returns: HashMap<usize, (String, bool)>,
+    /// Declared return types by function: the class, whether it is a property, its carrier.
+    returns: HashMap<usize, (String, bool, Option<String>)>,
     /// Attribute names this file assigns on something other than `self`.
     foreign: Vec<String>,
 }
@@ -60,7 +64,7 @@ impl Bindings {
         bindings.returns = extract
             .returns
             .iter()
-            .map(|r| (r.symbol, (r.class.clone(), r.property)))
+            .map(|r| (r.symbol, (r.class.clone(), r.property, r.carrier.clone())))
             .collect();
         bindings
     }
@@ -92,6 +96,9 @@ pub(super) struct Types<'a, 'r> {
     outside_bases: &'a HashSet<(usize, usize)>,
     /// Attribute names assigned on something other than `self` anywhere: their type is unknown.
     foreign: HashSet<&'a str>,
+    /// Names of the methods the repository's interfaces declare: a trait's method may be
+    /// implemented for the language's own types (an extension of `Result`).
+    interface_methods: HashSet<&'a str>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
     ancestries: RefCell<HashMap<(usize, usize), Ancestry>>,
@@ -108,11 +115,24 @@ impl<'a, 'r> Types<'a, 'r> {
             .iter()
             .flat_map(|n| n.bindings.foreign.iter().map(String::as_str))
             .collect();
+        let interface_methods = r
+            .files
+            .iter()
+            .flat_map(|f| {
+                let symbols = &f.extract.symbols;
+                symbols.iter().filter(|s| {
+                    s.parent
+                        .is_some_and(|p| symbols[p].kind == crate::extract::SymbolKind::Interface)
+                })
+            })
+            .map(|s| s.name.as_str())
+            .collect();
         Types {
             r,
             bases,
             outside_bases,
             foreign,
+            interface_methods,
             memo: RefCell::new(HashMap::default()),
             ancestries: RefCell::new(HashMap::default()),
         }
@@ -376,7 +396,7 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             let (mf, s) = self.r.child(c.0, c.1, name)?;
             Some(match self.r.names[mf].bindings.returns.get(&s) {
-                Some((class_name, true)) => self.declared(mf, Some(s), class_name),
+                Some((class_name, true, _)) => self.declared(mf, Some(s), class_name),
                 _ => Some(Known::Is(Target::Symbol(mf, s))),
             })
         })
@@ -505,8 +525,20 @@ impl<'a, 'r> Types<'a, 'r> {
         if !symbol.kind.is_callable() {
             return None;
         }
-        let (class, _) = self.r.names[sf].bindings.returns.get(&ss)?;
-        self.declared(sf, Some(ss), class)
+        let (class, _, carrier) = self.r.names[sf].bindings.returns.get(&ss)?;
+        let carried = self.declared(sf, Some(ss), class);
+        match carrier {
+            None => carried,
+            // A project type of the carrier's name is no carrier: what it holds is unknown.
+            Some(carrier) => match self.r.expression(sf, Some(ss), carrier) {
+                Some(Target::Symbol(cf, cs))
+                    if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
+                {
+                    None
+                }
+                _ => Some(Known::Carrying(carried.map(Box::new))),
+            },
+        }
     }
 
     /// Whether a callee is a builtin that makes a builtin value, not shadowed by any binding.
@@ -566,9 +598,27 @@ impl<'a, 'r> Types<'a, 'r> {
         if let Some(callee) = called(expression) {
             return self.returned(file, scope, callee, depth + 1);
         }
+        let carriers = &self.r.languages[file].carriers;
+        if let Some(head) = carriers
+            .passes
+            .iter()
+            .find_map(|p| expression.strip_suffix(p.as_str()))
+        {
+            return self.value_at(file, scope, head, depth + 1);
+        }
+        if let Some(head) = carriers
+            .suffixes
+            .iter()
+            .find_map(|s| expression.strip_suffix(s.as_str()))
+        {
+            return Self::carried(self.value_at(file, scope, head, depth + 1)?);
+        }
         if let Some((head, method)) = chained_call(expression) {
             let base = self.value_at(file, scope, head, depth + 1)?;
-            let method = self.member_at(base, method, depth)?;
+            if carriers.unwrap.iter().any(|u| u == method) {
+                return Self::carried(base);
+            }
+            let method = self.called_member_at(file, base, method, depth)?;
             return self.result_of(method);
         }
         if !is_dotted_name(expression) {
@@ -605,10 +655,37 @@ impl<'a, 'r> Types<'a, 'r> {
         }
     }
 
-    /// What a member of a known value holds: an instance's attribute or method, a class's
-    /// method, a module's name.
-    pub(super) fn member(&self, base: Known, name: &str) -> Option<Known> {
-        self.member_at(base, name, 0)
+    /// What a carrier holds, when it is one and that is known.
+    fn carried(known: Known) -> Option<Known> {
+        match known {
+            Known::Carrying(carried) => carried.map(|c| *c),
+            _ => None,
+        }
+    }
+
+    /// What `base.name(…)` calls: the member (an instance's attribute or method, a class's
+    /// method, a module's name), or where a call names only methods, an
+    /// instance's method (a field of that name aside).
+    pub(super) fn called_member(&self, file: usize, base: Known, name: &str) -> Option<Known> {
+        self.called_member_at(file, base, name, 0)
+    }
+
+    fn called_member_at(
+        &self,
+        file: usize,
+        base: Known,
+        name: &str,
+        depth: usize,
+    ) -> Option<Known> {
+        match base {
+            Known::Instance(cf, cs) if self.r.languages[file].calls_name_methods => {
+                match self.method((cf, cs), name) {
+                    Some((mf, ms)) => Some(Known::Is(Target::Symbol(mf, ms))),
+                    None => self.inherits_outside((cf, cs)).then_some(Known::Outside),
+                }
+            }
+            base => self.member_at(base, name, depth),
+        }
     }
 
     fn member_at(&self, base: Known, name: &str, depth: usize) -> Option<Known> {
@@ -628,6 +705,11 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             Known::Is(module) => self.r.member(&module, name).map(Known::Is),
             Known::Builtin => Some(Known::Builtin),
+            // The carrier's own method, unless an interface of the repository declares one of
+            // that name (an extension trait may be implemented for the carrier).
+            Known::Carrying(_) => {
+                (!self.interface_methods.contains(name)).then_some(Known::Builtin)
+            }
             Known::Outside => None,
         }
     }

@@ -104,6 +104,21 @@ struct BuiltinsTable {
     values: Vec<String>,
 }
 
+/// Values of the language's own types that carry one of another type (Rust's `Result<T, _>`,
+/// `Option<T>`, named where a function declares what it returns).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CarriersTable {
+    /// Methods that give the carried value (`unwrap`, `expect`).
+    #[serde(default)]
+    pub unwrap: Vec<String>,
+    /// Postfix operators that give the carried value (`?`).
+    #[serde(default)]
+    pub suffixes: Vec<String>,
+    /// Postfix operators that give the value itself (`.await` on an `async fn`'s call).
+    #[serde(default)]
+    pub passes: Vec<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 struct LanguageTable {
     name: String,
@@ -138,6 +153,8 @@ struct LanguageTable {
     #[serde(default)]
     catch_all_methods: Vec<String>,
     #[serde(default)]
+    undeclared_methods_are_outside: bool,
+    #[serde(default)]
     class_names: Vec<String>,
     #[serde(default)]
     super_names: Vec<String>,
@@ -147,6 +164,8 @@ struct LanguageTable {
     #[serde(default)]
     lexical_constants: bool,
     #[serde(default)]
+    calls_name_methods: bool,
+    #[serde(default)]
     constructors: Vec<String>,
     #[serde(default)]
     instance_makers: Vec<String>,
@@ -154,6 +173,8 @@ struct LanguageTable {
     tests: TestsTable,
     #[serde(default)]
     builtins: BuiltinsTable,
+    #[serde(default)]
+    carriers: CarriersTable,
     #[serde(default)]
     side_effects: BTreeMap<String, SideEffectRule>,
 }
@@ -210,6 +231,10 @@ pub struct Language {
     /// Methods that answer a call of any name their class does not declare (PHP's `__call`
     /// and `__callStatic`): such a call is the class's, not outside code.
     pub catch_all_methods: Vec<String>,
+    /// Whether a method called on a value or a path (`x.len()`, `T::from()`) that no file of
+    /// the repository declares is outside it (Rust: a method is declared by an `fn`, in the
+    /// source or in a macro's tokens, so one nothing declares is std's or a dependency's).
+    pub undeclared_methods_are_outside: bool,
     /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     pub class_names: Vec<String>,
     /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
@@ -222,6 +247,9 @@ pub struct Language {
     /// Classes and constants nested in an enclosing class or module are seen from inside it
     /// (Ruby's lexical constant lookup).
     pub lexical_constants: bool,
+    /// Whether `x.name()` calls a method, never what a field of that name holds (Rust: fields
+    /// and methods are apart, a field's closure is called as `(x.name)()`).
+    pub calls_name_methods: bool,
     pub constructors: Vec<String>,
     /// Methods of a class that make an instance of it (Ruby's `new`): `Foo.new(x).save` calls
     /// a Foo's `save`.
@@ -229,6 +257,7 @@ pub struct Language {
     pub builtins: Vec<String>,
     /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
     pub builtin_values: Vec<String>,
+    pub carriers: CarriersTable,
     pub side_effects: BTreeMap<String, SideEffectRule>,
     pub queries: Queries,
     test_files: GlobSet,
@@ -411,14 +440,17 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         undeclared_is_outside: config.undeclared_is_outside,
         names_ignore_case: config.names_ignore_case,
         catch_all_methods: config.catch_all_methods,
+        undeclared_methods_are_outside: config.undeclared_methods_are_outside,
         class_names: config.class_names,
         super_names: config.super_names,
         member_prefix: config.member_prefix,
         open_classes: config.open_classes,
         lexical_constants: config.lexical_constants,
+        calls_name_methods: config.calls_name_methods,
         constructors: config.constructors,
         instance_makers: config.instance_makers,
         builtin_values: config.builtins.values,
+        carriers: config.carriers,
         builtins: config.builtins.names,
         side_effects: config.side_effects,
         queries,
