@@ -201,7 +201,7 @@ pub struct FileExtract {
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -579,10 +579,7 @@ impl<'a> Extractor<'a> {
                 // Measured without the layout: a builder chain is written one call a line.
                 // Collected only up to the bound: a long chain's receivers would copy it whole
                 // at every call.
-                let text: String = self
-                    .text(*r)
-                    .split_whitespace()
-                    .flat_map(str::chars)
+                let text: String = without_layout(self.text(*r))
                     .take(MAX_RECEIVER + 1)
                     .collect();
                 if text.len() > MAX_RECEIVER {
@@ -873,6 +870,18 @@ pub fn is_literal(text: &str) -> bool {
         Some('0'..='9') if prefix == 0 => body.chars().all(|c| c.is_ascii_digit() || c == '.'),
         _ => false,
     }
+}
+
+/// An expression's characters without its layout: whitespace goes, but one space stays
+/// between two words (`new Store()`, not `newStore()`).
+fn without_layout(text: &str) -> impl Iterator<Item = char> + '_ {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut last = None;
+    text.split_whitespace().flat_map(move |token| {
+        let gap = last.is_some_and(word) && token.starts_with(word);
+        last = token.chars().next_back();
+        gap.then_some(' ').into_iter().chain(token.chars())
+    })
 }
 
 /// What an assigned value holds, from its text: a dotted name, one call of a dotted name, or

@@ -590,3 +590,14 @@ fn declared_namespaces_types_in_parts_and_constructors_named_as_their_class() {
     assert_eq!(csharp.parts, [0]);
     assert_eq!(csharp.symbols.len(), 2);
 }
+
+#[test]
+fn layout_goes_from_an_expression_but_words_stay_apart() {
+    let plain = |text: &str| super::without_layout(text).collect::<String>();
+    assert_eq!(plain("new Store ( )"), "new Store()");
+    assert_eq!(
+        plain("builder\n    .Add()\n    .Build()"),
+        "builder.Add().Build()"
+    );
+    assert_eq!(plain("a . b"), "a.b");
+}

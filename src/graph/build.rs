@@ -728,6 +728,16 @@ impl Resolution<'_> {
                 }
             }
         }
+        // What the file's project imports for all its files (C#'s `<Using Include=…/>`): names
+        // seen after the file's own imports, no dependency of the file on any one of them.
+        let system = self.system(file);
+        names.wildcards.extend(
+            system
+                .implicit_imports(file)
+                .iter()
+                .filter_map(|spec| system.resolve(file, spec))
+                .filter(|target| matches!(target, Target::Package(..) | Target::Symbol(..))),
+        );
         names
     }
 

@@ -487,7 +487,9 @@ impl<'a, 'r> Types<'a, 'r> {
         if is_literal(expression) {
             return Some(Known::Builtin);
         }
-        if let Some(callee) = called(expression) {
+        // `new Store()` (C#, Java, TypeScript): what constructing the class gives.
+        let made = expression.strip_prefix("new ").map(str::trim_start);
+        if let Some(callee) = called(made.unwrap_or(expression)) {
             return self.returned(file, scope, callee, depth + 1);
         }
         if let Some((head, method)) = chained_call(expression) {

@@ -1,0 +1,10 @@
+namespace Other;
+
+public class Tool
+{
+    public void Run()
+    {
+        Guard.NotNull(this);
+        Helper.Help();
+    }
+}
