@@ -1,3 +1,5 @@
+using App.Tests.Helpers;
+
 namespace Other;
 
 public class Tool
@@ -6,5 +8,6 @@ public class Tool
     {
         Guard.NotNull(this);
         Helper.Help();
+        FakeClock.Advance();
     }
 }
