@@ -5,14 +5,14 @@
 ; type. `var` declares nothing: the value says.
 
 (parameter
-  type: [(identifier) (qualified_name) (predefined_type)] @type.annotation
+  type: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
   name: (identifier) @type.name)
 
 (parameter name: (identifier) @type.name)
 
 (local_declaration_statement
   (variable_declaration
-    type: [(identifier) (qualified_name) (predefined_type)] @type.annotation
+    type: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
     (variable_declarator name: (identifier) @type.name)))
 
 (local_declaration_statement
@@ -20,7 +20,7 @@
     (variable_declarator
       name: (identifier) @type.name
       (object_creation_expression
-        type: [(identifier) (qualified_name)] @type.constructor))))
+        type: [(identifier) (qualified_name) (generic_name)] @type.constructor))))
 
 (local_declaration_statement
   (variable_declaration
@@ -34,7 +34,7 @@
     (variable_declarator name: (identifier) @type.name)))
 
 (foreach_statement
-  type: [(identifier) (qualified_name) (predefined_type)] @type.annotation
+  type: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
   left: (identifier) @type.name)
 
 (foreach_statement left: (identifier) @type.name)
@@ -43,7 +43,7 @@
 
 (field_declaration
   (variable_declaration
-    type: [(identifier) (qualified_name) (predefined_type)] @type.annotation
+    type: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
     (variable_declarator name: (identifier) @type.name))) @type.field
 
 (field_declaration
@@ -51,7 +51,7 @@
     (variable_declarator name: (identifier) @type.name))) @type.field
 
 (property_declaration
-  type: [(identifier) (qualified_name) (predefined_type)] @type.annotation
+  type: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
   name: (identifier) @type.name) @type.field
 
 (property_declaration name: (identifier) @type.name) @type.field
@@ -59,7 +59,7 @@
 (assignment_expression
   left: (identifier) @type.name
   right: (object_creation_expression
-    type: [(identifier) (qualified_name)] @type.constructor))
+    type: [(identifier) (qualified_name) (generic_name)] @type.constructor))
 
 (assignment_expression
   left: (identifier) @type.name
@@ -70,7 +70,7 @@
     expression: _ @type.receiver
     name: (identifier) @type.name)
   right: (object_creation_expression
-    type: [(identifier) (qualified_name)] @type.constructor))
+    type: [(identifier) (qualified_name) (generic_name)] @type.constructor))
 
 (assignment_expression
   left: (member_access_expression
@@ -79,5 +79,5 @@
   right: (_) @type.value)
 
 (method_declaration
-  returns: [(identifier) (qualified_name) (predefined_type)] @type.annotation
+  returns: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
   name: (identifier) @type.returns)

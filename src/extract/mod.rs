@@ -608,10 +608,7 @@ impl<'a> Extractor<'a> {
                 // Measured without the layout: a builder chain is written one call a line.
                 // Collected only up to the bound: a long chain's receivers would copy it whole
                 // at every call.
-                let text: String = self
-                    .text(*r)
-                    .split_whitespace()
-                    .flat_map(str::chars)
+                let text: String = without_layout(self.text(*r))
                     .take(MAX_RECEIVER + 1)
                     .collect();
                 if text.len() > MAX_RECEIVER {
@@ -794,7 +791,7 @@ impl Extractor<'_> {
             } else if let Some(constructor) = c.get("type.constructor") {
                 let text: String = self.text(*constructor).split_whitespace().collect();
                 let text = self.dotted(&text);
-                if is_dotted_name(&text) {
+                if generic_path(&text).is_some() {
                     Held::Returned(text.into_owned())
                 } else {
                     Held::Unknown
@@ -942,6 +939,95 @@ pub fn is_literal(text: &str) -> bool {
     }
 }
 
+/// The parts of a dotted name whose parts may carry type arguments (`Policy<Result>.Handle`,
+/// `A.B.Builder<int, string>`): split at the dots outside the arguments; `None` when the text
+/// is no such name.
+pub fn generic_path(text: &str) -> Option<Vec<&str>> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.checked_sub(1)?,
+            '.' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            ',' | ' ' | '?' | '[' | ']' | '.' if depth > 0 => {}
+            c if c.is_alphanumeric() || c == '_' || c == '$' || c == '@' => {}
+            _ => return None,
+        }
+    }
+    parts.push(&text[start..]);
+    let well_formed = |part: &&str| {
+        let name = part.split('<').next().unwrap_or_default();
+        is_dotted_name(name) && (name.len() == part.len() || part.ends_with('>'))
+    };
+    (depth == 0 && parts.iter().all(well_formed)).then_some(parts)
+}
+
+/// A call's text with the type arguments of its methods left out (`Policy.Handle<E>()` ->
+/// `Policy.Handle()`): they do not change which method is called. A constructed type's stay
+/// (`new Builder<int>()` makes a `Builder<T>`, not a `Builder`), as do a type's before a dot.
+pub fn without_method_type_arguments(expression: &str) -> std::borrow::Cow<'_, str> {
+    if !expression.contains(">(") {
+        return expression.into();
+    }
+    let mut out = String::with_capacity(expression.len());
+    let mut rest = expression;
+    while let Some(open) = rest.find('<') {
+        let (before, from) = rest.split_at(open);
+        out.push_str(before);
+        let close = from
+            .char_indices()
+            .scan(0usize, |depth, (i, c)| {
+                match c {
+                    '<' => *depth += 1,
+                    '>' => *depth -= 1,
+                    _ => {}
+                }
+                Some((i, *depth))
+            })
+            .find(|&(_, depth)| depth == 0)
+            .map(|(i, _)| i);
+        let Some(close) = close else {
+            out.push_str(from);
+            return out.into();
+        };
+        let arguments = &from[..=close];
+        let method_call = from[close + 1..].starts_with('(')
+            && generic_path(&format!("T{arguments}")).is_some()
+            && !constructed(&out);
+        if !method_call {
+            out.push_str(arguments);
+        }
+        rest = &from[close + 1..];
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// Whether the text so far ends with `new Name` (a constructed type's name).
+fn constructed(before: &str) -> bool {
+    let name_start = before
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |i| i + 1);
+    before[..name_start].ends_with("new ")
+}
+
+/// An expression's characters without its layout: whitespace goes, but one space stays
+/// between two words (`new Store()`, not `newStore()`).
+fn without_layout(text: &str) -> impl Iterator<Item = char> + '_ {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut last = None;
+    text.split_whitespace().flat_map(move |token| {
+        let gap = last.is_some_and(word) && token.starts_with(word);
+        last = token.chars().next_back();
+        gap.then_some(' ').into_iter().chain(token.chars())
+    })
+}
+
 /// What an assigned value holds, from its text: a dotted name, one call of a dotted name, or
 /// something else; `None` for a null literal.
 fn value_of(text: &str) -> Option<Held> {
@@ -949,13 +1035,14 @@ fn value_of(text: &str) -> Option<Held> {
     if matches!(text.as_str(), "None" | "null" | "undefined") {
         return None;
     }
+    let text = without_method_type_arguments(&text);
     Some(if is_dotted_name(&text) {
-        Held::Same(text)
+        Held::Same(text.into_owned())
     } else if let Some(callee) = called(&text) {
         Held::Returned(callee.to_string())
     } else if chained_call(&text).is_some() || is_postfixed(&text) {
         // `a.b().c()`, `open()?`, `run().await`: followed as the expression.
-        Held::Same(text)
+        Held::Same(text.into_owned())
     } else {
         Held::Unknown
     })
@@ -981,7 +1068,7 @@ pub fn called(expression: &str) -> Option<&str> {
         }
     }
     let callee = &expression[..open];
-    is_dotted_name(callee).then_some(callee)
+    generic_path(callee).is_some().then_some(callee)
 }
 
 /// Whether an expression is a call followed by a postfix operator (Rust's `open()?`,
@@ -1038,7 +1125,7 @@ fn plain_type(annotation: &str) -> Option<String> {
             _ => return None,
         }
     }
-    is_dotted_name(text).then(|| text.to_string())
+    generic_path(text).is_some().then(|| text.to_string())
 }
 
 /// The module of an item in a use tree, from the tree's start to the item (`a::{b::{c, `):

@@ -639,3 +639,41 @@ fn declared_namespaces_types_in_parts_and_constructors_named_as_their_class() {
     assert_eq!(csharp.parts, [0]);
     assert_eq!(csharp.symbols.len(), 2);
 }
+
+#[test]
+fn layout_goes_from_an_expression_but_words_stay_apart() {
+    let plain = |text: &str| super::without_layout(text).collect::<String>();
+    assert_eq!(plain("new Store ( )"), "new Store()");
+    assert_eq!(
+        plain("builder\n    .Add()\n    .Build()"),
+        "builder.Add().Build()"
+    );
+    assert_eq!(plain("a . b"), "a.b");
+}
+
+#[test]
+fn type_arguments_name_types_not_methods() {
+    assert_eq!(
+        generic_path("Policy<Result>.Handle"),
+        Some(vec!["Policy<Result>", "Handle"])
+    );
+    assert_eq!(
+        generic_path("A.Builder<Dictionary<string, int>, A.B>"),
+        Some(vec!["A", "Builder<Dictionary<string, int>, A.B>"])
+    );
+    assert_eq!(generic_path("a < b"), None);
+    assert_eq!(generic_path("f(x)"), None);
+    assert_eq!(generic_path("A<B>C"), None);
+    let erased = |text: &str| without_method_type_arguments(text).into_owned();
+    assert_eq!(
+        erased("Policy.Handle<E>().Retry<int>(3)"),
+        "Policy.Handle().Retry(3)"
+    );
+    assert_eq!(erased("new Builder<int>()"), "new Builder<int>()");
+    assert_eq!(
+        erased("new A.Builder<int>().Add<T>()"),
+        "new A.Builder<int>().Add()"
+    );
+    assert_eq!(erased("Policy<int>.Handle<E>()"), "Policy<int>.Handle()");
+    assert_eq!(erased("f(a < b, c > (d))"), "f(a < b, c > (d))");
+}

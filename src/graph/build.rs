@@ -746,6 +746,16 @@ impl Resolution<'_> {
                 }
             }
         }
+        // What the file's project imports for all its files (C#'s `<Using Include=…/>`): names
+        // seen after the file's own imports, no dependency of the file on any one of them.
+        let system = self.system(file);
+        names.wildcards.extend(
+            system
+                .implicit_imports(file)
+                .iter()
+                .filter_map(|spec| system.resolve(file, spec))
+                .filter(|target| matches!(target, Target::Package(..) | Target::Symbol(..))),
+        );
         names
     }
 
@@ -959,11 +969,18 @@ impl Resolution<'_> {
         // Then the types of imported packages and the members of imported types (Java's
         // `import a.b.*`, C#'s `using A.B;`); a file module's wildcard (Python's `from m
         // import *`) is what the module exports, not names the importer sees.
+        // A test file sees the test files' types too (a test project's helpers).
+        let with_tests = self.files[file].is_test;
         names
             .wildcards
             .iter()
-            .filter(|w| matches!(w, Target::Package(..) | Target::Symbol(..)))
-            .find_map(|w| self.member(w, name))
+            .find_map(|w| match w {
+                Target::Package(kind, package) if with_tests => self
+                    .package_definition(*kind, package, name, true)
+                    .or_else(|| self.system_of(*kind).package_member(package, name)),
+                Target::Package(..) | Target::Symbol(..) => self.member(w, name),
+                _ => None,
+            })
             .or_else(|| self.import_ignoring_case(file, name))
             .or_else(|| {
                 let (kind, package) = own?;
@@ -1163,6 +1180,9 @@ impl Resolution<'_> {
         name: &str,
         with_tests: bool,
     ) -> Option<Target> {
+        if let Some((bare, _)) = name.split_once('<') {
+            return self.generic(kind, package, bare, type_arity(name), with_tests);
+        }
         let defining = self.packages.get(&kind)?.get(package)?.get(name)?;
         let mut found = defining
             .iter()
@@ -1185,6 +1205,38 @@ impl Resolution<'_> {
             }
         }
         Some(Target::Symbol(f, s))
+    }
+
+    /// Of a package's types of a name, the one with `arity` type parameters (`Builder<int>`
+    /// is the `Builder<T>` beside a `Builder` and a `Builder<K, V>`), if one class is.
+    fn generic(
+        &self,
+        kind: ModuleKind,
+        package: &str,
+        name: &str,
+        arity: usize,
+        with_tests: bool,
+    ) -> Option<Target> {
+        let defining = self.packages.get(&kind)?.get(package)?.get(name)?;
+        let mut found = defining
+            .iter()
+            .filter(|&&f| with_tests || !self.files[f].is_test)
+            .filter_map(|&f| {
+                let &s = self.names[f].children.get(&(None, name.to_string()))?;
+                let symbol = &self.files[f].extract.symbols[s];
+                (symbol.kind.is_class_like()
+                    && type_parameters(&symbol.signature, name) == Some(arity))
+                .then_some((f, s))
+            });
+        let first = found.next()?;
+        let parts = self.parts.get(&first);
+        let one_class = found.all(|other| {
+            self.parts
+                .get(&other)
+                .zip(parts)
+                .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours))
+        });
+        one_class.then_some(Target::Symbol(first.0, first.1))
     }
 
     /// Of a package's same-named types, the one without type parameters when all the others
@@ -1211,17 +1263,14 @@ impl Resolution<'_> {
         scope: Option<usize>,
         expr: &str,
     ) -> Option<Target> {
-        let mut parts = expr.split('.');
-        let first = parts.next()?;
-        if first.is_empty()
-            || !first
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-        {
+        // `A.B.Builder<int>`: the parts' type arguments name a generic type.
+        let parts = crate::extract::generic_path(expr)?;
+        let (first, parts) = parts.split_first()?;
+        if first.starts_with('@') {
             return None;
         }
         let mut target = self.name(file, scope, first)?;
-        for part in parts {
+        for &part in parts {
             target = match target {
                 Target::External(module) => Target::External(format!("{module}.{part}")),
                 Target::Symbol(f, s) => {
@@ -1279,6 +1328,36 @@ impl Resolution<'_> {
     }
 }
 
+/// How many type arguments a generic name is written with (`Builder<int, Map<a, b>>`: 2).
+fn type_arity(name: &str) -> usize {
+    let mut depth = 0usize;
+    let mut commas = 0;
+    for c in name.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            ',' if depth == 1 => commas += 1,
+            _ => {}
+        }
+    }
+    commas + 1
+}
+
+/// How many type parameters a type's declaration gives it (`class Builder<TKey, TValue>`: 2);
+/// `None` when it has none.
+fn type_parameters(signature: &str, name: &str) -> Option<usize> {
+    let (at, _) = signature.match_indices(name).find(|&(at, _)| {
+        let before = signature[..at].chars().next_back();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })?;
+    // A signature may end inside the parameters (its `>` trimmed with the `{`).
+    let parameters = signature[at + name.len()..].trim_start();
+    let end = parameters.find('>').unwrap_or(parameters.len());
+    parameters
+        .starts_with('<')
+        .then(|| type_arity(&parameters[..end]))
+}
+
 /// Whether a type's declaration gives it type parameters (`class Builder<T> : Base<T>`): its
 /// name is followed by `<` where the signature first names it.
 fn is_generic(signature: &str, name: &str) -> bool {
@@ -1293,7 +1372,7 @@ fn is_generic(signature: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_generic;
+    use super::{is_generic, type_arity, type_parameters};
 
     #[test]
     fn a_type_is_generic_by_its_own_parameters_not_its_bases() {
@@ -1311,5 +1390,18 @@ mod tests {
             "Builder"
         ));
         assert!(!is_generic("public class Store", "Store"));
+    }
+
+    #[test]
+    fn a_generic_name_is_the_type_with_as_many_parameters() {
+        assert_eq!(type_arity("Builder<int>"), 1);
+        assert_eq!(type_arity("Builder<Map<int, string>, int>"), 2);
+        assert_eq!(type_parameters("class Pair<K, V", "Pair"), Some(2));
+        let two = "public class PipelineBuilder<TKey, TValue> : Builder<TKey>";
+        assert_eq!(type_parameters(two, "PipelineBuilder"), Some(2));
+        assert_eq!(
+            type_parameters("class Builder : Base<int>", "Builder"),
+            None
+        );
     }
 }

@@ -10,7 +10,10 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Target;
 use super::build::Resolution;
-use crate::extract::{FileExtract, Held, called, chained_call, is_dotted_name, is_literal};
+use crate::extract::{
+    FileExtract, Held, called, chained_call, generic_path, is_literal,
+    without_method_type_arguments,
+};
 
 /// What an expression is known to hold.
 #[derive(Debug, Clone, PartialEq)]
@@ -591,11 +594,14 @@ impl<'a, 'r> Types<'a, 'r> {
         if is_literal(expression) {
             return Some(Known::Builtin);
         }
+        let expression = &*without_method_type_arguments(expression);
         if let Some(class) = self.instance_made_of(file, expression) {
             let class = self.value_at(file, scope, class, depth + 1)?;
             return self.instance_of(class);
         }
-        if let Some(callee) = called(expression) {
+        // `new Store()` (C#, Java, TypeScript): what constructing the class gives.
+        let made = expression.strip_prefix("new ").map(str::trim_start);
+        if let Some(callee) = called(made.unwrap_or(expression)) {
             return self.returned(file, scope, callee, depth + 1);
         }
         let carriers = &self.r.languages[file].carriers;
@@ -621,12 +627,15 @@ impl<'a, 'r> Types<'a, 'r> {
             let method = self.called_member_at(file, base, method, depth)?;
             return self.result_of(method);
         }
-        if !is_dotted_name(expression) {
+        // A dotted name, its types' arguments kept (`Policy<int>.Handle`).
+        let parts = generic_path(expression)?;
+        let [.., name] = parts[..] else {
             return None;
-        }
-        let Some((head, name)) = expression.rsplit_once('.') else {
-            return self.name(file, scope, expression, depth);
         };
+        if parts.len() == 1 {
+            return self.name(file, scope, expression, depth);
+        }
+        let head = &expression[..expression.len() - name.len() - 1];
         let base = self.value_at(file, scope, head, depth + 1)?;
         self.member_at(base, name, depth)
     }

@@ -12,12 +12,20 @@ fn systems_reading(name: &str) -> Vec<ModuleKind> {
     let mut systems: Vec<ModuleKind> = Registry::get()
         .all()
         .iter()
-        .filter(|l| l.roots_from.iter().any(|r| r == name))
+        .filter(|l| l.roots_from.iter().any(|r| names_config(r, name)))
         .map(|l| l.module_system)
         .collect();
     systems.sort();
     systems.dedup();
     systems
+}
+
+/// Whether a `roots_from` entry names a file: its exact name, or `*.ext` any name ending so.
+fn names_config(entry: &str, name: &str) -> bool {
+    match entry.strip_prefix('*') {
+        Some(suffix) => name.len() > suffix.len() && name.ends_with(suffix),
+        None => entry == name,
+    }
 }
 
 /// Whether a file name is a config some language's module system reads.
@@ -66,6 +74,9 @@ mod tests {
         assert!(is_config("composer.json"));
         assert!(is_config("Cargo.toml"));
         assert!(!is_config("package.json"));
+        assert!(is_config("Shop.csproj"));
+        assert!(is_config("Directory.Build.props"));
+        assert!(!is_config(".csproj"));
     }
 
     #[test]

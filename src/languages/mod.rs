@@ -195,7 +195,8 @@ pub struct Language {
     pub grammar: tree_sitter::Language,
     pub extensions: Vec<String>,
     pub module_system: ModuleKind,
-    /// Config files (by name) that define the module system's roots: `tsconfig.json`, `go.mod`.
+    /// Config files (by name, or `*.ext` for any name so ending) that define the module
+    /// system's roots: `tsconfig.json`, `go.mod`, `*.csproj`.
     pub roots_from: Vec<String>,
     pub source_roots: Vec<String>,
     /// What the language writes between the parts of a name or a member access besides `.`

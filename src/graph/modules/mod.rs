@@ -64,6 +64,15 @@ pub struct Roots {
     /// targets with the `*` part substituted, e.g. `("@/*", ["src/*"])`, or go.mod's
     /// `("example.com/app/*", ["*"])`.
     pub paths: Vec<(String, Vec<String>)>,
+    /// Namespaces (or types, for their members) every file below the directory imports
+    /// without saying so (C#'s `<Using Include=…/>` items), each with the condition it is read
+    /// under, if any: a property and the value it must have.
+    #[serde(default)]
+    pub usings: Vec<(String, Option<(String, String)>)>,
+    /// The properties the config sets (an MSBuild project's `<Name>value</Name>`), that the
+    /// conditions of configs above it are evaluated with.
+    #[serde(default)]
+    pub properties: Vec<(String, String)>,
 }
 
 impl Roots {
@@ -75,6 +84,8 @@ impl Roots {
             base_dir: dir.to_string(),
             base_url: None,
             paths: Vec::new(),
+            usings: Vec::new(),
+            properties: Vec::new(),
         }
     }
 
@@ -113,7 +124,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Require => None,
         ModuleKind::Crate => crates::read_cargo_toml(name, text, dir),
         ModuleKind::Includes => None,
-        ModuleKind::Namespaces => None,
+        ModuleKind::Namespaces => namespaces::read_msbuild(text, dir),
     }
 }
 
@@ -158,6 +169,12 @@ pub(super) trait ModuleSystem {
     /// The package whose names a file sees without importing them (Go: its directory).
     fn own_package(&self, _file: usize) -> Option<Target> {
         None
+    }
+
+    /// What a file imports wholesale without saying so (C#'s project-wide usings), as
+    /// import specifiers.
+    fn implicit_imports(&self, _file: usize) -> &[String] {
+        &[]
     }
 
     /// A name every file sees without importing it, where a path can start (Rust: `crate`,

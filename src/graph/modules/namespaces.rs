@@ -6,7 +6,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{ModuleSystem, SystemFiles, Target};
+use super::{ModuleSystem, Roots, SystemFiles, Target, parent};
 use crate::extract::{FileExtract, SymbolKind};
 use crate::languages::ModuleKind;
 
@@ -19,6 +19,10 @@ pub struct Namespaces<'a> {
     /// Namespaces with declared namespaces below them (`a`, `a.b` for `a.b.c`).
     ancestors: HashSet<&'a str>,
     extracts: HashMap<usize, &'a FileExtract>,
+    /// What each file's project imports for all its files, by the file's directory.
+    implicit: HashMap<&'a str, Vec<String>>,
+    /// Each file's directory.
+    dirs: HashMap<usize, &'a str>,
 }
 
 impl<'a> Namespaces<'a> {
@@ -38,11 +42,24 @@ impl<'a> Namespaces<'a> {
             .keys()
             .flat_map(|&n| n.match_indices('.').map(move |(dot, _)| &n[..dot]))
             .collect();
+        let dirs: HashMap<usize, &'a str> = input
+            .files
+            .iter()
+            .map(|&(i, path)| (i, parent(path)))
+            .collect();
+        let mut implicit = HashMap::default();
+        for &dir in dirs.values() {
+            implicit
+                .entry(dir)
+                .or_insert_with(|| project_usings(&input.roots, dir));
+        }
         Namespaces {
             files,
             of,
             ancestors,
             extracts: input.extracts,
+            implicit,
+            dirs,
         }
     }
 
@@ -100,6 +117,141 @@ impl<'a> Namespaces<'a> {
     }
 }
 
+/// The usings the MSBuild files above a directory give every file in it: each one's items,
+/// those under a condition only where the properties of those files (the deepest setting one
+/// wins) make it hold.
+fn project_usings(roots: &[&Roots], dir: &str) -> Vec<String> {
+    let mut above: Vec<&Roots> = roots
+        .iter()
+        .copied()
+        .filter(|r| r.dir == dir || r.covers(dir))
+        .collect();
+    above.sort_by_key(|r| r.dir.len());
+    let mut properties: HashMap<String, &str> = HashMap::default();
+    for roots in &above {
+        for (name, value) in &roots.properties {
+            properties.insert(name.to_ascii_lowercase(), value);
+        }
+    }
+    let mut usings: Vec<String> = Vec::new();
+    for (namespace, condition) in above.iter().flat_map(|r| &r.usings) {
+        let holds = condition.as_ref().is_none_or(|(name, value)| {
+            properties
+                .get(&name.to_ascii_lowercase())
+                .is_some_and(|set| set.eq_ignore_ascii_case(value))
+        });
+        if holds && !usings.contains(namespace) {
+            usings.push(namespace.clone());
+        }
+    }
+    usings
+}
+
+/// Reads an MSBuild file (a `.csproj`, `Directory.Build.props`): its `<Using Include=…/>`
+/// items and the properties it sets. A condition is read only in the form `'$(Name)' ==
+/// 'value'`; an item under any other is left out, as is a property under one. `None` when the
+/// file says neither.
+pub fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
+    let mut roots = Roots::new(ModuleKind::Namespaces, dir);
+    // The open groups, innermost last: whether each holds properties, and its condition
+    // (`<ItemGroup Condition=…>`).
+    let mut groups: Vec<(bool, Option<&str>)> = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open + 1..];
+        if let Some(comment) = rest.strip_prefix("!--") {
+            rest = comment.split_once("-->").map_or("", |(_, after)| after);
+            continue;
+        }
+        let Some(close) = rest.find('>') else { break };
+        let tag = &rest[..close];
+        rest = &rest[close + 1..];
+        let name = tag.split(|c: char| c.is_whitespace() || c == '/').next();
+        let self_closing = tag.ends_with('/');
+        match name {
+            Some(group @ ("ItemGroup" | "PropertyGroup")) if !self_closing => {
+                groups.push((group == "PropertyGroup", attribute(tag, "Condition")));
+            }
+            Some("") if tag.starts_with("/ItemGroup") || tag.starts_with("/PropertyGroup") => {
+                groups.pop();
+            }
+            Some("Using") => {
+                let (Some(include), None) = (attribute(tag, "Include"), attribute(tag, "Alias"))
+                else {
+                    continue;
+                };
+                let conditions: Vec<&str> = groups
+                    .iter()
+                    .filter_map(|&(_, condition)| condition)
+                    .chain(attribute(tag, "Condition"))
+                    .collect();
+                let condition = match conditions.as_slice() {
+                    [] => None,
+                    [one] => match property_test(one) {
+                        Some(test) => Some(test),
+                        None => continue,
+                    },
+                    _ => continue,
+                };
+                for namespace in include.split(';').map(str::trim) {
+                    if !namespace.is_empty() && crate::extract::is_dotted_name(namespace) {
+                        roots
+                            .usings
+                            .push((namespace.to_string(), condition.clone()));
+                    }
+                }
+            }
+            Some(property)
+                if !self_closing
+                    && groups.last() == Some(&(true, None))
+                    && attribute(tag, "Condition").is_none()
+                    && !property.is_empty()
+                    && property.chars().all(|c| c.is_alphanumeric() || c == '_') =>
+            {
+                let value = rest.split('<').next().unwrap_or_default().trim();
+                if !value.is_empty() && rest[value.len()..].trim_start().starts_with("</") {
+                    roots
+                        .properties
+                        .push((property.to_string(), value.to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    (!roots.usings.is_empty() || !roots.properties.is_empty()).then_some(roots)
+}
+
+/// An attribute's value in a tag's text (`Include="A.B"`).
+fn attribute<'t>(tag: &'t str, name: &str) -> Option<&'t str> {
+    let mut from = 0;
+    while let Some(at) = tag[from..].find(name) {
+        let start = from + at;
+        from = start + name.len();
+        let before = tag[..start].chars().next_back();
+        if !before.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let after = tag[from..].trim_start().strip_prefix('=')?.trim_start();
+        let quote = after.chars().next().filter(|&q| q == '"' || q == '\'')?;
+        let value = &after[1..];
+        return value.find(quote).map(|end| &value[..end]);
+    }
+    None
+}
+
+/// `'$(Name)' == 'value'` -> (`Name`, `value`): the one form of condition read.
+fn property_test(condition: &str) -> Option<(String, String)> {
+    let (left, right) = condition.split_once("==")?;
+    let unquote = |s: &str| s.trim().trim_matches('\'').trim().to_string();
+    let name = unquote(left)
+        .strip_prefix("$(")?
+        .strip_suffix(')')?
+        .to_string();
+    let value = unquote(right);
+    let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (plain(&name) && plain(&value)).then_some((name, value))
+}
+
 /// The one namespace a file declares (`""` for none); `None` when it declares several.
 fn declared(extract: &FileExtract) -> Option<&str> {
     let mut packages = extract.packages.iter();
@@ -139,6 +291,13 @@ impl ModuleSystem for Namespaces<'_> {
 
     fn package_files(&self, package: &str) -> &[usize] {
         self.files.get(package).map_or(&[], Vec::as_slice)
+    }
+
+    fn implicit_imports(&self, file: usize) -> &[String] {
+        self.dirs
+            .get(&file)
+            .and_then(|dir| self.implicit.get(dir))
+            .map_or(&[], Vec::as_slice)
     }
 
     fn own_package(&self, file: usize) -> Option<Target> {
@@ -218,5 +377,68 @@ mod tests {
         assert_eq!(m.own_package(2), package("com.shop.billing"));
         assert_eq!(m.own_package(3), package(""));
         assert_eq!(m.own_package(4), None);
+    }
+
+    #[test]
+    fn msbuild_usings_are_read_with_the_conditions_they_hold_under() {
+        let targets = r#"<Project>
+  <!-- <Using Include="Commented.Out" /> -->
+  <ItemGroup>
+    <Using Include="Shop.Common" />
+    <Using Remove="System.Net.Http" />
+    <Using Include="Shop.Aliased" Alias="A" />
+  </ItemGroup>
+  <ItemGroup Condition="'$(ShopUsings)' == 'true'">
+    <Using Include="Shop.Billing;Shop.Storage" />
+  </ItemGroup>
+  <ItemGroup Condition="Exists('x.props')">
+    <Using Include="Shop.Unknowable" />
+  </ItemGroup>
+</Project>"#;
+        let project = r#"<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <ShopUsings>True</ShopUsings>
+    <Nullable>enable</Nullable>
+  </PropertyGroup>
+  <ItemGroup>
+    <PackageReference Include="Xunit"><Version>2.0</Version></PackageReference>
+    <Using Include="Shop.Helpers" Static="true" />
+  </ItemGroup>
+</Project>"#;
+        let root = read_msbuild(targets, "").unwrap();
+        let plain = |n: &str| (n.to_string(), None);
+        let when = |n: &str| {
+            let test = ("ShopUsings".to_string(), "true".to_string());
+            (n.to_string(), Some(test))
+        };
+        assert_eq!(
+            root.usings,
+            vec![
+                plain("Shop.Common"),
+                when("Shop.Billing"),
+                when("Shop.Storage")
+            ]
+        );
+        let tests = read_msbuild(project, "Shop.Tests").unwrap();
+        assert_eq!(tests.usings, vec![plain("Shop.Helpers")]);
+        assert_eq!(
+            tests.properties,
+            vec![
+                ("ShopUsings".to_string(), "True".to_string()),
+                ("Nullable".to_string(), "enable".to_string())
+            ]
+        );
+        let roots = [&root, &tests];
+        assert_eq!(
+            project_usings(&roots, "Shop.Tests/Unit"),
+            [
+                "Shop.Common",
+                "Shop.Billing",
+                "Shop.Storage",
+                "Shop.Helpers"
+            ]
+        );
+        assert_eq!(project_usings(&roots, "Shop"), ["Shop.Common"]);
+        assert!(read_msbuild("<Project><PropertyGroup></PropertyGroup></Project>", "").is_none());
     }
 }

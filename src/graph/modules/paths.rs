@@ -134,6 +134,7 @@ pub fn read_config(text: &str, dir: &str) -> Option<Roots> {
         base_dir: base_url.clone().unwrap_or_else(|| dir.to_string()),
         base_url,
         paths,
+        ..Roots::new(ModuleKind::Paths, dir)
     })
 }
 

@@ -1,0 +1,8 @@
+namespace App.Tests.Helpers;
+
+public static class FakeClock
+{
+    public static void Advance()
+    {
+    }
+}

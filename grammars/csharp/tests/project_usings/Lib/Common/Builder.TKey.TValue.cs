@@ -1,0 +1,8 @@
+namespace Lib.Common;
+
+public class Builder<TKey, TValue>
+{
+    public void Add()
+    {
+    }
+}

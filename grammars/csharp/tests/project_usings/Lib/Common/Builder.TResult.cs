@@ -1,0 +1,8 @@
+namespace Lib.Common;
+
+public class Builder<TResult>
+{
+    public void Add()
+    {
+    }
+}

@@ -1,0 +1,8 @@
+namespace Lib.Common;
+
+public class Builder
+{
+    public static void Make()
+    {
+    }
+}

@@ -1,0 +1,8 @@
+namespace Lib.Common;
+
+public static class Guard
+{
+    public static void NotNull(object value)
+    {
+    }
+}

@@ -1,0 +1,8 @@
+namespace Lib.Extra;
+
+public static class Helper
+{
+    public static void Help()
+    {
+    }
+}
