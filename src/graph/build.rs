@@ -974,11 +974,13 @@ impl Resolution<'_> {
         names
             .wildcards
             .iter()
+            // (Not the fallback of a named member: a namespace imported whole shows other
+            // code only its code.)
             .find_map(|w| match w {
-                Target::Package(kind, package) if with_tests => self
-                    .package_definition(*kind, package, name, true)
+                Target::Package(kind, package) => self
+                    .package_definition(*kind, package, name, with_tests)
                     .or_else(|| self.system_of(*kind).package_member(package, name)),
-                Target::Package(..) | Target::Symbol(..) => self.member(w, name),
+                Target::Symbol(..) => self.member(w, name),
                 _ => None,
             })
             .or_else(|| self.import_ignoring_case(file, name))

@@ -886,3 +886,36 @@ async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, u
         .await?;
     Ok((caught.len(), caught.new.len()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_store_converted_from_version_3_reindexes_without_parsing_or_writing() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        std::fs::write(
+            root.join("a.py"),
+            "import os\nfrom b import g\n\ndef f():\n    return g(os.sep)\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("b.py"), "def g(x):\n    return x\n").unwrap();
+        let repo = Repo::discover(&root, Some(&root.join("data"))).unwrap();
+        let fresh = Store::open(&root.join("fresh")).await.unwrap();
+        run(&repo, &fresh).await.unwrap();
+        let graph = fresh.load_graph().await.unwrap();
+        let sources = fresh.load_sources().await.unwrap();
+        let meta = fresh.meta().await.unwrap().unwrap();
+        fresh.close().await;
+        assert!(graph.edges.iter().any(|e| e.kind == graph::EdgeKind::Calls));
+        crate::storage::graph::older::write_version_3(&repo.store_dir(), &graph, &sources, &meta)
+            .await;
+
+        let store = Store::open(&repo.store_dir()).await.unwrap();
+        let report = run(&repo, &store).await.unwrap();
+        assert_eq!((report.parsed, report.nodes_written), (0, 0));
+        assert_eq!(store.load_graph().await.unwrap().nodes, graph.nodes);
+        store.close().await;
+    }
+}

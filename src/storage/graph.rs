@@ -617,20 +617,10 @@ mod tests {
         }
     }
 
-    /// A store in `dir` as an older cairn left it: `sql` run on a new engine, then closed.
-    async fn older_store(dir: &Path, sql: String) {
-        let db = super::super::open_engine(dir, super::super::OPEN_PATIENCE)
-            .await
-            .unwrap();
-        db.use_ns("cairn").use_db("repo").await.unwrap();
-        db.query(sql).await.and_then(|r| r.check()).unwrap();
-        super::super::close_engine(db, Some(dir.join("LOCK"))).await;
-    }
-
     #[tokio::test]
     async fn a_version_2_store_opens_with_neutral_impacts() {
         let dir = tempfile::tempdir().unwrap();
-        older_store(
+        older::store(
             dir.path(),
             format!(
                 "{} {} UPSERT meta:schema SET version = 2;
@@ -656,7 +646,7 @@ mod tests {
     #[tokio::test]
     async fn a_version_1_store_gains_the_commit_history() {
         let dir = tempfile::tempdir().unwrap();
-        older_store(
+        older::store(
             dir.path(),
             format!(
                 "{} UPSERT meta:schema SET version = 1;
@@ -857,25 +847,69 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_version_3_store_is_rewritten_by_file_and_reindexes_as_it_was() {
+    async fn a_version_3_store_is_rewritten_by_file_as_it_was() {
         let root = tempfile::tempdir().unwrap();
-        let root = root.path().canonicalize().unwrap();
-        std::fs::write(
-            root.join("a.py"),
-            "import os\nfrom b import g\n\ndef f():\n    return g(os.sep)\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("b.py"), "def g(x):\n    return x\n").unwrap();
-        let repo = crate::config::Repo::discover(&root, Some(&root.join("data"))).unwrap();
-        // The index as this cairn writes it, then written again as versions 1-3 kept it.
-        let fresh = Store::open(&root.join("fresh")).await.unwrap();
-        crate::index::run(&repo, &fresh).await.unwrap();
-        let graph = fresh.load_graph().await.unwrap();
-        let sources = fresh.load_sources().await.unwrap();
-        let meta = fresh.meta().await.unwrap().unwrap();
-        fresh.close().await;
-        assert!(graph.edges.iter().any(|e| e.kind == EdgeKind::Calls));
+        let sources = extractions();
+        let files: Vec<&SourceFile> = sources.iter().map(|s| &s.file).collect();
+        let (graph, _) = crate::graph::build(&files, &[]);
+        assert!(graph.edges.iter().any(|e| e.kind != EdgeKind::Contains));
+        let meta = IndexMeta {
+            indexed_at: 1_700_000_000,
+            commit: Some("abc".to_string()),
+            generation: 7,
+            summary: serde_json::json!({"files": 4}),
+        };
+        older::write_version_3(root.path(), &graph, &sources, &meta).await;
 
+        let store = Store::open(root.path()).await.unwrap();
+        assert_same(&store.load_graph().await.unwrap(), &graph);
+        let mut loaded = store.load_sources().await.unwrap();
+        loaded.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+        let mut expected = sources.clone();
+        expected.sort_by(|a, b| a.file.path.cmp(&b.file.path));
+        assert_eq!(loaded, expected);
+        assert_eq!(store.meta().await.unwrap().unwrap(), meta);
+        let mut files: Vec<String> = graph.nodes.iter().map(|n| n.path.clone()).collect();
+        files.sort();
+        files.dedup();
+        assert_eq!(part_paths(&store).await, files);
+        let info: Option<serde_json::Value> = store
+            .db
+            .query("INFO FOR DB")
+            .await
+            .unwrap()
+            .take(0)
+            .unwrap();
+        let info = info.unwrap();
+        let tables = info["tables"].as_object().unwrap();
+        assert!(!tables.contains_key("node") && !tables.contains_key("calls"));
+        store.close().await;
+    }
+}
+
+/// Stores as cairn wrote them before schema 4 (a row per node, a relation per edge, the
+/// extraction as a JSON string), for the tests of the conversion.
+#[cfg(test)]
+pub(crate) mod older {
+    use super::*;
+
+    /// A store in `dir` as an older cairn left it: `sql` run on a new engine, then closed.
+    pub(crate) async fn store(dir: &Path, sql: String) {
+        let db = super::super::open_engine(dir, super::super::OPEN_PATIENCE)
+            .await
+            .unwrap();
+        db.use_ns("cairn").use_db("repo").await.unwrap();
+        db.query(sql).await.and_then(|r| r.check()).unwrap();
+        super::super::close_engine(db, Some(dir.join("LOCK"))).await;
+    }
+
+    /// A version-3 store in `dir` holding `graph`, `sources` and `meta`.
+    pub(crate) async fn write_version_3(
+        dir: &Path,
+        graph: &Graph,
+        sources: &[SourceRecord],
+        meta: &IndexMeta,
+    ) {
         let mut sql = format!(
             "{} {} {} UPSERT meta:schema SET version = 3;",
             SCHEMA.steps[0].sql, SCHEMA.steps[1].sql, SCHEMA.steps[2].sql
@@ -900,7 +934,7 @@ mod tests {
                 serde_json::to_string(&edge.reasons).unwrap(),
             ));
         }
-        for source in &sources {
+        for source in sources {
             sql.push_str(&format!(
                 "CREATE source:⟨{}⟩ SET record = {}, mtime_ns = {}, size = {};",
                 source.file.path,
@@ -911,37 +945,8 @@ mod tests {
         }
         sql.push_str(&format!(
             "UPSERT meta:index CONTENT {};",
-            serde_json::to_string(&meta).unwrap()
+            serde_json::to_string(meta).unwrap()
         ));
-        older_store(&repo.store_dir(), sql).await;
-
-        let store = Store::open(&repo.store_dir()).await.unwrap();
-        assert_same(&store.load_graph().await.unwrap(), &graph);
-        let mut loaded = store.load_sources().await.unwrap();
-        loaded.sort_by(|a, b| a.file.path.cmp(&b.file.path));
-        assert_eq!(loaded, sources);
-        assert_eq!(
-            store.meta().await.unwrap().unwrap().generation,
-            meta.generation
-        );
-        let mut files: Vec<String> = graph.nodes.iter().map(|n| n.path.clone()).collect();
-        files.dedup();
-        files.sort();
-        files.dedup();
-        assert_eq!(part_paths(&store).await, files);
-        let info: Option<serde_json::Value> = store
-            .db
-            .query("INFO FOR DB")
-            .await
-            .unwrap()
-            .take(0)
-            .unwrap();
-        let info = info.unwrap();
-        let tables = info["tables"].as_object().unwrap();
-        assert!(!tables.contains_key("node") && !tables.contains_key("calls"));
-        let report = crate::index::run(&repo, &store).await.unwrap();
-        assert_eq!((report.parsed, report.nodes_written), (0, 0));
-        assert_same(&store.load_graph().await.unwrap(), &graph);
-        store.close().await;
+        store(dir, sql).await;
     }
 }

@@ -218,5 +218,8 @@ fn a_rust_file_repeating_one_re_export_indexes_in_bounded_time() {
     let imports =
         stats["imports_internal"].as_u64().unwrap() + stats["imports_unresolved"].as_u64().unwrap();
     assert_eq!(imports, 40, "{stats}");
-    assert_eq!(stats["calls_unresolved"], 1, "{stats}");
+    // `x::g()` names a function no file declares: outside code, counted once.
+    let calls =
+        stats["calls_unresolved"].as_u64().unwrap() + stats["calls_external"].as_u64().unwrap();
+    assert_eq!(calls, 1, "{stats}");
 }
