@@ -59,7 +59,8 @@ def git_tree(source: Path, dest: Path, stamp: str) -> Path:
     if marker.exists() and marker.read_text() == stamp:
         return dest
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(source, dest, symlinks=True)
+    # Without its history, if the source has one: the tree is committed alone.
+    shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     ident = ["-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     subprocess.run(["git", "-C", str(dest), "init", "-q"], check=True)
     subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True)
@@ -284,6 +285,14 @@ def plot(cache: Path, results: Path, png: Path, title: str) -> bool:
     return done.returncode == 0
 
 
+def save(cache: Path, machine: dict | None, cairn: str, rows: list[dict]) -> Path:
+    """CACHE/growth.json with the rows so far (written after every repository: a long run
+    stopped half way keeps what it measured)."""
+    results = cache / "growth.json"
+    results.write_text(json.dumps({"machine": machine, "cairn": cairn, "rows": rows}, indent=2))
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
@@ -323,6 +332,7 @@ def main() -> int:
         tree = git_tree(source, cache / "growth" / f"{project}-{version}", f"{project} {version}")
         rows.append(measure_tree(args, cache, f"{project.title()} {version}", tree, hub, function,
                                  crg))
+        save(cache, None, args.cairn, rows)
     for language in [lang for lang in args.languages.split(",") if lang]:
         for files in [int(n) for n in args.sizes.split(",") if n]:
             tree, hub, function = synthetic_tree(cache, language, files, args.seed)
@@ -330,10 +340,9 @@ def main() -> int:
                                function, crg)
             row["language"] = language
             rows.append(row)
+            save(cache, None, args.cairn, rows)
     machine = benchtool.machine_info()
-    results = cache / "growth.json"
-    results.write_text(json.dumps({"machine": machine, "cairn": args.cairn, "rows": rows},
-                                  indent=2))
+    results = save(cache, machine, args.cairn, rows)
     print(table(rows))
     print()
     print(per_thousand(rows))
