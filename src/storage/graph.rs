@@ -509,6 +509,16 @@ fn unpack<T: DeserializeOwned>(bytes: &[u8], doing: &str) -> Result<T> {
         doing: doing.to_string(),
         message,
     };
+    // LZ4 expands at most 255 times: a size prefix beyond that is damage, not a value, and
+    // must not make the reader allocate it.
+    let prefix = bytes
+        .get(..4)
+        .map(|p| u32::from_le_bytes(p.try_into().expect("4 bytes")));
+    if prefix.is_some_and(|size| size as usize > bytes.len().saturating_mul(255) + 16) {
+        return Err(error(
+            "a stored value larger than its compression allows".to_string(),
+        ));
+    }
     let json = lz4_flex::decompress_size_prepended(bytes).map_err(|e| error(e.to_string()))?;
     serde_json::from_slice(&json).map_err(|e| error(e.to_string()))
 }
@@ -824,6 +834,19 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn a_damaged_stored_value_is_a_decode_error_not_an_allocation() {
+        let good = pack(&vec![1u32, 2, 3]);
+        assert_eq!(unpack::<Vec<u32>>(&good, "reading").unwrap(), [1, 2, 3]);
+        let mut huge = good.to_vec();
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            unpack::<Vec<u32>>(&huge, "reading"),
+            Err(StoreError::Decode { .. })
+        ));
+        assert!(unpack::<Vec<u32>>(&[1, 0], "reading").is_err());
     }
 
     #[tokio::test]

@@ -208,8 +208,11 @@ pub fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
                     && !property.is_empty()
                     && property.chars().all(|c| c.is_alphanumeric() || c == '_') =>
             {
-                let value = rest.split('<').next().unwrap_or_default().trim();
-                if !value.is_empty() && rest[value.len()..].trim_start().starts_with("</") {
+                // The text up to the next tag, measured untrimmed: a slice at the trimmed
+                // length could fall inside a character.
+                let text = rest.split('<').next().unwrap_or_default();
+                let value = text.trim();
+                if !value.is_empty() && rest[text.len()..].starts_with("</") {
                     roots
                         .properties
                         .push((property.to_string(), value.to_string()));
@@ -440,5 +443,15 @@ mod tests {
         );
         assert_eq!(project_usings(&roots, "Shop"), ["Shop.Common"]);
         assert!(read_msbuild("<Project><PropertyGroup></PropertyGroup></Project>", "").is_none());
+        // A value with spaces and characters of several bytes around it is read whole.
+        let spaced = read_msbuild(
+            "<Project><PropertyGroup><Owner> é Équipe </Owner></PropertyGroup></Project>",
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            spaced.properties,
+            vec![("Owner".to_string(), "é Équipe".to_string())]
+        );
     }
 }
