@@ -355,7 +355,7 @@ impl<'a> Extractor<'a> {
         let mut found: Vec<Definition> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut partial = std::collections::HashSet::new();
-        self.for_each_match(&self.language.queries.definitions, |captures| {
+        self.for_each_match(&self.language.queries().definitions, |captures| {
             let Some((kind, node)) = captures
                 .iter()
                 .find_map(|(name, node)| definition_kind(name).map(|kind| (kind, *node)))
@@ -549,7 +549,7 @@ impl<'a> Extractor<'a> {
     fn imports(&mut self) {
         let mut imports = Vec::new();
         let mut packages = Vec::new();
-        self.for_each_match(&self.language.queries.imports, |c| {
+        self.for_each_match(&self.language.queries().imports, |c| {
             if let Some(package) = c.get("package") {
                 let name: String = self.text(*package).split_whitespace().collect();
                 packages.push(self.dotted(&name).into_owned());
@@ -596,7 +596,7 @@ impl<'a> Extractor<'a> {
 
     fn calls(&mut self) {
         let mut calls = Vec::new();
-        self.for_each_match(&self.language.queries.calls, |c| {
+        self.for_each_match(&self.language.queries().calls, |c| {
             let (Some(call), Some(name)) = (c.get("call"), c.get("call.name")) else {
                 return;
             };
@@ -657,7 +657,7 @@ impl<'a> Extractor<'a> {
 
     fn bases(&mut self) {
         let mut bases = Vec::new();
-        self.for_each_match(&self.language.queries.inheritance, |c| {
+        self.for_each_match(&self.language.queries().inheritance, |c| {
             let (Some(class), Some(base)) = (c.get("class.name"), c.get("base")) else {
                 return;
             };
@@ -674,7 +674,7 @@ impl<'a> Extractor<'a> {
 
     fn mutations(&mut self) {
         let mut mutations = Vec::new();
-        self.for_each_match(&self.language.queries.mutations, |c| {
+        self.for_each_match(&self.language.queries().mutations, |c| {
             let (Some(write), Some(target)) = (c.get("mutation"), c.get("mutation.target")) else {
                 return;
             };
@@ -732,7 +732,7 @@ impl Extractor<'_> {
         let mut hints: std::collections::BTreeMap<(usize, bool), (u8, TypeHint)> =
             Default::default();
         let mut returns: std::collections::BTreeMap<usize, Returns> = Default::default();
-        self.for_each_match(&self.language.queries.types, |c| {
+        self.for_each_match(&self.language.queries().types, |c| {
             if let (Some(function), Some(annotation)) =
                 (c.get("type.returns"), c.get("type.annotation"))
             {

@@ -260,7 +260,11 @@ pub struct Language {
     pub builtin_values: Vec<String>,
     pub carriers: CarriersTable,
     pub side_effects: BTreeMap<String, SideEffectRule>,
-    pub queries: Queries,
+    /// Compiled on first use: compiling every language's queries takes about a second and a
+    /// half of CPU, and a repository uses few of the languages.
+    queries: OnceLock<Queries>,
+    /// The folder the query files are read from.
+    query_dir: String,
     test_files: GlobSet,
     /// Test files a runner collects; `None` when the language does not say (all of them).
     test_runs: Option<GlobSet>,
@@ -268,6 +272,15 @@ pub struct Language {
 }
 
 impl Language {
+    /// The compiled queries, compiled by the first caller (others wait for it). Panics only
+    /// if a built-in query is broken, which `every_query_of_every_language_compiles` catches.
+    pub fn queries(&self) -> &Queries {
+        self.queries.get_or_init(|| {
+            compile_queries(&self.name, &self.query_dir, &self.grammar)
+                .unwrap_or_else(|e| panic!("built-in queries compile: {e}"))
+        })
+    }
+
     /// Whether a repository-relative path is a test file of this language.
     pub fn is_test_path(&self, path: &str) -> bool {
         self.test_files.is_match(path)
@@ -298,15 +311,25 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in registry; panics only if a built-in grammar folder is broken, which the
-    /// query-compilation test catches.
+    /// The built-in registry, each language's queries compiled when first used; panics only
+    /// if a built-in grammar folder is broken, which the query-compilation test catches.
     pub fn get() -> &'static Registry {
         static REGISTRY: OnceLock<Registry> = OnceLock::new();
-        REGISTRY.get_or_init(|| Registry::load().expect("built-in grammars load"))
+        REGISTRY.get_or_init(|| Registry::tables().expect("built-in grammars load"))
     }
 
-    /// Loads every registered grammar from its folder.
+    /// Loads every registered grammar from its folder and compiles all their queries.
     pub fn load() -> Result<Registry, GrammarError> {
+        let registry = Registry::tables()?;
+        for language in &registry.languages {
+            let queries = compile_queries(&language.name, &language.query_dir, &language.grammar)?;
+            let _ = language.queries.set(queries);
+        }
+        Ok(registry)
+    }
+
+    /// Loads every registered grammar's tables, leaving the queries to their first use.
+    fn tables() -> Result<Registry, GrammarError> {
         let languages = GRAMMARS
             .iter()
             .map(|(name, grammar)| load_language(name, tree_sitter::Language::new(*grammar)))
@@ -378,29 +401,37 @@ fn parse_table(lang: &str) -> Result<LanguageTable, GrammarError> {
     })
 }
 
-fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, GrammarError> {
-    let own = parse_table(dir)?;
-    let config = match &own.config_from {
-        Some(base) => parse_table(base)?,
-        None => own.clone(),
-    };
-    let query_dir = own.queries_from.as_deref().unwrap_or(dir);
+/// The queries of the language named `lang`, read from `query_dir`.
+fn compile_queries(
+    lang: &str,
+    query_dir: &str,
+    grammar: &tree_sitter::Language,
+) -> Result<Queries, GrammarError> {
     let query = |kind: &str| -> Result<Query, GrammarError> {
         let text = grammar_file(query_dir, &format!("{kind}.scm"))?;
-        Query::new(&grammar, text).map_err(|e| GrammarError::Query {
-            lang: dir.to_string(),
+        Query::new(grammar, text).map_err(|e| GrammarError::Query {
+            lang: lang.to_string(),
             file: kind.to_string(),
             message: e.to_string(),
         })
     };
-    let queries = Queries {
+    Ok(Queries {
         definitions: query("definitions")?,
         imports: query("imports")?,
         calls: query("calls")?,
         inheritance: query("inheritance")?,
         mutations: query("mutations")?,
         types: query("types")?,
+    })
+}
+
+fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, GrammarError> {
+    let own = parse_table(dir)?;
+    let config = match &own.config_from {
+        Some(base) => parse_table(base)?,
+        None => own.clone(),
     };
+    let query_dir = own.queries_from.clone().unwrap_or_else(|| dir.to_string());
     let table_error = |message: String| GrammarError::Table {
         lang: dir.to_string(),
         message,
@@ -454,7 +485,8 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         carriers: config.carriers,
         builtins: config.builtins.names,
         side_effects: config.side_effects,
-        queries,
+        queries: OnceLock::new(),
+        query_dir,
         test_files: globs(&config.tests.files, false)?,
         test_runs: if config.tests.runs.is_empty() {
             None
@@ -490,12 +522,23 @@ mod tests {
         assert_eq!(registry.all().len(), GRAMMARS.len());
         for language in registry.all() {
             assert!(
-                language.queries.definitions.pattern_count() > 0,
+                language.queries().definitions.pattern_count() > 0,
                 "{} has definitions",
                 language.name
             );
             assert!(!language.side_effects.is_empty(), "{}", language.name);
         }
+    }
+
+    #[test]
+    fn queries_compile_on_first_use_and_only_for_that_language() {
+        let registry = Registry::tables().unwrap_or_else(|e| panic!("{e}"));
+        let compiled = |name: &str| registry.by_name(name).unwrap().queries.get().is_some();
+        assert!(!compiled("python") && !compiled("go"));
+        let python = registry.for_path("a.py").unwrap();
+        assert!(python.queries().calls.pattern_count() > 0);
+        assert!(compiled("python"));
+        assert!(!compiled("go"), "go's queries wait for a Go file");
     }
 
     #[test]
