@@ -133,6 +133,8 @@ pub async fn run(
         history: crate::app::stored_history(&repo.store_dir()).await.ok(),
         jobs: jobs.clone(),
         sequence: 0,
+        rebuilding: None,
+        waiting: (0, false),
     };
     state.publish().await;
 
@@ -168,6 +170,7 @@ pub async fn run(
     };
     follow(&repo, &mut state, &mut watcher, events, &shutdown).await;
     tracing::info!("shutting down");
+    state.settle().await;
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     drop(watcher);
     shutdown.cancel();
@@ -232,6 +235,7 @@ async fn follow(
                 let answer = state.reindex().await;
                 let _ = ask.send(answer);
             }
+            built = rebuilt(&mut state.rebuilding) => state.rebuilt(built).await,
             notification = notifications.recv() => {
                 let Some(notification) = notification else { break };
                 match notification {
@@ -263,6 +267,25 @@ async fn follow(
                 }
                 state.refresh(ready).await;
             }
+        }
+    }
+}
+
+/// The exact rebuild's graph once it is done; never, when none runs. Cancel-safe: the
+/// rebuild is polled again by the next call.
+async fn rebuilt(
+    rebuilding: &mut Option<tokio::task::JoinHandle<index::Built>>,
+) -> Option<index::Built> {
+    let Some(running) = rebuilding.as_mut() else {
+        return std::future::pending().await;
+    };
+    let built = running.await;
+    *rebuilding = None;
+    match built {
+        Ok(built) => Some(built),
+        Err(e) => {
+            tracing::error!("the exact rebuild failed: {e}");
+            None
         }
     }
 }
@@ -322,6 +345,11 @@ struct State {
     jobs: Arc<Mailbox>,
     /// The number of the last job queued.
     sequence: u64,
+    /// The exact rebuild running on the blocking pool, if any.
+    rebuilding: Option<tokio::task::JoinHandle<index::Built>>,
+    /// What the changes waiting for an exact graph add to the next job: files parsed, and
+    /// whether it must be written even if nothing changed (HEAD moved).
+    waiting: (usize, bool),
 }
 
 /// Work for the writer: changes to write, and whether to write even if there are none (HEAD
@@ -447,6 +475,12 @@ impl State {
 
     /// Re-reads what a batch of events names, publishes the new graph for answers at once,
     /// and queues the write. Returns how many files were parsed.
+    ///
+    /// A few changed files are patched into the graph and published, and the exact rebuild
+    /// runs on the blocking pool while the loop goes on: the next save is patched and
+    /// answered without waiting for it, and a rebuild that finishes after newer changes is
+    /// dropped for one of the newer state (one runs at a time). A whole walk, or many files,
+    /// is rebuilt here and now.
     async fn refresh(&mut self, batch: watch::Batch) -> usize {
         if batch.is_empty() {
             return 0;
@@ -455,9 +489,11 @@ impl State {
         let paths: Vec<String> = batch.files.into_iter().collect();
         let scope = (!batch.rescan).then_some(paths.as_slice());
         let reading = tokio::task::block_in_place(|| self.live.read(&self.repo, scope));
-        if !reading.changed.is_empty() || reading.whole {
-            // Answers first see a quick patch of the changed files, then the exact graph.
-            if !reading.whole && reading.changed.len() <= PATCH_FILES {
+        self.waiting.0 += reading.parsed;
+        self.waiting.1 |= batch.head_moved;
+        if !reading.whole && reading.changed.len() <= PATCH_FILES {
+            if !reading.changed.is_empty() {
+                // Answers first see a quick patch of the changed files, then the exact graph.
                 tokio::task::block_in_place(|| self.live.patch(&reading.changed));
                 self.publish().await;
                 tracing::info!(
@@ -465,9 +501,13 @@ impl State {
                     elapsed = ?started.elapsed(),
                     "patched"
                 );
-                // Answers waiting for the change go before the rebuild takes a core.
-                tokio::time::sleep(PATCH_GRACE).await;
             }
+            if self.live.is_exact() {
+                self.queue_waiting();
+            } else {
+                self.rebuild_later();
+            }
+        } else {
             tokio::task::block_in_place(|| self.live.rebuild());
             self.publish().await;
             tracing::info!(
@@ -477,9 +517,64 @@ impl State {
                 elapsed = ?started.elapsed(),
                 "rebuilt"
             );
+            self.queue_waiting();
         }
-        self.queue(reading.parsed, batch.head_moved, None);
         reading.parsed
+    }
+
+    /// Starts the exact rebuild of the files as they are now, unless one runs (its end
+    /// starts the next). Answers that wait for the patch just published go first.
+    fn rebuild_later(&mut self) {
+        if self.rebuilding.is_some() {
+            return;
+        }
+        let rebuild = self.live.rebuild_later();
+        self.rebuilding = Some(tokio::spawn(async move {
+            tokio::time::sleep(PATCH_GRACE).await;
+            tokio::task::spawn_blocking(move || rebuild.run())
+                .await
+                .expect("the rebuild does not panic")
+        }));
+    }
+
+    /// An exact rebuild ended: its graph is published and written if no file changed since
+    /// it started; otherwise the rebuild of the newer state starts.
+    async fn rebuilt(&mut self, built: Option<index::Built>) {
+        let Some(built) = built else {
+            // A rebuild that failed is done here, so the changes still reach the store.
+            tokio::task::block_in_place(|| self.live.rebuild());
+            self.publish().await;
+            self.queue_waiting();
+            return;
+        };
+        let took = built.took();
+        if self.live.install(built) {
+            self.publish().await;
+            tracing::info!(?took, "rebuilt");
+            self.queue_waiting();
+        } else if !self.live.is_exact() {
+            // Older than the files: the newer state's rebuild (a whole walk may have rebuilt
+            // it meanwhile).
+            self.rebuild_later();
+        }
+    }
+
+    /// At shutdown: the changes still waiting for their exact graph are rebuilt and queued
+    /// for the writer's last writes.
+    async fn settle(&mut self) {
+        if let Some(running) = self.rebuilding.take() {
+            running.abort();
+        }
+        if !self.live.is_exact() {
+            tokio::task::block_in_place(|| self.live.rebuild());
+            self.queue_waiting();
+        }
+    }
+
+    /// Queues what waited for an exact graph.
+    fn queue_waiting(&mut self) {
+        let (parsed, force) = std::mem::take(&mut self.waiting);
+        self.queue(parsed, force, None);
     }
 
     fn queue(&mut self, parsed: usize, force: bool, generation: Option<u64>) {
@@ -526,6 +621,10 @@ impl State {
                 tracing::info!("the store was written by another process; reloading the index");
                 match index::load_live(&self.repo, WRITE_PATIENCE, |_| {}, Arc::default()).await {
                     Ok((report, live)) => {
+                        // A rebuild of the index replaced here is of no use.
+                        if let Some(running) = self.rebuilding.take() {
+                            running.abort();
+                        }
                         self.live = live;
                         self.commit = report.commit;
                         if let Ok(history) =

@@ -6,7 +6,7 @@ pub mod roots;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -115,11 +115,60 @@ pub async fn run(repo: &Repo, store: &Store) -> Result<Report, StoreError> {
         .map(|(report, _)| report)
 }
 
+/// An exact rebuild of one state of a [`Live`] index, taken with [`Live::rebuild_later`]:
+/// it owns what it needs (the file records are shared), so it runs on another thread.
+pub struct Rebuild {
+    files: Vec<Arc<SourceRecord>>,
+    roots: Vec<graph::Roots>,
+    epoch: u64,
+}
+
+impl Rebuild {
+    /// Builds the graph (the costly part: resolution, promotions and measures over every file).
+    pub fn run(self) -> Built {
+        let started = Instant::now();
+        let files: Vec<&SourceFile> = self.files.iter().map(|s| &s.file).collect();
+        let (graph, stats) = graph::build(&files, &self.roots);
+        Built {
+            graph: Arc::new(graph),
+            stats,
+            epoch: self.epoch,
+            took: started.elapsed(),
+        }
+    }
+}
+
+/// A finished [`Rebuild`], for [`Live::install`].
+pub struct Built {
+    graph: Arc<graph::Graph>,
+    stats: BuildStats,
+    epoch: u64,
+    took: std::time::Duration,
+}
+
+impl Built {
+    /// How long the rebuild ran.
+    pub fn took(&self) -> std::time::Duration {
+        self.took
+    }
+}
+
+/// A number never handed out before in this process.
+fn next_epoch() -> u64 {
+    static EPOCHS: AtomicU64 = AtomicU64::new(1);
+    EPOCHS.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The index held in memory between runs (by the daemon): every file's extraction and the
 /// graph built from them. `refresh` re-reads what changed and says what to write.
 pub struct Live {
-    sources: BTreeMap<String, SourceRecord>,
+    /// Shared with rebuilds that run away from the index (the daemon's).
+    sources: BTreeMap<String, Arc<SourceRecord>>,
     graph: Arc<graph::Graph>,
+    /// Changes whenever `sources` does; process-wide, so it names one state of one index.
+    epoch: u64,
+    /// Whether `graph` is the exact build of `sources` (not a quick patch, not older).
+    exact: bool,
     /// The graph the store holds (`graph` once the pending changes are written).
     written: Arc<graph::Graph>,
     /// Source records changed since the last write: `None` for a file gone.
@@ -208,7 +257,7 @@ impl Live {
             .load_sources()
             .await?
             .into_iter()
-            .map(|s| (s.file.path.clone(), s))
+            .map(|s| (s.file.path.clone(), Arc::new(s)))
             .collect();
         let graph = Arc::new(store.load_graph().await?);
         let generation = store.meta().await?.map_or(0, |m| m.generation);
@@ -216,6 +265,8 @@ impl Live {
             sources,
             written: graph.clone(),
             graph,
+            epoch: next_epoch(),
+            exact: true,
             pending: BTreeMap::new(),
             pending_moves: Vec::new(),
             generation,
@@ -322,7 +373,9 @@ impl Live {
             Some(paths) => {
                 for path in paths {
                     let read = match found(repo, path) {
-                        Ok(Some(file)) => Some(read_one(&file, self.sources.get(path))),
+                        Ok(Some(file)) => {
+                            Some(read_one(&file, self.sources.get(path).map(|s| &**s)))
+                        }
                         Ok(None) => None,
                         Err(skip) => Some(Read::Skipped(skip)),
                     };
@@ -369,14 +422,14 @@ impl Live {
                     let record = *record;
                     parsed += 1;
                     let old = self.sources.get(&path);
-                    if old != Some(&record) {
+                    if old.map(|s| &**s) != Some(&record) {
                         if old.is_none() {
                             added.push(record.clone());
                         } else {
                             updated.push(path.clone());
                         }
                         self.pending.insert(path.clone(), Some(record.clone()));
-                        self.sources.insert(path, record);
+                        self.sources.insert(path, Arc::new(record));
                     }
                 }
                 Some(Read::Skipped(skip)) => {
@@ -384,14 +437,14 @@ impl Live {
                     if let Some(old) = self.sources.remove(&path) {
                         self.pending.insert(path.clone(), None);
                         gone.push(path.clone());
-                        removed.insert(path, old);
+                        removed.insert(path, Arc::unwrap_or_clone(old));
                     }
                 }
                 None => {
                     if let Some(old) = self.sources.remove(&path) {
                         self.pending.insert(path.clone(), None);
                         gone.push(path.clone());
-                        removed.insert(path, old);
+                        removed.insert(path, Arc::unwrap_or_clone(old));
                     }
                 }
             }
@@ -404,6 +457,10 @@ impl Live {
         changed.extend(updated);
         changed.sort();
         changed.dedup();
+        if !changed.is_empty() {
+            self.epoch = next_epoch();
+            self.exact = false;
+        }
         Reading {
             parsed,
             changed,
@@ -414,10 +471,36 @@ impl Live {
     /// Rebuilds the graph from every file record (exact: equals a fresh index).
     pub fn rebuild(&mut self) {
         self.progress.enter(Phase::Building);
-        let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
-        let (graph, stats) = graph::build(&files, &self.roots);
-        self.graph = Arc::new(graph);
-        self.stats = stats;
+        let built = self.rebuild_later().run();
+        self.install(built);
+    }
+
+    /// Whether the graph is the exact build of the files as last read.
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+
+    /// The exact rebuild of the files as they are now, to run elsewhere (the daemon's
+    /// blocking pool) while the index goes on answering and reading.
+    pub fn rebuild_later(&self) -> Rebuild {
+        Rebuild {
+            files: self.sources.values().cloned().collect(),
+            roots: self.roots.clone(),
+            epoch: self.epoch,
+        }
+    }
+
+    /// Takes a rebuild's graph if the files have not changed since it started; a rebuild
+    /// of an older state is dropped (answers keep the newer patched graph). Says whether
+    /// the graph was taken.
+    pub fn install(&mut self, built: Built) -> bool {
+        if built.epoch != self.epoch {
+            return false;
+        }
+        self.graph = built.graph;
+        self.stats = built.stats;
+        self.exact = true;
+        true
     }
 
     /// A quick graph for answers after a few files changed: their nodes and outgoing edges
@@ -425,6 +508,7 @@ impl Live {
     /// carried over by id. Edges into names that only now resolve, and promotions, wait for
     /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
     pub fn patch(&mut self, changed: &[String]) {
+        let started = std::time::Instant::now();
         let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
         let focus_paths: std::collections::HashSet<&str> =
             changed.iter().map(String::as_str).collect();
@@ -435,6 +519,7 @@ impl Live {
             .map(|(i, _)| i)
             .collect();
         let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &self.roots, &focus);
+        let built = started.elapsed();
         let old = &*self.graph;
         let replaced = |node: &graph::Node| {
             node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())
@@ -475,12 +560,16 @@ impl Live {
             .cloned()
             .collect();
         edges.extend(fresh_edges.into_iter().map(Arc::new));
+        let kept = started.elapsed();
         self.graph = Arc::new(graph::Graph::shared(nodes, edges));
+        tracing::debug!(?built, ?kept, total = ?started.elapsed(), "patch");
     }
 
-    /// The changes not yet written: from the graph the store holds to the current one.
-    /// Afterwards they count as written.
+    /// The changes not yet written: from the graph the store holds to the current one,
+    /// which must be exact (the store only receives exact graphs). Afterwards they count as
+    /// written.
     pub fn take_pending(&mut self) -> Pending {
+        debug_assert!(self.exact, "only an exact graph is written");
         let pending = Pending {
             old: self.written.clone(),
             new: self.graph.clone(),
@@ -783,7 +872,7 @@ async fn finish(
 /// hash) come from the cache.
 fn read_all(
     found: &[Found],
-    cached: &BTreeMap<String, SourceRecord>,
+    cached: &BTreeMap<String, Arc<SourceRecord>>,
     progress: &Progress,
 ) -> Vec<Read> {
     progress.parsing(found.len());
@@ -797,7 +886,7 @@ fn read_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = found.get(i) else { break };
-                    local.push((i, read_one(file, cached.get(&file.path))));
+                    local.push((i, read_one(file, cached.get(&file.path).map(|s| &**s))));
                     progress.parsed_one();
                 }
                 results.lock().expect("no worker panics").extend(local);

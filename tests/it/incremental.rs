@@ -157,3 +157,72 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
         graph_lines(&repo.fresh_graph().await)
     );
 }
+
+/// The daemon's path: edits are read file by file and patched in, exact rebuilds run away
+/// from the index and finish late, a rebuild of an older state is refused, and the graph
+/// taken after every round equals a fresh index of the same files.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_daemons_path_with_late_rebuilds_equals_fresh() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let settings = cairn::config::Repo::discover(repo.path(), Some(repo.data_dir())).unwrap();
+    let store = cairn::storage::Store::open(&settings.store_dir())
+        .await
+        .unwrap();
+    let mut live = cairn::index::Live::load(&store).await.unwrap();
+    store.close().await;
+    // As the daemon starts: a whole walk (which reads the module roots) and its rebuild.
+    assert!(live.read(&settings, None).whole);
+    live.rebuild();
+    live.take_pending();
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut known = python_files(&repo);
+    known.push("web/src/lib/format.ts".to_string());
+    for round in 0..6 {
+        // A rebuild taken before the edits finishes after them.
+        let late = live.rebuild_later();
+        mutate(&repo, &mut rng, 100 + round);
+        known.extend(python_files(&repo));
+        known.sort();
+        known.dedup();
+        let reading = live.read(&settings, Some(&known));
+        assert!(
+            !reading.whole,
+            "round {round}: a file edit is no whole walk"
+        );
+        if reading.changed.is_empty() {
+            continue;
+        }
+        assert!(!live.is_exact());
+        live.patch(&reading.changed);
+        let current = live.rebuild_later();
+        let late = std::thread::spawn(move || late.run()).join().unwrap();
+        assert!(
+            !live.install(late),
+            "round {round}: a rebuild of the files before {:?} is refused",
+            reading.changed
+        );
+        assert!(!live.is_exact());
+        assert!(live.install(current.run()), "round {round}");
+        assert!(live.is_exact());
+        let update = live.take_pending().into_update();
+        assert!(
+            !update.delta.is_empty(),
+            "round {round}: {:?} changed",
+            reading.changed
+        );
+        let ours = graph_lines(&live.graph());
+        let fresh = graph_lines(&repo.fresh_graph().await);
+        assert!(
+            ours == fresh,
+            "round {round}: the daemon's graph differs from fresh\nonly ours: {:#?}\nonly fresh: {:#?}",
+            ours.iter()
+                .filter(|l| !fresh.contains(l))
+                .collect::<Vec<_>>(),
+            fresh
+                .iter()
+                .filter(|l| !ours.contains(l))
+                .collect::<Vec<_>>()
+        );
+    }
+}
