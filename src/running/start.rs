@@ -93,3 +93,48 @@ fn answers(data_dir: &Path, record: &DaemonRecord) -> anyhow::Result<()> {
     let token = read_token(data_dir).context("the daemon's token is missing")?;
     client::get(record.port, &token, "/health", HEALTH_TIMEOUT).map(drop)
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn launch(program: PathBuf, dir: &Path) -> Launch {
+        Launch {
+            program,
+            root: dir.to_path_buf(),
+            data_dir: dir.to_path_buf(),
+            options: Vec::new(),
+        }
+    }
+
+    /// An executable script in `dir`.
+    fn script(dir: &Path, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("fake-cairn");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_daemon_that_fails_to_start_is_reported_with_its_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = script(dir.path(), "echo \"cannot index: $*\" >&2; exit 3");
+        let error = ensure(&launch(program, dir.path()), Duration::from_secs(30)).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("the daemon did not start"), "{message}");
+        assert!(message.contains("daemon.log"), "{message}");
+        let log = std::fs::read_to_string(DataDir::at(dir.path()).daemon_log()).unwrap();
+        assert!(log.contains("cannot index: daemon --repo"), "{log}");
+    }
+
+    #[test]
+    fn a_daemon_that_never_answers_is_given_up_on() {
+        let dir = tempfile::tempdir().unwrap();
+        // It ends by itself soon after the test gives up.
+        let program = script(dir.path(), "exec sleep 3");
+        let error = ensure(&launch(program, dir.path()), Duration::from_secs(1)).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("did not answer within 1 s"), "{message}");
+    }
+}
