@@ -16,6 +16,7 @@ pub mod memory;
 pub mod output;
 pub mod review;
 pub mod team;
+pub mod ui;
 
 /// cairn: repository and code-review memory for coding assistants, over MCP.
 #[derive(Debug, Parser)]
@@ -104,6 +105,12 @@ pub enum Command {
         /// TCP port (default: cairn.toml's [daemon] port, else a free one).
         #[arg(long)]
         port: Option<u16>,
+    },
+    /// Open the memories page in the browser, logged in (starts the daemon if none runs).
+    Ui {
+        /// Print the one-time log-in address instead of opening it.
+        #[arg(long)]
+        no_open: bool,
     },
     /// Whether the daemon runs, where it listens, and how fresh the index is.
     Status {

@@ -1,8 +1,9 @@
 //! The daemon's HTTP face on 127.0.0.1: MCP over streamable HTTP at `/mcp`, the session-start
 //! context at `/context`, Claude Code hook events at `/hook`, `cairn index` runs handed over
-//! at `/index` (POST), and `/health`. Every request
-//! must carry the bearer token, a loopback `Host` naming the daemon's port (DNS rebinding),
-//! no foreign `Origin`, and a body under the size limit.
+//! at `/index` (POST), `/health`, the page's one-time log-in codes at `/ui/code` (POST), and
+//! the page itself under `/ui` ([`super::ui`]). Every request must carry a loopback `Host`
+//! naming the daemon's port (DNS rebinding), no foreign `Origin`, and a body under the size
+//! limit; the API routes need the bearer token, the page's routes its session cookie instead.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::handoff::Reindex;
+use super::ui::session::same;
+use super::ui::{self, Sessions};
 use crate::app::Cairn;
 use crate::mcp::Server;
 
@@ -38,6 +41,7 @@ struct Guard {
 struct Shared {
     cairn: Arc<Cairn>,
     reindex: Reindex,
+    sessions: Arc<Sessions>,
 }
 
 /// How long a handed-over index run waits for its write (another writer may hold the store).
@@ -77,17 +81,27 @@ pub fn router(
         hosts,
         origins,
     });
-    Router::new()
+    let sessions = Arc::new(Sessions::default());
+    let shared = Shared {
+        cairn: cairn.clone(),
+        reindex,
+        sessions: sessions.clone(),
+    };
+    let api = Router::new()
         .route_service("/mcp", mcp)
         .route("/context", get(context))
         .route("/hook", post(hook))
         .route("/index", post(index))
         .route("/health", get(health))
-        .with_state(Shared { cairn, reindex })
-        .layer(axum::middleware::from_fn_with_state(guard, check))
+        .route("/ui/code", post(ui_code))
+        .with_state(shared)
+        .route_layer(axum::middleware::from_fn_with_state(guard.clone(), bearer));
+    api.merge(ui::router(cairn, sessions))
+        .layer(axum::middleware::from_fn_with_state(guard, gate))
 }
 
-async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+/// Every request: a served Host, no foreign Origin, a body under the limit.
+async fn gate(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
     if !host.is_some_and(|h| guard.hosts.iter().any(|allowed| allowed == h)) {
@@ -99,19 +113,6 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
             .is_ok_and(|o| guard.origins.iter().any(|allowed| allowed == o))
     {
         return refuse(StatusCode::FORBIDDEN, "this Origin is not served");
-    }
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if !same(presented.trim().as_bytes(), guard.token.as_bytes()) {
-        let mut response = refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return response;
     }
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -126,9 +127,23 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
     next.run(request).await
 }
 
-/// Compares in time independent of where the inputs differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The API routes: the bearer token (a session cookie opens none of them).
+async fn bearer(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !same(presented.trim().as_bytes(), guard.token.as_bytes()) {
+        let mut response = refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+        return response;
+    }
+    next.run(request).await
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -146,6 +161,17 @@ async fn health(State(shared): State<Shared>) -> Response {
         "commit": snapshot.as_ref().and_then(|s| s.meta.commit.clone()),
     });
     json(body)
+}
+
+/// A one-time code for `cairn ui` to log a browser in with (see [`super::ui`]).
+async fn ui_code(State(shared): State<Shared>) -> Response {
+    match shared.sessions.issue_code() {
+        Ok(code) => (StatusCode::OK, code).into_response(),
+        Err(e) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("cannot make a log-in code: {e}"),
+        ),
+    }
 }
 
 async fn index(State(shared): State<Shared>) -> Response {
@@ -223,14 +249,6 @@ fn percent_decode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(same(b"abc", b"abc"));
-        assert!(!same(b"abc", b"abd"));
-        assert!(!same(b"abc", b"abcd"));
-        assert!(!same(b"", b"abc"));
-    }
 
     #[test]
     fn queries_are_decoded() {

@@ -10,6 +10,7 @@
 
 pub mod handoff;
 pub mod http;
+pub mod ui;
 pub mod watch;
 
 use std::path::{Path, PathBuf};

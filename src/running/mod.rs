@@ -1,9 +1,11 @@
 //! A running daemon as other processes find it: its files in the repository's data directory
 //! (the bearer token, 0600; the record of where it serves; the lock that keeps it one per
 //! repository) and, in [`client`], how short-lived processes talk to it. The daemon itself
-//! (`crate::daemon`) writes these; the use cases and the hook only read them.
+//! (`crate::daemon`) writes these; the use cases and the hook only read them. [`start`]
+//! starts one when none runs (`cairn ui`).
 
 pub mod client;
+pub mod start;
 
 use std::fs::File;
 use std::io::Write;

@@ -25,3 +25,4 @@ mod review;
 mod security;
 mod support;
 mod team;
+mod ui;

@@ -1,0 +1,291 @@
+//! The daemon's page for people at `/ui`: search the memories, read one, forget one. A browser
+//! logs in with a one-time code that `cairn ui` asks for over the token-guarded API
+//! (`POST /ui/code`) and exchanges at `/ui/login` for a session cookie (`HttpOnly;
+//! SameSite=Strict; Path=/ui`); every other `/ui` route needs that session, and every POST its
+//! CSRF token. The cookie opens nothing outside `/ui`. Answers come from the same use cases as
+//! the MCP tools; the HTML is written in [`pages`].
+
+pub mod pages;
+pub mod session;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Extension, Form, Path, Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use maud::Markup;
+
+use crate::app::{AskError, Cairn, ForgetRequest, MemoryRequest, SearchRequest};
+use crate::memory::MemoryError;
+use pages::SearchForm;
+pub use session::{Session, Sessions};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "cairn_ui";
+/// How many memories a search shows.
+const SEARCH_LIMIT: usize = 50;
+/// The search's token budget (the most a search answers).
+const SEARCH_TOKENS: usize = 16_000;
+/// The stylesheet, embedded.
+const STYLE: &str = include_str!("style.css");
+/// What a page may load: its own stylesheet, nothing else; no frames, forms only to itself.
+const POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+#[derive(Clone)]
+struct Shared {
+    cairn: Arc<Cairn>,
+    sessions: Arc<Sessions>,
+    repository: String,
+}
+
+/// The `/ui` routes. The caller adds the Host and Origin checks.
+pub fn router(cairn: Arc<Cairn>, sessions: Arc<Sessions>) -> Router {
+    let repository = cairn.repo.root.file_name().map_or_else(
+        || cairn.repo.root.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let shared = Shared {
+        cairn,
+        sessions: sessions.clone(),
+        repository,
+    };
+    let pages = Router::new()
+        .route("/ui", get(|| async { Redirect::to("/ui/") }))
+        .route("/ui/", get(home))
+        .route("/ui/style.css", get(style))
+        .route("/ui/memories/{id}", get(memory))
+        .route("/ui/memories/{id}/forget", get(confirm_forget).post(forget))
+        .route_layer(axum::middleware::from_fn_with_state(
+            sessions,
+            require_session,
+        ));
+    Router::new()
+        .route("/ui/login", get(login))
+        .merge(pages)
+        .with_state(shared)
+        .route_layer(axum::middleware::from_fn(protect))
+}
+
+/// Headers every `/ui` answer carries: not cached, not framed, nothing loaded from elsewhere.
+async fn protect(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(POLICY),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    // Not `no-referrer`: under it a browser sends `Origin: null` with a form's POST, which the
+    // Origin check refuses.
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    response
+}
+
+/// Lets a request through only with a live session's cookie; the session goes along with it.
+async fn require_session(
+    State(sessions): State<Arc<Sessions>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let session = cookie_value(request.headers()).and_then(|id| sessions.session(&id));
+    let Some(session) = session else {
+        return (StatusCode::UNAUTHORIZED, pages::log_in_first()).into_response();
+    };
+    request.extensions_mut().insert(session);
+    next.run(request).await
+}
+
+/// The session cookie's value among the request's cookies.
+fn cookie_value(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|h| h.to_str().ok())
+        .flat_map(|h| h.split(';'))
+        .find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == COOKIE).then(|| value.to_string())
+        })
+}
+
+#[derive(serde::Deserialize)]
+struct LoginQuery {
+    #[serde(default)]
+    code: String,
+}
+
+/// Exchanges a one-time code for the session cookie, then shows the search.
+async fn login(State(shared): State<Shared>, Query(query): Query<LoginQuery>) -> Response {
+    match shared.sessions.exchange(query.code.trim()) {
+        Ok(Some(logged_in)) => {
+            let cookie = format!(
+                "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={}",
+                logged_in.id,
+                session::SESSION_LIFETIME.as_secs()
+            );
+            let mut response = Redirect::to("/ui/").into_response();
+            response.headers_mut().insert(
+                header::SET_COOKIE,
+                HeaderValue::from_str(&cookie).expect("hex is a valid header value"),
+            );
+            response
+        }
+        Ok(None) => (
+            StatusCode::UNAUTHORIZED,
+            pages::problem(
+                &shared.repository,
+                "This log-in link does not work",
+                "It was used already, has expired (after a minute) or is wrong. Run `cairn ui` again.",
+            ),
+        )
+            .into_response(),
+        Err(e) => failure(&shared, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn style() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+}
+
+/// The search: the same use case as `search_project_memory`.
+async fn home(State(shared): State<Shared>, Query(form): Query<SearchForm>) -> Response {
+    let request = SearchRequest {
+        text: form.q.clone(),
+        developer: None,
+        types: nonempty(&form.kind),
+        paths: nonempty(&form.path),
+        limit: Some(SEARCH_LIMIT),
+        include_superseded: false,
+        max_tokens: Some(SEARCH_TOKENS),
+    };
+    match shared.cairn.search_memories(request).await {
+        Ok(answer) => html(pages::search(&shared.repository, &form, Ok(&answer))),
+        Err(e) => (
+            status_of(&e),
+            pages::search(&shared.repository, &form, Err(&e.to_string())),
+        )
+            .into_response(),
+    }
+}
+
+/// A memory's page: what `cairn memory show` and `history` answer.
+async fn memory(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
+    match shared.cairn.memory_history(MemoryRequest { id }).await {
+        Ok(history) => html(pages::memory(&shared.repository, &history.0)),
+        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+    }
+}
+
+/// Asks before forgetting (a GET: nothing changes).
+async fn confirm_forget(
+    State(shared): State<Shared>,
+    Extension(session): Extension<Session>,
+    Path(id): Path<String>,
+) -> Response {
+    match shared.cairn.show(MemoryRequest { id }).await {
+        Ok(memory) => html(pages::confirm_forget(
+            &shared.repository,
+            &memory,
+            &session.csrf,
+        )),
+        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// Forgets a memory through the same use case as the `forget` tool, if the form carries the
+/// session's CSRF token.
+async fn forget(
+    State(shared): State<Shared>,
+    Extension(session): Extension<Session>,
+    Path(id): Path<String>,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    if !session::same(form.csrf.as_bytes(), session.csrf.as_bytes()) {
+        return failure(
+            &shared,
+            StatusCode::FORBIDDEN,
+            "The form's CSRF token is missing or wrong: nothing was forgotten. Open the memory again and retry.",
+        );
+    }
+    let request = ForgetRequest {
+        id: Some(id),
+        ..ForgetRequest::default()
+    };
+    match shared.cairn.forget(request).await {
+        Ok(forgotten) => {
+            let id = forgotten
+                .memories
+                .first()
+                .map(|m| m.id.clone())
+                .unwrap_or_default();
+            html(pages::forgotten(&shared.repository, &id))
+        }
+        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+    }
+}
+
+fn nonempty(text: &str) -> Vec<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![text.to_string()]
+    }
+}
+
+fn status_of(error: &AskError) -> StatusCode {
+    match error {
+        AskError::Memory(MemoryError::NotFound(_)) => StatusCode::NOT_FOUND,
+        AskError::Memory(MemoryError::Invalid(_) | MemoryError::UnknownType(_))
+        | AskError::Budget(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn failure(shared: &Shared, status: StatusCode, message: &str) -> Response {
+    let title = match status {
+        StatusCode::NOT_FOUND => "Not found",
+        StatusCode::FORBIDDEN => "Refused",
+        StatusCode::BAD_REQUEST => "Not understood",
+        _ => "Something went wrong",
+    };
+    (status, pages::problem(&shared.repository, title, message)).into_response()
+}
+
+fn html(markup: Markup) -> Response {
+    markup.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; cairn_ui=abc; cairn_uix=no"),
+        );
+        assert_eq!(cookie_value(&headers).as_deref(), Some("abc"));
+        headers.insert(header::COOKIE, HeaderValue::from_static("cairn_uix=no"));
+        assert_eq!(cookie_value(&headers), None);
+    }
+}

@@ -1,0 +1,632 @@
+//! The page for people at `/ui`: its defences over plain HTTP (the one-time code, the session
+//! cookie and what it opens, Host and Origin, the CSRF token), and a person's whole visit in a
+//! real Chromium driven over WebDriver — logged in through the address `cairn ui` prints.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+use crate::daemon::Daemon;
+use crate::support::TestRepo;
+
+/// How long the test waits for a daemon, a driver or a page.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A one-time code's life in the daemon (`daemon::ui::session::CODE_LIFETIME`).
+const CODE_LIFETIME: Duration = Duration::from_secs(60);
+
+/// The memories a person looks at, stored with the CLI.
+struct Stored {
+    cents: String,
+    storage: String,
+    rounding: String,
+}
+
+/// The `mixed` fixture, indexed, with three memories stored through `cairn memory add`.
+fn repository_with_memories() -> (TestRepo, Stored) {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let add = |args: &[&str]| -> String {
+        let mut full = vec!["memory", "add", "--json"];
+        full.extend_from_slice(args);
+        let out: Value = serde_json::from_str(&repo.cairn_ok(&full)).unwrap();
+        assert_eq!(out["event"], "ADD", "{out}");
+        out["id"].as_str().unwrap().to_string()
+    };
+    let cents = add(&[
+        "-t",
+        "decision",
+        "--title",
+        "Cart totals are cents",
+        "--path",
+        "src/shop/cart.py",
+        "--source",
+        "review",
+        "--source-ref",
+        "PR #42",
+        "Cart totals are integers of cents, never floats: rounding drifted on refunds.",
+    ]);
+    let storage = add(&[
+        "-t",
+        "project_pattern",
+        "--path",
+        "src/shop/storage.py",
+        "Every write to the shop's storage goes through one save function so retries stay in one place.",
+    ]);
+    let rounding = add(&[
+        "-t",
+        "risk_module",
+        "--path",
+        "src/shop/pricing.py",
+        "Discount rounding in pricing is fragile; a second reviewer signs off every change.",
+    ]);
+    (
+        repo,
+        Stored {
+            cents,
+            storage,
+            rounding,
+        },
+    )
+}
+
+/// `cairn ui --no-open`: the one-time log-in address it prints.
+fn log_in_address(repo: &TestRepo) -> String {
+    let url = repo.cairn_ok(&["ui", "--no-open"]).trim().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/ui/login?code="),
+        "{url}"
+    );
+    url
+}
+
+fn code_of(url: &str) -> String {
+    url.split_once("code=").unwrap().1.to_string()
+}
+
+/// A client that shows redirects instead of following them and keeps no cookies.
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+fn base(daemon: &Daemon) -> String {
+    format!("http://127.0.0.1:{}", daemon.port)
+}
+
+/// GETs `path` from the daemon with these headers.
+async fn fetch(daemon: &Daemon, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut request = http().get(format!("{}{path}", base(daemon)));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap()
+}
+
+/// Logs in with `code`; the session cookie (`name=value`) and its attributes.
+async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
+    let response = fetch(daemon, &format!("/ui/login?code={code}"), &[]).await;
+    assert_eq!(response.status(), 303);
+    assert_eq!(response.headers()["location"], "/ui/");
+    let set = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let mut parts = set.split(';').map(|p| p.trim().to_string());
+    let cookie = parts.next().unwrap();
+    (cookie, parts.collect())
+}
+
+async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) -> (u16, String) {
+    let headers: Vec<(&str, &str)> = cookie.map(|c| ("cookie", c)).into_iter().collect();
+    let response = fetch(daemon, path, &headers).await;
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// POSTs a form body to `path` with the session cookie and an `Origin`.
+async fn post_form(daemon: &Daemon, path: &str, cookie: &str, origin: &str, body: &str) -> u16 {
+    http()
+        .post(format!("{}{path}", base(daemon)))
+        .header("cookie", cookie)
+        .header("origin", origin)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// The CSRF token a confirmation page's form carries.
+fn csrf_in(page: &str) -> String {
+    let start = page
+        .find(r#"name="csrf" value=""#)
+        .unwrap_or_else(|| panic!("no CSRF field in {page}"))
+        + r#"name="csrf" value=""#.len();
+    page[start..].split('"').next().unwrap().to_string()
+}
+
+/// Whether `cairn memory show ID` still finds the memory.
+fn exists(repo: &TestRepo, id: &str) -> bool {
+    let output = repo.cairn(&["memory", "show", id]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() || stderr.contains("no memory with id"),
+        "{stderr}"
+    );
+    output.status.success()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_one_time_code_logs_in_once_before_it_expires_and_nothing_opens_without_it() {
+    let (repo, stored) = repository_with_memories();
+    let daemon = Daemon::start(&repo);
+    let late = code_of(&log_in_address(&repo));
+    let issued = Instant::now();
+
+    let memory = format!("/ui/memories/{}", stored.cents);
+    for path in [
+        "/ui",
+        "/ui/",
+        "/ui/style.css",
+        memory.as_str(),
+        "/ui/?q=cents",
+    ] {
+        let (status, body) = get_with(&daemon, path, None).await;
+        assert_eq!(status, 401, "{path}");
+        assert!(body.contains("cairn ui"), "{path}: {body}");
+        assert!(!body.contains("Cart totals"), "{path}: {body}");
+    }
+    let wrong = fetch(&daemon, &format!("/ui/login?code={}", "0".repeat(64)), &[]).await;
+    assert_eq!(wrong.status(), 401);
+    assert!(wrong.headers().get("set-cookie").is_none());
+    let (status, _) = get_with(&daemon, "/ui/login", None).await;
+    assert_eq!(status, 401, "no code at all");
+
+    let code = code_of(&log_in_address(&repo));
+    let (cookie, attributes) = log_in(&daemon, &code).await;
+    assert!(cookie.starts_with("cairn_ui="), "{cookie}");
+    for wanted in ["HttpOnly", "SameSite=Strict", "Path=/ui"] {
+        assert!(
+            attributes.iter().any(|a| a == wanted),
+            "{wanted} missing from {attributes:?}"
+        );
+    }
+    assert!(
+        !attributes.iter().any(|a| a.starts_with("Domain")),
+        "{attributes:?}"
+    );
+    let again = fetch(&daemon, &format!("/ui/login?code={code}"), &[]).await;
+    assert_eq!(again.status(), 401, "a used code");
+    assert!(again.headers().get("set-cookie").is_none());
+
+    let (status, page) = get_with(&daemon, "/ui/", Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Cart totals are cents"), "{page}");
+    let (status, css) = get_with(&daemon, "/ui/style.css", Some(&cookie)).await;
+    assert_eq!(status, 200);
+    assert!(css.contains("font-family"), "{css}");
+    let forged = format!("cairn_ui={}", "a".repeat(64));
+    let (status, _) = get_with(&daemon, "/ui/", Some(&forged)).await;
+    assert_eq!(status, 401, "a made-up session");
+
+    // The first code, never used, is refused once its minute is over.
+    let left = (CODE_LIFETIME + Duration::from_secs(2)).saturating_sub(issued.elapsed());
+    tokio::time::sleep(left).await;
+    let expired = fetch(&daemon, &format!("/ui/login?code={late}"), &[]).await;
+    assert_eq!(expired.status(), 401, "an expired code");
+    assert!(daemon.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_cookie_opens_only_the_page_and_hosts_and_origins_are_checked() {
+    let (repo, _) = repository_with_memories();
+    let daemon = Daemon::start(&repo);
+    let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+    let with_cookie = |method: reqwest::Method, path: &str| {
+        http()
+            .request(method, format!("{}{path}", base(&daemon)))
+            .header("cookie", cookie.clone())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+    };
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}}
+    });
+    let mcp = with_cookie(reqwest::Method::POST, "/mcp")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mcp.status(), 401);
+    for (method, path) in [
+        (reqwest::Method::POST, "/index"),
+        (reqwest::Method::GET, "/health"),
+        (reqwest::Method::GET, "/context"),
+        (reqwest::Method::POST, "/hook"),
+        (reqwest::Method::POST, "/ui/code"),
+    ] {
+        let status = with_cookie(method, path).send().await.unwrap().status();
+        assert_eq!(status, 401, "{path} with only the page's cookie");
+    }
+    // The bearer token still opens the API.
+    let bearer = format!("Bearer {}", daemon.token);
+    let health = fetch(&daemon, "/health", &[("authorization", &bearer)]).await;
+    assert_eq!(health.status(), 200);
+
+    let evil = "http://evil.example";
+    let foreign = fetch(&daemon, "/ui/", &[("cookie", &cookie), ("origin", evil)]).await;
+    assert_eq!(foreign.status(), 403);
+    let rebound = fetch(
+        &daemon,
+        "/ui/",
+        &[("cookie", &cookie), ("host", "evil.example")],
+    )
+    .await;
+    assert_eq!(rebound.status(), 403);
+    let code = code_of(&log_in_address(&repo));
+    let login = format!("/ui/login?code={code}");
+    let foreign_login = fetch(&daemon, &login, &[("origin", evil)]).await;
+    assert_eq!(foreign_login.status(), 403);
+    assert!(foreign_login.headers().get("set-cookie").is_none());
+    // Pages say what they may load, and are not cached or framed.
+    let page = fetch(&daemon, "/ui/", &[("cookie", &cookie)]).await;
+    assert_eq!(page.status(), 200);
+    let headers = page.headers();
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(headers["x-frame-options"], "DENY");
+    // A form's POST must carry its Origin (`no-referrer` would make it `null`).
+    assert_eq!(headers["referrer-policy"], "same-origin");
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    assert!(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"));
+    assert!(daemon.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forgetting_needs_the_sessions_csrf_token_and_a_post() {
+    let (repo, stored) = repository_with_memories();
+    let daemon = Daemon::start(&repo);
+    let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+    let (other, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+    let forget = format!("/ui/memories/{}/forget", stored.rounding);
+
+    let (status, confirm) = get_with(&daemon, &forget, Some(&cookie)).await;
+    assert_eq!(status, 200, "{confirm}");
+    assert!(confirm.contains("Discount rounding"), "{confirm}");
+    let csrf = csrf_in(&confirm);
+    let (_, others_page) = get_with(&daemon, &forget, Some(&other)).await;
+    let others_csrf = csrf_in(&others_page);
+    assert_ne!(csrf, others_csrf, "each session has its own token");
+    assert!(exists(&repo, &stored.rounding), "a GET changes nothing");
+
+    let origin = base(&daemon);
+    for body in [
+        String::new(),
+        "csrf=".to_string(),
+        format!("csrf={}", "0".repeat(csrf.len())),
+        format!("csrf={others_csrf}"),
+        format!("csrf={}", &csrf[..csrf.len() - 1]),
+    ] {
+        let status = post_form(&daemon, &forget, &cookie, &origin, &body).await;
+        assert_eq!(status, 403, "{body:?}");
+    }
+    let status = post_form(
+        &daemon,
+        &forget,
+        &cookie,
+        "http://evil.example",
+        &format!("csrf={csrf}"),
+    )
+    .await;
+    assert_eq!(status, 403, "a foreign Origin with the right token");
+    let status = post_form(
+        &daemon,
+        &forget,
+        "cairn_ui=none",
+        &origin,
+        &format!("csrf={csrf}"),
+    )
+    .await;
+    assert_eq!(status, 401, "the right token without the session");
+    assert!(exists(&repo, &stored.rounding), "nothing was forgotten");
+
+    let status = post_form(&daemon, &forget, &cookie, &origin, &format!("csrf={csrf}")).await;
+    assert_eq!(status, 200);
+    assert!(
+        !exists(&repo, &stored.rounding),
+        "forgotten through the page"
+    );
+    assert!(exists(&repo, &stored.cents) && exists(&repo, &stored.storage));
+    let (status, _) = get_with(
+        &daemon,
+        &format!("/ui/memories/{}", stored.rounding),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(daemon.stop().success());
+}
+
+/// A program on PATH, or the test fails saying what to install.
+fn required(program: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "`{program}` is not installed: the browser test needs Debian's chromium and \
+                 chromium-driver (apt-get install chromium chromium-driver)"
+            )
+        })
+}
+
+/// A process ended when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The daemon `cairn ui` started (not this test's child): stopped with SIGTERM at the end.
+struct StartedDaemon<'a>(&'a Path);
+
+impl Drop for StartedDaemon<'_> {
+    fn drop(&mut self) {
+        let Some(record) = cairn::running::DaemonRecord::running(self.0) else {
+            return;
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &record.pid.to_string()])
+            .status();
+        let started = Instant::now();
+        while cairn::running::DaemonRecord::running(self.0).is_some() {
+            if started.elapsed() > DEADLINE {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &record.pid.to_string()])
+                    .status();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// chromedriver on a free loopback port, once it answers.
+async fn chromedriver() -> (Killed, String) {
+    let driver = required("chromedriver");
+    let port = free_port();
+    let child = Command::new(driver)
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut driver = Killed(child);
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    loop {
+        if let Ok(response) = reqwest::get(format!("{url}/status")).await
+            && response.status() == 200
+        {
+            return (driver, url);
+        }
+        if let Some(status) = driver.0.try_wait().unwrap() {
+            panic!("chromedriver exited: {status}");
+        }
+        assert!(started.elapsed() < DEADLINE, "chromedriver did not answer");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A headless Chromium session with a fresh profile, at 1280×800.
+async fn browser(driver: &str, profile: &Path) -> Client {
+    let chromium = required("chromium");
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".to_string(),
+        json!({
+            "binary": chromium,
+            "args": [
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-dev-shm-usage",
+                "--disable-gpu",
+                "--no-first-run",
+                "--window-size=1280,800",
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
+        .capabilities(capabilities)
+        .connect(driver)
+        .await
+        .expect("a Chromium session through chromedriver")
+}
+
+/// The element `locator` finds once the page shows it; on failure, what the page said.
+async fn wait_for(client: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
+    let what = format!("{locator:?}");
+    match client.wait().at_most(DEADLINE).for_element(locator).await {
+        Ok(element) => element,
+        Err(e) => {
+            let page = client.source().await.unwrap_or_default();
+            panic!("no {what} ({e}) on {page}")
+        }
+    }
+}
+
+async fn find(client: &Client, css: &str) -> fantoccini::elements::Element {
+    wait_for(client, Locator::Css(css)).await
+}
+
+/// Waits until the browser's address is one `arrived` accepts.
+async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
+    let started = Instant::now();
+    while !arrived(client.current_url().await.unwrap().as_str()) {
+        assert!(started.elapsed() < DEADLINE, "gave up waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn body_text(client: &Client) -> String {
+    find(client, "body").await.text().await.unwrap()
+}
+
+/// Saves a screenshot as `name`.png in CAIRN_UI_SCREENSHOTS when it is set; checks it is a PNG.
+async fn screenshot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG screenshot");
+    if let Some(dir) = std::env::var_os("CAIRN_UI_SCREENSHOTS") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
+    let (repo, stored) = repository_with_memories();
+    // No daemon runs: `cairn ui` starts one.
+    assert!(cairn::running::DaemonRecord::running(repo.data_dir()).is_none());
+    let address = log_in_address(&repo);
+    let _daemon = StartedDaemon(repo.data_dir());
+    assert!(cairn::running::DaemonRecord::running(repo.data_dir()).is_some());
+    let (_driver, driver_url) = chromedriver().await;
+    let profile = tempfile::tempdir().unwrap();
+    let client = browser(&driver_url, profile.path()).await;
+
+    // The printed address logs in and lands on the search, its field focused.
+    client.goto(&address).await.unwrap();
+    let field = find(&client, "input#q").await;
+    assert!(client.current_url().await.unwrap().path() == "/ui/");
+    let focused = client.active_element().await.unwrap();
+    assert_eq!(focused.attr("id").await.unwrap().as_deref(), Some("q"));
+
+    // Typed and submitted from the keyboard.
+    field.send_keys("cents refunds").await.unwrap();
+    field.send_keys("\u{E007}").await.unwrap();
+    arrive(&client, "the search's answer", |url| {
+        url.contains("?q=cents")
+    })
+    .await;
+    let results = body_text(&client).await;
+    assert!(results.contains("Cart totals are cents"), "{results}");
+    assert!(!results.contains("Discount rounding"), "{results}");
+    screenshot(&client, "search").await;
+    // The whole list, unfiltered, for a second look at the layout.
+    client
+        .goto(&format!("{}/ui/", origin_of(&address)))
+        .await
+        .unwrap();
+    let everything = body_text(&client).await;
+    for text in [
+        "Cart totals are cents",
+        "one save function",
+        "Discount rounding",
+    ] {
+        assert!(everything.contains(text), "{text}: {everything}");
+    }
+
+    // A memory's page: text, type, anchors, provenance, validity.
+    client
+        .find(Locator::LinkText("Cart totals are cents"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    find(&client, "p.content.lead").await;
+    let page = body_text(&client).await;
+    assert!(
+        client
+            .current_url()
+            .await
+            .unwrap()
+            .path()
+            .ends_with(&stored.cents)
+    );
+    for text in [
+        "Cart totals are integers of cents, never floats",
+        "decision",
+        "src/shop/cart.py",
+        "PR #42",
+        "review",
+        "valid from",
+        &stored.cents,
+    ] {
+        assert!(page.contains(text), "{text}: {page}");
+    }
+    screenshot(&client, "memory").await;
+
+    // Forgetting another one asks first, then removes it.
+    client
+        .goto(&format!("{}/ui/?q=rounding", origin_of(&address)))
+        .await
+        .unwrap();
+    wait_for(
+        &client,
+        Locator::XPath("//a[contains(., 'Discount rounding')]"),
+    )
+    .await
+    .click()
+    .await
+    .unwrap();
+    find(&client, "form.danger button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let confirm_button = find(&client, "form.confirm button").await;
+    let confirm = body_text(&client).await;
+    assert!(confirm.contains("Forget this memory?"), "{confirm}");
+    assert!(exists(&repo, &stored.rounding), "asking changes nothing");
+    confirm_button.click().await.unwrap();
+    wait_for(&client, Locator::XPath("//h1[.='Forgotten']")).await;
+    assert!(!exists(&repo, &stored.rounding), "gone for the CLI too");
+    let search = repo.cairn_ok(&["memory", "search", "rounding"]);
+    assert!(!search.contains(&stored.rounding), "{search}");
+    assert!(exists(&repo, &stored.cents) && exists(&repo, &stored.storage));
+
+    // At a phone's width the search still reads.
+    client.set_window_size(390, 844).await.unwrap();
+    client
+        .goto(&format!("{}/ui/?q=storage", origin_of(&address)))
+        .await
+        .unwrap();
+    let phone = body_text(&client).await;
+    assert!(phone.contains("one save function"), "{phone}");
+    screenshot(&client, "search-phone").await;
+    client.close().await.unwrap();
+}
+
+/// `http://127.0.0.1:PORT` of an address.
+fn origin_of(address: &str) -> String {
+    let rest = address.strip_prefix("http://").unwrap();
+    format!("http://{}", rest.split('/').next().unwrap())
+}
