@@ -524,8 +524,9 @@ impl Live {
         let replaced = |node: &graph::Node| {
             node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())
         };
-        let mut nodes: Vec<Arc<graph::Node>> =
+        let nodes: Vec<Arc<graph::Node>> =
             old.nodes.iter().filter(|n| !replaced(n)).cloned().collect();
+        let mut added: Vec<Arc<graph::Node>> = Vec::new();
         let mut fresh_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
         for mut node in fresh_nodes {
             let before = old.node(&node.id);
@@ -538,7 +539,7 @@ impl Live {
                 node.impact = before.impact;
             }
             fresh_ids.insert(node.id.clone());
-            nodes.push(Arc::new(node));
+            added.push(Arc::new(node));
         }
         // Ids of a file's nodes are its path or start with `path::`: no lookups needed.
         let in_changed = |id: &str| {
@@ -549,7 +550,7 @@ impl Live {
         };
         // Kept: a node outside the changed files, or one the changed files define anew.
         let kept = |id: &str| !in_changed(id) || fresh_ids.contains(id);
-        let mut edges: Vec<Arc<graph::Edge>> = old
+        let edges: Vec<Arc<graph::Edge>> = old
             .edges
             .iter()
             .filter(|e| {
@@ -559,9 +560,9 @@ impl Live {
             })
             .cloned()
             .collect();
-        edges.extend(fresh_edges.into_iter().map(Arc::new));
+        let fresh_edges = fresh_edges.into_iter().map(Arc::new).collect();
         let kept = started.elapsed();
-        self.graph = Arc::new(graph::Graph::shared(nodes, edges));
+        self.graph = Arc::new(graph::Graph::patched(nodes, added, edges, fresh_edges));
         tracing::debug!(?built, ?kept, total = ?started.elapsed(), "patch");
     }
 
