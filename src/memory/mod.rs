@@ -194,8 +194,11 @@ pub struct Memories {
 
 /// How long a write waits for another process to release the store.
 const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-/// How long a read waits before answering from the memories it already holds.
-const READ_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a read waits before answering from the memories it already holds. A process
+/// that holds none yet (a CLI command) has nothing to answer from, and a daemon under load
+/// can keep the store a few seconds (its linger, then vectors written after a write): 2 s
+/// made `cairn memory show` beside a busy daemon fail.
+const READ_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How often a long-running process writes read statistics back.
 const ACCESS_FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
