@@ -19,7 +19,7 @@ pub struct SearchForm {
 }
 
 /// The frame every page shares.
-fn page(title: &str, repository: &str, body: Markup) -> Markup {
+pub(super) fn page(title: &str, repository: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -28,6 +28,11 @@ fn page(title: &str, repository: &str, body: Markup) -> Markup {
                 header.top {
                     a.brand href="/ui/" { "cairn" }
                     span.repository title="repository" { (repository) }
+                    nav.sections aria-label="sections" {
+                        a href="/ui/" { "Memories" }
+                        a href="/ui/reviews" { "Reviews" }
+                        a href="/ui/code" { "Code" }
+                    }
                 }
                 main { (body) }
             }
@@ -142,8 +147,8 @@ pub fn memory(repository: &str, memory: &Memory) -> Markup {
                 p.empty { "Not anchored to code." }
             }
             ul.anchors {
-                @for path in &memory.paths { li { "file " code { (path) } (gone(memory, path)) } }
-                @for symbol in &memory.symbols { li { "symbol " code { (symbol) } (gone(memory, symbol)) } }
+                @for path in &memory.paths { li { "file " a href=(super::code::symbol_url(path)) { code { (path) } } (gone(memory, path)) } }
+                @for symbol in &memory.symbols { li { "symbol " a href=(super::code::symbol_url(symbol)) { code { (symbol) } } (gone(memory, symbol)) } }
                 @if let Some(pattern) = &memory.file_pattern { li { "files matching " code { (pattern) } } }
             }
         }
@@ -260,7 +265,7 @@ pub fn log_in_first() -> Markup {
 }
 
 /// `n thing` or `n things`.
-fn count(n: usize, one: &str, many: &str) -> String {
+pub(super) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -287,7 +292,7 @@ fn gone(memory: &Memory, anchor: &str) -> Markup {
 }
 
 /// `text` percent-encoded for one path segment.
-fn path_segment(text: &str) -> String {
+pub(super) fn path_segment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
