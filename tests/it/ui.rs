@@ -884,6 +884,12 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
         .unwrap();
     assert_eq!(points.len(), 6);
     screenshot(&client, "reviews").await;
+    client
+        .execute("window.scrollTo(0, document.body.scrollHeight)", Vec::new())
+        .await
+        .unwrap();
+    find(&client, "form.inline button").await;
+    screenshot(&client, "reviews-end").await;
 
     // The code page ranks files and symbols; a symbol opens its page.
     client

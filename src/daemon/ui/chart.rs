@@ -19,8 +19,8 @@ pub fn colour(i: usize) -> &'static str {
     COLOURS[i % COLOURS.len()]
 }
 
-const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 260.0;
+const WIDTH: f64 = 760.0;
+const HEIGHT: f64 = 240.0;
 const LEFT: f64 = 48.0;
 const RIGHT: f64 = 16.0;
 const TOP: f64 = 12.0;

@@ -40,11 +40,11 @@ pub fn reviews(
                     table.rules {
                         thead { tr {
                             th scope="col" { "category" }
+                            th.number scope="col" { "rejection rate" }
                             th.number scope="col" { "findings" }
                             th.number scope="col" { "implemented" }
                             th.number scope="col" { "rejected" }
                             th.number scope="col" { "deferred" }
-                            th.number scope="col" { "rejection rate" }
                         } }
                         tbody {
                             @for (i, stat) in rules.stats.iter().enumerate() {
@@ -57,14 +57,14 @@ pub fn reviews(
                                         " " code { (stat.category) }
                                         @if high { " " span.badge { "high rejection" } }
                                     }
-                                    td.number { (stat.flagged) }
-                                    td.number { (stat.implemented) }
-                                    td.number { (stat.rejected) }
-                                    td.number { (stat.deferred) }
                                     td.number.rate {
                                         strong { (percent(stat.rejection_rate)) }
                                         " " span.sample { "(" (stat.rejected) " of " (stat.flagged) ")" }
                                     }
+                                    td.number { (stat.flagged) }
+                                    td.number { (stat.implemented) }
+                                    td.number { (stat.rejected) }
+                                    td.number { (stat.deferred) }
                                 }
                             }
                         }
