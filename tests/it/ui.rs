@@ -459,7 +459,8 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
         "Cart is what the business says",
         "PR-4",
         "GiftCart should be PresentCart",
-        r#"href="/ui/reviews">Reviews</a>"#,
+        r#"<a href="/ui/reviews" aria-current="page">Reviews</a>"#,
+        r#"<a href="/ui/code">Code</a>"#,
     ] {
         assert!(page.contains(text), "{text}: {page}");
     }
@@ -515,7 +516,20 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
         assert!(page.contains(text), "{text}: {page}");
     }
 
-    // A symbol's page: what `cairn expand` answers, its neighbourhood drawn.
+    // A symbol's page: what `cairn expand` answers, its neighbourhood drawn, the memories
+    // anchored to it.
+    let anchored: Value = serde_json::from_str(&repo.cairn_ok(&[
+        "memory",
+        "add",
+        "--json",
+        "-t",
+        "decision",
+        "--symbol",
+        "src/shop/pricing.py::price_of",
+        "Prices include <b>tax</b> at TAX_RATE; callers never add it again.",
+    ]))
+    .unwrap();
+    let anchored = anchored["id"].as_str().unwrap();
     let expanded: Value = serde_json::from_str(&repo.cairn_ok(&[
         "expand",
         "src/shop/pricing.py::price_of",
@@ -537,6 +551,18 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
             "{text}: {page}"
         );
     }
+    assert!(
+        page.contains(&format!(
+            r#"<a href="/ui/memories/{anchored}">Prices include &lt;b&gt;tax&lt;/b&gt;"#
+        )),
+        "{page}"
+    );
+    let (_, memory_page) =
+        get_with(&daemon, &format!("/ui/memories/{anchored}"), Some(&cookie)).await;
+    assert!(
+        memory_page.contains(r#"<a href="/ui/symbol?id=src%2Fshop%2Fpricing.py%3A%3Aprice_of">"#),
+        "{memory_page}"
+    );
     let graph = svg_in(&page, "graph");
     assert_eq!(
         graph.matches(r#"<g class="node"#).count(),

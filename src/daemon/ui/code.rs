@@ -4,7 +4,7 @@
 use maud::{Markup, html};
 
 use super::chart::{self, short_name};
-use super::pages::{count, memory_url, page, path_segment};
+use super::pages::{count, memory_url, page_in, path_segment};
 use crate::context::Link;
 use crate::context::{ContextReport, ExpandReport};
 
@@ -53,7 +53,7 @@ pub fn code(repository: &str, form: &FocusForm, report: &ContextReport) -> Marku
             }
         }
     };
-    page("Code", repository, body)
+    page_in("Code", "Code", repository, body)
 }
 
 /// A table of ranked nodes: the score and its parts, reach and dependents.
@@ -177,7 +177,7 @@ pub fn symbol(repository: &str, report: &ExpandReport) -> Markup {
             }
         }
     };
-    page(&report.id, repository, body)
+    page_in("Code", &report.id, repository, body)
 }
 
 /// A titled list of neighbours, each linked to its page.

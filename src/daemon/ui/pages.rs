@@ -18,8 +18,13 @@ pub struct SearchForm {
     pub path: String,
 }
 
-/// The frame every page shares.
+/// A page of the memories' section.
 pub(super) fn page(title: &str, repository: &str, body: Markup) -> Markup {
+    page_in("Memories", title, repository, body)
+}
+
+/// The frame every page shares; `section` (one of [`SECTIONS`]' names) is marked in the header.
+pub(super) fn page_in(section: &str, title: &str, repository: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -29,9 +34,10 @@ pub(super) fn page(title: &str, repository: &str, body: Markup) -> Markup {
                     a.brand href="/ui/" { "cairn" }
                     span.repository title="repository" { (repository) }
                     nav.sections aria-label="sections" {
-                        a href="/ui/" { "Memories" }
-                        a href="/ui/reviews" { "Reviews" }
-                        a href="/ui/code" { "Code" }
+                        @for (href, name) in SECTIONS {
+                            @let here = section == name;
+                            a href=(href) aria-current=[here.then_some("page")] { (name) }
+                        }
                     }
                 }
                 main { (body) }
@@ -39,6 +45,13 @@ pub(super) fn page(title: &str, repository: &str, body: Markup) -> Markup {
         }
     }
 }
+
+/// The header's sections: address and name.
+const SECTIONS: [(&str, &str); 3] = [
+    ("/ui/", "Memories"),
+    ("/ui/reviews", "Reviews"),
+    ("/ui/code", "Code"),
+];
 
 /// A page's head: its title, and the stylesheet for those a session may load.
 fn head(title: &str, styled: bool) -> Markup {

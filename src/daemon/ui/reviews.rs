@@ -5,7 +5,7 @@
 use maud::{Markup, html};
 
 use super::chart::{self, percent};
-use super::pages::{count, memory_url, page};
+use super::pages::{count, memory_url, page_in};
 use crate::app::{ReviewHistory, Rules};
 use crate::clock::time_of_ms;
 use crate::memory::Memory;
@@ -146,7 +146,7 @@ pub fn reviews(
             }
         }
     };
-    page("Reviews", repository, body)
+    page_in("Reviews", "Reviews", repository, body)
 }
 
 /// The chart's colour of a category, so the table's swatch matches its line.
@@ -166,5 +166,5 @@ pub fn addressed(repository: &str, category: &str, ids: &[String]) -> Markup {
         p { (count(ids.len(), "rejection pattern", "rejection patterns")) " of " code { (category) } " marked addressed." }
         p { a href="/ui/reviews" { "Back to the reviews" } }
     };
-    page("Marked addressed", repository, body)
+    page_in("Reviews", "Marked addressed", repository, body)
 }
