@@ -937,7 +937,6 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
     find(&client, "svg.graph").await;
     let page = body_text(&client).await;
     assert!(page.contains("src/shop/cart.py::Cart.total"), "{page}");
-    screenshot(&client, "symbol").await;
 
     // A caller's box in the drawing is a link to the caller's page.
     find(
@@ -962,6 +961,7 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
         page.contains("src/shop/pricing.py::price_of"),
         "a callee: {page}"
     );
+    screenshot(&client, "symbol").await;
 
     // At a phone's width both still read.
     client.set_window_size(390, 844).await.unwrap();
@@ -973,7 +973,7 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
     screenshot(&client, "reviews-phone").await;
     client
         .goto(&format!(
-            "{}/ui/symbol?id=src/shop/pricing.py::price_of",
+            "{}/ui/symbol?id=src/shop/cart.py::Cart.total",
             origin_of(&address)
         ))
         .await
