@@ -280,7 +280,7 @@ async fn reviews(State(shared): State<Shared>, Extension(session): Extension<Ses
         }
         let mut memories = Vec::new();
         for id in stat.memories.iter().take(PATTERNS_SHOWN) {
-            // A pattern of the organisation's store is not one `show` finds: it is left out.
+            // A pattern forgotten since the statistics were read is left out.
             if let Ok(memory) = cairn.show(MemoryRequest { id: id.clone() }).await {
                 memories.push(memory);
             }
