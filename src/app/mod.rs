@@ -48,7 +48,8 @@ pub use memory::{
 };
 pub use render::Text;
 pub use review::{
-    Addressed, AddressedRequest, Learning, RecordReviewRequest, ReviewRequest, Rules, RulesRequest,
+    Addressed, AddressedRequest, Learning, RecordReviewRequest, ReviewHistory, ReviewRequest,
+    Rules, RulesRequest,
 };
 pub use status::{DaemonStatus, Status, TeamState};
 pub use team::{

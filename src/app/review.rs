@@ -15,6 +15,8 @@ use crate::graph::Graph;
 use crate::graph::score::Access;
 use crate::history::{CommitInfo, History};
 use crate::memory::reviews::Finding;
+use crate::memory::reviews::ReviewRecord;
+use crate::memory::reviews::record::{Trend, rejection_trend};
 use crate::memory::{self, MemoryType, RecordedReview, Scope};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
@@ -121,6 +123,16 @@ pub struct AddressedRequest {
 pub struct Addressed {
     pub category: String,
     pub ids: Vec<String>,
+}
+
+/// The recorded reviews over time: each category's rejection rate per period, and the latest
+/// reviews, newest first.
+#[derive(Debug, Serialize)]
+pub struct ReviewHistory {
+    pub trend: Trend,
+    pub latest: Vec<ReviewRecord>,
+    /// All recorded reviews.
+    pub reviews: usize,
 }
 
 /// How many files of a change get experts and co-change partners listed.
@@ -235,6 +247,22 @@ impl Cairn {
             stats,
             min_sample: request.min_sample,
             min_rate: request.min_rate,
+        })
+    }
+
+    /// The repository's recorded reviews: the rejection trend over at most `periods` periods
+    /// and the `latest` reviews.
+    pub async fn review_history(
+        &self,
+        periods: usize,
+        latest: usize,
+    ) -> Result<ReviewHistory, AskError> {
+        let records = self.memories.review_records().await?;
+        let trend = rejection_trend(&records, periods);
+        Ok(ReviewHistory {
+            trend,
+            reviews: records.len(),
+            latest: records.iter().rev().take(latest).cloned().collect(),
         })
     }
 

@@ -16,8 +16,8 @@ use crate::graph::rank;
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact, impact_link};
 
-pub use expand::{ExpandBody, ExpandReport, Include, Known, expand, lines_note};
-pub use pack::{ContextBody, ContextReport, FocusRequest, Freshness, context};
+pub use expand::{ExpandBody, ExpandReport, Include, Known, Link, expand, lines_note};
+pub use pack::{ContextBody, ContextReport, FocusRequest, Freshness, Ranked, context};
 pub use target::{TargetError, normalise, resolve_target};
 
 /// A memory as the context pack and expansions show it.

@@ -357,6 +357,249 @@ async fn forgetting_needs_the_sessions_csrf_token_and_a_post() {
     assert!(daemon.stop().success());
 }
 
+/// The `mixed` fixture, indexed, with four reviews recorded through `cairn record-review`:
+/// `naming` flagged four times and rejected three (75 %), `security` flagged twice and
+/// implemented both times.
+fn repository_with_reviews() -> TestRepo {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let naming = |disposition: &str, message: &str, reason: &str| {
+        json!({"category": "naming", "file": "src/shop/cart.py", "line": 9,
+               "message": message, "disposition": disposition, "reason": reason})
+    };
+    let security = json!({"category": "security", "file": "src/shop/storage.py", "line": 3,
+                          "message": "Escape the cart id before it reaches the query",
+                          "disposition": "implemented"});
+    let reviews = [
+        (
+            "PR-1",
+            vec![
+                naming(
+                    "rejected",
+                    "Cart should be ShoppingBasket",
+                    "Cart is what the business says",
+                ),
+                security.clone(),
+            ],
+        ),
+        (
+            "PR-2",
+            vec![naming(
+                "rejected",
+                "qty should be quantity",
+                "qty is the accepted short form",
+            )],
+        ),
+        (
+            "PR-3",
+            vec![naming("implemented", "tmp says nothing", ""), security],
+        ),
+        (
+            "PR-4",
+            vec![naming(
+                "rejected",
+                "GiftCart should be PresentCart",
+                "GiftCart is the product's name",
+            )],
+        ),
+    ];
+    let file = tempfile::NamedTempFile::new().unwrap();
+    for (id, findings) in reviews {
+        let outcome = json!({"verdict": "comment", "author": "bob", "reviewer": "alice",
+                             "review_id": id, "findings": findings});
+        std::fs::write(file.path(), outcome.to_string()).unwrap();
+        repo.cairn_ok(&["record-review", file.path().to_str().unwrap()]);
+    }
+    repo
+}
+
+/// The part of `page` from the `<svg` with `class` to its `</svg>`.
+fn svg_in<'a>(page: &'a str, class: &str) -> &'a str {
+    let start = page
+        .find(&format!(r#"<svg class="{class}""#))
+        .unwrap_or_else(|| panic!("no {class} SVG in {page}"));
+    let end = start + page[start..].find("</svg>").unwrap();
+    &page[start..end]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
+    let repo = repository_with_reviews();
+    let daemon = Daemon::start(&repo);
+    let symbol = "/ui/symbol?id=src%2Fshop%2Fpricing.py%3A%3Aprice_of";
+    for path in ["/ui/reviews", "/ui/code", symbol] {
+        let (status, body) = get_with(&daemon, path, None).await;
+        assert_eq!(status, 401, "{path}");
+        assert!(body.contains("cairn ui"), "{path}: {body}");
+        assert!(
+            !body.contains("naming") && !body.contains("price_of"),
+            "{path}: {body}"
+        );
+    }
+    let status = post_form(
+        &daemon,
+        "/ui/reviews/addressed",
+        "cairn_ui=none",
+        &base(&daemon),
+        "category=naming",
+    )
+    .await;
+    assert_eq!(status, 401, "marking without a session");
+    let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+
+    // Reviews: each category's rate with its sample, the chart, the patterns, the reviews.
+    let (status, page) = get_with(&daemon, "/ui/reviews", Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+    for text in [
+        r#"<tr class="high" data-category="naming">"#,
+        "<strong>75%</strong> <span class=\"sample\">(3 of 4)</span>",
+        "<strong>0%</strong> <span class=\"sample\">(0 of 2)</span>",
+        "high rejection",
+        "4 recorded reviews",
+        "Cart is what the business says",
+        "PR-4",
+        "GiftCart should be PresentCart",
+        r#"<a href="/ui/reviews" aria-current="page">Reviews</a>"#,
+        r#"<a href="/ui/code">Code</a>"#,
+    ] {
+        assert!(page.contains(text), "{text}: {page}");
+    }
+    assert!(!page.contains(r#"<tr class="high" data-category="security">"#));
+    // Four reviews, four periods: `naming` has a point in each, `security` in two.
+    let chart = svg_in(&page, "chart");
+    assert_eq!(chart.matches("<circle").count(), 6, "{chart}");
+    assert_eq!(chart.matches("<polyline").count(), 2, "{chart}");
+    assert!(
+        chart.contains("naming, period 2: 1 of 1 rejected (100%)"),
+        "{chart}"
+    );
+    assert!(
+        chart.contains("naming, period 3: 0 of 1 rejected (0%)"),
+        "{chart}"
+    );
+
+    // Marking the patterns addressed needs the session's CSRF token.
+    let origin = base(&daemon);
+    let status = post_form(
+        &daemon,
+        "/ui/reviews/addressed",
+        &cookie,
+        &origin,
+        "category=naming&csrf=0",
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (_, still) = get_with(&daemon, "/ui/reviews", Some(&cookie)).await;
+    assert!(still.contains("Mark addressed"), "{still}");
+    let body = format!("category=naming&csrf={}", csrf_in(&page));
+    let status = post_form(&daemon, "/ui/reviews/addressed", &cookie, &origin, &body).await;
+    assert_eq!(status, 200);
+    let (_, after) = get_with(&daemon, "/ui/reviews", Some(&cookie)).await;
+    assert!(!after.contains("Mark addressed"), "{after}");
+    let rules = repo.cairn_ok(&["rules", "--json"]);
+    let rules: Value = serde_json::from_str(&rules).unwrap();
+    assert!(
+        rules[0]["memories"].is_null(),
+        "addressed for the CLI too: {rules}"
+    );
+
+    // Code: the ranked files and symbols with their score's parts.
+    let (status, page) = get_with(&daemon, "/ui/code", Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+    for text in [
+        "Top files",
+        "Top symbols",
+        "centrality",
+        "src/shop/cart.py",
+        symbol,
+    ] {
+        assert!(page.contains(text), "{text}: {page}");
+    }
+
+    // A symbol's page: what `cairn expand` answers, its neighbourhood drawn, the memories
+    // anchored to it.
+    let anchored: Value = serde_json::from_str(&repo.cairn_ok(&[
+        "memory",
+        "add",
+        "--json",
+        "-t",
+        "decision",
+        "--symbol",
+        "src/shop/pricing.py::price_of",
+        "Prices include <b>tax</b> at TAX_RATE; callers never add it again.",
+    ]))
+    .unwrap();
+    let anchored = anchored["id"].as_str().unwrap();
+    let expanded: Value = serde_json::from_str(&repo.cairn_ok(&[
+        "expand",
+        "src/shop/pricing.py::price_of",
+        "--json",
+    ]))
+    .unwrap();
+    let callers = expanded["callers"].as_array().unwrap().len();
+    let callees = expanded["callees"].as_array().unwrap().len();
+    assert!(callers >= 1, "{expanded}");
+    let (status, page) = get_with(&daemon, symbol, Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+    for text in [
+        "src/shop/cart.py::Cart.total",
+        "Blast radius",
+        "Price of one item with tax.",
+    ] {
+        assert!(
+            page.to_lowercase().contains(&text.to_lowercase()),
+            "{text}: {page}"
+        );
+    }
+    assert!(
+        page.contains(&format!(
+            r#"<a href="/ui/memories/{anchored}">Prices include &lt;b&gt;tax&lt;/b&gt;"#
+        )),
+        "{page}"
+    );
+    let (_, memory_page) =
+        get_with(&daemon, &format!("/ui/memories/{anchored}"), Some(&cookie)).await;
+    assert!(
+        memory_page.contains(r#"<a href="/ui/symbol?id=src%2Fshop%2Fpricing.py%3A%3Aprice_of">"#),
+        "{memory_page}"
+    );
+    let graph = svg_in(&page, "graph");
+    assert_eq!(
+        graph.matches(r#"<g class="node"#).count(),
+        1 + callers.min(12) + callees.min(12),
+        "{graph}"
+    );
+    assert!(
+        graph.contains(r#"<a href="/ui/symbol?id=src%2Fshop%2Fcart.py%3A%3ACart.total">"#),
+        "{graph}"
+    );
+    // A memory anchored to a file links to the file's page.
+    let (status, file_page) =
+        get_with(&daemon, "/ui/symbol?id=src/shop/cart.py", Some(&cookie)).await;
+    assert_eq!(status, 200, "{file_page}");
+
+    // Unknown, escaping and hostile ids: a clear 404, the id escaped.
+    for (id, says) in [
+        ("src%2Fshop%2Fpricing.py%3A%3Anothing", "no file or symbol"),
+        ("..%2F..%2Fetc%2Fpasswd", "outside the repository"),
+        ("%2Fetc%2Fpasswd", "outside the repository"),
+        ("", "empty"),
+        (
+            "%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+            "&lt;script&gt;alert(1)&lt;/script&gt;",
+        ),
+    ] {
+        let (status, page) = get_with(&daemon, &format!("/ui/symbol?id={id}"), Some(&cookie)).await;
+        assert_eq!(status, 404, "{id}: {page}");
+        assert!(
+            page.contains("Not found") && page.contains(says),
+            "{id}: {page}"
+        );
+        assert!(!page.contains("<script>"), "{id}: {page}");
+    }
+    assert!(daemon.stop().success());
+}
+
 /// A program on PATH, or the test fails saying what to install.
 fn required(program: &str) -> PathBuf {
     std::env::var_os("PATH")
@@ -629,4 +872,113 @@ async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
 fn origin_of(address: &str) -> String {
     let rest = address.strip_prefix("http://").unwrap();
     format!("http://{}", rest.split('/').next().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromium() {
+    let repo = repository_with_reviews();
+    let address = log_in_address(&repo);
+    let _daemon = StartedDaemon(repo.data_dir());
+    let (_driver, driver_url) = chromedriver().await;
+    let profile = tempfile::tempdir().unwrap();
+    let client = browser(&driver_url, profile.path()).await;
+    client.goto(&address).await.unwrap();
+    find(&client, "input#q").await;
+
+    // The header leads to the reviews.
+    client
+        .find(Locator::LinkText("Reviews"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    find(&client, "svg.chart").await;
+    let page = body_text(&client).await;
+    for text in [
+        "Rule effectiveness",
+        "naming",
+        "75% (3 of 4)",
+        "0% (0 of 2)",
+        "PR-4",
+    ] {
+        assert!(page.contains(text), "{text}: {page}");
+    }
+    let points = client
+        .find_all(Locator::Css("svg.chart circle"))
+        .await
+        .unwrap();
+    assert_eq!(points.len(), 6);
+    screenshot(&client, "reviews").await;
+    client
+        .execute("window.scrollTo(0, document.body.scrollHeight)", Vec::new())
+        .await
+        .unwrap();
+    find(&client, "form.inline button").await;
+    screenshot(&client, "reviews-end").await;
+
+    // The code page ranks files and symbols; a symbol opens its page.
+    client
+        .find(Locator::LinkText("Code"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    find(&client, "table.ranked").await;
+    screenshot(&client, "code").await;
+    client
+        .goto(&format!(
+            "{}/ui/symbol?id=src/shop/pricing.py::price_of",
+            origin_of(&address)
+        ))
+        .await
+        .unwrap();
+    find(&client, "svg.graph").await;
+    let page = body_text(&client).await;
+    assert!(page.contains("src/shop/cart.py::Cart.total"), "{page}");
+
+    // A caller's box in the drawing is a link to the caller's page.
+    find(
+        &client,
+        r#"svg.graph g[data-id="src/shop/cart.py::Cart.total"] a"#,
+    )
+    .await
+    .click()
+    .await
+    .unwrap();
+    arrive(&client, "the caller's page", |url| {
+        url.contains("Cart.total")
+    })
+    .await;
+    let centre = find(&client, "svg.graph g.centre").await;
+    assert_eq!(
+        centre.attr("data-id").await.unwrap().as_deref(),
+        Some("src/shop/cart.py::Cart.total")
+    );
+    let page = body_text(&client).await;
+    assert!(
+        page.contains("src/shop/pricing.py::price_of"),
+        "a callee: {page}"
+    );
+    screenshot(&client, "symbol").await;
+
+    // At a phone's width both still read.
+    client.set_window_size(390, 844).await.unwrap();
+    client
+        .goto(&format!("{}/ui/reviews", origin_of(&address)))
+        .await
+        .unwrap();
+    find(&client, "svg.chart").await;
+    screenshot(&client, "reviews-phone").await;
+    client
+        .goto(&format!(
+            "{}/ui/symbol?id=src/shop/cart.py::Cart.total",
+            origin_of(&address)
+        ))
+        .await
+        .unwrap();
+    find(&client, "svg.graph").await;
+    screenshot(&client, "symbol-phone").await;
+    client.close().await.unwrap();
 }

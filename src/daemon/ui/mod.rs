@@ -5,7 +5,10 @@
 //! CSRF token. The cookie opens nothing outside `/ui`. Answers come from the same use cases as
 //! the MCP tools; the HTML is written in [`pages`].
 
+pub mod chart;
+pub mod code;
 pub mod pages;
+pub mod reviews;
 pub mod session;
 
 use std::sync::Arc;
@@ -18,8 +21,13 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use maud::Markup;
 
-use crate::app::{AskError, Cairn, ForgetRequest, MemoryRequest, SearchRequest};
+use crate::app::{
+    AddressedRequest, AskError, Cairn, ContextRequest, ExpandRequest, Expanded, ForgetRequest,
+    MemoryRequest, RulesRequest, SearchRequest,
+};
+use crate::context::TargetError;
 use crate::memory::MemoryError;
+use crate::review::stats::is_high_rejection;
 use pages::SearchForm;
 pub use session::{Session, Sessions};
 
@@ -29,6 +37,14 @@ pub const COOKIE: &str = "cairn_ui";
 const SEARCH_LIMIT: usize = 50;
 /// The search's token budget (the most a search answers).
 const SEARCH_TOKENS: usize = 16_000;
+/// Periods of the reviews page's chart.
+const TREND_PERIODS: usize = 8;
+/// Latest reviews the reviews page lists.
+const LATEST_REVIEWS: usize = 20;
+/// Rejection patterns shown per high-rejection category.
+const PATTERNS_SHOWN: usize = 10;
+/// The token budget of the code pages' answers (their text is not shown; the lists are).
+const CODE_TOKENS: usize = 16_000;
 /// The stylesheet, embedded.
 const STYLE: &str = include_str!("style.css");
 /// What a page may load: its own stylesheet, nothing else; no frames, forms only to itself.
@@ -58,6 +74,10 @@ pub fn router(cairn: Arc<Cairn>, sessions: Arc<Sessions>) -> Router {
         .route("/ui/style.css", get(style))
         .route("/ui/memories/{id}", get(memory))
         .route("/ui/memories/{id}/forget", get(confirm_forget).post(forget))
+        .route("/ui/reviews", get(reviews))
+        .route("/ui/reviews/addressed", axum::routing::post(addressed))
+        .route("/ui/code", get(code))
+        .route("/ui/symbol", get(symbol))
         .route_layer(axum::middleware::from_fn_with_state(
             sessions,
             require_session,
@@ -241,6 +261,114 @@ async fn forget(
     }
 }
 
+/// Rule effectiveness, its trend, the patterns behind high rejection rates and the latest
+/// reviews: the use cases behind `cairn rules` and `record_review`.
+async fn reviews(State(shared): State<Shared>, Extension(session): Extension<Session>) -> Response {
+    let cairn = &shared.cairn;
+    let rules = match cairn.rules(RulesRequest::default()).await {
+        Ok(rules) => rules,
+        Err(e) => return failure(&shared, status_of(&e), &e.to_string()),
+    };
+    let history = match cairn.review_history(TREND_PERIODS, LATEST_REVIEWS).await {
+        Ok(history) => history,
+        Err(e) => return failure(&shared, status_of(&e), &e.to_string()),
+    };
+    let mut patterns = Vec::new();
+    for stat in &rules.stats {
+        if !is_high_rejection(stat, rules.min_sample, rules.min_rate) || stat.memories.is_empty() {
+            continue;
+        }
+        let mut memories = Vec::new();
+        for id in stat.memories.iter().take(PATTERNS_SHOWN) {
+            // A pattern forgotten since the statistics were read is left out.
+            if let Ok(memory) = cairn.show(MemoryRequest { id: id.clone() }).await {
+                memories.push(memory);
+            }
+        }
+        patterns.push(reviews::Patterns {
+            category: stat.category.clone(),
+            memories,
+        });
+    }
+    html(reviews::reviews(
+        &shared.repository,
+        &rules,
+        &history,
+        &patterns,
+        &session.csrf,
+    ))
+}
+
+#[derive(serde::Deserialize)]
+struct AddressedForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    category: String,
+}
+
+/// Marks a category's rejection patterns addressed (`cairn rules --addressed`), if the form
+/// carries the session's CSRF token.
+async fn addressed(
+    State(shared): State<Shared>,
+    Extension(session): Extension<Session>,
+    Form(form): Form<AddressedForm>,
+) -> Response {
+    if !session::same(form.csrf.as_bytes(), session.csrf.as_bytes()) {
+        return failure(
+            &shared,
+            StatusCode::FORBIDDEN,
+            "The form's CSRF token is missing or wrong: nothing was marked. Open the reviews again and retry.",
+        );
+    }
+    let request = AddressedRequest {
+        category: form.category,
+    };
+    match shared.cairn.mark_addressed(request).await {
+        Ok(done) => html(reviews::addressed(
+            &shared.repository,
+            &done.category,
+            &done.ids,
+        )),
+        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+    }
+}
+
+/// The ranked files and symbols of the context pack (`get_context`).
+async fn code(State(shared): State<Shared>, Query(form): Query<code::FocusForm>) -> Response {
+    let focus = form.focus.trim();
+    let request = ContextRequest {
+        focus: (!focus.is_empty()).then(|| focus.to_string()),
+        max_tokens: Some(CODE_TOKENS),
+    };
+    match shared.cairn.context(request).await {
+        Ok(report) => html(code::code(&shared.repository, &form, &report)),
+        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct SymbolQuery {
+    #[serde(default)]
+    id: String,
+}
+
+/// A file's or symbol's page (`expand`); a memory id goes to the memory's page.
+async fn symbol(State(shared): State<Shared>, Query(query): Query<SymbolQuery>) -> Response {
+    let request = ExpandRequest {
+        target: query.id,
+        include: Vec::new(),
+        max_tokens: Some(CODE_TOKENS),
+    };
+    match shared.cairn.expand(request).await {
+        Ok(Expanded::Code(report)) => html(code::symbol(&shared.repository, &report)),
+        Ok(Expanded::Memory(memory)) => {
+            Redirect::to(&pages::memory_url(&memory.id)).into_response()
+        }
+        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+    }
+}
+
 fn nonempty(text: &str) -> Vec<String> {
     let text = text.trim();
     if text.is_empty() {
@@ -252,7 +380,12 @@ fn nonempty(text: &str) -> Vec<String> {
 
 fn status_of(error: &AskError) -> StatusCode {
     match error {
-        AskError::Memory(MemoryError::NotFound(_)) => StatusCode::NOT_FOUND,
+        AskError::Memory(MemoryError::NotFound(_))
+        | AskError::Target(
+            TargetError::Empty | TargetError::OutsideRepository(_) | TargetError::Unknown { .. },
+        )
+        | AskError::NotIndexed(_) => StatusCode::NOT_FOUND,
+        AskError::Target(TargetError::Ambiguous { .. }) => StatusCode::BAD_REQUEST,
         AskError::Memory(MemoryError::Invalid(_) | MemoryError::UnknownType(_))
         | AskError::Budget(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -18,8 +18,13 @@ pub struct SearchForm {
     pub path: String,
 }
 
-/// The frame every page shares.
-fn page(title: &str, repository: &str, body: Markup) -> Markup {
+/// A page of the memories' section.
+pub(super) fn page(title: &str, repository: &str, body: Markup) -> Markup {
+    page_in("Memories", title, repository, body)
+}
+
+/// The frame every page shares; `section` (one of [`SECTIONS`]' names) is marked in the header.
+pub(super) fn page_in(section: &str, title: &str, repository: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -28,12 +33,25 @@ fn page(title: &str, repository: &str, body: Markup) -> Markup {
                 header.top {
                     a.brand href="/ui/" { "cairn" }
                     span.repository title="repository" { (repository) }
+                    nav.sections aria-label="sections" {
+                        @for (href, name) in SECTIONS {
+                            @let here = section == name;
+                            a href=(href) aria-current=[here.then_some("page")] { (name) }
+                        }
+                    }
                 }
                 main { (body) }
             }
         }
     }
 }
+
+/// The header's sections: address and name.
+const SECTIONS: [(&str, &str); 3] = [
+    ("/ui/", "Memories"),
+    ("/ui/reviews", "Reviews"),
+    ("/ui/code", "Code"),
+];
 
 /// A page's head: its title, and the stylesheet for those a session may load.
 fn head(title: &str, styled: bool) -> Markup {
@@ -142,8 +160,8 @@ pub fn memory(repository: &str, memory: &Memory) -> Markup {
                 p.empty { "Not anchored to code." }
             }
             ul.anchors {
-                @for path in &memory.paths { li { "file " code { (path) } (gone(memory, path)) } }
-                @for symbol in &memory.symbols { li { "symbol " code { (symbol) } (gone(memory, symbol)) } }
+                @for path in &memory.paths { li { "file " a href=(super::code::symbol_url(path)) { code { (path) } } (gone(memory, path)) } }
+                @for symbol in &memory.symbols { li { "symbol " a href=(super::code::symbol_url(symbol)) { code { (symbol) } } (gone(memory, symbol)) } }
                 @if let Some(pattern) = &memory.file_pattern { li { "files matching " code { (pattern) } } }
             }
         }
@@ -260,7 +278,7 @@ pub fn log_in_first() -> Markup {
 }
 
 /// `n thing` or `n things`.
-fn count(n: usize, one: &str, many: &str) -> String {
+pub(super) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -287,7 +305,7 @@ fn gone(memory: &Memory, anchor: &str) -> Markup {
 }
 
 /// `text` percent-encoded for one path segment.
-fn path_segment(text: &str) -> String {
+pub(super) fn path_segment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {

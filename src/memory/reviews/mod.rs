@@ -639,6 +639,19 @@ impl Memories {
         Ok(record::author_stats(&developer, state.reviews.values()))
     }
 
+    /// Every recorded review, oldest first (by time, then by the order they were recorded).
+    pub async fn review_records(&self) -> Result<Vec<ReviewRecord>> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let mut records: Vec<ReviewRecord> = state.reviews.values().cloned().collect();
+        records.sort_by(|a, b| {
+            a.at.cmp(&b.at)
+                .then(a.seq.cmp(&b.seq))
+                .then(a.id.cmp(&b.id))
+        });
+        Ok(records)
+    }
+
     /// Marks the live rejection patterns of `category` as addressed (the review guidelines
     /// were updated for them); returns their ids.
     pub async fn mark_addressed(&self, category: &str) -> Result<Vec<String>> {

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::MemoryError;
-use crate::review::stats::{AuthorStats, RuleStat};
+use crate::review::stats::{AuthorStats, RuleStat, Window};
 
 /// What became of a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -180,6 +180,78 @@ pub fn rule_stats<'a>(reviews: impl IntoIterator<Item = &'a ReviewRecord>) -> Ve
         .collect()
 }
 
+/// A span of consecutive recorded reviews.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Period {
+    /// The first and last review's time (milliseconds since the epoch).
+    pub from: i64,
+    pub to: i64,
+    pub reviews: u64,
+}
+
+/// Each category's findings per period, periods oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Trend {
+    pub periods: Vec<Period>,
+    /// Per category (sorted by name), its window in each period (`None`: not flagged then).
+    pub categories: Vec<(String, Vec<Option<Window>>)>,
+}
+
+/// The rejection rate of each category over time: `reviews` (oldest first) cut into at most
+/// `periods` runs of consecutive reviews of near-equal size, so the trend shows even when
+/// reviews were recorded in one afternoon.
+pub fn rejection_trend(reviews: &[ReviewRecord], periods: usize) -> Trend {
+    let count = periods.min(reviews.len());
+    if count == 0 {
+        return Trend::default();
+    }
+    let chunks: Vec<&[ReviewRecord]> = (0..count)
+        .map(|i| &reviews[i * reviews.len() / count..(i + 1) * reviews.len() / count])
+        .collect();
+    let mut by: BTreeMap<&str, Vec<Option<Window>>> = BTreeMap::new();
+    for (i, chunk) in chunks.iter().enumerate() {
+        for review in chunk.iter() {
+            let mut seen = Vec::new();
+            for f in &review.findings {
+                let windows = by
+                    .entry(f.category.as_str())
+                    .or_insert_with(|| vec![None; count]);
+                let window = windows[i].get_or_insert_with(Window::default);
+                window.flagged += 1;
+                if f.disposition == Disposition::Rejected {
+                    window.rejected += 1;
+                }
+                if !seen.contains(&f.category.as_str()) {
+                    seen.push(f.category.as_str());
+                    window.reviews += 1;
+                }
+            }
+        }
+    }
+    let categories = by
+        .into_iter()
+        .map(|(category, mut windows)| {
+            for window in windows.iter_mut().flatten() {
+                window.rejection_rate =
+                    ((window.rejected as f64 / window.flagged.max(1) as f64) * 1000.0).round()
+                        / 1000.0;
+            }
+            (category.to_string(), windows)
+        })
+        .collect();
+    Trend {
+        periods: chunks
+            .iter()
+            .map(|chunk| Period {
+                from: chunk.first().map_or(0, |r| r.at),
+                to: chunk.last().map_or(0, |r| r.at),
+                reviews: chunk.len() as u64,
+            })
+            .collect(),
+        categories,
+    }
+}
+
 /// An author's statistics over review records.
 pub fn author_stats<'a>(
     author: &str,
@@ -315,6 +387,55 @@ mod tests {
             memory: None,
             seq: 0,
         }
+    }
+
+    #[test]
+    fn the_trend_cuts_reviews_into_periods_of_consecutive_reviews() {
+        let reviews: Vec<ReviewRecord> = (0..5)
+            .map(|i| {
+                let disposition = if i < 3 {
+                    Disposition::Rejected
+                } else {
+                    Disposition::Implemented
+                };
+                let mut findings = vec![finding("naming", disposition)];
+                if i == 4 {
+                    findings.push(finding("security", Disposition::Implemented));
+                }
+                ReviewRecord {
+                    at: i * 1000,
+                    ..review(&i.to_string(), "bob", findings)
+                }
+            })
+            .collect();
+        let trend = rejection_trend(&reviews, 2);
+        assert_eq!(trend.periods.len(), 2);
+        assert_eq!(
+            (
+                trend.periods[0].from,
+                trend.periods[0].to,
+                trend.periods[0].reviews
+            ),
+            (0, 1000, 2)
+        );
+        assert_eq!(trend.periods[1].reviews, 3);
+        let (name, naming) = &trend.categories[0];
+        assert_eq!(name, "naming");
+        let first = naming[0].as_ref().unwrap();
+        assert_eq!(
+            (first.flagged, first.rejected, first.rejection_rate),
+            (2, 2, 1.0)
+        );
+        let second = naming[1].as_ref().unwrap();
+        assert_eq!((second.flagged, second.rejected), (3, 1));
+        assert_eq!(second.rejection_rate, 0.333);
+        assert_eq!(trend.categories[1].0, "security");
+        assert_eq!(
+            trend.categories[1].1[0], None,
+            "not flagged in the first period"
+        );
+        assert_eq!(rejection_trend(&[], 4), Trend::default());
+        assert_eq!(rejection_trend(&reviews, 10).periods.len(), 5);
     }
 
     #[test]
