@@ -199,12 +199,98 @@ pub struct Graph {
     /// costs only those files' nodes and edges.
     pub nodes: Vec<Arc<Node>>,
     pub edges: Vec<Arc<Edge>>,
-    index: FxHashMap<String, usize>,
+    index: IdIndex,
     /// Node positions by the address of the node.
     positions: FxHashMap<usize, usize>,
     /// Edge positions by source and by destination node position.
-    outgoing: Vec<Vec<u32>>,
-    incoming: Vec<Vec<u32>>,
+    outgoing: Adjacency,
+    incoming: Adjacency,
+}
+
+/// Node positions by id without a copy of any id: an id's hash gives a position, and the
+/// lookup compares the id found there; ids whose hashes collide are kept apart by id.
+#[derive(Debug, Clone, Default)]
+struct IdIndex {
+    by_hash: FxHashMap<u64, u32>,
+    collided: FxHashMap<String, u32>,
+}
+
+/// Marks a hash that more than one id has (see `IdIndex::collided`).
+const COLLIDED: u32 = u32::MAX;
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher as _;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+impl IdIndex {
+    fn of(nodes: &[Arc<Node>]) -> IdIndex {
+        let mut index = IdIndex {
+            by_hash: FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default()),
+            collided: FxHashMap::default(),
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            let i = i as u32;
+            match index.by_hash.entry(id_hash(&node.id)) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                }
+                std::collections::hash_map::Entry::Occupied(mut slot) => {
+                    let before = *slot.get();
+                    if before != COLLIDED {
+                        let id = nodes[before as usize].id.clone();
+                        index.collided.insert(id, before);
+                        slot.insert(COLLIDED);
+                    }
+                    index.collided.insert(node.id.clone(), i);
+                }
+            }
+        }
+        index
+    }
+
+    fn get(&self, nodes: &[Arc<Node>], id: &str) -> Option<usize> {
+        match *self.by_hash.get(&id_hash(id))? {
+            COLLIDED => self.collided.get(id).map(|&i| i as usize),
+            i => (nodes[i as usize].id == id).then_some(i as usize),
+        }
+    }
+}
+
+/// Edge positions per node, in one list (compressed rows: node `i`'s are
+/// `items[start[i]..start[i + 1]]`), not a list per node.
+#[derive(Debug, Clone, Default)]
+struct Adjacency {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Adjacency {
+    /// From (node, edge) pairs in edge order.
+    fn of(nodes: usize, pairs: &[(u32, u32)]) -> Adjacency {
+        let mut start = vec![0u32; nodes + 1];
+        for &(node, _) in pairs {
+            start[node as usize + 1] += 1;
+        }
+        for i in 0..nodes {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut items = vec![0u32; pairs.len()];
+        for &(node, edge) in pairs {
+            let slot = &mut next[node as usize];
+            items[*slot as usize] = edge;
+            *slot += 1;
+        }
+        Adjacency { start, items }
+    }
+
+    fn at(&self, node: usize) -> &[u32] {
+        match (self.start.get(node), self.start.get(node + 1)) {
+            (Some(&from), Some(&to)) => &self.items[from as usize..to as usize],
+            _ => &[],
+        }
+    }
 }
 
 impl Graph {
@@ -254,22 +340,23 @@ impl Graph {
 
     /// The indexes over nodes sorted by id and edges in order.
     fn indexed(nodes: Vec<Arc<Node>>, edges: Vec<Arc<Edge>>) -> Graph {
-        let mut index: FxHashMap<String, usize> =
-            FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default());
-        index.extend(nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)));
+        let index = IdIndex::of(&nodes);
         let positions: FxHashMap<usize, usize> = nodes
             .iter()
             .enumerate()
             .map(|(i, n)| (Arc::as_ptr(n) as usize, i))
             .collect();
-        let mut outgoing: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+        let mut from = Vec::with_capacity(edges.len());
+        let mut to = Vec::with_capacity(edges.len());
         for (e, edge) in edges.iter().enumerate() {
-            if let (Some(&s), Some(&d)) = (index.get(&edge.src), index.get(&edge.dst)) {
-                outgoing[s].push(e as u32);
-                incoming[d].push(e as u32);
+            if let (Some(s), Some(d)) = (index.get(&nodes, &edge.src), index.get(&nodes, &edge.dst))
+            {
+                from.push((s as u32, e as u32));
+                to.push((d as u32, e as u32));
             }
         }
+        let outgoing = Adjacency::of(nodes.len(), &from);
+        let incoming = Adjacency::of(nodes.len(), &to);
         Graph {
             nodes,
             edges,
@@ -281,16 +368,16 @@ impl Graph {
     }
 
     pub fn node(&self, id: &str) -> Option<&Node> {
-        self.index.get(id).map(|&i| &*self.nodes[i])
+        self.node_index(id).map(|i| &*self.nodes[i])
     }
 
     /// The shared node with this id (for a graph built from this one).
     pub fn shared_node(&self, id: &str) -> Option<&Arc<Node>> {
-        self.index.get(id).map(|&i| &self.nodes[i])
+        self.node_index(id).map(|i| &self.nodes[i])
     }
 
     pub fn node_index(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
+        self.index.get(&self.nodes, id)
     }
 
     /// The position of one of this graph's own nodes in `nodes`, found by its address
@@ -312,12 +399,11 @@ impl Graph {
         self.edges_at(&self.incoming, id)
     }
 
-    fn edges_at<'a>(&'a self, map: &'a [Vec<u32>], id: &str) -> impl Iterator<Item = &'a Edge> {
-        self.index
-            .get(id)
-            .and_then(|&i| map.get(i))
-            .into_iter()
-            .flatten()
+    fn edges_at<'a>(&'a self, map: &'a Adjacency, id: &str) -> impl Iterator<Item = &'a Edge> {
+        self.node_index(id)
+            .map(|i| map.at(i))
+            .unwrap_or_default()
+            .iter()
             .map(|&e| &*self.edges[e as usize])
     }
 
@@ -396,5 +482,51 @@ mod tests {
             let merged = merge_sorted(kept, fresh, |a, b| a.0.cmp(&b.0));
             assert_eq!(merged, expected);
         }
+    }
+
+    #[test]
+    fn ids_whose_hashes_collide_are_told_apart() {
+        let node = |id: &str| {
+            Arc::new(Node {
+                id: id.to_string(),
+                kind: NodeKind::File,
+                path: id.to_string(),
+                name: id.to_string(),
+                start_line: 1,
+                end_line: 1,
+                signature: None,
+                doc: None,
+                is_test: false,
+                side_effects: Vec::new(),
+                mutations: 0,
+                reach: 0,
+                causal_in: 0,
+                impact: 1.0,
+                last_change: 0,
+                parent: None,
+            })
+        };
+        let nodes: Vec<Arc<Node>> = ["a.py", "b.py", "c.py"].iter().map(|id| node(id)).collect();
+        let mut index = IdIndex::of(&nodes);
+        // Make b.py's hash a collision, as two ids of one hash would leave it.
+        index.by_hash.insert(id_hash("b.py"), COLLIDED);
+        index.collided.insert("b.py".to_string(), 1);
+        assert_eq!(index.get(&nodes, "a.py"), Some(0));
+        assert_eq!(index.get(&nodes, "b.py"), Some(1));
+        assert_eq!(index.get(&nodes, "c.py"), Some(2));
+        assert_eq!(index.get(&nodes, "d.py"), None);
+        // A hash that finds another id's position is no match.
+        index.by_hash.insert(id_hash("e.py"), 2);
+        assert_eq!(index.get(&nodes, "e.py"), None);
+    }
+
+    #[test]
+    fn adjacency_lists_each_nodes_edges_in_edge_order() {
+        let rows = Adjacency::of(4, &[(2, 0), (0, 1), (2, 2), (3, 3), (2, 4)]);
+        assert_eq!(rows.at(0), &[1]);
+        assert_eq!(rows.at(1), &[] as &[u32]);
+        assert_eq!(rows.at(2), &[0, 2, 4]);
+        assert_eq!(rows.at(3), &[3]);
+        assert_eq!(rows.at(9), &[] as &[u32]);
     }
 }

@@ -118,6 +118,17 @@ async fn incremental_index_equals_a_fresh_build() {
     }
 }
 
+/// The repository's settings and its index as the store holds it.
+async fn stored_live(repo: &TestRepo) -> (cairn::config::Repo, cairn::index::Live) {
+    let settings = cairn::config::Repo::discover(repo.path(), Some(repo.data_dir())).unwrap();
+    let store = cairn::storage::Store::open(&settings.store_dir())
+        .await
+        .unwrap();
+    let live = cairn::index::Live::load(&store).await.unwrap();
+    store.close().await;
+    (settings, live)
+}
+
 /// The daemon's quick patch shows a changed file's new symbols and calls at once; the exact
 /// rebuild that follows equals a fresh index.
 #[tokio::test(flavor = "multi_thread")]
@@ -128,12 +139,7 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
     repo.write("b.py", "from a import f\n\n\ndef g():\n    return f()\n");
     repo.commit("two modules");
     repo.index();
-    let settings = cairn::config::Repo::discover(repo.path(), Some(repo.data_dir())).unwrap();
-    let store = cairn::storage::Store::open(&settings.store_dir())
-        .await
-        .unwrap();
-    let mut live = cairn::index::Live::load(&store).await.unwrap();
-    store.close().await;
+    let (settings, mut live) = stored_live(&repo).await;
 
     repo.write(
         "b.py",
@@ -165,12 +171,7 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
 async fn the_daemons_path_with_late_rebuilds_equals_fresh() {
     let repo = TestRepo::with_fixture("mixed");
     repo.index();
-    let settings = cairn::config::Repo::discover(repo.path(), Some(repo.data_dir())).unwrap();
-    let store = cairn::storage::Store::open(&settings.store_dir())
-        .await
-        .unwrap();
-    let mut live = cairn::index::Live::load(&store).await.unwrap();
-    store.close().await;
+    let (settings, mut live) = stored_live(&repo).await;
     // As the daemon starts: a whole walk (which reads the module roots) and its rebuild.
     assert!(live.read(&settings, None).whole);
     live.rebuild();

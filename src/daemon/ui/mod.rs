@@ -229,6 +229,18 @@ struct CsrfForm {
     csrf: String,
 }
 
+/// A 403 page unless a form's CSRF token is the session's (compared in constant time);
+/// `outcome` says what did not happen.
+fn csrf_refused(shared: &Shared, session: &Session, csrf: &str, outcome: &str) -> Option<Response> {
+    (!session::same(csrf.as_bytes(), session.csrf.as_bytes())).then(|| {
+        failure(
+            shared,
+            StatusCode::FORBIDDEN,
+            &format!("The form's CSRF token is missing or wrong: {outcome}"),
+        )
+    })
+}
+
 /// Forgets a memory through the same use case as the `forget` tool, if the form carries the
 /// session's CSRF token.
 async fn forget(
@@ -237,12 +249,13 @@ async fn forget(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    if !session::same(form.csrf.as_bytes(), session.csrf.as_bytes()) {
-        return failure(
-            &shared,
-            StatusCode::FORBIDDEN,
-            "The form's CSRF token is missing or wrong: nothing was forgotten. Open the memory again and retry.",
-        );
+    if let Some(refused) = csrf_refused(
+        &shared,
+        &session,
+        &form.csrf,
+        "nothing was forgotten. Open the memory again and retry.",
+    ) {
+        return refused;
     }
     let request = ForgetRequest {
         id: Some(id),
@@ -314,12 +327,13 @@ async fn addressed(
     Extension(session): Extension<Session>,
     Form(form): Form<AddressedForm>,
 ) -> Response {
-    if !session::same(form.csrf.as_bytes(), session.csrf.as_bytes()) {
-        return failure(
-            &shared,
-            StatusCode::FORBIDDEN,
-            "The form's CSRF token is missing or wrong: nothing was marked. Open the reviews again and retry.",
-        );
+    if let Some(refused) = csrf_refused(
+        &shared,
+        &session,
+        &form.csrf,
+        "nothing was marked. Open the reviews again and retry.",
+    ) {
+        return refused;
     }
     let request = AddressedRequest {
         category: form.category,
