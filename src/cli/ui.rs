@@ -63,7 +63,7 @@ fn log_in_url(launch: &Launch) -> anyhow::Result<String> {
         );
     }
     let token = read_token(&launch.data_dir).context("the daemon's token is missing")?;
-    let code = client::post(record.port, &token, "/ui/code", CODE_TIMEOUT)
+    let code = client::post(record.port, &token, "/login-code", CODE_TIMEOUT)
         .context("the daemon gave no log-in code (is it an older cairn? restart it)")?;
     Ok(format!(
         "http://127.0.0.1:{}/ui/login?code={}",

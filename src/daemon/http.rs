@@ -1,6 +1,6 @@
 //! The daemon's HTTP face on 127.0.0.1: MCP over streamable HTTP at `/mcp`, the session-start
 //! context at `/context`, Claude Code hook events at `/hook`, `cairn index` runs handed over
-//! at `/index` (POST), `/health`, the page's one-time log-in codes at `/ui/code` (POST), and
+//! at `/index` (POST), `/health`, the page's one-time log-in codes at `/login-code` (POST), and
 //! the page itself under `/ui` ([`super::ui`]). Every request must carry a loopback `Host`
 //! naming the daemon's port (DNS rebinding), no foreign `Origin`, and a body under the size
 //! limit; the API routes need the bearer token, the page's routes its session cookie instead.
@@ -93,7 +93,8 @@ pub fn router(
         .route("/hook", post(hook))
         .route("/index", post(index))
         .route("/health", get(health))
-        .route("/ui/code", post(ui_code))
+        // Outside `/ui`: the page's cookie is never sent here, and no page shares its path.
+        .route("/login-code", post(ui_code))
         .with_state(shared)
         .route_layer(axum::middleware::from_fn_with_state(guard.clone(), bearer));
     api.merge(ui::router(cairn, sessions))

@@ -254,7 +254,7 @@ async fn the_session_cookie_opens_only_the_page_and_hosts_and_origins_are_checke
         (reqwest::Method::GET, "/health"),
         (reqwest::Method::GET, "/context"),
         (reqwest::Method::POST, "/hook"),
-        (reqwest::Method::POST, "/ui/code"),
+        (reqwest::Method::POST, "/login-code"),
     ] {
         let status = with_cookie(method, path).send().await.unwrap().status();
         assert_eq!(status, 401, "{path} with only the page's cookie");

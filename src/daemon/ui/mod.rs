@@ -1,6 +1,6 @@
 //! The daemon's page for people at `/ui`: search the memories, read one, forget one. A browser
 //! logs in with a one-time code that `cairn ui` asks for over the token-guarded API
-//! (`POST /ui/code`) and exchanges at `/ui/login` for a session cookie (`HttpOnly;
+//! (`POST /login-code`) and exchanges at `/ui/login` for a session cookie (`HttpOnly;
 //! SameSite=Strict; Path=/ui`); every other `/ui` route needs that session, and every POST its
 //! CSRF token. The cookie opens nothing outside `/ui`. Answers come from the same use cases as
 //! the MCP tools; the HTML is written in [`pages`].
