@@ -65,6 +65,10 @@ pub(super) struct FileNames {
     modules: Vec<(Import, Target)>,
     /// What names and attributes are bound to.
     pub(super) bindings: Bindings,
+    /// Imports of outside modules: (the outside name, line).
+    outside: Vec<(String, u32)>,
+    /// How the file's imports resolved: (internal, external, unresolved).
+    resolved: (u64, u64, u64),
 }
 
 /// Names of every file and how to look them up.
@@ -73,7 +77,9 @@ pub(super) struct Resolution<'a> {
     pub(super) languages: Vec<&'a Language>,
     /// The module system of every language in use.
     systems: HashMap<ModuleKind, Box<dyn ModuleSystem + 'a>>,
-    pub(super) names: Vec<FileNames>,
+    /// Each file's names, collected when first asked for: a focused build asks for the files
+    /// it reads and those their names lead to, not every file.
+    names: Vec<std::cell::OnceCell<FileNames>>,
     members: RefCell<HashMap<(usize, String), Option<Target>>>,
     /// Methods declared in another file than their type: (type's file, type, name) -> method.
     methods: HashMap<(usize, usize, String), (usize, usize)>,
@@ -98,6 +104,84 @@ pub(super) struct Resolution<'a> {
 pub(super) struct Declarations {
     parts: Vec<(usize, usize)>,
     children: HashMap<String, (usize, usize)>,
+}
+
+/// What one class inherits: its bases resolved.
+#[derive(Default)]
+pub(super) struct ClassBases {
+    /// The repository's classes it names as bases, in the order written, each with the line
+    /// of the declaration that names it.
+    pub(super) resolved: Vec<((usize, usize), u32)>,
+    /// How many bases are outside the repository (a library's class, a builtin value type).
+    external: u64,
+    /// How many bases name nothing the repository or its imports know.
+    unresolved: u64,
+}
+
+impl ClassBases {
+    /// Whether a base is outside the repository: names it does not define may be inherited.
+    pub(super) fn outside(&self) -> bool {
+        self.external > 0
+    }
+}
+
+/// Every class's bases, resolved when first asked for: a focused build resolves those of
+/// its own classes and of the classes its calls reach, not every class's.
+pub(super) struct Inheritance {
+    /// Each class's base records, as (file, index in its extraction's bases), in file
+    /// order. A record on a method (Rust's `impl Trait for Type`) is the type's.
+    pub(super) records: BTreeMap<(usize, usize), Vec<(usize, usize)>>,
+    resolved: RefCell<HashMap<(usize, usize), std::rc::Rc<ClassBases>>>,
+}
+
+impl Inheritance {
+    fn new(r: &Resolution) -> Inheritance {
+        let mut records: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+        for (f, file) in r.files.iter().enumerate() {
+            for (b, base) in file.extract.bases.iter().enumerate() {
+                // An impl for a type outside the repository has no class here to inherit.
+                if let Some(class) = r.implementer(f, base.class) {
+                    records.entry(class).or_default().push((f, b));
+                }
+            }
+        }
+        Inheritance {
+            records,
+            resolved: RefCell::new(HashMap::default()),
+        }
+    }
+
+    /// A class's bases (none for a class that names none).
+    pub(super) fn of(&self, r: &Resolution, class: (usize, usize)) -> std::rc::Rc<ClassBases> {
+        if let Some(known) = self.resolved.borrow().get(&class) {
+            return known.clone();
+        }
+        let mut bases = ClassBases::default();
+        let mut seen: HashSet<&str> = HashSet::default();
+        for &(f, b) in self.records.get(&class).map_or(&[][..], Vec::as_slice) {
+            let file = r.files[f];
+            let base = &file.extract.bases[b];
+            if !seen.insert(base.expr.as_str()) {
+                continue;
+            }
+            let scope = file.extract.symbols[base.class].parent;
+            match r.expression(f, scope, &base.expr) {
+                Some(Target::Symbol(bf, bs))
+                    if r.files[bf].extract.symbols[bs].kind.is_class_like() =>
+                {
+                    let line = file.extract.symbols[base.class].start_line;
+                    bases.resolved.push(((bf, bs), line));
+                }
+                Some(Target::External(_)) => bases.external += 1,
+                // A builtin value type (`dict`), not `object`: its methods are known.
+                None if r.languages[f].builtin_values.contains(&base.expr) => bases.external += 1,
+                _ => bases.unresolved += 1,
+            }
+        }
+        let bases = std::rc::Rc::new(bases);
+        self.resolved.borrow_mut().insert(class, bases.clone());
+        bases
+    }
 }
 
 /// Builds the whole graph of a repository from its parsed files.
@@ -154,13 +238,15 @@ fn build_parts<'a>(
         }
     }
     let mut resolution = Resolution {
+        names: (0..files.len())
+            .map(|_| std::cell::OnceCell::new())
+            .collect(),
         files,
         systems: inputs
             .into_iter()
             .map(|(kind, input)| (kind, modules::system(kind, input)))
             .collect(),
         languages,
-        names: Vec::new(),
         members: RefCell::new(HashMap::default()),
         methods: HashMap::default(),
         owners: HashMap::default(),
@@ -172,16 +258,15 @@ fn build_parts<'a>(
         focus: focus.cloned(),
         ..Builder::default()
     };
-    resolution.names = (0..files.len())
-        .map(|i| resolution.file_names(i, &mut builder))
-        .collect();
     resolution.index_packages();
     resolution.join_parts();
     resolution.attach_methods();
+    let inheritance = Inheritance::new(&resolution);
+    builder.outside_imports(&resolution);
     builder.nodes_and_containment(files);
     builder.imports(&resolution);
-    builder.inheritance(&resolution);
-    builder.calls(&resolution);
+    builder.inheritance(&resolution, &inheritance);
+    builder.calls(&resolution, &inheritance);
     builder.side_effects(&resolution);
     let Builder {
         nodes,
@@ -212,10 +297,6 @@ struct Builder {
     nodes: Vec<Node>,
     edges: BTreeMap<EdgeKey, EdgeFacts>,
     stats: BuildStats,
-    /// Resolved bases per class: (file, symbol) -> [(file, symbol)].
-    bases: HashMap<(usize, usize), Vec<(usize, usize)>>,
-    /// Classes with a base outside the repository (a library's class, a builtin type).
-    outside_bases: HashSet<(usize, usize)>,
     externals: BTreeSet<String>,
     /// Side-effect categories per (file, scope symbol).
     effects: BTreeMap<(usize, Option<usize>), BTreeSet<String>>,
@@ -352,11 +433,31 @@ impl Builder {
 
     /// IMPORTS edges to repository files; `from pkg import module` depends on the submodule, and
     /// `from module import Symbol` also imports the symbol itself.
-    fn imports(&mut self, r: &Resolution) {
-        for (f, names) in r.names.iter().enumerate() {
+    /// IMPORTS edges to outside modules, whose nodes are made with the files'.
+    fn outside_imports(&mut self, r: &Resolution) {
+        for f in 0..r.files.len() {
             if !self.wants(f) {
                 continue;
             }
+            let names = r.names(f);
+            let (internal, external, unresolved) = names.resolved;
+            self.stats.imports_internal += internal;
+            self.stats.imports_external += external;
+            self.stats.imports_unresolved += unresolved;
+            for (top, line) in &names.outside {
+                let importer = r.files[f].path.clone();
+                self.edge(EdgeKind::Imports, importer, external_id(top), Some(*line));
+                self.externals.insert(top.clone());
+            }
+        }
+    }
+
+    fn imports(&mut self, r: &Resolution) {
+        for f in 0..r.files.len() {
+            if !self.wants(f) {
+                continue;
+            }
+            let names = r.names(f);
             for (import, module) in &names.modules {
                 // An import inside a function is that function's dependency, not the file's.
                 let importer = Self::node_id(r.files, f, import.scope);
@@ -412,58 +513,29 @@ impl Builder {
         }
     }
 
-    /// INHERITS edges and every class's resolved bases. A base recorded on a method (Rust's
-    /// `impl Trait for Type` names its functions) is the base of the type the method is
-    /// attached to, wherever that type is declared; each is counted once per type.
-    fn inheritance(&mut self, r: &Resolution) {
-        let mut seen: HashSet<(usize, usize, &str)> = HashSet::default();
-        for (f, file) in r.files.iter().enumerate() {
-            for base in &file.extract.bases {
-                // An impl for a type outside the repository has no class here to inherit.
-                let Some((cf, class)) = r.implementer(f, base.class) else {
-                    continue;
-                };
-                if !seen.insert((cf, class, base.expr.as_str())) {
-                    continue;
-                }
-                let scope = file.extract.symbols[base.class].parent;
-                match r.expression(f, scope, &base.expr) {
-                    Some(Target::Symbol(bf, bs))
-                        if r.files[bf].extract.symbols[bs].kind.is_class_like() =>
-                    {
-                        self.stats.bases_resolved += 1;
-                        self.bases.entry((cf, class)).or_default().push((bf, bs));
-                        if !self.wants(cf) {
-                            // Bases of every class are needed to resolve methods.
-                            continue;
-                        }
-                        let line = file.extract.symbols[base.class].start_line;
-                        self.edge(
-                            EdgeKind::Inherits,
-                            Self::node_id(r.files, cf, Some(class)),
-                            Self::node_id(r.files, bf, Some(bs)),
-                            Some(line),
-                        );
-                    }
-                    Some(Target::External(_)) => {
-                        self.stats.bases_external += 1;
-                        self.outside_bases.insert((cf, class));
-                    }
-                    // A builtin value type (`dict`), not `object`: its methods are known.
-                    None if r.languages[f].builtin_values.contains(&base.expr) => {
-                        self.stats.bases_external += 1;
-                        self.outside_bases.insert((cf, class));
-                    }
-                    _ => self.stats.bases_unresolved += 1,
-                }
+    /// INHERITS edges out of the wanted classes, and the bases' statistics.
+    fn inheritance(&mut self, r: &Resolution, inheritance: &Inheritance) {
+        for &(cf, class) in inheritance.records.keys() {
+            if !self.wants(cf) {
+                continue;
+            }
+            let bases = inheritance.of(r, (cf, class));
+            self.stats.bases_resolved += bases.resolved.len() as u64;
+            self.stats.bases_external += bases.external;
+            self.stats.bases_unresolved += bases.unresolved;
+            for &((bf, bs), line) in &bases.resolved {
+                self.edge(
+                    EdgeKind::Inherits,
+                    Self::node_id(r.files, cf, Some(class)),
+                    Self::node_id(r.files, bf, Some(bs)),
+                    Some(line),
+                );
             }
         }
     }
 
-    fn calls(&mut self, r: &Resolution) {
-        let bases = std::mem::take(&mut self.bases);
-        let outside_bases = std::mem::take(&mut self.outside_bases);
-        let types = Types::new(r, &bases, &outside_bases);
+    fn calls(&mut self, r: &Resolution, inheritance: &Inheritance) {
+        let types = Types::new(r, inheritance);
         for (f, file) in r.files.iter().enumerate() {
             if !self.wants(f) {
                 continue;
@@ -516,9 +588,11 @@ impl Builder {
                         types
                             .enclosing_class(f, call.scope)
                             .and_then(|c| {
-                                bases.get(&c).and_then(|bases| {
-                                    bases.iter().find_map(|&b| types.method(b, &call.name))
-                                })
+                                inheritance
+                                    .of(r, c)
+                                    .resolved
+                                    .iter()
+                                    .find_map(|&(b, _)| types.method(b, &call.name))
                             })
                             .map(|(cf, cs)| Target::Symbol(cf, cs))
                     }
@@ -567,9 +641,6 @@ impl Builder {
                 }
             }
         }
-        drop(types);
-        self.bases = bases;
-        self.outside_bases = outside_bases;
     }
 
     /// Records the side-effect categories a call to an outside name implies.
@@ -659,32 +730,32 @@ impl Resolution<'_> {
             .as_ref()
     }
 
-    /// Resolves an import's module to a target; records the IMPORTS edge.
-    fn module_of(&self, file: usize, import: &Import, builder: &mut Builder) -> Option<Target> {
+    /// A file's names, collected on first use.
+    pub(super) fn names(&self, file: usize) -> &FileNames {
+        self.names[file].get_or_init(|| self.file_names(file))
+    }
+
+    /// Resolves an import's module to a target, counted in `names`, which also keeps an
+    /// outside module's name for its IMPORTS edge.
+    fn module_of(&self, file: usize, import: &Import, names: &mut FileNames) -> Option<Target> {
         let target = self.system(file).resolve(file, &import.module);
         match &target {
             Some(Target::File(_) | Target::Package(..) | Target::Symbol(..)) => {
-                builder.stats.imports_internal += 1
+                names.resolved.0 += 1
             }
             Some(Target::External(module)) => {
-                builder.stats.imports_external += 1;
+                names.resolved.1 += 1;
                 let top = self.system(file).external_name(module).to_string();
-                let importer = self.files[file].path.clone();
-                builder.edge(
-                    EdgeKind::Imports,
-                    importer,
-                    external_id(&top),
-                    Some(import.line),
-                );
-                builder.externals.insert(top);
+                names.outside.push((top, import.line));
             }
-            None => builder.stats.imports_unresolved += 1,
+            None => names.resolved.2 += 1,
         }
         target
     }
 
-    /// Collects a file's own definitions and the names its imports bind.
-    fn file_names(&self, file: usize, builder: &mut Builder) -> FileNames {
+    /// Collects a file's own definitions and the names its imports bind (no other file's
+    /// names are read, so the order files are collected in does not matter).
+    fn file_names(&self, file: usize) -> FileNames {
         let mut names = FileNames::default();
         let extract = &self.files[file].extract;
         for (s, symbol) in extract.symbols.iter().enumerate() {
@@ -697,7 +768,7 @@ impl Resolution<'_> {
         }
         names.bindings = Bindings::of(extract);
         for import in &extract.imports {
-            let Some(module) = self.module_of(file, import, builder) else {
+            let Some(module) = self.module_of(file, import, &mut names) else {
                 continue;
             };
             names.modules.push((import.clone(), module.clone()));
@@ -823,7 +894,8 @@ impl Resolution<'_> {
     /// A definition inside a class (or any definition), or a method attached to it from
     /// another file.
     pub(super) fn child(&self, file: usize, symbol: usize, name: &str) -> Option<(usize, usize)> {
-        if let Some(&c) = self.names[file]
+        if let Some(&c) = self
+            .names(file)
             .children
             .get(&(Some(symbol), name.to_string()))
         {
@@ -873,7 +945,7 @@ impl Resolution<'_> {
     fn join(&mut self, parts: Vec<(usize, usize)>) {
         let mut children = HashMap::default();
         for &(pf, ps) in &parts {
-            for ((parent, name), &c) in &self.names[pf].children {
+            for ((parent, name), &c) in &self.names(pf).children {
                 if *parent == Some(ps) {
                     children.entry(name.clone()).or_insert((pf, c));
                 }
@@ -913,7 +985,7 @@ impl Resolution<'_> {
     /// A name as seen from a scope of a file: imports and definitions of the enclosing scopes,
     /// then the module's own.
     pub(super) fn name(&self, file: usize, scope: Option<usize>, name: &str) -> Option<Target> {
-        let names = &self.names[file];
+        let names = self.names(file);
         let symbols = &self.files[file].extract.symbols;
         let mut current = scope;
         while let Some(s) = current {
@@ -941,7 +1013,7 @@ impl Resolution<'_> {
     /// package's definitions and subpackages (Go: the other files of its directory; a test
     /// file's names are seen only from test files), then the names every file sees.
     fn top_level(&self, file: usize, name: &str) -> Option<Target> {
-        let names = &self.names[file];
+        let names = self.names(file);
         if let Some(&s) = names.children.get(&(None, name.to_string())) {
             return Some(Target::Symbol(file, s));
         }
@@ -998,7 +1070,8 @@ impl Resolution<'_> {
         if !self.languages[file].names_ignore_case {
             return None;
         }
-        let mut found = self.names[file]
+        let mut found = self
+            .names(file)
             .imports
             .iter()
             .filter(|(local, _)| local.eq_ignore_ascii_case(name));
@@ -1098,14 +1171,14 @@ impl Resolution<'_> {
                 .or_default()
                 .entry(package)
                 .or_default();
-            for (parent, name) in self.names[f].children.keys() {
+            for (parent, name) in self.names(f).children.keys() {
                 if parent.is_none() {
                     names.entry(name.clone()).or_default().push(f);
                 }
             }
             // A name bound at the top level is the program's where it would be outside.
             let system = self.system_of(kind);
-            for name in self.names[f].bindings.top_level_names() {
+            for name in self.names(f).bindings.top_level_names() {
                 if system.undefined_is_outside(name) {
                     let files = names.entry(name.to_string()).or_default();
                     if files.last() != Some(&f) {
@@ -1163,7 +1236,7 @@ impl Resolution<'_> {
             let group: Vec<(usize, usize)> = files
                 .iter()
                 .filter_map(|&f| {
-                    let &s = self.names[f].children.get(&(None, name.clone()))?;
+                    let &s = self.names(f).children.get(&(None, name.clone()))?;
                     self.files[f].extract.parts.contains(&s).then_some((f, s))
                 })
                 .collect();
@@ -1190,11 +1263,12 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test);
         let &f = found.next()?;
-        let &s = self.names[f].children.get(&(None, name.to_string()))?;
+        let &s = self.names(f).children.get(&(None, name.to_string()))?;
         // Another file defining the name makes it ambiguous, unless both declare one class.
         let parts = self.parts.get(&(f, s));
         for &other in found {
-            let same_class = self.names[other]
+            let same_class = self
+                .names(other)
                 .children
                 .get(&(None, name.to_string()))
                 .and_then(|&os| self.parts.get(&(other, os)))
@@ -1224,7 +1298,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {
-                let &s = self.names[f].children.get(&(None, name.to_string()))?;
+                let &s = self.names(f).children.get(&(None, name.to_string()))?;
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like()
                     && type_parameters(&symbol.signature, name) == Some(arity))
@@ -1249,7 +1323,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {
-                let &s = self.names[f].children.get(&(None, name.to_string()))?;
+                let &s = self.names(f).children.get(&(None, name.to_string()))?;
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like() && !is_generic(&symbol.signature, name))
                     .then_some((f, s))
@@ -1314,16 +1388,16 @@ impl Resolution<'_> {
     }
 
     fn file_member(&self, file: usize, name: &str) -> Option<Target> {
-        if let Some(&s) = self.names[file].children.get(&(None, name.to_string())) {
+        if let Some(&s) = self.names(file).children.get(&(None, name.to_string())) {
             return Some(Target::Symbol(file, s));
         }
         if let Some(found) = self.system(file).submodule(file, name) {
             return Some(found);
         }
-        if let Some(binding) = self.names[file].imports.get(name) {
+        if let Some(binding) = self.names(file).imports.get(name) {
             return self.resolve_binding(binding);
         }
-        self.names[file]
+        self.names(file)
             .wildcards
             .iter()
             .find_map(|w| self.member(w, name))
@@ -1374,7 +1448,132 @@ fn is_generic(signature: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_generic, type_arity, type_parameters};
+    use super::{build_focused, build_parts, is_generic, type_arity, type_parameters};
+    use crate::graph::{Edge, Node, NodeKind, SourceFile};
+    use crate::languages::Registry;
+    use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+
+    /// Every source file under `root` as the index reads it, and the module roots its
+    /// configs give.
+    fn read_tree(root: &Path) -> (Vec<SourceFile>, Vec<super::Roots>) {
+        let registry = Registry::get();
+        let mut files = Vec::new();
+        let mut configs = Vec::new();
+        let mut pending = vec![root.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                    continue;
+                }
+                let relative = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                let name = path.file_name().unwrap().to_string_lossy();
+                if crate::index::roots::is_config(&name) {
+                    configs.push(relative.clone());
+                }
+                let Some(language) = registry.for_path(&relative) else {
+                    continue;
+                };
+                let text = std::fs::read_to_string(&path).unwrap();
+                files.push(SourceFile {
+                    is_test: language.is_test_path(&relative),
+                    language: language.name.clone(),
+                    hash: String::new(),
+                    size: text.len() as u64,
+                    last_change: 0,
+                    extract: crate::extract::extract(language, &text),
+                    path: relative,
+                });
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        configs.sort();
+        let roots = crate::index::roots::read(root, &configs);
+        (files, roots)
+    }
+
+    /// Every grammar's fixture trees and the integration tests' mixed trees.
+    fn trees() -> Vec<PathBuf> {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut trees = vec![
+            manifest.join("tests/fixtures/mixed"),
+            manifest.join("tests/fixtures/resolution"),
+        ];
+        for language in std::fs::read_dir(manifest.join("grammars")).unwrap() {
+            let Ok(cases) = std::fs::read_dir(language.unwrap().path().join("tests")) else {
+                continue;
+            };
+            trees.extend(cases.map(|c| c.unwrap().path()).filter(|c| c.is_dir()));
+        }
+        trees.sort();
+        trees
+    }
+
+    /// A node or edge as one comparable line.
+    fn node_line(node: &Node) -> String {
+        format!("{node:?}")
+    }
+
+    fn edge_line(edge: &Edge) -> String {
+        format!("{edge:?}")
+    }
+
+    /// A focused build (the daemon's patch) gives the focused file's nodes and the edges out
+    /// of them exactly as the whole build does, though it collects other files' names and
+    /// resolves other classes' bases only where it needs them.
+    #[test]
+    fn a_focused_build_equals_the_whole_build_for_its_files() {
+        let mut checked = 0;
+        for tree in trees() {
+            let (owned, roots) = read_tree(&tree);
+            let files: Vec<&SourceFile> = owned.iter().collect();
+            let (nodes, edges, _) = build_parts(&files, &roots, None);
+            let owner: std::collections::HashMap<&str, &str> = nodes
+                .iter()
+                .map(|n| (n.id.as_str(), n.path.as_str()))
+                .collect();
+            for (f, file) in files.iter().enumerate() {
+                let focus = std::collections::HashSet::from([f]);
+                let (focused_nodes, focused_edges) = build_focused(&files, &roots, &focus);
+                let of_file = |n: &&Node| n.kind != NodeKind::External && n.path == file.path;
+                let expected: BTreeSet<String> =
+                    nodes.iter().filter(of_file).map(node_line).collect();
+                let actual: BTreeSet<String> = focused_nodes
+                    .iter()
+                    .filter(of_file)
+                    .map(node_line)
+                    .collect();
+                assert_eq!(
+                    actual,
+                    expected,
+                    "{}: nodes of {}",
+                    tree.display(),
+                    file.path
+                );
+                let expected: BTreeSet<String> = edges
+                    .iter()
+                    .filter(|e| owner.get(e.src.as_str()) == Some(&file.path.as_str()))
+                    .map(edge_line)
+                    .collect();
+                let actual: BTreeSet<String> = focused_edges.iter().map(edge_line).collect();
+                assert_eq!(
+                    actual,
+                    expected,
+                    "{}: edges of {}",
+                    tree.display(),
+                    file.path
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "only {checked} files checked");
+    }
 
     #[test]
     fn a_type_is_generic_by_its_own_parameters_not_its_bases() {

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Target;
-use super::build::Resolution;
+use super::build::{Inheritance, Resolution};
 use crate::extract::{
     FileExtract, Held, called, chained_call, generic_path, is_literal,
     without_method_type_arguments,
@@ -42,8 +42,6 @@ pub(super) struct Bindings {
     attributes: HashMap<(usize, String), Vec<usize>>,
     /// Declared return types by function: the class, whether it is a property, its carrier.
     returns: HashMap<usize, (String, bool, Option<String>)>,
-    /// Attribute names this file assigns on something other than `self`.
-    foreign: Vec<String>,
 }
 
 impl Bindings {
@@ -56,7 +54,8 @@ impl Bindings {
                     .entry((class, hint.name.clone()))
                     .or_default()
                     .push(i),
-                (true, None) => bindings.foreign.push(hint.name.clone()),
+                // Read by `Bindings::foreign`.
+                (true, None) => {}
                 (false, scope) => bindings
                     .locals
                     .entry((scope, hint.name.clone()))
@@ -70,6 +69,15 @@ impl Bindings {
             .map(|r| (r.symbol, (r.class.clone(), r.property, r.carrier.clone())))
             .collect();
         bindings
+    }
+
+    /// Attribute names a file assigns on something other than `self`.
+    pub(super) fn foreign(extract: &FileExtract) -> impl Iterator<Item = &str> {
+        extract
+            .types
+            .iter()
+            .filter(|hint| hint.attribute && hint.scope.is_none())
+            .map(|hint| hint.name.as_str())
     }
 
     /// Names bound at the top level of the file (module variables), each once.
@@ -93,10 +101,8 @@ type Key = (usize, Option<usize>, String, bool);
 /// Answers what expressions hold, memoised over one graph build.
 pub(super) struct Types<'a, 'r> {
     r: &'a Resolution<'r>,
-    /// Resolved bases per class.
-    bases: &'a HashMap<(usize, usize), Vec<(usize, usize)>>,
-    /// Classes with a base outside the repository.
-    outside_bases: &'a HashSet<(usize, usize)>,
+    /// Every class's bases.
+    inheritance: &'a Inheritance,
     /// Attribute names assigned on something other than `self` anywhere: their type is unknown.
     foreign: HashSet<&'a str>,
     /// Names of the methods the repository's interfaces declare: a trait's method may be
@@ -108,15 +114,13 @@ pub(super) struct Types<'a, 'r> {
 }
 
 impl<'a, 'r> Types<'a, 'r> {
-    pub(super) fn new(
-        r: &'a Resolution<'r>,
-        bases: &'a HashMap<(usize, usize), Vec<(usize, usize)>>,
-        outside_bases: &'a HashSet<(usize, usize)>,
-    ) -> Types<'a, 'r> {
+    pub(super) fn new(r: &'a Resolution<'r>, inheritance: &'a Inheritance) -> Types<'a, 'r> {
+        // Read from the extractions, not the files' names: those are collected only where a
+        // build needs them.
         let foreign = r
-            .names
+            .files
             .iter()
-            .flat_map(|n| n.bindings.foreign.iter().map(String::as_str))
+            .flat_map(|f| Bindings::foreign(&f.extract))
             .collect();
         let interface_methods = r
             .files
@@ -132,8 +136,7 @@ impl<'a, 'r> Types<'a, 'r> {
             .collect();
         Types {
             r,
-            bases,
-            outside_bases,
+            inheritance,
             foreign,
             interface_methods,
             memo: RefCell::new(HashMap::default()),
@@ -180,9 +183,8 @@ impl<'a, 'r> Types<'a, 'r> {
                 groups.push(parts.as_ptr());
                 stack.extend(parts.iter().rev());
             }
-            if let Some(bases) = self.bases.get(&c) {
-                stack.extend(bases.iter().rev());
-            }
+            let bases = self.inheritance.of(self.r, c);
+            stack.extend(bases.resolved.iter().rev().map(|&(base, _)| base));
         }
         order
     }
@@ -327,7 +329,7 @@ impl<'a, 'r> Types<'a, 'r> {
         name: &str,
         depth: usize,
     ) -> Option<Option<Known>> {
-        let names = &self.r.names[file];
+        let names = self.r.names(file);
         let symbols = &self.r.files[file].extract.symbols;
         let mut current = scope;
         loop {
@@ -372,12 +374,13 @@ impl<'a, 'r> Types<'a, 'r> {
     fn inherits_outside(&self, class: (usize, usize)) -> bool {
         self.ancestry(class)
             .iter()
-            .any(|c| self.outside_bases.contains(c))
+            .any(|&c| self.inheritance.of(self.r, c).outside())
     }
 
     fn has_attribute(&self, class: (usize, usize), name: &str) -> bool {
         self.ancestry(class).iter().any(|c| {
-            self.r.names[c.0]
+            self.r
+                .names(c.0)
                 .bindings
                 .attributes
                 .contains_key(&(c.1, name.to_string()))
@@ -393,12 +396,12 @@ impl<'a, 'r> Types<'a, 'r> {
         depth: usize,
     ) -> Option<Option<Known>> {
         self.ancestry(class).iter().find_map(|&c| {
-            let names = &self.r.names[c.0];
+            let names = self.r.names(c.0);
             if let Some(hints) = names.bindings.attributes.get(&(c.1, name.to_string())) {
                 return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));
             }
             let (mf, s) = self.r.child(c.0, c.1, name)?;
-            Some(match self.r.names[mf].bindings.returns.get(&s) {
+            Some(match self.r.names(mf).bindings.returns.get(&s) {
                 Some((class_name, true, _)) => self.declared(mf, Some(s), class_name),
                 _ => Some(Known::Is(Target::Symbol(mf, s))),
             })
@@ -528,7 +531,7 @@ impl<'a, 'r> Types<'a, 'r> {
         if !symbol.kind.is_callable() {
             return None;
         }
-        let (class, _, carrier) = self.r.names[sf].bindings.returns.get(&ss)?;
+        let (class, _, carrier) = self.r.names(sf).bindings.returns.get(&ss)?;
         let carried = self.declared(sf, Some(ss), class);
         match carrier {
             None => carried,
