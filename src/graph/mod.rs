@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 // Node ids come from the repository's own paths and names: a fast hash is safe here.
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -202,6 +202,9 @@ pub struct Graph {
     index: IdIndex,
     /// Node positions by the address of the node.
     positions: FxHashMap<usize, usize>,
+    /// Each edge's source and destination node positions ([`NO_NODE`] for an id that is no
+    /// node), so a patched graph maps them instead of looking every id up again.
+    ends: Vec<(u32, u32)>,
     /// Edge positions by source and by destination node position.
     outgoing: Adjacency,
     incoming: Adjacency,
@@ -214,6 +217,9 @@ struct IdIndex {
     by_hash: FxHashMap<u64, u32>,
     collided: FxHashMap<String, u32>,
 }
+
+/// The end of an edge whose id is no node of the graph.
+const NO_NODE: u32 = u32::MAX;
 
 /// Marks a hash that more than one id has (see `IdIndex::collided`).
 const COLLIDED: u32 = u32::MAX;
@@ -323,24 +329,123 @@ impl Graph {
         Graph::indexed(nodes, edges)
     }
 
-    /// A graph patched from another: `kept` nodes and edges are a subsequence of a graph's
-    /// (so in order), `fresh` ones are new. The few fresh ones are sorted and put in place by
-    /// binary search, so nothing kept is compared again (sorting the whole again compared
-    /// every edge: a third of a patch of Django).
-    pub fn patched(
-        kept_nodes: Vec<Arc<Node>>,
-        fresh_nodes: Vec<Arc<Node>>,
-        kept_edges: Vec<Arc<Edge>>,
-        fresh_edges: Vec<Arc<Edge>>,
+    /// This graph with some files' nodes replaced: the nodes whose ids `changed` says belong
+    /// to a changed file (outside modules never do) and the edges out of them give way to
+    /// `fresh` nodes and edges; an edge into a node that is gone goes with it, one into a node
+    /// that `fresh` defines again stays. A fresh node takes over the old one's measures
+    /// (reach, dependents, impact) by id, and a fresh outside module already here is not
+    /// added again. Promoted edges (`Drives`, `AssertsOn`) out of a changed file stay while
+    /// both their ends do.
+    ///
+    /// Proportional to the graph only in plain array passes: what is kept is a subsequence
+    /// of this graph's nodes and edges, the few fresh ones are put in place by binary
+    /// search, and the kept edges' ends are mapped by position, so no kept id is hashed or
+    /// compared again.
+    pub fn patch(
+        &self,
+        changed: impl Fn(&str) -> bool,
+        fresh_nodes: Vec<Node>,
+        fresh_edges: Vec<Edge>,
     ) -> Graph {
-        let nodes = merge_sorted(kept_nodes, fresh_nodes, |a, b| a.id.cmp(&b.id));
-        let edges = merge_sorted(kept_edges, fresh_edges, Ord::cmp);
-        Graph::indexed(nodes, edges)
+        let gone: Vec<bool> = self
+            .nodes
+            .iter()
+            .map(|n| n.kind != NodeKind::External && changed(&n.id))
+            .collect();
+        // Whether each node is in the patched graph: kept, or defined again.
+        let mut stays: Vec<bool> = gone.iter().map(|gone| !gone).collect();
+        let mut added: Vec<(Arc<Node>, u32)> = Vec::new();
+        for mut node in fresh_nodes {
+            let before = self.node_index(&node.id);
+            if let Some(b) = before {
+                if node.kind == NodeKind::External {
+                    continue;
+                }
+                let old = &self.nodes[b];
+                node.reach = old.reach;
+                node.causal_in = old.causal_in;
+                node.impact = old.impact;
+                stays[b] = true;
+            }
+            added.push((Arc::new(node), before.map_or(NO_NODE, |b| b as u32)));
+        }
+        // An end that is no node is judged by its id (an id of a changed file is gone unless
+        // a fresh node has it).
+        let fresh_ids: FxHashSet<String> = added.iter().map(|(n, _)| n.id.clone()).collect();
+        let kept: Vec<(Arc<Node>, u32)> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !gone[i])
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
+        let nodes = merge_sorted(kept, added, |a, b| a.0.id.cmp(&b.0.id));
+        // Old position -> new position, for every node that stays.
+        let mut moved = vec![NO_NODE; self.nodes.len()];
+        for (j, &(_, old)) in nodes.iter().enumerate() {
+            if old != NO_NODE {
+                moved[old as usize] = j as u32;
+            }
+        }
+        let nodes: Vec<Arc<Node>> = nodes.into_iter().map(|(n, _)| n).collect();
+        let index = IdIndex::of(&nodes);
+        let dangling_stays = |id: &str| !changed(id) || fresh_ids.contains(id);
+        let promoted = |e: &Edge| matches!(e.kind, EdgeKind::Drives | EdgeKind::AssertsOn);
+        let kept: Vec<(Arc<Edge>, (u32, u32))> = self
+            .edges
+            .iter()
+            .zip(&self.ends)
+            .filter(|&(e, &(s, d))| {
+                let (src_gone, src_stays) = match s {
+                    NO_NODE => (changed(&e.src), dangling_stays(&e.src)),
+                    s => (gone[s as usize], stays[s as usize]),
+                };
+                let dst_stays = match d {
+                    NO_NODE => dangling_stays(&e.dst),
+                    d => stays[d as usize],
+                };
+                (promoted(e) || !src_gone) && src_stays && dst_stays
+            })
+            .map(|(e, &(s, d))| {
+                let at = |end: u32| {
+                    if end == NO_NODE {
+                        NO_NODE
+                    } else {
+                        moved[end as usize]
+                    }
+                };
+                (e.clone(), (at(s), at(d)))
+            })
+            .collect();
+        let fresh: Vec<(Arc<Edge>, (u32, u32))> = fresh_edges
+            .into_iter()
+            .map(|e| {
+                let at = |id: &str| index.get(&nodes, id).map_or(NO_NODE, |i| i as u32);
+                let ends = (at(&e.src), at(&e.dst));
+                (Arc::new(e), ends)
+            })
+            .collect();
+        let (edges, ends): (Vec<Arc<Edge>>, Vec<(u32, u32)>) =
+            merge_sorted(kept, fresh, |a, b| a.0.cmp(&b.0))
+                .into_iter()
+                .unzip();
+        Graph::with_ends(nodes, index, edges, ends)
     }
 
     /// The indexes over nodes sorted by id and edges in order.
     fn indexed(nodes: Vec<Arc<Node>>, edges: Vec<Arc<Edge>>) -> Graph {
         let index = IdIndex::of(&nodes);
+        let at = |id: &str| index.get(&nodes, id).map_or(NO_NODE, |i| i as u32);
+        let ends = edges.iter().map(|e| (at(&e.src), at(&e.dst))).collect();
+        Graph::with_ends(nodes, index, edges, ends)
+    }
+
+    fn with_ends(
+        nodes: Vec<Arc<Node>>,
+        index: IdIndex,
+        edges: Vec<Arc<Edge>>,
+        ends: Vec<(u32, u32)>,
+    ) -> Graph {
         let positions: FxHashMap<usize, usize> = nodes
             .iter()
             .enumerate()
@@ -348,11 +453,10 @@ impl Graph {
             .collect();
         let mut from = Vec::with_capacity(edges.len());
         let mut to = Vec::with_capacity(edges.len());
-        for (e, edge) in edges.iter().enumerate() {
-            if let (Some(s), Some(d)) = (index.get(&nodes, &edge.src), index.get(&nodes, &edge.dst))
-            {
-                from.push((s as u32, e as u32));
-                to.push((d as u32, e as u32));
+        for (e, &(s, d)) in ends.iter().enumerate() {
+            if s != NO_NODE && d != NO_NODE {
+                from.push((s, e as u32));
+                to.push((d, e as u32));
             }
         }
         let outgoing = Adjacency::of(nodes.len(), &from);
@@ -362,6 +466,7 @@ impl Graph {
             edges,
             index,
             positions,
+            ends,
             outgoing,
             incoming,
         }
@@ -518,6 +623,156 @@ mod tests {
         // A hash that finds another id's position is no match.
         index.by_hash.insert(id_hash("e.py"), 2);
         assert_eq!(index.get(&nodes, "e.py"), None);
+    }
+
+    fn random_node(id: &str, kind: NodeKind, reach: u32) -> Node {
+        Node {
+            id: id.to_string(),
+            kind,
+            path: id.split("::").next().unwrap().to_string(),
+            name: id.to_string(),
+            start_line: 1,
+            end_line: 1,
+            signature: None,
+            doc: None,
+            is_test: false,
+            side_effects: Vec::new(),
+            mutations: 0,
+            reach,
+            causal_in: 0,
+            impact: 1.0,
+            last_change: 0,
+            parent: None,
+        }
+    }
+
+    /// Every node with its reach and every edge of a graph, and each node's edges both ways,
+    /// as lines.
+    fn graph_lines(g: &Graph) -> Vec<String> {
+        let mut lines: Vec<String> = g
+            .nodes
+            .iter()
+            .map(|n| format!("node {} {:?} {}", n.id, n.kind, n.reach))
+            .collect();
+        lines.extend(g.edges.iter().map(|e| format!("edge {e:?}")));
+        for n in &g.nodes {
+            let out: Vec<String> = g.outgoing(&n.id).map(Edge::key).collect();
+            let into: Vec<String> = g.incoming(&n.id).map(Edge::key).collect();
+            lines.push(format!("{} out {out:?} in {into:?}", n.id));
+        }
+        lines
+    }
+
+    /// A patch equals the graph built anew from what it keeps and what is fresh, its
+    /// adjacency included: the files' nodes and the edges out of them replaced, edges into a
+    /// node defined again kept, into one gone dropped, promoted edges kept while both ends
+    /// are, measures carried over by id, outside modules never duplicated.
+    #[test]
+    fn a_patched_graph_equals_one_built_anew() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let kinds = [EdgeKind::Calls, EdgeKind::Imports, EdgeKind::Drives];
+        for round in 0..200 {
+            let files: Vec<String> = (0..rng.usize(2..6)).map(|f| format!("f{f}.py")).collect();
+            let symbols = |rng: &mut fastrand::Rng, reach: u32| -> Vec<Node> {
+                let mut nodes = Vec::new();
+                for file in &files {
+                    nodes.push(random_node(file, NodeKind::File, reach));
+                    for s in 0..rng.usize(0..4) {
+                        let id = format!("{file}::s{}", s + rng.usize(0..2));
+                        nodes.push(random_node(&id, NodeKind::Function, reach));
+                    }
+                }
+                nodes.push(random_node("ext:os", NodeKind::External, reach));
+                nodes.sort_by(|a, b| a.id.cmp(&b.id));
+                nodes.dedup_by(|a, b| a.id == b.id);
+                nodes
+            };
+            let edges = |rng: &mut fastrand::Rng, ids: &[String], n: usize| -> Vec<Edge> {
+                (0..n)
+                    .map(|_| Edge {
+                        kind: kinds[rng.usize(0..kinds.len())],
+                        src: ids[rng.usize(0..ids.len())].clone(),
+                        // Now and then an end that is no node.
+                        dst: if rng.usize(0..10) == 0 {
+                            format!("{}::ghost", files[rng.usize(0..files.len())])
+                        } else {
+                            ids[rng.usize(0..ids.len())].clone()
+                        },
+                        lines: vec![rng.u32(1..5)],
+                        reasons: Vec::new(),
+                    })
+                    .collect()
+            };
+            let old_nodes = symbols(&mut rng, 7);
+            let old_ids: Vec<String> = old_nodes.iter().map(|n| n.id.clone()).collect();
+            let count = rng.usize(0..30);
+            let mut old_edges = edges(&mut rng, &old_ids, count);
+            old_edges.sort();
+            old_edges.dedup_by(|a, b| a == b);
+            let old = Graph::new(old_nodes.clone(), old_edges.clone());
+
+            let changed: Vec<String> = files.iter().filter(|_| rng.bool()).cloned().collect();
+            let in_changed = |id: &str| {
+                changed.iter().any(|p| {
+                    id.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+                })
+            };
+            // Fresh: the changed files' nodes anew (some as before, some new), an outside
+            // module that is here already, and edges out of the changed files.
+            let fresh_nodes: Vec<Node> = symbols(&mut rng, 0)
+                .into_iter()
+                .filter(|n| n.kind == NodeKind::External || in_changed(&n.id))
+                .collect();
+            let mut all_ids = old_ids.clone();
+            all_ids.extend(fresh_nodes.iter().map(|n| n.id.clone()));
+            let count = rng.usize(0..10);
+            let fresh_edges: Vec<Edge> = edges(&mut rng, &all_ids, count)
+                .into_iter()
+                .filter(|e| in_changed(&e.src))
+                .collect();
+
+            let patched = old.patch(in_changed, fresh_nodes.clone(), fresh_edges.clone());
+
+            // The same, worked out plainly by id.
+            let fresh_ids: Vec<&str> = fresh_nodes
+                .iter()
+                .filter(|n| n.kind != NodeKind::External || old.node(&n.id).is_none())
+                .map(|n| n.id.as_str())
+                .collect();
+            let stays = |id: &str| !in_changed(id) || fresh_ids.contains(&id);
+            let mut nodes: Vec<Node> = old_nodes
+                .iter()
+                .filter(|n| n.kind == NodeKind::External || !in_changed(&n.id))
+                .cloned()
+                .collect();
+            for node in &fresh_nodes {
+                if node.kind == NodeKind::External && old.node(&node.id).is_some() {
+                    continue;
+                }
+                let mut node = node.clone();
+                if let Some(before) = old.node(&node.id) {
+                    node.reach = before.reach;
+                }
+                nodes.push(node);
+            }
+            let mut edges: Vec<Edge> = old_edges
+                .iter()
+                .filter(|e| {
+                    (e.kind == EdgeKind::Drives || !in_changed(&e.src))
+                        && stays(&e.src)
+                        && stays(&e.dst)
+                })
+                .cloned()
+                .collect();
+            edges.extend(fresh_edges);
+            let expected = Graph::new(nodes, edges);
+            assert_eq!(
+                graph_lines(&patched),
+                graph_lines(&expected),
+                "round {round}, changed {changed:?}"
+            );
+        }
     }
 
     #[test]

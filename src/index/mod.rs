@@ -520,27 +520,6 @@ impl Live {
             .collect();
         let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &self.roots, &focus);
         let built = started.elapsed();
-        let old = &*self.graph;
-        let replaced = |node: &graph::Node| {
-            node.kind != graph::NodeKind::External && focus_paths.contains(node.path.as_str())
-        };
-        let nodes: Vec<Arc<graph::Node>> =
-            old.nodes.iter().filter(|n| !replaced(n)).cloned().collect();
-        let mut added: Vec<Arc<graph::Node>> = Vec::new();
-        let mut fresh_ids: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for mut node in fresh_nodes {
-            let before = old.node(&node.id);
-            if node.kind == graph::NodeKind::External && before.is_some() {
-                continue;
-            }
-            if let Some(before) = before {
-                node.reach = before.reach;
-                node.causal_in = before.causal_in;
-                node.impact = before.impact;
-            }
-            fresh_ids.insert(node.id.clone());
-            added.push(Arc::new(node));
-        }
         // Ids of a file's nodes are its path or start with `path::`: no lookups needed.
         let in_changed = |id: &str| {
             focus_paths.iter().any(|p| {
@@ -548,22 +527,8 @@ impl Live {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
             })
         };
-        // Kept: a node outside the changed files, or one the changed files define anew.
-        let kept = |id: &str| !in_changed(id) || fresh_ids.contains(id);
-        let edges: Vec<Arc<graph::Edge>> = old
-            .edges
-            .iter()
-            .filter(|e| {
-                let promoted =
-                    matches!(e.kind, graph::EdgeKind::Drives | graph::EdgeKind::AssertsOn);
-                (promoted || !in_changed(&e.src)) && kept(&e.src) && kept(&e.dst)
-            })
-            .cloned()
-            .collect();
-        let fresh_edges = fresh_edges.into_iter().map(Arc::new).collect();
-        let kept = started.elapsed();
-        self.graph = Arc::new(graph::Graph::patched(nodes, added, edges, fresh_edges));
-        tracing::debug!(?built, ?kept, total = ?started.elapsed(), "patch");
+        self.graph = Arc::new(self.graph.patch(in_changed, fresh_nodes, fresh_edges));
+        tracing::debug!(?built, total = ?started.elapsed(), "patch");
     }
 
     /// The changes not yet written: from the graph the store holds to the current one,
