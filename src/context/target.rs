@@ -124,15 +124,40 @@ fn near(graph: &Graph, wanted: &str) -> Vec<String> {
         .nodes
         .iter()
         .map(|n| &**n)
-        .filter(|n| n.kind != NodeKind::External && n.id.to_lowercase().contains(&last))
+        .filter(|n| n.kind != NodeKind::External && contains_lowercase(&n.id, &last))
         .collect();
     found.sort_by_key(|n| (n.kind != NodeKind::File, n.id.len()));
     found.iter().take(5).map(|n| n.id.clone()).collect()
 }
 
+/// Whether `text` lowercased contains `lowercase`, without lowercasing a copy of `text`
+/// where both are ASCII (every node of the graph is tried on a miss).
+fn contains_lowercase(text: &str, lowercase: &str) -> bool {
+    if !text.is_ascii() || !lowercase.is_ascii() {
+        return text.to_lowercase().contains(lowercase);
+    }
+    let needle = lowercase.as_bytes();
+    if needle.is_empty() {
+        return true;
+    }
+    text.as_bytes()
+        .windows(needle.len())
+        .any(|window| window.eq_ignore_ascii_case(needle))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_near_name_is_found_in_any_case() {
+        assert!(contains_lowercase("app/Models/UserStore.py", "userstore"));
+        assert!(contains_lowercase("a.py::QuerySet.count", "queryset"));
+        assert!(!contains_lowercase("a.py::QuerySet.count", "querysets"));
+        assert!(contains_lowercase("ÄrgerStore.py", "ärger"));
+        assert!(!contains_lowercase("ÄrgerStore.py", "ärgr"));
+        assert!(!contains_lowercase("ab", "abc"));
+    }
 
     #[test]
     fn paths_that_leave_the_repository_are_refused() {
