@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, Query, QueryCursor, Tree};
 
-use crate::languages::Language;
+use crate::languages::{Language, Queries, QueryKind};
 
 /// What kind of definition a symbol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -238,7 +238,8 @@ pub fn extract(language: &Language, source: &str) -> FileExtract {
             ..FileExtract::default()
         };
     };
-    Extractor::new(language, source, &tree).run()
+    let matches = all_matches(language.queries(), &tree, source);
+    Extractor::new(language, source, &tree, matches).run()
 }
 
 struct Definition {
@@ -259,10 +260,37 @@ fn receiver_type(text: &str) -> Option<String> {
     is_dotted_name(name).then(|| name.to_string())
 }
 
+/// One match's captures, by capture name.
+type Captures<'a> = Vec<(&'a str, Node<'a>)>;
+
+/// The matches of a language's queries over one tree, by kind (in [`QueryKind::ALL`] order),
+/// each kind's in the order its own query would give them.
+type Matches<'a> = [Vec<Captures<'a>>; 6];
+
+/// Walks the tree once with the language's queries as one and sorts the matches by kind.
+fn all_matches<'a>(queries: &'a Queries, tree: &'a Tree, source: &'a str) -> Matches<'a> {
+    let names = queries.all.capture_names();
+    let mut matches: Matches<'a> = Default::default();
+    let mut cursor = QueryCursor::new();
+    let mut found = cursor.matches(&queries.all, tree.root_node(), source.as_bytes());
+    while let Some(m) = found.next() {
+        let kind = queries.kind_of(m.pattern_index);
+        matches[kind as usize].push(
+            m.captures()
+                .iter()
+                .map(|c| (names[c.index as usize], c.node))
+                .collect(),
+        );
+    }
+    matches
+}
+
 struct Extractor<'a> {
     language: &'a Language,
     source: &'a str,
     tree: &'a Tree,
+    /// What the queries matched.
+    matches: Matches<'a>,
     /// Definitions sorted by start byte, parallel to `out.symbols`.
     spans: Vec<(usize, usize)>,
     name_starts: HashMap<usize, usize>,
@@ -270,11 +298,12 @@ struct Extractor<'a> {
 }
 
 impl<'a> Extractor<'a> {
-    fn new(language: &'a Language, source: &'a str, tree: &'a Tree) -> Self {
+    fn new(language: &'a Language, source: &'a str, tree: &'a Tree, matches: Matches<'a>) -> Self {
         Extractor {
             language,
             source,
             tree,
+            matches,
             spans: Vec::new(),
             name_starts: HashMap::new(),
             out: FileExtract {
@@ -336,17 +365,12 @@ impl<'a> Extractor<'a> {
         ));
     }
 
-    /// Runs a query and hands each match's captures, by capture name, to `each`.
-    fn for_each_match(&self, query: &Query, mut each: impl FnMut(&HashMap<&str, Node<'a>>)) {
-        let names = query.capture_names();
-        let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(query, self.tree.root_node(), self.source.as_bytes());
+    /// Hands each match of a kind of query, its captures by capture name, to `each`.
+    fn for_each_match(&self, kind: QueryKind, mut each: impl FnMut(&HashMap<&str, Node<'a>>)) {
         let mut captures: HashMap<&str, Node<'a>> = HashMap::new();
-        while let Some(m) = matches.next() {
+        for m in &self.matches[kind as usize] {
             captures.clear();
-            for capture in m.captures() {
-                captures.insert(names[capture.index as usize], capture.node);
-            }
+            captures.extend(m.iter().copied());
             each(&captures);
         }
     }
@@ -355,7 +379,7 @@ impl<'a> Extractor<'a> {
         let mut found: Vec<Definition> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut partial = std::collections::HashSet::new();
-        self.for_each_match(&self.language.queries().definitions, |captures| {
+        self.for_each_match(QueryKind::Definitions, |captures| {
             let Some((kind, node)) = captures
                 .iter()
                 .find_map(|(name, node)| definition_kind(name).map(|kind| (kind, *node)))
@@ -549,7 +573,7 @@ impl<'a> Extractor<'a> {
     fn imports(&mut self) {
         let mut imports = Vec::new();
         let mut packages = Vec::new();
-        self.for_each_match(&self.language.queries().imports, |c| {
+        self.for_each_match(QueryKind::Imports, |c| {
             if let Some(package) = c.get("package") {
                 let name: String = self.text(*package).split_whitespace().collect();
                 packages.push(self.dotted(&name).into_owned());
@@ -596,7 +620,7 @@ impl<'a> Extractor<'a> {
 
     fn calls(&mut self) {
         let mut calls = Vec::new();
-        self.for_each_match(&self.language.queries().calls, |c| {
+        self.for_each_match(QueryKind::Calls, |c| {
             let (Some(call), Some(name)) = (c.get("call"), c.get("call.name")) else {
                 return;
             };
@@ -657,7 +681,7 @@ impl<'a> Extractor<'a> {
 
     fn bases(&mut self) {
         let mut bases = Vec::new();
-        self.for_each_match(&self.language.queries().inheritance, |c| {
+        self.for_each_match(QueryKind::Inheritance, |c| {
             let (Some(class), Some(base)) = (c.get("class.name"), c.get("base")) else {
                 return;
             };
@@ -674,7 +698,7 @@ impl<'a> Extractor<'a> {
 
     fn mutations(&mut self) {
         let mut mutations = Vec::new();
-        self.for_each_match(&self.language.queries().mutations, |c| {
+        self.for_each_match(QueryKind::Mutations, |c| {
             let (Some(write), Some(target)) = (c.get("mutation"), c.get("mutation.target")) else {
                 return;
             };
@@ -732,7 +756,7 @@ impl Extractor<'_> {
         let mut hints: std::collections::BTreeMap<(usize, bool), (u8, TypeHint)> =
             Default::default();
         let mut returns: std::collections::BTreeMap<usize, Returns> = Default::default();
-        self.for_each_match(&self.language.queries().types, |c| {
+        self.for_each_match(QueryKind::Types, |c| {
             if let (Some(function), Some(annotation)) =
                 (c.get("type.returns"), c.get("type.annotation"))
             {

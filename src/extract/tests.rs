@@ -677,3 +677,84 @@ fn type_arguments_name_types_not_methods() {
     assert_eq!(erased("Policy<int>.Handle<E>()"), "Policy<int>.Handle()");
     assert_eq!(erased("f(a < b, c > (d))"), "f(a < b, c > (d))");
 }
+
+/// The matches of each query file run on its own, as extraction read them before the files
+/// were joined into one query.
+fn matches_query_by_query<'a>(
+    queries: &'a [Query],
+    tree: &'a Tree,
+    source: &'a str,
+) -> Matches<'a> {
+    let mut matches: Matches<'a> = Default::default();
+    for (k, query) in queries.iter().enumerate() {
+        let names = query.capture_names();
+        let mut cursor = QueryCursor::new();
+        let mut found = cursor.matches(query, tree.root_node(), source.as_bytes());
+        while let Some(m) = found.next() {
+            matches[k].push(
+                m.captures()
+                    .iter()
+                    .map(|c| (names[c.index as usize], c.node))
+                    .collect(),
+            );
+        }
+    }
+    matches
+}
+
+/// Source files under a folder, with the language of each.
+fn sources(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, &'static Language)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if let Some(language) = Registry::get().for_path(&path.to_string_lossy()) {
+            out.push((path, language));
+        }
+    }
+}
+
+/// One walk with the query files joined gives every file of every grammar's fixtures (and
+/// `CAIRN_EXTRACT_CORPUS`'s, if set: a whole repository) exactly what one walk per query
+/// file gave.
+#[test]
+fn one_pass_over_the_joined_queries_equals_one_pass_per_query() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&manifest.join("grammars"), &mut files);
+    sources(&manifest.join("tests/fixtures"), &mut files);
+    if let Some(corpus) = std::env::var_os("CAIRN_EXTRACT_CORPUS") {
+        sources(std::path::Path::new(&corpus), &mut files);
+    }
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut separate: HashMap<String, Vec<Query>> = HashMap::new();
+    for (path, language) in files {
+        let Ok(source) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let queries = separate.entry(language.name.clone()).or_insert_with(|| {
+            QueryKind::ALL
+                .iter()
+                .map(|&kind| Query::new(&language.grammar, language.query_text(kind)).unwrap())
+                .collect()
+        });
+        let mut parser = Parser::new();
+        parser.set_language(&language.grammar).unwrap();
+        let tree = parser.parse(&source, None).unwrap();
+        let one = Extractor::new(
+            language,
+            &source,
+            &tree,
+            all_matches(language.queries(), &tree, &source),
+        )
+        .run();
+        let each = Extractor::new(
+            language,
+            &source,
+            &tree,
+            matches_query_by_query(queries, &tree, &source),
+        )
+        .run();
+        assert!(one == each, "{}: the joined query differs", path.display());
+    }
+}

@@ -179,14 +179,66 @@ struct LanguageTable {
     side_effects: BTreeMap<String, SideEffectRule>,
 }
 
-/// Compiled queries of one language.
+/// The queries a language has, one file each, in the order extraction reads their matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryKind {
+    Definitions,
+    Imports,
+    Calls,
+    Inheritance,
+    Mutations,
+    Types,
+}
+
+impl QueryKind {
+    pub const ALL: [QueryKind; 6] = [
+        QueryKind::Definitions,
+        QueryKind::Imports,
+        QueryKind::Calls,
+        QueryKind::Inheritance,
+        QueryKind::Mutations,
+        QueryKind::Types,
+    ];
+
+    /// The query's file name, without `.scm`.
+    pub fn file(self) -> &'static str {
+        match self {
+            QueryKind::Definitions => "definitions",
+            QueryKind::Imports => "imports",
+            QueryKind::Calls => "calls",
+            QueryKind::Inheritance => "inheritance",
+            QueryKind::Mutations => "mutations",
+            QueryKind::Types => "types",
+        }
+    }
+}
+
+/// Compiled queries of one language: its query files as one query, so extraction walks a
+/// file's tree once instead of once per file (the walk, not the patterns, is most of a
+/// query's cost). Each pattern still belongs to one kind.
 pub struct Queries {
-    pub definitions: Query,
-    pub imports: Query,
-    pub calls: Query,
-    pub inheritance: Query,
-    pub mutations: Query,
-    pub types: Query,
+    pub all: Query,
+    /// The first pattern of each kind in `all`, in [`QueryKind::ALL`] order.
+    starts: [usize; 6],
+}
+
+impl Queries {
+    /// The kind a pattern of `all` comes from.
+    pub fn kind_of(&self, pattern: usize) -> QueryKind {
+        let k = self.starts.partition_point(|&start| start <= pattern);
+        QueryKind::ALL[k.saturating_sub(1)]
+    }
+
+    /// How many patterns a kind has.
+    pub fn pattern_count(&self, kind: QueryKind) -> usize {
+        let k = kind as usize;
+        let end = self
+            .starts
+            .get(k + 1)
+            .copied()
+            .unwrap_or(self.all.pattern_count());
+        end - self.starts[k]
+    }
 }
 
 /// Everything cairn knows about one language.
@@ -279,6 +331,12 @@ impl Language {
             compile_queries(&self.name, &self.query_dir, &self.grammar)
                 .unwrap_or_else(|e| panic!("built-in queries compile: {e}"))
         })
+    }
+
+    /// The text of one of the language's query files.
+    pub fn query_text(&self, kind: QueryKind) -> &'static str {
+        grammar_file(&self.query_dir, &format!("{}.scm", kind.file()))
+            .expect("a loaded language's query files exist")
     }
 
     /// Whether a repository-relative path is a test file of this language.
@@ -407,22 +465,36 @@ fn compile_queries(
     query_dir: &str,
     grammar: &tree_sitter::Language,
 ) -> Result<Queries, GrammarError> {
-    let query = |kind: &str| -> Result<Query, GrammarError> {
-        let text = grammar_file(query_dir, &format!("{kind}.scm"))?;
-        Query::new(grammar, text).map_err(|e| GrammarError::Query {
+    let mut text = String::new();
+    let mut offsets = [0usize; 6];
+    for (k, kind) in QueryKind::ALL.iter().enumerate() {
+        offsets[k] = text.len();
+        text.push_str(grammar_file(query_dir, &format!("{}.scm", kind.file()))?);
+        text.push('\n');
+    }
+    let all = Query::new(grammar, &text).map_err(|e| {
+        // Name the file at fault: the one that does not compile alone.
+        let file = QueryKind::ALL
+            .iter()
+            .find(|kind| {
+                grammar_file(query_dir, &format!("{}.scm", kind.file()))
+                    .is_ok_and(|text| Query::new(grammar, text).is_err())
+            })
+            .map_or("queries", |kind| kind.file());
+        GrammarError::Query {
             lang: lang.to_string(),
-            file: kind.to_string(),
+            file: file.to_string(),
             message: e.to_string(),
-        })
-    };
-    Ok(Queries {
-        definitions: query("definitions")?,
-        imports: query("imports")?,
-        calls: query("calls")?,
-        inheritance: query("inheritance")?,
-        mutations: query("mutations")?,
-        types: query("types")?,
-    })
+        }
+    })?;
+    // A pattern is of the kind whose text it starts in.
+    let mut starts = [0usize; 6];
+    for (k, &offset) in offsets.iter().enumerate() {
+        starts[k] = (0..all.pattern_count())
+            .find_map(|p| (all.start_byte_for_pattern(p) >= offset).then_some(p))
+            .unwrap_or(all.pattern_count());
+    }
+    Ok(Queries { all, starts })
 }
 
 fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, GrammarError> {
@@ -522,7 +594,7 @@ mod tests {
         assert_eq!(registry.all().len(), GRAMMARS.len());
         for language in registry.all() {
             assert!(
-                language.queries().definitions.pattern_count() > 0,
+                language.queries().pattern_count(QueryKind::Definitions) > 0,
                 "{} has definitions",
                 language.name
             );
@@ -536,7 +608,7 @@ mod tests {
         let compiled = |name: &str| registry.by_name(name).unwrap().queries.get().is_some();
         assert!(!compiled("python") && !compiled("go"));
         let python = registry.for_path("a.py").unwrap();
-        assert!(python.queries().calls.pattern_count() > 0);
+        assert!(python.queries().pattern_count(QueryKind::Calls) > 0);
         assert!(compiled("python"));
         assert!(!compiled("go"), "go's queries wait for a Go file");
     }
