@@ -371,3 +371,47 @@ fn read_settings(root: &Path) -> anyhow::Result<Settings> {
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_is_a_word_or_a_list_of_types() {
+        let read = |text: &str| toml::from_str::<Settings>(text).map(|s| s.memory.approval);
+        assert_eq!(
+            read("[memory]\napproval = \"required\"").unwrap(),
+            Some(ApprovalSetting::Word("required".into()))
+        );
+        assert_eq!(
+            read("[memory]\napproval = [\"decision\"]").unwrap(),
+            Some(ApprovalSetting::Types(vec!["decision".into()]))
+        );
+        assert_eq!(read("").unwrap(), None);
+        let error = read("[memory]\napproval = 3").unwrap_err().to_string();
+        assert!(
+            error.contains("\"required\", \"off\" or a list of memory types"),
+            "{error}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        assert!(
+            read_user_settings(Some(&file))
+                .unwrap()
+                .memory
+                .approval
+                .is_none()
+        );
+        std::fs::write(&file, "[memory]\napproval = [\"decision\"]\n").unwrap();
+        assert_eq!(
+            read_user_settings(Some(&file)).unwrap().memory.approval,
+            Some(ApprovalSetting::Types(vec!["decision".into()]))
+        );
+        std::fs::write(&file, "[memory]\napproval = true\n").unwrap();
+        let error = format!("{:#}", read_user_settings(Some(&file)).unwrap_err());
+        assert!(
+            error.contains("config.toml is not valid cairn configuration"),
+            "{error}"
+        );
+    }
+}

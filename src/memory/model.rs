@@ -843,6 +843,45 @@ mod tests {
     }
 
     #[test]
+    fn the_approval_setting_gates_types_and_only_tightens() {
+        use crate::config::ApprovalSetting;
+        let word = |w: &str| Approval::parse(&ApprovalSetting::Word(w.to_string()));
+        let types = |t: &[&str]| {
+            Approval::parse(&ApprovalSetting::Types(
+                t.iter().map(|s| s.to_string()).collect(),
+            ))
+        };
+        let all = word("required").unwrap();
+        assert!(MemoryType::ALL.iter().all(|&k| all.gates(k)));
+        let off = word("off").unwrap();
+        assert!(MemoryType::ALL.iter().all(|&k| !off.gates(k)));
+        assert!(!Approval::default().gates(MemoryType::Decision));
+        let some = types(&["decision", "project-pattern"]).unwrap();
+        assert!(some.gates(MemoryType::Decision) && some.gates(MemoryType::ProjectPattern));
+        assert!(!some.gates(MemoryType::RiskModule));
+        assert_eq!(types(&[]).unwrap(), Approval::Off);
+        assert!(
+            word("sometimes")
+                .unwrap_err()
+                .to_string()
+                .contains("\"required\"")
+        );
+        assert!(
+            types(&["decisions"])
+                .unwrap_err()
+                .to_string()
+                .contains("decisions")
+        );
+        // A repository's setting adds to the user's, never lifts it.
+        assert_eq!(all.clone().union(off.clone()), Approval::All);
+        assert_eq!(off.clone().union(all.clone()), Approval::All);
+        assert_eq!(some.clone().union(Approval::Off), some);
+        let risk = types(&["risk_module"]).unwrap();
+        let both = some.union(risk);
+        assert!(both.gates(MemoryType::Decision) && both.gates(MemoryType::RiskModule));
+    }
+
+    #[test]
     fn a_memory_is_stated_when_its_text_last_changed() {
         let mut memory = Memory::new(
             "m_0000000000000001".into(),

@@ -1467,6 +1467,158 @@ mod tests {
         assert_eq!(plan.changed, std::slice::from_ref(&fresh.memory));
     }
 
+    /// A write under the approval gate.
+    fn pending(kind: MemoryType, content: &str) -> Prepared {
+        let new = NewMemory {
+            pending: true,
+            ..write(kind, content)
+        };
+        prepare(new, Path::new("/work/repo"), None).unwrap()
+    }
+
+    /// The search index over `memories`, as the process keeps it.
+    fn indexed(memories: &HashMap<String, Memory>) -> SearchIndex {
+        let mut index = SearchIndex::new();
+        for m in memories.values() {
+            index.upsert(&super::super::search::Entry {
+                id: &m.id,
+                partition: &m.partition(),
+                kind: m.kind,
+                live: m.is_live(),
+                approved: m.status.is_approved(),
+                title: &m.title,
+                content: &m.content,
+                anchors: &[],
+                vector: None,
+            });
+        }
+        index
+    }
+
+    #[test]
+    fn a_pending_write_never_changes_an_approved_memory() {
+        let kind = MemoryType::ProjectPattern;
+        let known = stored(
+            kind,
+            "Wrap billing mutations in a database transaction so audit rows stay consistent.",
+        );
+        let retry = stored(kind, "Retry the payment webhook with exponential backoff.");
+        let memories = by_id(&[&known, &retry]);
+        let index = indexed(&memories);
+        let vectors = HashMap::new();
+        let view = || View {
+            memories: &memories,
+            index: &index,
+            vectors: &vectors,
+        };
+        // Restating an approved memory: nothing is written, not even its confidence.
+        let plan = decide(
+            &pending(kind, "Wrap billing mutations in a database transaction."),
+            view(),
+        )
+        .unwrap();
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, known.id.as_str())
+        );
+        assert!(plan.changed.is_empty(), "{:?}", plan.changed);
+        // Contradicting one: a new pending memory that supersedes it once approved.
+        let against = pending(
+            kind,
+            "Never retry the payment webhook with exponential backoff.",
+        );
+        let plan = decide(&against, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed.len(), 1, "the approved memory is untouched");
+        assert_eq!(plan.changed[0].id, against.memory.id);
+        assert_eq!(plan.changed[0].status, Status::Pending);
+        assert_eq!(
+            plan.changed[0].supersedes.as_deref(),
+            Some(retry.id.as_str())
+        );
+        assert!(plan.outcome.superseded.is_none());
+        assert!(
+            plan.outcome
+                .notes
+                .iter()
+                .any(|n| n.contains("awaits approval")),
+            "{:?}",
+            plan.outcome.notes
+        );
+        // Without the gate the same write supersedes it at once.
+        let open = prepared(
+            kind,
+            "Never retry the payment webhook with exponential backoff.",
+        );
+        let plan = decide(&open, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Supersede);
+        // Naming it to supersede is held the same way.
+        let mut named = pending(kind, "Retry the payment webhook twice, then alert.");
+        named.set_supersedes(retry.id.clone());
+        let plan = decide(&named, view()).unwrap();
+        assert_eq!(plan.changed.len(), 1);
+        assert_eq!(
+            plan.changed[0].supersedes.as_deref(),
+            Some(retry.id.as_str())
+        );
+        // Something new is added pending.
+        let fresh = pending(kind, "Render invoices as PDF on the worker queue.");
+        let plan = decide(&fresh, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed[0].status, Status::Pending);
+        assert!(plan.outcome.notes[0].contains(&format!("{} awaits approval", fresh.memory.id)));
+    }
+
+    #[test]
+    fn a_repeated_pending_write_refreshes_the_pending_memory() {
+        let kind = MemoryType::Decision;
+        let waiting = pending(kind, "Store money as integer cents in every table.").memory;
+        let mut refused = pending(kind, "Log full card numbers for debugging.").memory;
+        refused.status = Status::Rejected;
+        refused.invalidated_at = Some(refused.created_at);
+        let memories = by_id(&[&waiting, &refused]);
+        let index = indexed(&memories);
+        let vectors = HashMap::new();
+        let view = || View {
+            memories: &memories,
+            index: &index,
+            vectors: &vectors,
+        };
+        let again = pending(kind, "Store money as integer cents in every table.");
+        let plan = decide(&again, view()).unwrap();
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, waiting.id.as_str())
+        );
+        assert_eq!(plan.changed.len(), 1);
+        assert_eq!(plan.changed[0].status, Status::Pending, "still pending");
+        assert!(plan.changed[0].confidence > waiting.confidence);
+        assert!(
+            plan.outcome
+                .notes
+                .iter()
+                .any(|n| n.contains("awaits approval"))
+        );
+        // A person's write does not see it: it is added, approved, beside it.
+        let by_person = prepared(kind, "Store money as integer cents in every table.");
+        let plan = decide(&by_person, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed[0].status, Status::Approved);
+        // A rejected learning written again is not proposed again.
+        let rejected_again = pending(kind, "Log full card numbers for debugging.");
+        let plan = decide(&rejected_again, view()).unwrap();
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, refused.id.as_str())
+        );
+        assert!(plan.changed.is_empty());
+        assert!(
+            plan.outcome.notes[0].contains("rejected"),
+            "{:?}",
+            plan.outcome.notes
+        );
+    }
+
     #[test]
     fn titles_are_the_first_sentence() {
         assert_eq!(
