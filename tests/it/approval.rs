@@ -143,9 +143,12 @@ async fn a_pending_memory_is_served_nowhere_until_a_person_approves_it() {
             ),
         ]
     };
-    for (face, found) in served(&client).await {
-        assert!(!found, "{face} served a pending memory");
-    }
+    let leaked: Vec<&str> = served(&client)
+        .await
+        .into_iter()
+        .filter_map(|(face, found)| found.then_some(face))
+        .collect();
+    assert!(leaked.is_empty(), "pending memories served by {leaked:?}");
     let refused = call(&client, "expand", json!({"target": risk})).await;
     assert!(text(&refused).contains("pending"), "{}", text(&refused));
     let found = repo.cairn_ok(&["memory", "search", "cart totals rounding"]);
@@ -168,9 +171,15 @@ async fn a_pending_memory_is_served_nowhere_until_a_person_approves_it() {
             "{approved}"
         );
     }
-    for (face, found) in served(&client).await {
-        assert!(found, "{face} does not serve the approved memory");
-    }
+    let missing: Vec<&str> = served(&client)
+        .await
+        .into_iter()
+        .filter_map(|(face, found)| (!found).then_some(face))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "approved memories not served by {missing:?}"
+    );
     let again = repo.cairn(&["memory", "approve", &risk]);
     assert!(!again.status.success());
     assert!(
