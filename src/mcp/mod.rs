@@ -412,7 +412,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Store a learning (deduplicated by terms and meaning, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id; an ADD lists the nearest memories, for `supersedes`. Where the project requires approval, the memory waits (pending, not served) until a person approves it.",
+        description = "Store a learning (deduplicated by terms and meaning, secrets redacted). Returns the event (ADD/UPDATE/NONE/SUPERSEDE) and id; an ADD lists the nearest memories, for `supersedes`.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,

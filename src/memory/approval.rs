@@ -67,11 +67,13 @@ impl Memories {
                 reason.len()
             )));
         }
+        // A reason is kept in the history: no secret in it reaches the store.
+        let reason = reason.map(|r| super::secrets::redact(r).text);
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {
             self.catch_up(store, state).await?;
-            let changed = decided(&state.memories, &id, decision, by, reason)?;
+            let changed = decided(&state.memories, &id, decision, by, reason.as_deref())?;
             self.commit(store, state, changed.clone(), &HashMap::new())
                 .await?;
             Ok(changed

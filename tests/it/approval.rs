@@ -248,13 +248,9 @@ async fn a_rejected_learning_is_kept_unserved_and_not_proposed_again() {
         "{found}"
     );
 
-    let rejected = repo.cairn_ok(&[
-        "memory",
-        "reject",
-        &decision,
-        "--reason",
-        "order is not promised",
-    ]);
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let reason = format!("order is not promised (seen with {token})");
+    let rejected = repo.cairn_ok(&["memory", "reject", &decision, "--reason", &reason]);
     assert!(
         rejected.starts_with(&format!("REJECTED {decision}")),
         "{rejected}"
@@ -275,6 +271,10 @@ async fn a_rejected_learning_is_kept_unserved_and_not_proposed_again() {
     assert_eq!(shown["status"], "rejected", "{shown}");
     let history = repo.cairn_ok(&["memory", "history", &decision]);
     assert!(history.contains("order is not promised"), "{history}");
+    assert!(
+        !history.contains(&token),
+        "the reason's secret is redacted: {history}"
+    );
     let all = repo.cairn_ok(&["memory", "list", "--all"]);
     assert!(all.contains(&decision) && all.contains("rejected"), "{all}");
 
