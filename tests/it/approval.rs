@@ -404,6 +404,13 @@ async fn approving_on_the_page_needs_the_sessions_csrf_token() {
         "{list}"
     );
     let csrf = ui::csrf_in(&list);
+    let (_, page) = ui::get_with(&daemon, &format!("/ui/memories/{id}"), Some(&cookie)).await;
+    assert!(page.contains("Awaits approval"), "{page}");
+    let (status, _) = ui::get_with(&daemon, &format!("/ui/symbol?id={id}"), Some(&cookie)).await;
+    assert_eq!(
+        status, 303,
+        "a memory id goes to the memory's page, pending or not"
+    );
     let approve = format!("/ui/pending/{id}/approve");
     let origin = ui::base(&daemon);
     for body in [

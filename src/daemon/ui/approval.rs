@@ -116,14 +116,16 @@ pub fn pending_page(repository: &str, memories: &[Memory], csrf: &str) -> Markup
                         @if let Some(old) = &memory.supersedes {
                             p.note { "Approving it supersedes " a href=(memory_url(old)) { code { (old) } } "." }
                         }
-                        form.inline method="post" action=(action_url(&memory.id, "approve")) {
-                            input type="hidden" name="csrf" value=(csrf);
-                            button.approve type="submit" { "Approve" }
-                        }
-                        form.inline method="post" action=(action_url(&memory.id, "reject")) {
-                            input type="hidden" name="csrf" value=(csrf);
-                            label { "Reason " input type="text" name="reason" maxlength="500" placeholder="optional"; }
-                            button.danger type="submit" { "Reject" }
+                        div.decide {
+                            form.inline method="post" action=(action_url(&memory.id, "approve")) {
+                                input type="hidden" name="csrf" value=(csrf);
+                                button.approve type="submit" { "Approve" }
+                            }
+                            form.inline method="post" action=(action_url(&memory.id, "reject")) {
+                                input type="hidden" name="csrf" value=(csrf);
+                                label { "Reason " input type="text" name="reason" maxlength="500" placeholder="optional"; }
+                                button.danger type="submit" { "Reject" }
+                            }
                         }
                     }
                 }

@@ -381,6 +381,10 @@ struct SymbolQuery {
 
 /// A file's or symbol's page (`expand`); a memory id goes to the memory's page.
 async fn symbol(State(shared): State<Shared>, Query(query): Query<SymbolQuery>) -> Response {
+    // A person may read any memory, a pending one too: its page, not `expand`'s answer.
+    if crate::memory::model::is_memory_id(query.id.trim()) {
+        return Redirect::to(&pages::memory_url(query.id.trim())).into_response();
+    }
     let request = ExpandRequest {
         target: query.id,
         include: Vec::new(),
