@@ -507,3 +507,44 @@ async fn a_person_approves_a_pending_memory_in_chromium() {
     assert!(!after.contains("awaits approval"), "{after}");
     client.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_team_mode_pending_memories_replicate_and_a_teammates_approval_counts() {
+    let server = crate::team::Server::start();
+    let team = crate::team::team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    // Alice requires approval for herself; the repository says nothing.
+    std::fs::write(
+        alice.config_home.join("cairn/config.toml"),
+        "[memory]\napproval = \"required\"\n",
+    )
+    .unwrap();
+    let serve = {
+        let mut command = alice.command();
+        command.arg("serve");
+        tokio::process::Command::from(command)
+    };
+    let client = ().serve(TokioChildProcess::new(serve).unwrap()).await.unwrap();
+    let (id, answer, _) = remember(
+        &client,
+        json!({"type": "decision", "content": "Invoices are numbered per tax year, without gaps."}),
+    )
+    .await;
+    assert_eq!(answer["memory"]["status"], "pending", "{answer}");
+    client.cancel().await.unwrap();
+
+    // Bob sees it pending through the server, not served; his approval serves it for Alice.
+    assert!(bob.ok(&["memory", "list", "--pending"]).contains(&id));
+    let search = |copy: &crate::team::WorkingCopy| {
+        copy.ok(&["memory", "search", "invoices numbered tax year"])
+    };
+    assert!(!search(bob).contains(&id), "{}", search(bob));
+    assert!(!search(alice).contains(&id));
+    let approved = bob.ok(&["memory", "approve", &id]);
+    assert!(
+        approved.starts_with(&format!("APPROVED {id}")),
+        "{approved}"
+    );
+    assert!(search(alice).contains(&id), "{}", search(alice));
+    assert!(!alice.ok(&["memory", "list", "--pending"]).contains(&id));
+}
