@@ -734,7 +734,7 @@ fn gate(prepared: &Prepared, plan: Plan, memories: &HashMap<String, Memory>) -> 
     new.supersedes = Some(old.clone());
     let mut outcome = prepared.outcome(Action::Add, &new.id);
     outcome.notes.push(format!(
-        "{} once approved, this supersedes {old}, which is served until then",
+        "{} Once approved, it supersedes {old}, which is served until then.",
         awaits_approval(&new.id)
     ));
     Plan {
