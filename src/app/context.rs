@@ -78,7 +78,16 @@ impl Cairn {
     pub async fn expand(&self, request: ExpandRequest) -> Result<Expanded, AskError> {
         let target = request.target.trim();
         if memory::model::is_memory_id(target) {
-            return Ok(Expanded::Memory(self.memory_by_id(target).await?));
+            let found = self.memory_by_id(target).await?;
+            // A memory no person approved is never served.
+            if !found.status.is_approved() {
+                return Err(memory::MemoryError::Invalid(format!(
+                    "{target} is {}: cairn serves a memory only once a person approves it",
+                    found.status
+                ))
+                .into());
+            }
+            return Ok(Expanded::Memory(found));
         }
         Ok(Expanded::Code(
             self.expand_code(&request.target, &request.include, request.max_tokens)

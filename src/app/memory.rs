@@ -50,6 +50,9 @@ pub struct RememberRequest {
     pub file_pattern: Option<String>,
     /// `repository` or `org`; default by type (`[memory] org_types`).
     pub scope: Option<String>,
+    /// Written by an assistant: it waits for approval when `[memory] approval` gates its
+    /// type. A person's write (the command line, the pages) is never gated.
+    pub by_assistant: bool,
 }
 
 /// What to forget: one memory by id, or every live memory matching a filter (listed unless
@@ -85,8 +88,29 @@ pub struct SearchRequest {
 pub struct ListRequest {
     pub kind: Option<String>,
     pub developer: Option<String>,
-    /// Superseded memories too.
+    /// Superseded, pending and rejected memories too.
     pub all: bool,
+    /// Only the memories waiting for approval.
+    pub pending: bool,
+}
+
+/// A person's decision about a pending memory.
+#[derive(Debug, Clone, Default)]
+pub struct DecideRequest {
+    pub id: String,
+    /// Who decides (recorded in the memory's history).
+    pub by: Option<String>,
+    /// Why it was rejected (kept in the history).
+    pub reason: Option<String>,
+}
+
+/// What an approval or rejection changed: the decided memory, and for an approval the memory
+/// it superseded.
+#[derive(Debug, Serialize)]
+pub struct Decided {
+    pub memory: Memory,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<String>,
 }
 
 /// One memory, by id (show, history, share).
@@ -277,6 +301,7 @@ impl Cairn {
             category: None,
             file_pattern: request.file_pattern,
             scope: Scope::Repository,
+            pending: false,
         };
         let asked = request
             .scope
@@ -284,8 +309,13 @@ impl Cairn {
             .map(str::parse::<Scope>)
             .transpose()?;
         let kind = new.kind.expect("set above");
+        let pending = request.by_assistant && self.approval()?.gates(kind);
         let (scope, note) = self.scope_of(kind, new.file_pattern.as_deref(), asked)?;
-        let new = memory::NewMemory { scope, ..new };
+        let new = memory::NewMemory {
+            scope,
+            pending,
+            ..new
+        };
         let snapshot = self.graph_if_indexed().await;
         let graph = snapshot.as_ref().map(|s| &*s.graph);
         let org = self.org_memories().ok();
@@ -318,6 +348,23 @@ impl Cairn {
                 })
                 .collect(),
         }
+    }
+
+    /// Which assistant-written memories wait for approval: the user's `[memory] approval`
+    /// and the repository's together (a repository can add to the user's gate, never lift
+    /// it). A value that does not parse fails the write: the gate is never silently off.
+    pub fn approval(&self) -> Result<memory::Approval, MemoryError> {
+        let read = |setting: &Option<crate::config::ApprovalSetting>, file: &str| {
+            setting
+                .as_ref()
+                .map(memory::Approval::parse)
+                .transpose()
+                .map(Option::unwrap_or_default)
+                .map_err(|e| MemoryError::Invalid(format!("{file} [memory] approval: {e}")))
+        };
+        let user = read(&self.repo.user.memory.approval, "the user's config.toml")?;
+        let repository = read(&self.repo.settings.memory.approval, "cairn.toml")?;
+        Ok(user.union(repository))
     }
 
     /// The scope a write goes to: the one it asks for, else its type's default; the
@@ -564,12 +611,71 @@ impl Cairn {
             .all_scopes()
             .await?
             .into_iter()
-            .filter(|m| request.all || m.is_live())
+            .filter(|m| match (request.pending, request.all) {
+                (true, _) => m.status == memory::Status::Pending && m.is_live(),
+                (false, true) => true,
+                (false, false) => m.is_served(),
+            })
             .filter(|m| kind.is_none_or(|k| m.kind == k))
             .filter(|m| developer.is_none() || m.developer == developer)
             .collect();
         listed.reverse();
         Ok(MemoryList(listed))
+    }
+
+    /// Approves a pending memory, from whichever scope holds it: served from now on.
+    pub async fn approve(&self, request: DecideRequest) -> Result<Decided, AskError> {
+        self.decide_pending(request, memory::approval::Decision::Approve)
+            .await
+    }
+
+    /// Rejects a pending memory: kept for the record, never served.
+    pub async fn reject(&self, request: DecideRequest) -> Result<Decided, AskError> {
+        self.decide_pending(request, memory::approval::Decision::Reject)
+            .await
+    }
+
+    async fn decide_pending(
+        &self,
+        request: DecideRequest,
+        decision: memory::approval::Decision,
+    ) -> Result<Decided, AskError> {
+        let id = request.id.trim();
+        if !memory::model::is_memory_id(id) {
+            return Err(MemoryError::Invalid(format!(
+                "`{id}` is not a memory id (ids look like m_0123456789abcdef)"
+            ))
+            .into());
+        }
+        let store = self.store_of(id).await?;
+        let by = request.by.as_deref();
+        let mut changed = match decision {
+            memory::approval::Decision::Approve => store.approve(id, by).await?,
+            memory::approval::Decision::Reject => {
+                store.reject(id, by, request.reason.as_deref()).await?
+            }
+        };
+        let superseded = changed.get(1).map(|m| m.id.clone());
+        Ok(Decided {
+            memory: changed.remove(0),
+            superseded,
+        })
+    }
+
+    /// The memories of both scopes waiting for approval, oldest first.
+    pub async fn pending_memories(&self) -> Result<Vec<Memory>, AskError> {
+        let mut pending = self.memories.pending().await?;
+        if let Ok(org) = self.org_memories() {
+            match org.pending().await {
+                Ok(more) => pending.extend(more.into_iter().map(|mut m| {
+                    m.scope = Scope::Org;
+                    m
+                })),
+                Err(e) => tracing::warn!("organisation memories left out: {e}"),
+            }
+            pending.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        }
+        Ok(pending)
     }
 
     /// One memory, live or superseded.

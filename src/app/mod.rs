@@ -43,8 +43,9 @@ pub use guidelines::{
 };
 pub use index::IndexRequest;
 pub use memory::{
-    ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest, ListRequest, MemoryHistory,
-    MemoryList, MemoryRequest, RememberRequest, SearchAnswer, SearchBody, SearchRequest, Shared,
+    DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
+    ListRequest, MemoryHistory, MemoryList, MemoryRequest, RememberRequest, SearchAnswer,
+    SearchBody, SearchRequest, Shared,
 };
 pub use render::Text;
 pub use review::{

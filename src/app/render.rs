@@ -1,7 +1,7 @@
 //! The text of the answers both adapters print: compact Markdown for a model, the same lines
 //! a person reads in a terminal.
 
-use super::{Bootstrap, Expanded, Forgotten};
+use super::{Bootstrap, Decided, Expanded, Forgotten};
 use crate::answer::Answer;
 use crate::memory::{Memory, RecordedChange, RecordedReview, WriteOutcome};
 
@@ -39,6 +39,22 @@ impl Text for WriteOutcome {
     }
 }
 
+impl Text for Decided {
+    fn to_text(&self) -> String {
+        let mut text = format!(
+            "{} {}",
+            self.memory.status.as_str().to_uppercase(),
+            self.memory.id
+        );
+        if let Some(old) = &self.superseded {
+            text.push_str(&format!(" (supersedes {old})"));
+        }
+        text.push('\n');
+        text.push_str(&memory_line(&self.memory));
+        text
+    }
+}
+
 impl Text for Forgotten {
     fn to_text(&self) -> String {
         forgotten(self)
@@ -73,6 +89,9 @@ pub fn memory_line(memory: &Memory) -> String {
     let mut facts = Vec::new();
     if let Some(dev) = &memory.developer {
         facts.push(format!("@{dev}"));
+    }
+    if !memory.status.is_approved() {
+        facts.push(memory.status.to_string());
     }
     if let Some(by) = &memory.superseded_by {
         facts.push(format!("superseded by {by}"));

@@ -54,6 +54,10 @@ pub struct RecordReviewRequest {
     /// Who records it: the user, or `mcp` for an assistant (never read from the JSON).
     #[serde(skip)]
     pub written_by: Option<String>,
+    /// Recorded by an assistant: its learnings wait for approval when `[memory] approval`
+    /// gates their type (never read from the JSON).
+    #[serde(skip)]
+    pub by_assistant: bool,
 }
 
 /// A learning stored with a review outcome.
@@ -181,6 +185,11 @@ impl Cairn {
         &self,
         request: RecordReviewRequest,
     ) -> Result<RecordedReview, AskError> {
+        let approval = if request.by_assistant {
+            self.approval()?
+        } else {
+            memory::Approval::Off
+        };
         let learnings = request
             .learnings
             .unwrap_or_default()
@@ -198,6 +207,7 @@ impl Cairn {
                     symbols: l.symbols.unwrap_or_default(),
                     file_pattern: l.file_pattern,
                     scope,
+                    pending: request.by_assistant && approval.gates(kind),
                     ..memory::NewMemory::default()
                 })
             })

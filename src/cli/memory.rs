@@ -1,4 +1,5 @@
-//! `cairn memory …`: add, search, list, forget, share, show, history, export, import.
+//! `cairn memory …`: add, search, list, approve, reject, forget, share, show, history, export,
+//! import.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -6,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cairn::app::{
-    Cairn, ExportRequest, ForgetRequest, ImportRequest, ListRequest, MemoryHistory, MemoryRequest,
-    RememberRequest, SearchRequest, render,
+    Cairn, DecideRequest, ExportRequest, ForgetRequest, ImportRequest, ListRequest, MemoryHistory,
+    MemoryRequest, RememberRequest, SearchRequest, render,
 };
 
 use super::{MemoryAddArgs, MemoryCommand, MemorySearchArgs, output};
@@ -24,6 +25,7 @@ pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCod
             kind,
             developer,
             all,
+            pending,
             json,
         } => {
             list(
@@ -32,10 +34,31 @@ pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCod
                     kind,
                     developer,
                     all,
+                    pending,
                 },
                 json,
             )
             .await?
+        }
+        MemoryCommand::Approve { id, json } => {
+            let decided = cairn
+                .approve(DecideRequest {
+                    id,
+                    by: user(),
+                    reason: None,
+                })
+                .await?;
+            output::answer(&decided, json)?;
+        }
+        MemoryCommand::Reject { id, reason, json } => {
+            let decided = cairn
+                .reject(DecideRequest {
+                    id,
+                    by: user(),
+                    reason,
+                })
+                .await?;
+            output::answer(&decided, json)?;
         }
         MemoryCommand::Forget { id, json } => forget(cairn, id, json).await?,
         MemoryCommand::Share { id } => share(cairn, id).await?,
@@ -45,6 +68,11 @@ pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCod
         MemoryCommand::Import { file } => import(cairn, &file).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The person at the command line (`$USER`).
+fn user() -> Option<String> {
+    std::env::var("USER").ok().filter(|u| !u.is_empty())
 }
 
 /// `cairn memory add`: the write event, then a note on stderr if the index is stale.
@@ -63,9 +91,10 @@ async fn add(cairn: &Cairn, args: MemoryAddArgs) -> anyhow::Result<()> {
             org: args.org,
             agent: args.agent,
             run: args.run,
-            written_by: std::env::var("USER").ok(),
+            written_by: user(),
             file_pattern: args.file_pattern,
             scope: args.scope,
+            by_assistant: false,
         })
         .await?;
     output::answer(&outcome, args.json)?;
@@ -93,11 +122,16 @@ async fn search(cairn: &Cairn, args: MemorySearchArgs) -> anyhow::Result<()> {
 
 /// `cairn memory list`: one line per memory.
 async fn list(cairn: &Cairn, request: ListRequest, json: bool) -> anyhow::Result<()> {
+    let pending = request.pending;
     let listed = cairn.list(request).await?;
     if json {
         output::json(&listed)?;
     } else if listed.0.is_empty() {
-        output::line("no memories")?;
+        output::line(if pending {
+            "no memories await approval"
+        } else {
+            "no memories"
+        })?;
     } else {
         for m in &listed.0 {
             output::line(render::memory_line(m))?;

@@ -282,9 +282,27 @@ pub enum MemoryCommand {
         kind: Option<String>,
         #[arg(long)]
         developer: Option<String>,
-        /// Include superseded memories.
+        /// Include superseded, pending and rejected memories.
         #[arg(long)]
         all: bool,
+        /// Only the memories waiting for a person's approval.
+        #[arg(long, conflicts_with = "all")]
+        pending: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a memory an assistant wrote under `[memory] approval`: served from now on.
+    Approve {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reject a memory waiting for approval: kept for the record, never served.
+    Reject {
+        id: String,
+        /// Why (kept in the memory's history).
+        #[arg(long)]
+        reason: Option<String>,
         #[arg(long)]
         json: bool,
     },

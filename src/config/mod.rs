@@ -140,6 +140,10 @@ pub struct MemorySettings {
     /// (`memory::model::DEFAULT_ORG_TYPES`).
     #[serde(default)]
     pub org_types: Option<Vec<String>>,
+    /// Which memories written by assistants wait for a person's approval: `"required"` (all
+    /// types), `"off"`, or a list of types. `None`: off.
+    #[serde(default)]
+    pub approval: Option<ApprovalSetting>,
 }
 
 impl Default for MemorySettings {
@@ -148,7 +152,55 @@ impl Default for MemorySettings {
             model_dir: None,
             semantic: true,
             org_types: None,
+            approval: None,
         }
+    }
+}
+
+/// `[memory] approval` as written: a word (`"required"`, `"off"`) or a list of memory types.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "`approval` is \"required\", \"off\" or a list of memory types"
+)]
+pub enum ApprovalSetting {
+    Word(String),
+    Types(Vec<String>),
+}
+
+/// The user's own settings (`$XDG_CONFIG_HOME/cairn/config.toml`), which no repository can
+/// loosen: for now the approval gate alone.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UserSettings {
+    #[serde(default)]
+    pub memory: UserMemorySettings,
+}
+
+/// The user's `[memory]` table.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UserMemorySettings {
+    /// As `cairn.toml`'s `[memory] approval`; a type either gates waits for approval.
+    #[serde(default)]
+    pub approval: Option<ApprovalSetting>,
+}
+
+/// The user's settings file: `$XDG_CONFIG_HOME/cairn/config.toml`.
+pub fn user_settings_file() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join("cairn").join("config.toml"))
+}
+
+/// Reads the user's settings; none when the file is absent.
+pub fn read_user_settings(path: Option<&Path>) -> anyhow::Result<UserSettings> {
+    let Some(path) = path else {
+        return Ok(UserSettings::default());
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => toml::from_str(&text)
+            .with_context(|| format!("{} is not valid cairn configuration", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserSettings::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
 
@@ -190,6 +242,8 @@ pub struct Repo {
     pub data_dir: PathBuf,
     pub is_git: bool,
     pub settings: Settings,
+    /// The user's own settings (`config.toml` in cairn's configuration directory).
+    pub user: UserSettings,
     /// Team mode (memories on a team server) or not.
     pub team: team::TeamSetup,
     /// Where organisation memories live on this machine (`CAIRN_ORGS_DIR`, else
@@ -214,6 +268,7 @@ impl Repo {
             None => default_data_dir(&root)?,
         };
         let settings = read_settings(&root)?;
+        let user = read_user_settings(user_settings_file().as_deref())?;
         let db = std::env::var(DB_ENV).ok();
         let team = team::resolve(&root, &settings.team, db.as_deref());
         let orgs_dir = std::env::var_os(ORGS_DIR_ENV)
@@ -225,6 +280,7 @@ impl Repo {
             root,
             data_dir,
             settings,
+            user,
             team,
             orgs_dir,
         })
@@ -313,5 +369,49 @@ fn read_settings(root: &Path) -> anyhow::Result<Settings> {
             .with_context(|| format!("{} is not valid cairn configuration", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_is_a_word_or_a_list_of_types() {
+        let read = |text: &str| toml::from_str::<Settings>(text).map(|s| s.memory.approval);
+        assert_eq!(
+            read("[memory]\napproval = \"required\"").unwrap(),
+            Some(ApprovalSetting::Word("required".into()))
+        );
+        assert_eq!(
+            read("[memory]\napproval = [\"decision\"]").unwrap(),
+            Some(ApprovalSetting::Types(vec!["decision".into()]))
+        );
+        assert_eq!(read("").unwrap(), None);
+        let error = read("[memory]\napproval = 3").unwrap_err().to_string();
+        assert!(
+            error.contains("\"required\", \"off\" or a list of memory types"),
+            "{error}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        assert!(
+            read_user_settings(Some(&file))
+                .unwrap()
+                .memory
+                .approval
+                .is_none()
+        );
+        std::fs::write(&file, "[memory]\napproval = [\"decision\"]\n").unwrap();
+        assert_eq!(
+            read_user_settings(Some(&file)).unwrap().memory.approval,
+            Some(ApprovalSetting::Types(vec!["decision".into()]))
+        );
+        std::fs::write(&file, "[memory]\napproval = true\n").unwrap();
+        let error = format!("{:#}", read_user_settings(Some(&file)).unwrap_err());
+        assert!(
+            error.contains("config.toml is not valid cairn configuration"),
+            "{error}"
+        );
     }
 }

@@ -240,7 +240,7 @@ impl From<LearningArg> for app::Learning {
 }
 
 impl RecordReviewArgs {
-    /// The request, written by `written_by`.
+    /// The request, written by `written_by`, an assistant.
     fn into_request(self, written_by: Option<String>) -> app::RecordReviewRequest {
         app::RecordReviewRequest {
             verdict: self.verdict,
@@ -252,6 +252,7 @@ impl RecordReviewArgs {
                 .learnings
                 .map(|l| l.into_iter().map(app::Learning::from).collect()),
             written_by,
+            by_assistant: true,
         }
     }
 }
@@ -439,6 +440,7 @@ impl Server {
             written_by: Some(WRITTEN_BY.to_string()),
             file_pattern: args.file_pattern,
             scope: args.scope,
+            by_assistant: true,
         };
         Ok(reply(self.cairn.remember(request).await))
     }

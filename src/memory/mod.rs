@@ -7,6 +7,7 @@
 //! which redacts secrets, validates anchors against the code graph and decides the write's
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
+pub mod approval;
 pub mod embed;
 pub mod guidelines;
 pub mod model;
@@ -27,7 +28,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 pub use guidelines::{ChangeInput, GuidelineChange, Outcome, RecordedChange};
-pub use model::{Action, FilePattern, Memory, MemoryError, MemoryType, Revision, Scope, Source};
+pub use model::{
+    Action, Approval, FilePattern, Memory, MemoryError, MemoryType, Revision, Scope, Source, Status,
+};
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, WriteOutcome};
 
@@ -139,6 +142,7 @@ impl State {
             partition: &partition,
             kind: memory.kind,
             live: memory.is_live(),
+            approved: memory.status.is_approved(),
             title: &memory.title,
             content: &memory.content,
             anchors: &anchors,
@@ -985,9 +989,11 @@ impl Memories {
             Some(dev) => format!("dev:{}", model::developer_id(dev)?),
             None => model::PROJECT_PARTITION.to_string(),
         };
+        // Only approved memories are served, superseded ones included or not.
         let filter = Filter {
             types: query.types.iter().fold(0, |mask, t| mask | t.bit()),
             include_superseded: query.include_superseded,
+            include_unapproved: false,
         };
         let limit = query.limit.clamp(1, 100);
         let text = query.text.trim();
@@ -1032,7 +1038,7 @@ impl Memories {
         let mut found: Vec<Found> = fused
             .into_iter()
             .filter_map(|(id, base)| {
-                let memory = state.memories.get(&id)?;
+                let memory = state.memories.get(&id).filter(|m| m.status.is_approved())?;
                 let overlap = anchor_overlap(memory, &named_paths);
                 let age_days = now.saturating_sub(memory.updated_at).max(0) as f64 / 86_400_000.0;
                 let recency = 1.0 + 0.2 * (-age_days / 90.0).exp();
@@ -1067,7 +1073,7 @@ impl Memories {
         let mut hits: Vec<&Memory> = state
             .memories
             .values()
-            .filter(|m| m.is_live() && !m.kind.developer_scoped())
+            .filter(|m| m.is_served() && !m.kind.developer_scoped())
             .filter(|m| {
                 m.paths.iter().any(|p| {
                     paths
@@ -1095,7 +1101,7 @@ impl Memories {
             .values()
             .find(|m| {
                 m.kind == MemoryType::ContributorProfile
-                    && m.is_live()
+                    && m.is_served()
                     && m.developer.as_deref() == Some(developer.as_str())
             })
             .cloned())

@@ -310,6 +310,102 @@ impl std::str::FromStr for Source {
     }
 }
 
+/// Whether a memory may be served: approved (every memory written by a person, and every
+/// memory stored before the approval gate existed), waiting for a person's approval, or
+/// rejected by one (kept, invalid, for the record). Only approved memories are ever served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Approved,
+    Pending,
+    Rejected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Approved => "approved",
+            Status::Pending => "pending",
+            Status::Rejected => "rejected",
+        }
+    }
+
+    pub fn is_approved(&self) -> bool {
+        *self == Status::Approved
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which assistant-written memories wait for a person's approval (`[memory] approval`):
+/// none, every type, or the types named.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Approval {
+    #[default]
+    Off,
+    All,
+    Types(Vec<MemoryType>),
+}
+
+impl Approval {
+    /// Reads the setting: `"required"` or `"off"`, or a list of memory types.
+    pub fn parse(value: &crate::config::ApprovalSetting) -> Result<Approval, MemoryError> {
+        match value {
+            crate::config::ApprovalSetting::Word(word) => {
+                match word.trim().to_ascii_lowercase().as_str() {
+                    "required" | "all" => Ok(Approval::All),
+                    "off" | "none" => Ok(Approval::Off),
+                    other => Err(MemoryError::Invalid(format!(
+                        "approval = \"{other}\": use \"required\", \"off\" or a list of memory types"
+                    ))),
+                }
+            }
+            crate::config::ApprovalSetting::Types(names) => {
+                let mut types = names
+                    .iter()
+                    .map(|name| name.parse::<MemoryType>())
+                    .collect::<Result<Vec<_>, _>>()?;
+                types.sort();
+                types.dedup();
+                Ok(if types.is_empty() {
+                    Approval::Off
+                } else {
+                    Approval::Types(types)
+                })
+            }
+        }
+    }
+
+    /// True when an assistant's memory of type `kind` waits for approval.
+    pub fn gates(&self, kind: MemoryType) -> bool {
+        match self {
+            Approval::Off => false,
+            Approval::All => true,
+            Approval::Types(types) => types.contains(&kind),
+        }
+    }
+
+    /// Both settings at once: a type is gated when either gates it (the user's setting can
+    /// only be tightened by a repository's, never loosened).
+    pub fn union(self, other: Approval) -> Approval {
+        match (self, other) {
+            (Approval::All, _) | (_, Approval::All) => Approval::All,
+            (Approval::Off, other) | (other, Approval::Off) => other,
+            (Approval::Types(mut a), Approval::Types(b)) => {
+                a.extend(b);
+                a.sort();
+                a.dedup();
+                Approval::Types(a)
+            }
+        }
+    }
+}
+
 /// What a write did (its action). Serialised under the published field name `event`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -412,6 +508,9 @@ pub struct Memory {
     /// Kinds of secret redacted from what was written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<String>,
+    /// Approved (absent: rows from before the gate), waiting for approval, or rejected.
+    #[serde(default, skip_serializing_if = "Status::is_approved")]
+    pub status: Status,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<Revision>,
     /// The write sequence number of the last change (orders changes across processes).
@@ -453,6 +552,7 @@ impl Memory {
             addressed_by: None,
             shared: false,
             redacted: Vec::new(),
+            status: Status::Approved,
             history: Vec::new(),
             seq: 0,
         }
@@ -460,6 +560,11 @@ impl Memory {
 
     pub fn is_live(&self) -> bool {
         self.invalidated_at.is_none()
+    }
+
+    /// Live and approved: a memory cairn may serve.
+    pub fn is_served(&self) -> bool {
+        self.is_live() && self.status.is_approved()
     }
 
     /// The index partition the memory is searched in: the project, or one developer.
@@ -735,6 +840,45 @@ mod tests {
         }))
         .unwrap();
         assert_eq!((old.scope, old.file_pattern), (Scope::Repository, None));
+    }
+
+    #[test]
+    fn the_approval_setting_gates_types_and_only_tightens() {
+        use crate::config::ApprovalSetting;
+        let word = |w: &str| Approval::parse(&ApprovalSetting::Word(w.to_string()));
+        let types = |t: &[&str]| {
+            Approval::parse(&ApprovalSetting::Types(
+                t.iter().map(|s| s.to_string()).collect(),
+            ))
+        };
+        let all = word("required").unwrap();
+        assert!(MemoryType::ALL.iter().all(|&k| all.gates(k)));
+        let off = word("off").unwrap();
+        assert!(MemoryType::ALL.iter().all(|&k| !off.gates(k)));
+        assert!(!Approval::default().gates(MemoryType::Decision));
+        let some = types(&["decision", "project-pattern"]).unwrap();
+        assert!(some.gates(MemoryType::Decision) && some.gates(MemoryType::ProjectPattern));
+        assert!(!some.gates(MemoryType::RiskModule));
+        assert_eq!(types(&[]).unwrap(), Approval::Off);
+        assert!(
+            word("sometimes")
+                .unwrap_err()
+                .to_string()
+                .contains("\"required\"")
+        );
+        assert!(
+            types(&["decisions"])
+                .unwrap_err()
+                .to_string()
+                .contains("decisions")
+        );
+        // A repository's setting adds to the user's, never lifts it.
+        assert_eq!(all.clone().union(off.clone()), Approval::All);
+        assert_eq!(off.clone().union(all.clone()), Approval::All);
+        assert_eq!(some.clone().union(Approval::Off), some);
+        let risk = types(&["risk_module"]).unwrap();
+        let both = some.union(risk);
+        assert!(both.gates(MemoryType::Decision) && both.gates(MemoryType::RiskModule));
     }
 
     #[test]

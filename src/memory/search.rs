@@ -25,11 +25,15 @@ pub struct Filter {
     /// Bit mask of [`MemoryType::bit`]s; 0 = all types.
     pub types: u16,
     pub include_superseded: bool,
+    /// Memories a person has not approved (pending or rejected) too: only a write under the
+    /// approval gate compares itself with them; no search that serves memories sets this.
+    pub include_unapproved: bool,
 }
 
 impl Filter {
     fn admits(&self, slot: &Slot) -> bool {
         slot.alive
+            && (self.include_unapproved || slot.approved)
             && (self.include_superseded || slot.live)
             && (self.types == 0 || self.types & slot.kind.bit() != 0)
     }
@@ -48,6 +52,8 @@ pub struct Entry<'a> {
     pub partition: &'a str,
     pub kind: MemoryType,
     pub live: bool,
+    /// Approved by a person (or never gated): only these are served.
+    pub approved: bool,
     pub title: &'a str,
     pub content: &'a str,
     pub anchors: &'a [String],
@@ -70,6 +76,8 @@ struct Slot {
     kind: MemoryType,
     /// Not superseded.
     live: bool,
+    /// Approved: servable.
+    approved: bool,
     /// Not removed from the index.
     alive: bool,
     len: u32,
@@ -169,6 +177,7 @@ impl Partition {
             id: entry.id.to_string(),
             kind: entry.kind,
             live: entry.live,
+            approved: entry.approved,
             alive: true,
             len,
             text_hash: entry.text_hash(),
@@ -195,7 +204,7 @@ impl SearchIndex {
     }
 
     /// Adds or replaces a memory. A memory whose text and partition did not change keeps
-    /// its slot (only its type, validity and vector are updated).
+    /// its slot (only its type, validity, approval and vector are updated).
     pub fn upsert(&mut self, entry: &Entry) {
         if self.home.get(entry.id).map(String::as_str) == Some(entry.partition)
             && let Some(p) = self.partitions.get_mut(entry.partition)
@@ -205,6 +214,7 @@ impl SearchIndex {
             let slot = &mut p.slots[slot as usize];
             slot.kind = entry.kind;
             slot.live = entry.live;
+            slot.approved = entry.approved;
             slot.vector = entry.vector.map(Box::from);
             return;
         }
@@ -428,6 +438,7 @@ mod tests {
     const ALL: Filter = Filter {
         types: 0,
         include_superseded: false,
+        include_unapproved: false,
     };
 
     fn entry<'a>(id: &'a str, partition: &'a str, content: &'a str) -> Entry<'a> {
@@ -436,6 +447,7 @@ mod tests {
             partition,
             kind: MemoryType::ProjectPattern,
             live: true,
+            approved: true,
             title: "",
             content,
             anchors: &[],
@@ -549,6 +561,7 @@ mod tests {
         let only_decisions = Filter {
             types: MemoryType::Decision.bit(),
             include_superseded: false,
+            include_unapproved: false,
         };
         let hits = index.keyword("project", "retry payments", only_decisions, 1);
         assert_eq!(hits[0].id, "d");

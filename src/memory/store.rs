@@ -185,6 +185,9 @@ pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Row {
         row.insert("vector".to_string(), encode_vector(vector).into());
     }
     row.insert("forgotten".to_string(), false.into());
+    // Always written, approved included: a row says whether it may be served, here and on
+    // a team server, whatever the JSON answers leave out.
+    row.insert("status".to_string(), memory.status.as_str().into());
     row
 }
 
@@ -267,7 +270,7 @@ pub fn decode_vector(text: &str) -> Option<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryType;
+    use crate::memory::{MemoryType, Status};
 
     #[tokio::test]
     async fn a_rewritten_memory_loses_the_fields_it_no_longer_has() {
@@ -285,6 +288,7 @@ mod tests {
         memory.category = Some("release-train".to_string());
         memory.paths = vec!["deploy/staging.yml".to_string()];
         memory.shared = true;
+        memory.status = Status::Pending;
         let vector = [0.5_f32, -1.0, 2.0];
         store.write(&[(&memory, Some(&vector))], 1).await.unwrap();
         let read = store.changes_since(0).await.unwrap();
@@ -297,6 +301,7 @@ mod tests {
         memory.category = None;
         memory.paths.clear();
         memory.shared = false;
+        memory.status = Status::Approved;
         store.write(&[(&memory, None)], 2).await.unwrap();
         let read = store.changes_since(1).await.unwrap();
         assert_eq!(read[0].memory, memory);
@@ -308,6 +313,7 @@ mod tests {
             "{raw}"
         );
         assert!(!raw.contains("vector") && !raw.contains("shared"), "{raw}");
+        assert!(raw.contains(r#""status":"approved""#), "{raw}");
         store.close().await;
     }
 }

@@ -29,7 +29,7 @@ use serde::Serialize;
 use super::model::{
     Action, FilePattern, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY,
     MAX_LABEL_BYTES, MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Scope, Source,
-    developer_id, is_memory_id,
+    Status, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
 use super::{embed, secrets, text};
@@ -85,6 +85,9 @@ pub struct NewMemory {
     pub file_pattern: Option<String>,
     /// The store it is written to (decided by the caller; recorded on the memory).
     pub scope: Scope,
+    /// Written by an assistant under the approval gate: stored pending, served only once a
+    /// person approves it.
+    pub pending: bool,
 }
 
 /// What a write did.
@@ -158,6 +161,27 @@ impl Prepared {
     /// The memory the write would store.
     pub(super) fn memory(&self) -> &Memory {
         &self.memory
+    }
+
+    /// True when the write waits for a person's approval.
+    pub(super) fn is_pending(&self) -> bool {
+        self.memory.status == Status::Pending
+    }
+
+    /// True when the write may be compared with `memory`: a write under the gate sees every
+    /// memory, any other write only approved ones (a person's write is never absorbed into
+    /// an assistant's unapproved one).
+    fn sees(&self, memory: &Memory) -> bool {
+        self.is_pending() || memory.status.is_approved()
+    }
+
+    /// The index filter of the memories this write is compared with.
+    fn filter(&self, include_superseded: bool) -> Filter {
+        Filter {
+            types: self.memory.kind.bit(),
+            include_superseded,
+            include_unapproved: self.is_pending(),
+        }
     }
 
     /// Gives the write its embedding, to compare it by meaning.
@@ -382,6 +406,11 @@ pub(super) fn prepare(
             0.5
         },
         redacted: kinds.into_iter().collect(),
+        status: if new.pending {
+            Status::Pending
+        } else {
+            Status::Approved
+        },
         ..Memory::new(new_id(&content), kind, title, content.clone(), now_ms())
     };
     if !memory.redacted.is_empty() {
@@ -659,10 +688,72 @@ fn revision(memory: &Memory, event: Action, by: &Option<String>, note: Option<St
     }
 }
 
+/// Decides what a prepared write does (see [`decide_open`]); a write under the approval gate
+/// then never changes an approved memory (see [`gate`]).
+pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
+    let memories = view.memories;
+    let plan = decide_open(prepared, view)?;
+    Ok(if prepared.is_pending() {
+        gate(prepared, plan, memories)
+    } else {
+        plan
+    })
+}
+
+/// A pending write's plan, held to the gate: what it does to pending memories stands (a
+/// repeated pending write refreshes the pending one, a contradiction supersedes it), but an
+/// approved memory is never changed before a person approves. Restating one changes nothing;
+/// refining, contradicting or naming one to supersede stores the write as a new pending
+/// memory that supersedes it on approval.
+fn gate(prepared: &Prepared, plan: Plan, memories: &HashMap<String, Memory>) -> Plan {
+    let approved = plan.changed.iter().find(|m| {
+        m.id != prepared.memory.id
+            && memories
+                .get(&m.id)
+                .is_some_and(|old| old.status.is_approved())
+    });
+    let Some(approved) = approved else {
+        let mut plan = plan;
+        let target = &plan.outcome.id;
+        let waits = *target == prepared.memory.id
+            || memories
+                .get(target)
+                .is_some_and(|m| m.status == Status::Pending);
+        if waits {
+            plan.outcome.notes.push(awaits_approval(target));
+        }
+        return plan;
+    };
+    let old = approved.id.clone();
+    if plan.outcome.event == Action::None {
+        let mut plan = plan;
+        plan.changed.clear();
+        return plan;
+    }
+    let mut new = prepared.memory.clone();
+    new.supersedes = Some(old.clone());
+    let mut outcome = prepared.outcome(Action::Add, &new.id);
+    outcome.notes.push(format!(
+        "{} Once approved, it supersedes {old}, which is served until then.",
+        awaits_approval(&new.id)
+    ));
+    Plan {
+        changed: vec![new],
+        outcome,
+    }
+}
+
+/// What a pending write's answer says.
+pub(super) fn awaits_approval(id: &str) -> String {
+    format!(
+        "{id} awaits approval: it is stored pending and served only after a person approves it (`cairn memory approve {id}` or the project's pages)."
+    )
+}
+
 /// Decides what a prepared write does: an echo of a served memory changes nothing, a named
 /// supersede replaces that memory, a contributor profile replaces the developer's profile,
 /// and anything else is judged against the closest memory of its type and scope.
-pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
+fn decide_open(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
     // A memory cairn served, echoed back: nothing new, whatever was appended to it.
     if prepared.supersedes.is_none()
         && let Some(id) = &prepared.echo
@@ -681,6 +772,13 @@ pub(super) fn decide(prepared: &Prepared, view: View) -> Result<Plan, MemoryErro
     }
     Ok(match closest(prepared, &view) {
         // An echo of a superseded memory does not bring it back.
+        Closest::Superseded(old) if old.status == Status::Rejected => prepared.unchanged(
+            &old.id,
+            format!(
+                "this repeats {}, which a person rejected: nothing was written",
+                old.id
+            ),
+        ),
         Closest::Superseded(old) => prepared.unchanged(
             &old.id,
             format!(
@@ -742,7 +840,10 @@ fn supersede_named(
 fn replace_profile(prepared: &Prepared, memories: &HashMap<String, Memory>) -> Plan {
     let new = &prepared.memory;
     let current = memories.values().find(|m| {
-        m.kind == MemoryType::ContributorProfile && m.is_live() && m.developer == new.developer
+        m.kind == MemoryType::ContributorProfile
+            && m.is_live()
+            && m.developer == new.developer
+            && prepared.sees(m)
     });
     match current {
         None => prepared.add(),
@@ -799,10 +900,7 @@ fn neighbours(prepared: &Prepared, index: &SearchIndex) -> Vec<String> {
     let Some(vector) = prepared.vector() else {
         return Vec::new();
     };
-    let filter = Filter {
-        types: prepared.memory.kind.bit(),
-        include_superseded: false,
-    };
+    let filter = prepared.filter(false);
     index
         .nearest(
             &prepared.memory.partition(),
@@ -821,10 +919,7 @@ pub(super) fn without_vectors(prepared: &Prepared, view: &View) -> Vec<(String, 
         return Vec::new();
     }
     let new = &prepared.memory;
-    let filter = Filter {
-        types: new.kind.bit(),
-        include_superseded: false,
-    };
+    let filter = prepared.filter(false);
     view.index
         .keyword_with(&new.partition(), &new.content, filter, 20, DEDUP_TERMS)
         .into_iter()
@@ -837,10 +932,7 @@ pub(super) fn without_vectors(prepared: &Prepared, view: &View) -> Vec<(String, 
 /// The live memories most similar to a write, unless it repeats a superseded one first.
 fn closest<'a>(prepared: &Prepared, view: &View<'a>) -> Closest<'a> {
     let new = &prepared.memory;
-    let filter = Filter {
-        types: new.kind.bit(),
-        include_superseded: true,
-    };
+    let filter = prepared.filter(true);
     let mut ids: Vec<String> = view
         .index
         .keyword_with(&new.partition(), &new.content, filter, 20, DEDUP_TERMS)
@@ -854,7 +946,7 @@ fn closest<'a>(prepared: &Prepared, view: &View<'a>) -> Closest<'a> {
     }
     let mut candidates = Vec::new();
     for id in ids {
-        let Some(old) = view.memories.get(&id) else {
+        let Some(old) = view.memories.get(&id).filter(|m| prepared.sees(m)) else {
             continue;
         };
         if !old.is_live() {
@@ -1373,6 +1465,158 @@ mod tests {
         let plan = decide(&fresh, view()).unwrap();
         assert_eq!(plan.outcome.event, Action::Add);
         assert_eq!(plan.changed, std::slice::from_ref(&fresh.memory));
+    }
+
+    /// A write under the approval gate.
+    fn pending(kind: MemoryType, content: &str) -> Prepared {
+        let new = NewMemory {
+            pending: true,
+            ..write(kind, content)
+        };
+        prepare(new, Path::new("/work/repo"), None).unwrap()
+    }
+
+    /// The search index over `memories`, as the process keeps it.
+    fn indexed(memories: &HashMap<String, Memory>) -> SearchIndex {
+        let mut index = SearchIndex::new();
+        for m in memories.values() {
+            index.upsert(&super::super::search::Entry {
+                id: &m.id,
+                partition: &m.partition(),
+                kind: m.kind,
+                live: m.is_live(),
+                approved: m.status.is_approved(),
+                title: &m.title,
+                content: &m.content,
+                anchors: &[],
+                vector: None,
+            });
+        }
+        index
+    }
+
+    #[test]
+    fn a_pending_write_never_changes_an_approved_memory() {
+        let kind = MemoryType::ProjectPattern;
+        let known = stored(
+            kind,
+            "Wrap billing mutations in a database transaction so audit rows stay consistent.",
+        );
+        let retry = stored(kind, "Retry the payment webhook with exponential backoff.");
+        let memories = by_id(&[&known, &retry]);
+        let index = indexed(&memories);
+        let vectors = HashMap::new();
+        let view = || View {
+            memories: &memories,
+            index: &index,
+            vectors: &vectors,
+        };
+        // Restating an approved memory: nothing is written, not even its confidence.
+        let plan = decide(
+            &pending(kind, "Wrap billing mutations in a database transaction."),
+            view(),
+        )
+        .unwrap();
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, known.id.as_str())
+        );
+        assert!(plan.changed.is_empty(), "{:?}", plan.changed);
+        // Contradicting one: a new pending memory that supersedes it once approved.
+        let against = pending(
+            kind,
+            "Never retry the payment webhook with exponential backoff.",
+        );
+        let plan = decide(&against, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed.len(), 1, "the approved memory is untouched");
+        assert_eq!(plan.changed[0].id, against.memory.id);
+        assert_eq!(plan.changed[0].status, Status::Pending);
+        assert_eq!(
+            plan.changed[0].supersedes.as_deref(),
+            Some(retry.id.as_str())
+        );
+        assert!(plan.outcome.superseded.is_none());
+        assert!(
+            plan.outcome
+                .notes
+                .iter()
+                .any(|n| n.contains("awaits approval")),
+            "{:?}",
+            plan.outcome.notes
+        );
+        // Without the gate the same write supersedes it at once.
+        let open = prepared(
+            kind,
+            "Never retry the payment webhook with exponential backoff.",
+        );
+        let plan = decide(&open, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Supersede);
+        // Naming it to supersede is held the same way.
+        let mut named = pending(kind, "Retry the payment webhook twice, then alert.");
+        named.set_supersedes(retry.id.clone());
+        let plan = decide(&named, view()).unwrap();
+        assert_eq!(plan.changed.len(), 1);
+        assert_eq!(
+            plan.changed[0].supersedes.as_deref(),
+            Some(retry.id.as_str())
+        );
+        // Something new is added pending.
+        let fresh = pending(kind, "Render invoices as PDF on the worker queue.");
+        let plan = decide(&fresh, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed[0].status, Status::Pending);
+        assert!(plan.outcome.notes[0].contains(&format!("{} awaits approval", fresh.memory.id)));
+    }
+
+    #[test]
+    fn a_repeated_pending_write_refreshes_the_pending_memory() {
+        let kind = MemoryType::Decision;
+        let waiting = pending(kind, "Store money as integer cents in every table.").memory;
+        let mut refused = pending(kind, "Log full card numbers for debugging.").memory;
+        refused.status = Status::Rejected;
+        refused.invalidated_at = Some(refused.created_at);
+        let memories = by_id(&[&waiting, &refused]);
+        let index = indexed(&memories);
+        let vectors = HashMap::new();
+        let view = || View {
+            memories: &memories,
+            index: &index,
+            vectors: &vectors,
+        };
+        let again = pending(kind, "Store money as integer cents in every table.");
+        let plan = decide(&again, view()).unwrap();
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, waiting.id.as_str())
+        );
+        assert_eq!(plan.changed.len(), 1);
+        assert_eq!(plan.changed[0].status, Status::Pending, "still pending");
+        assert!(plan.changed[0].confidence > waiting.confidence);
+        assert!(
+            plan.outcome
+                .notes
+                .iter()
+                .any(|n| n.contains("awaits approval"))
+        );
+        // A person's write does not see it: it is added, approved, beside it.
+        let by_person = prepared(kind, "Store money as integer cents in every table.");
+        let plan = decide(&by_person, view()).unwrap();
+        assert_eq!(plan.outcome.event, Action::Add);
+        assert_eq!(plan.changed[0].status, Status::Approved);
+        // A rejected learning written again is not proposed again.
+        let rejected_again = pending(kind, "Log full card numbers for debugging.");
+        let plan = decide(&rejected_again, view()).unwrap();
+        assert_eq!(
+            (plan.outcome.event, plan.outcome.id.as_str()),
+            (Action::None, refused.id.as_str())
+        );
+        assert!(plan.changed.is_empty());
+        assert!(
+            plan.outcome.notes[0].contains("rejected"),
+            "{:?}",
+            plan.outcome.notes
+        );
     }
 
     #[test]

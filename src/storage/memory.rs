@@ -35,6 +35,10 @@ const SCHEMA: Schema = Schema {
             version: 3,
             sql: include_str!("schema/memory/3.surql"),
         },
+        Step {
+            version: 4,
+            sql: include_str!("schema/memory/4.surql"),
+        },
     ],
 };
 
@@ -43,7 +47,7 @@ pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Fields a stored memory row may hold besides its id. A row written without one of them
 /// gets NONE, so writing a memory again clears what it no longer has.
-const MEMORY_FIELDS: [&str; 34] = [
+const MEMORY_FIELDS: [&str; 35] = [
     "kind",
     "title",
     "content",
@@ -73,6 +77,7 @@ const MEMORY_FIELDS: [&str; 34] = [
     "scope",
     "file_pattern",
     "redacted",
+    "status",
     "history",
     "seq",
     "vector",
@@ -94,7 +99,8 @@ const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
     confidence = $input.confidence, addressed = $input.addressed,
     addressed_by = $input.addressed_by, shared = $input.shared, category = $input.category,
     scope = $input.scope, file_pattern = $input.file_pattern,
-    redacted = $input.redacted, history = $input.history, seq = $input.seq,
+    redacted = $input.redacted, status = $input.status, history = $input.history,
+    seq = $input.seq,
     vector = $input.vector, forgotten = $input.forgotten, rev = $input.rev;";
 
 /// Memory rows changed after `$after`, in write order, each with its id as `key`.
@@ -337,7 +343,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_version_1_store_gains_review_records_and_guideline_changes() {
+    async fn a_version_1_store_gains_review_records_guideline_changes_and_approval() {
         let dir = tempfile::tempdir().unwrap();
         {
             let db = super::super::open_engine(dir.path(), super::super::OPEN_PATIENCE)
@@ -360,7 +366,9 @@ mod tests {
             migrate::stored_version(&store.db, &SCHEMA).await.unwrap(),
             SCHEMA_VERSION
         );
-        assert_eq!(store.memories_since(0).await.unwrap().len(), 1);
+        let rows = store.memories_since(0).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["status"], "approved", "older memories are approved");
         let mut body = Row::new();
         body.insert("review_id".to_string(), "PR-1".into());
         body.insert("seq".to_string(), 2.into());

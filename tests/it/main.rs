@@ -1,6 +1,7 @@
 //! The integration tests: the real `cairn` binary, real git repositories, the real embedded
 //! store and rmcp's own MCP client.
 
+mod approval;
 mod bad_input;
 mod bootstrap;
 mod briefing;

@@ -75,7 +75,7 @@ fn repository_with_memories() -> (TestRepo, Stored) {
 }
 
 /// `cairn ui --no-open`: the one-time log-in address it prints.
-fn log_in_address(repo: &TestRepo) -> String {
+pub(crate) fn log_in_address(repo: &TestRepo) -> String {
     let url = repo.cairn_ok(&["ui", "--no-open"]).trim().to_string();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.contains("/ui/login?code="),
@@ -84,7 +84,7 @@ fn log_in_address(repo: &TestRepo) -> String {
     url
 }
 
-fn code_of(url: &str) -> String {
+pub(crate) fn code_of(url: &str) -> String {
     url.split_once("code=").unwrap().1.to_string()
 }
 
@@ -96,7 +96,7 @@ fn http() -> reqwest::Client {
         .unwrap()
 }
 
-fn base(daemon: &Daemon) -> String {
+pub(crate) fn base(daemon: &Daemon) -> String {
     format!("http://127.0.0.1:{}", daemon.port)
 }
 
@@ -110,7 +110,7 @@ async fn fetch(daemon: &Daemon, path: &str, headers: &[(&str, &str)]) -> reqwest
 }
 
 /// Logs in with `code`; the session cookie (`name=value`) and its attributes.
-async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
+pub(crate) async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
     let response = fetch(daemon, &format!("/ui/login?code={code}"), &[]).await;
     assert_eq!(response.status(), 303);
     assert_eq!(response.headers()["location"], "/ui/");
@@ -123,7 +123,7 @@ async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
     (cookie, parts.collect())
 }
 
-async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) -> (u16, String) {
+pub(crate) async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) -> (u16, String) {
     let headers: Vec<(&str, &str)> = cookie.map(|c| ("cookie", c)).into_iter().collect();
     let response = fetch(daemon, path, &headers).await;
     let status = response.status().as_u16();
@@ -131,7 +131,13 @@ async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) -> (u16, St
 }
 
 /// POSTs a form body to `path` with the session cookie and an `Origin`.
-async fn post_form(daemon: &Daemon, path: &str, cookie: &str, origin: &str, body: &str) -> u16 {
+pub(crate) async fn post_form(
+    daemon: &Daemon,
+    path: &str,
+    cookie: &str,
+    origin: &str,
+    body: &str,
+) -> u16 {
     http()
         .post(format!("{}{path}", base(daemon)))
         .header("cookie", cookie)
@@ -146,7 +152,7 @@ async fn post_form(daemon: &Daemon, path: &str, cookie: &str, origin: &str, body
 }
 
 /// The CSRF token a confirmation page's form carries.
-fn csrf_in(page: &str) -> String {
+pub(crate) fn csrf_in(page: &str) -> String {
     let start = page
         .find(r#"name="csrf" value=""#)
         .unwrap_or_else(|| panic!("no CSRF field in {page}"))
@@ -616,7 +622,7 @@ fn required(program: &str) -> PathBuf {
 }
 
 /// A process ended when the test ends, however it ends.
-struct Killed(Child);
+pub(crate) struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -626,7 +632,7 @@ impl Drop for Killed {
 }
 
 /// The daemon `cairn ui` started (not this test's child): stopped with SIGTERM at the end.
-struct StartedDaemon<'a>(&'a Path);
+pub(crate) struct StartedDaemon<'a>(pub(crate) &'a Path);
 
 impl Drop for StartedDaemon<'_> {
     fn drop(&mut self) {
@@ -658,7 +664,7 @@ fn free_port() -> u16 {
 }
 
 /// chromedriver on a free loopback port, once it answers.
-async fn chromedriver() -> (Killed, String) {
+pub(crate) async fn chromedriver() -> (Killed, String) {
     let driver = required("chromedriver");
     let port = free_port();
     let child = Command::new(driver)
@@ -686,7 +692,7 @@ async fn chromedriver() -> (Killed, String) {
 }
 
 /// A headless Chromium session with a fresh profile, at 1280×800.
-async fn browser(driver: &str, profile: &Path) -> Client {
+pub(crate) async fn browser(driver: &str, profile: &Path) -> Client {
     let chromium = required("chromium");
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
@@ -713,7 +719,10 @@ async fn browser(driver: &str, profile: &Path) -> Client {
 }
 
 /// The element `locator` finds once the page shows it; on failure, what the page said.
-async fn wait_for(client: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
+pub(crate) async fn wait_for(
+    client: &Client,
+    locator: Locator<'_>,
+) -> fantoccini::elements::Element {
     let what = format!("{locator:?}");
     match client.wait().at_most(DEADLINE).for_element(locator).await {
         Ok(element) => element,
@@ -724,7 +733,7 @@ async fn wait_for(client: &Client, locator: Locator<'_>) -> fantoccini::elements
     }
 }
 
-async fn find(client: &Client, css: &str) -> fantoccini::elements::Element {
+pub(crate) async fn find(client: &Client, css: &str) -> fantoccini::elements::Element {
     wait_for(client, Locator::Css(css)).await
 }
 
@@ -737,12 +746,12 @@ async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
     }
 }
 
-async fn body_text(client: &Client) -> String {
+pub(crate) async fn body_text(client: &Client) -> String {
     find(client, "body").await.text().await.unwrap()
 }
 
 /// Saves a screenshot as `name`.png in CAIRN_UI_SCREENSHOTS when it is set; checks it is a PNG.
-async fn screenshot(client: &Client, name: &str) {
+pub(crate) async fn screenshot(client: &Client, name: &str) {
     let png = client.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG screenshot");
     if let Some(dir) = std::env::var_os("CAIRN_UI_SCREENSHOTS") {
@@ -869,7 +878,7 @@ async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
 }
 
 /// `http://127.0.0.1:PORT` of an address.
-fn origin_of(address: &str) -> String {
+pub(crate) fn origin_of(address: &str) -> String {
     let rest = address.strip_prefix("http://").unwrap();
     format!("http://{}", rest.split('/').next().unwrap())
 }

@@ -5,6 +5,7 @@
 //! CSRF token. The cookie opens nothing outside `/ui`. Answers come from the same use cases as
 //! the MCP tools; the HTML is written in [`pages`].
 
+pub mod approval;
 pub mod chart;
 pub mod code;
 pub mod pages;
@@ -78,6 +79,7 @@ pub fn router(cairn: Arc<Cairn>, sessions: Arc<Sessions>) -> Router {
         .route("/ui/reviews/addressed", axum::routing::post(addressed))
         .route("/ui/code", get(code))
         .route("/ui/symbol", get(symbol))
+        .merge(approval::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             sessions,
             require_session,
@@ -189,11 +191,21 @@ async fn home(State(shared): State<Shared>, Query(form): Query<SearchForm>) -> R
         include_superseded: false,
         max_tokens: Some(SEARCH_TOKENS),
     };
+    let waiting = shared
+        .cairn
+        .pending_memories()
+        .await
+        .map_or(0, |pending| pending.len());
     match shared.cairn.search_memories(request).await {
-        Ok(answer) => html(pages::search(&shared.repository, &form, Ok(&answer))),
+        Ok(answer) => html(pages::search(
+            &shared.repository,
+            &form,
+            Ok(&answer),
+            waiting,
+        )),
         Err(e) => (
             status_of(&e),
-            pages::search(&shared.repository, &form, Err(&e.to_string())),
+            pages::search(&shared.repository, &form, Err(&e.to_string()), waiting),
         )
             .into_response(),
     }
@@ -369,6 +381,10 @@ struct SymbolQuery {
 
 /// A file's or symbol's page (`expand`); a memory id goes to the memory's page.
 async fn symbol(State(shared): State<Shared>, Query(query): Query<SymbolQuery>) -> Response {
+    // A person may read any memory, a pending one too: its page, not `expand`'s answer.
+    if crate::memory::model::is_memory_id(query.id.trim()) {
+        return Redirect::to(&pages::memory_url(query.id.trim())).into_response();
+    }
     let request = ExpandRequest {
         target: query.id,
         include: Vec::new(),

@@ -68,9 +68,15 @@ fn head(title: &str, styled: bool) -> Markup {
 }
 
 /// The home page: the search form and what it found.
-pub fn search(repository: &str, form: &SearchForm, answer: Result<&SearchAnswer, &str>) -> Markup {
+pub fn search(
+    repository: &str,
+    form: &SearchForm,
+    answer: Result<&SearchAnswer, &str>,
+    waiting: usize,
+) -> Markup {
     let body = html! {
         h1 { "Memories" }
+        (super::approval::notice(waiting))
         form.search method="get" action="/ui/" role="search" {
             div.field.grow {
                 label for="q" { "Search" }
@@ -122,7 +128,7 @@ pub fn search(repository: &str, form: &SearchForm, answer: Result<&SearchAnswer,
 }
 
 /// A memory in a list: its title as a link, its type, text and anchors.
-fn memory_summary(memory: &Memory) -> Markup {
+pub(super) fn memory_summary(memory: &Memory) -> Markup {
     html! {
         h2.title {
             a href=(memory_url(&memory.id)) { (title_of(memory)) }
@@ -130,7 +136,8 @@ fn memory_summary(memory: &Memory) -> Markup {
         p.facts {
             span.kind { (memory.kind.as_str()) }
             " " span.scope { (memory.scope.label()) }
-            @if !memory.is_live() { " " span.superseded { "superseded" } }
+            @if !memory.status.is_approved() { " " span.status { (memory.status.as_str()) } }
+            @else if !memory.is_live() { " " span.superseded { "superseded" } }
         }
         p.content { (memory.content) }
         @let anchors: Vec<&String> = memory.anchors().collect();
@@ -150,8 +157,12 @@ pub fn memory(repository: &str, memory: &Memory) -> Markup {
         p.facts {
             span.kind { (memory.kind.as_str()) }
             " " span.scope { (memory.scope.label()) }
-            @if memory.is_live() { " " span.live { "live" } }
+            @if !memory.status.is_approved() { " " span.status { (memory.status.as_str()) } }
+            @else if memory.is_live() { " " span.live { "live" } }
             @else { " " span.superseded { "superseded" } }
+        }
+        @if memory.status == crate::memory::Status::Pending && memory.is_live() {
+            p.note { "Awaits approval: not served until a person approves it on the " a href="/ui/pending" { "pending list" } "." }
         }
         p.content.lead { (memory.content) }
         section {

@@ -181,14 +181,15 @@ pub(super) fn clean_record(record: ReviewRecord) -> Result<ReviewRecord> {
     })
 }
 
-/// Live rejection patterns of `category` that no guideline update has addressed yet.
+/// Served rejection patterns of `category` (live and approved) that no guideline update has
+/// addressed yet.
 pub(super) fn open_rejections<'a>(
     memories: &'a HashMap<String, super::Memory>,
     category: &'a str,
 ) -> impl Iterator<Item = &'a super::Memory> {
     memories.values().filter(move |m| {
         m.kind == MemoryType::RejectionPattern
-            && m.is_live()
+            && m.is_served()
             && !m.addressed
             && m.category.as_deref() == Some(category)
     })
