@@ -277,13 +277,27 @@ impl Cairn {
             category: None,
             file_pattern: request.file_pattern,
             scope: Scope::Repository,
+            refuse_secrets: false,
         };
         let asked = request
             .scope
             .as_deref()
             .map(str::parse::<Scope>)
             .transpose()?;
-        let kind = new.kind.expect("set above");
+        self.write_memory(new, asked).await
+    }
+
+    /// The one write path of every memory a person or an assistant writes: the scope
+    /// resolved (the one `asked`, else the type's default), the write decided against that
+    /// store with the other scope's checked first; its vector is computed after answering.
+    pub(super) async fn write_memory(
+        &self,
+        new: memory::NewMemory,
+        asked: Option<Scope>,
+    ) -> Result<WriteOutcome, AskError> {
+        let kind = new
+            .kind
+            .ok_or_else(|| MemoryError::Invalid("`type` is required".to_string()))?;
         let (scope, note) = self.scope_of(kind, new.file_pattern.as_deref(), asked)?;
         let new = memory::NewMemory { scope, ..new };
         let snapshot = self.graph_if_indexed().await;
@@ -413,7 +427,7 @@ impl Cairn {
     }
 
     /// Every memory of both scopes, oldest first.
-    async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
+    pub(super) async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
         let mut all = self.memories.all().await?;
         for m in &mut all {
             m.scope = Scope::Repository;

@@ -7,6 +7,7 @@
 //! which redacts secrets, validates anchors against the code graph and decides the write's
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
+pub mod duplicates;
 pub mod embed;
 pub mod guidelines;
 pub mod model;
@@ -970,6 +971,35 @@ impl Memories {
         let mut all: Vec<Memory> = state.memories.values().cloned().collect();
         all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
         Ok(all)
+    }
+
+    /// Near-duplicate pairs among the live project memories, and `developer`'s when given
+    /// (a developer's memories are compared only with their own), most similar first.
+    pub async fn near_duplicates(
+        &self,
+        developer: Option<&str>,
+    ) -> Result<Vec<duplicates::NearPair>> {
+        let mut partitions = vec![model::PROJECT_PARTITION.to_string()];
+        if let Some(developer) = developer {
+            partitions.push(format!("dev:{}", model::developer_id(developer)?));
+        }
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        let mut pairs = Vec::new();
+        for partition in &partitions {
+            pairs.extend(duplicates::near_pairs(
+                &state.memories,
+                &state.index,
+                partition,
+            ));
+        }
+        Ok(pairs)
+    }
+
+    /// Ids of the memories read since read statistics were last written back (their stored
+    /// counts do not show these reads yet).
+    pub async fn unflushed_reads(&self) -> std::collections::HashSet<String> {
+        self.state.lock().await.access.keys().cloned().collect()
     }
 
     /// The stored vector of a memory, if it has one.

@@ -85,6 +85,9 @@ pub struct NewMemory {
     pub file_pattern: Option<String>,
     /// The store it is written to (decided by the caller; recorded on the memory).
     pub scope: Scope,
+    /// Refuse the write when it holds a secret, instead of storing it redacted (a person
+    /// editing in the page can take it out; a redacted text would be stored unseen).
+    pub refuse_secrets: bool,
 }
 
 /// What a write did.
@@ -336,6 +339,7 @@ pub(super) fn prepare(
     graph: Option<&Graph>,
 ) -> Result<Prepared, MemoryError> {
     let (kind, developer) = validate(&new)?;
+    let refuse_secrets = new.refuse_secrets;
     let mut kinds = BTreeSet::new();
     let mut notes = Vec::new();
     let (content, echo) = strip_served_marker(new.content.trim());
@@ -384,6 +388,12 @@ pub(super) fn prepare(
         redacted: kinds.into_iter().collect(),
         ..Memory::new(new_id(&content), kind, title, content.clone(), now_ms())
     };
+    if refuse_secrets && !memory.redacted.is_empty() {
+        return Err(invalid(format!(
+            "the text holds what looks like a secret ({}): nothing was stored; take it out and save again",
+            memory.redacted.join(", ")
+        )));
+    }
     if !memory.redacted.is_empty() {
         notes.push(format!(
             "secrets were redacted before storing: {}",
@@ -1212,6 +1222,33 @@ mod tests {
                 "{new:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_write_that_refuses_secrets_stores_none_and_names_only_their_kind() {
+        let key = ["AKIA", "Z7Q4", "K2M9", "XW3T", "R8PB"].concat();
+        let text = format!("Deploys use the key {key} from the vault.");
+        let redacted = prepared(MemoryType::Decision, &text);
+        assert!(!redacted.memory().content.contains(&key));
+        assert!(!redacted.memory().redacted.is_empty());
+        let refusing = |content: &str, paths: Vec<String>| NewMemory {
+            refuse_secrets: true,
+            paths,
+            ..write(MemoryType::Decision, content)
+        };
+        let root = Path::new("/work/repo");
+        let Err(MemoryError::Invalid(why)) = prepare(refusing(&text, Vec::new()), root, None)
+        else {
+            panic!("a secret in the text is refused");
+        };
+        assert!(why.contains("secret") && !why.contains(&key), "{why}");
+        let in_anchor = refusing("Deploys read the vault.", vec![format!("keys/{key}.txt")]);
+        assert!(
+            prepare(in_anchor, root, None).is_err(),
+            "a secret in an anchor"
+        );
+        let clean = refusing("Deploys read the vault.", Vec::new());
+        assert!(prepare(clean, root, None).is_ok());
     }
 
     #[test]
