@@ -78,6 +78,9 @@ pub struct SearchRequest {
     pub include_superseded: bool,
     /// Token budget of the answer (default 2,000, at most 16,000).
     pub max_tokens: Option<usize>,
+    /// A person browsing the page: what it shows is not counted as read (reads are what
+    /// assistants and commands were served).
+    pub browsing: bool,
 }
 
 /// Which memories to list, newest first.
@@ -548,10 +551,13 @@ impl Cairn {
                 paths: request.paths,
                 limit: request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
                 include_superseded: request.include_superseded,
+                browsing: request.browsing,
                 ..memory::Query::default()
             })
             .await?;
-        self.note_reads();
+        if !request.browsing {
+            self.note_reads();
+        }
         if let Some(profile) = &profile {
             found.retain(|f| f.memory.id != profile.id);
         }

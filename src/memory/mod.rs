@@ -165,6 +165,8 @@ pub struct Query {
     /// The text's embedding, when the caller computed it already (one query over several
     /// stores embeds its text once).
     pub vector: Option<Vec<f32>>,
+    /// A person browsing: the results are not counted as read.
+    pub browsing: bool,
 }
 
 /// A search result.
@@ -1080,7 +1082,7 @@ impl Memories {
                 .then_with(|| a.memory.id.cmp(&b.memory.id))
         });
         found.truncate(limit);
-        for f in &found {
+        for f in found.iter().filter(|_| !query.browsing) {
             let entry = state.access.entry(f.memory.id.clone()).or_default();
             entry.0 += 1;
             entry.1 = now;

@@ -14,20 +14,20 @@ use crate::daemon::Daemon;
 use crate::support::TestRepo;
 
 /// How long the test waits for a daemon, a driver or a page.
-const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A one-time code's life in the daemon (`daemon::ui::session::CODE_LIFETIME`).
 const CODE_LIFETIME: Duration = Duration::from_secs(60);
 
 /// The memories a person looks at, stored with the CLI.
-struct Stored {
-    cents: String,
-    storage: String,
-    rounding: String,
+pub(crate) struct Stored {
+    pub(crate) cents: String,
+    pub(crate) storage: String,
+    pub(crate) rounding: String,
 }
 
 /// The `mixed` fixture, indexed, with three memories stored through `cairn memory add`.
-fn repository_with_memories() -> (TestRepo, Stored) {
+pub(crate) fn repository_with_memories() -> (TestRepo, Stored) {
     let repo = TestRepo::with_fixture("mixed");
     repo.index();
     let add = |args: &[&str]| -> String {
@@ -75,7 +75,7 @@ fn repository_with_memories() -> (TestRepo, Stored) {
 }
 
 /// `cairn ui --no-open`: the one-time log-in address it prints.
-fn log_in_address(repo: &TestRepo) -> String {
+pub(crate) fn log_in_address(repo: &TestRepo) -> String {
     let url = repo.cairn_ok(&["ui", "--no-open"]).trim().to_string();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.contains("/ui/login?code="),
@@ -84,24 +84,28 @@ fn log_in_address(repo: &TestRepo) -> String {
     url
 }
 
-fn code_of(url: &str) -> String {
+pub(crate) fn code_of(url: &str) -> String {
     url.split_once("code=").unwrap().1.to_string()
 }
 
 /// A client that shows redirects instead of following them and keeps no cookies.
-fn http() -> reqwest::Client {
+pub(crate) fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
 }
 
-fn base(daemon: &Daemon) -> String {
+pub(crate) fn base(daemon: &Daemon) -> String {
     format!("http://127.0.0.1:{}", daemon.port)
 }
 
 /// GETs `path` from the daemon with these headers.
-async fn fetch(daemon: &Daemon, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn fetch(
+    daemon: &Daemon,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
     let mut request = http().get(format!("{}{path}", base(daemon)));
     for (name, value) in headers {
         request = request.header(*name, *value);
@@ -110,7 +114,7 @@ async fn fetch(daemon: &Daemon, path: &str, headers: &[(&str, &str)]) -> reqwest
 }
 
 /// Logs in with `code`; the session cookie (`name=value`) and its attributes.
-async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
+pub(crate) async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
     let response = fetch(daemon, &format!("/ui/login?code={code}"), &[]).await;
     assert_eq!(response.status(), 303);
     assert_eq!(response.headers()["location"], "/ui/");
@@ -123,7 +127,7 @@ async fn log_in(daemon: &Daemon, code: &str) -> (String, Vec<String>) {
     (cookie, parts.collect())
 }
 
-async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) -> (u16, String) {
+pub(crate) async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) -> (u16, String) {
     let headers: Vec<(&str, &str)> = cookie.map(|c| ("cookie", c)).into_iter().collect();
     let response = fetch(daemon, path, &headers).await;
     let status = response.status().as_u16();
@@ -146,7 +150,7 @@ async fn post_form(daemon: &Daemon, path: &str, cookie: &str, origin: &str, body
 }
 
 /// The CSRF token a confirmation page's form carries.
-fn csrf_in(page: &str) -> String {
+pub(crate) fn csrf_in(page: &str) -> String {
     let start = page
         .find(r#"name="csrf" value=""#)
         .unwrap_or_else(|| panic!("no CSRF field in {page}"))
@@ -155,7 +159,7 @@ fn csrf_in(page: &str) -> String {
 }
 
 /// Whether `cairn memory show ID` still finds the memory.
-fn exists(repo: &TestRepo, id: &str) -> bool {
+pub(crate) fn exists(repo: &TestRepo, id: &str) -> bool {
     let output = repo.cairn(&["memory", "show", id]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -601,7 +605,7 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
 }
 
 /// A program on PATH, or the test fails saying what to install.
-fn required(program: &str) -> PathBuf {
+pub(crate) fn required(program: &str) -> PathBuf {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
@@ -616,7 +620,7 @@ fn required(program: &str) -> PathBuf {
 }
 
 /// A process ended when the test ends, however it ends.
-struct Killed(Child);
+pub(crate) struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -626,7 +630,7 @@ impl Drop for Killed {
 }
 
 /// The daemon `cairn ui` started (not this test's child): stopped with SIGTERM at the end.
-struct StartedDaemon<'a>(&'a Path);
+pub(crate) struct StartedDaemon<'a>(pub(crate) &'a Path);
 
 impl Drop for StartedDaemon<'_> {
     fn drop(&mut self) {
@@ -649,7 +653,7 @@ impl Drop for StartedDaemon<'_> {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -658,7 +662,7 @@ fn free_port() -> u16 {
 }
 
 /// chromedriver on a free loopback port, once it answers.
-async fn chromedriver() -> (Killed, String) {
+pub(crate) async fn chromedriver() -> (Killed, String) {
     let driver = required("chromedriver");
     let port = free_port();
     let child = Command::new(driver)
@@ -686,7 +690,7 @@ async fn chromedriver() -> (Killed, String) {
 }
 
 /// A headless Chromium session with a fresh profile, at 1280×800.
-async fn browser(driver: &str, profile: &Path) -> Client {
+pub(crate) async fn browser(driver: &str, profile: &Path) -> Client {
     let chromium = required("chromium");
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
@@ -713,7 +717,10 @@ async fn browser(driver: &str, profile: &Path) -> Client {
 }
 
 /// The element `locator` finds once the page shows it; on failure, what the page said.
-async fn wait_for(client: &Client, locator: Locator<'_>) -> fantoccini::elements::Element {
+pub(crate) async fn wait_for(
+    client: &Client,
+    locator: Locator<'_>,
+) -> fantoccini::elements::Element {
     let what = format!("{locator:?}");
     match client.wait().at_most(DEADLINE).for_element(locator).await {
         Ok(element) => element,
@@ -724,12 +731,12 @@ async fn wait_for(client: &Client, locator: Locator<'_>) -> fantoccini::elements
     }
 }
 
-async fn find(client: &Client, css: &str) -> fantoccini::elements::Element {
+pub(crate) async fn find(client: &Client, css: &str) -> fantoccini::elements::Element {
     wait_for(client, Locator::Css(css)).await
 }
 
 /// Waits until the browser's address is one `arrived` accepts.
-async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
+pub(crate) async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
     let started = Instant::now();
     while !arrived(client.current_url().await.unwrap().as_str()) {
         assert!(started.elapsed() < DEADLINE, "gave up waiting for {what}");
@@ -737,12 +744,12 @@ async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
     }
 }
 
-async fn body_text(client: &Client) -> String {
+pub(crate) async fn body_text(client: &Client) -> String {
     find(client, "body").await.text().await.unwrap()
 }
 
 /// Saves a screenshot as `name`.png in CAIRN_UI_SCREENSHOTS when it is set; checks it is a PNG.
-async fn screenshot(client: &Client, name: &str) {
+pub(crate) async fn screenshot(client: &Client, name: &str) {
     let png = client.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG screenshot");
     if let Some(dir) = std::env::var_os("CAIRN_UI_SCREENSHOTS") {
@@ -869,7 +876,7 @@ async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
 }
 
 /// `http://127.0.0.1:PORT` of an address.
-fn origin_of(address: &str) -> String {
+pub(crate) fn origin_of(address: &str) -> String {
     let rest = address.strip_prefix("http://").unwrap();
     format!("http://{}", rest.split('/').next().unwrap())
 }

@@ -198,6 +198,8 @@ async fn home(State(shared): State<Shared>, Query(form): Query<SearchForm>) -> R
         limit: Some(SEARCH_LIMIT),
         include_superseded: false,
         max_tokens: Some(SEARCH_TOKENS),
+        // A person looking is not an assistant reading: "never read" stays true.
+        browsing: true,
     };
     match shared.cairn.search_memories(request).await {
         Ok(answer) => html(pages::search(&shared.repository, &form, Ok(&answer))),
