@@ -409,6 +409,17 @@ async fn the_attention_list_finds_each_kind_and_developer_memories_stay_in_their
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_edits_a_memory_and_opens_what_needs_attention_in_chromium() {
     let (repo, stored) = repository_with_memories();
+    // A near-duplicate of the rounding risk, for the attention page to show.
+    let twin: Value = serde_json::from_str(&repo.cairn_ok(&[
+        "memory",
+        "add",
+        "--json",
+        "-t",
+        "risk_module",
+        "Discount rounding in pricing is fragile; two reviewers sign off every change.",
+    ]))
+    .unwrap();
+    assert_eq!(twin["event"], "ADD", "{twin}");
     let address = log_in_address(&repo);
     let _daemon = StartedDaemon(repo.data_dir());
     let (_driver, driver_url) = chromedriver().await;
@@ -499,6 +510,10 @@ async fn a_person_edits_a_memory_and_opens_what_needs_attention_in_chromium() {
     let listed = body_text(&client).await;
     assert!(listed.contains("Never read in 0 days"), "{listed}");
     assert!(listed.contains("Discount rounding"), "{listed}");
+    assert!(
+        listed.contains("Near-duplicates (1)") && listed.contains("by terms"),
+        "{listed}"
+    );
     screenshot(&client, "attention").await;
     client.close().await.unwrap();
 }
