@@ -208,16 +208,16 @@ impl Cairn {
             None => std::sync::Arc::new(History::default()),
         };
         let graph = snapshot.as_ref().map(|s| &*s.graph);
-        let known = |anchor: &str| match graph {
-            Some(graph) => {
-                graph.node(anchor).is_some()
-                    || (!anchor.contains("::")
-                        && graph.files().any(|f| {
-                            f.path
-                                .starts_with(&format!("{}/", anchor.trim_end_matches('/')))
-                        }))
-            }
-            None => true,
+        // Folders are anchors too: every folder that holds an indexed file.
+        let folders: HashSet<&str> = graph
+            .into_iter()
+            .flat_map(|g| g.files())
+            .flat_map(|f| f.path.match_indices('/').map(move |(at, _)| &f.path[..at]))
+            .collect();
+        let known = |anchor: &str| {
+            graph.is_none_or(|g| {
+                g.node(anchor).is_some() || folders.contains(anchor.trim_end_matches('/'))
+            })
         };
         let (near_duplicates, gone, changed, never_read) = assess(
             &memories,

@@ -109,6 +109,9 @@ struct State {
     /// Team mode: why the last exchange with the server failed (answers are then from the
     /// last synced copy).
     offline: Option<String>,
+    /// Near-duplicate pairs by partition, with the sequence number they were found at (a
+    /// partition of 10k memories takes seconds; they change only with the memories).
+    near: HashMap<String, (u64, Vec<duplicates::NearPair>)>,
 }
 
 impl State {
@@ -987,13 +990,18 @@ impl Memories {
         }
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
+        let state = &mut *state;
         let mut pairs = Vec::new();
-        for partition in &partitions {
-            pairs.extend(duplicates::near_pairs(
-                &state.memories,
-                &state.index,
-                partition,
-            ));
+        for partition in partitions {
+            let fresh = state
+                .near
+                .get(&partition)
+                .is_some_and(|(seq, _)| *seq == state.seq);
+            if !fresh {
+                let found = duplicates::near_pairs(&state.memories, &state.index, &partition);
+                state.near.insert(partition.clone(), (state.seq, found));
+            }
+            pairs.extend(state.near[&partition].1.iter().cloned());
         }
         Ok(pairs)
     }
