@@ -107,12 +107,7 @@ pub fn assess(
     read: &HashSet<String>,
     now: i64,
     stale_days: u32,
-) -> (
-    Listed<Duplicate>,
-    Listed<Gone>,
-    Listed<Changed>,
-    Listed<Memory>,
-) {
+) -> Attention {
     let live: Vec<&Memory> = memories.iter().filter(|m| m.is_live()).collect();
     let by_id: HashMap<&str, &Memory> = live.iter().map(|m| (m.id.as_str(), *m)).collect();
     let duplicates = pairs
@@ -160,12 +155,15 @@ pub fn assess(
         .filter(|m| m.access_count == 0 && !read.contains(&m.id) && m.created_at <= cutoff)
         .map(|m| (*m).clone())
         .collect();
-    (
-        Listed::of(duplicates),
-        Listed::of(gone),
-        Listed::of(changed),
-        Listed::of(never_read),
-    )
+    Attention {
+        developer: None,
+        stale_days,
+        near_duplicates: Listed::of(duplicates),
+        gone: Listed::of(gone),
+        changed: Listed::of(changed),
+        never_read: Listed::of(never_read),
+        indexed: known.is_some(),
+    }
 }
 
 impl Cairn {
@@ -219,7 +217,7 @@ impl Cairn {
                 g.node(anchor).is_some() || folders.contains(anchor.trim_end_matches('/'))
             })
         };
-        let (near_duplicates, gone, changed, never_read) = assess(
+        let attention = assess(
             &memories,
             &pairs,
             graph.is_some().then_some(&known as Known),
@@ -230,12 +228,7 @@ impl Cairn {
         );
         Ok(Attention {
             developer,
-            stale_days,
-            near_duplicates,
-            gone,
-            changed,
-            never_read,
-            indexed: graph.is_some(),
+            ..attention
         })
     }
 }
@@ -315,8 +308,13 @@ mod tests {
             },
         ];
         let read = HashSet::from(["m_read_lately".to_string()]);
-        let (duplicates, gone, changed, never_read) =
-            assess(&memories, &pairs, Some(&known), &history, &read, NOW, 90);
+        let Attention {
+            near_duplicates: duplicates,
+            gone,
+            changed,
+            never_read,
+            ..
+        } = assess(&memories, &pairs, Some(&known), &history, &read, NOW, 90);
 
         let pair: Vec<(String, String)> = duplicates
             .items
@@ -349,12 +347,12 @@ mod tests {
         anchored.paths = vec!["src/nowhere.py".to_string()];
         let memories = [anchored];
         let history = History::default();
-        let (_, gone, changed, never_read) =
-            assess(&memories, &[], None, &history, &HashSet::new(), NOW, 90);
-        assert!(gone.items.is_empty() && changed.items.is_empty() && never_read.items.is_empty());
-        let (_, _, _, never_read) =
-            assess(&memories, &[], None, &history, &HashSet::new(), NOW, 30);
-        assert_eq!(ids(&never_read, |m| &m.id), ["m_a"]);
+        let found = assess(&memories, &[], None, &history, &HashSet::new(), NOW, 90);
+        assert!(!found.indexed);
+        assert!(found.gone.items.is_empty() && found.changed.items.is_empty());
+        assert!(found.never_read.items.is_empty());
+        let found = assess(&memories, &[], None, &history, &HashSet::new(), NOW, 30);
+        assert_eq!(ids(&found.never_read, |m| &m.id), ["m_a"]);
     }
 
     #[test]
@@ -362,7 +360,7 @@ mod tests {
         let memories: Vec<Memory> = (0..LISTED + 7)
             .map(|i| memory(&format!("m_{i:04}"), NOW - 100 * DAY))
             .collect();
-        let (_, _, _, never_read) = assess(
+        let Attention { never_read, .. } = assess(
             &memories,
             &[],
             None,

@@ -82,6 +82,7 @@ pub(super) fn near_pairs(
             .map(|hit| hit.id)
             .collect();
         let vector = index.vector(id);
+        let own_terms = text::fingerprint(&memory.content);
         if by_vector && let Some(vector) = &vector {
             candidates.extend(
                 index
@@ -105,17 +106,13 @@ pub(super) fn near_pairs(
             let Some(other) = memories.get(&other_id) else {
                 continue;
             };
-            let a = terms
-                .entry(memory.id.as_str())
-                .or_insert_with(|| text::fingerprint(&memory.content))
-                .clone();
-            let b = terms
+            let other_terms = terms
                 .entry(other.id.as_str())
                 .or_insert_with(|| text::fingerprint(&other.content));
-            if text::conflicts(&a, b) {
+            if text::conflicts(&own_terms, other_terms) {
                 continue;
             }
-            let by_terms = text::jaccard(&a, b);
+            let by_terms = text::jaccard(&own_terms, other_terms);
             let by_meaning = vector
                 .as_deref()
                 .zip(index.vector(&other.id))
