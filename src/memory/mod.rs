@@ -979,7 +979,9 @@ impl Memories {
     }
 
     /// Near-duplicate pairs among the live project memories, and `developer`'s when given
-    /// (a developer's memories are compared only with their own), most similar first.
+    /// (a developer's memories are compared only with their own), most similar first. They
+    /// are found on the blocking pool from a copy of the memories and their index, so
+    /// searches do not wait meanwhile, and kept until the memories change.
     pub async fn near_duplicates(
         &self,
         developer: Option<&str>,
@@ -988,20 +990,52 @@ impl Memories {
         if let Some(developer) = developer {
             partitions.push(format!("dev:{}", model::developer_id(developer)?));
         }
-        let mut state = self.state.lock().await;
-        self.refresh(&mut state).await?;
-        let state = &mut *state;
-        let mut pairs = Vec::new();
-        for partition in partitions {
-            let fresh = state
-                .near
-                .get(&partition)
-                .is_some_and(|(seq, _)| *seq == state.seq);
-            if !fresh {
-                let found = duplicates::near_pairs(&state.memories, &state.index, &partition);
-                state.near.insert(partition.clone(), (state.seq, found));
+        let (seq, stale, memories, index) = {
+            let mut state = self.state.lock().await;
+            self.refresh(&mut state).await?;
+            let stale: Vec<String> = partitions
+                .iter()
+                .filter(|p| state.near.get(*p).is_none_or(|(seq, _)| *seq != state.seq))
+                .cloned()
+                .collect();
+            if stale.is_empty() {
+                return Ok(partitions
+                    .iter()
+                    .flat_map(|p| state.near[p].1.iter().cloned())
+                    .collect());
             }
-            pairs.extend(state.near[&partition].1.iter().cloned());
+            (
+                state.seq,
+                stale,
+                state.memories.clone(),
+                state.index.clone(),
+            )
+        };
+        let found = tokio::task::spawn_blocking(move || {
+            stale
+                .into_iter()
+                .map(|p| {
+                    let pairs = duplicates::near_pairs(&memories, &index, &p);
+                    (p, pairs)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| MemoryError::Store(anyhow::anyhow!("finding near-duplicates stopped: {e}")))?;
+        let mut state = self.state.lock().await;
+        let mut pairs = Vec::new();
+        for partition in &partitions {
+            if let Some((_, fresh)) = found.iter().find(|(p, _)| p == partition) {
+                pairs.extend(fresh.iter().cloned());
+            } else if let Some((_, kept)) = state.near.get(partition) {
+                pairs.extend(kept.iter().cloned());
+            }
+        }
+        for (partition, fresh) in found {
+            // Kept only if no write came in meanwhile.
+            if state.seq == seq {
+                state.near.insert(partition, (seq, fresh));
+            }
         }
         Ok(pairs)
     }

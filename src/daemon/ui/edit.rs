@@ -102,7 +102,7 @@ pub(super) async fn save_edit(
             let status = status_of(&e);
             // The form again, as typed, when the memory is still there to edit.
             match shared.cairn.show(MemoryRequest { id }).await {
-                Ok(memory) if status == StatusCode::BAD_REQUEST => (
+                Ok(memory) if status == StatusCode::BAD_REQUEST && memory.is_live() => (
                     status,
                     form_page(
                         &shared.repository,
