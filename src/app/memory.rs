@@ -81,6 +81,9 @@ pub struct SearchRequest {
     pub include_superseded: bool,
     /// Token budget of the answer (default 2,000, at most 16,000).
     pub max_tokens: Option<usize>,
+    /// A person browsing the page: what it shows is not counted as read (reads are what
+    /// assistants and commands were served).
+    pub browsing: bool,
 }
 
 /// Which memories to list, newest first.
@@ -302,6 +305,7 @@ impl Cairn {
             file_pattern: request.file_pattern,
             scope: Scope::Repository,
             pending: false,
+            refuse_secrets: false,
         };
         let asked = request
             .scope
@@ -310,12 +314,23 @@ impl Cairn {
             .transpose()?;
         let kind = new.kind.expect("set above");
         let pending = request.by_assistant && self.approval()?.gates(kind);
+        self.write_memory(memory::NewMemory { pending, ..new }, asked)
+            .await
+    }
+
+    /// The one write path of every memory a person or an assistant writes: the scope
+    /// resolved (the one `asked`, else the type's default), the write decided against that
+    /// store with the other scope's checked first; its vector is computed after answering.
+    pub(super) async fn write_memory(
+        &self,
+        new: memory::NewMemory,
+        asked: Option<Scope>,
+    ) -> Result<WriteOutcome, AskError> {
+        let kind = new
+            .kind
+            .ok_or_else(|| MemoryError::Invalid("`type` is required".to_string()))?;
         let (scope, note) = self.scope_of(kind, new.file_pattern.as_deref(), asked)?;
-        let new = memory::NewMemory {
-            scope,
-            pending,
-            ..new
-        };
+        let new = memory::NewMemory { scope, ..new };
         let snapshot = self.graph_if_indexed().await;
         let graph = snapshot.as_ref().map(|s| &*s.graph);
         let org = self.org_memories().ok();
@@ -460,7 +475,7 @@ impl Cairn {
     }
 
     /// Every memory of both scopes, oldest first.
-    async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
+    pub(super) async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
         let mut all = self.memories.all().await?;
         for m in &mut all {
             m.scope = Scope::Repository;
@@ -581,10 +596,13 @@ impl Cairn {
                 paths: request.paths,
                 limit: request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
                 include_superseded: request.include_superseded,
+                browsing: request.browsing,
                 ..memory::Query::default()
             })
             .await?;
-        self.note_reads();
+        if !request.browsing {
+            self.note_reads();
+        }
         if let Some(profile) = &profile {
             found.retain(|f| f.memory.id != profile.id);
         }

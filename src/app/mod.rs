@@ -24,6 +24,7 @@ use crate::history::{CommitInfo, History};
 use crate::memory::{Memories, SemanticSettings};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
+mod attention;
 mod bootstrap;
 mod context;
 mod doctor;
@@ -32,9 +33,11 @@ mod index;
 mod memory;
 pub mod render;
 mod review;
+mod revise;
 mod status;
 mod team;
 
+pub use attention::{Attention, AttentionRequest, Changed, Duplicate, Gone, Listed};
 pub use bootstrap::{Bootstrap, BootstrapRequest, Seeded};
 pub use context::{ContextRequest, ExpandRequest, Expanded};
 pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
@@ -52,6 +55,7 @@ pub use review::{
     Addressed, AddressedRequest, Learning, RecordReviewRequest, ReviewHistory, ReviewRequest,
     Rules, RulesRequest,
 };
+pub use revise::{Chain, ReviseRequest};
 pub use status::{DaemonStatus, Status, TeamState};
 pub use team::{
     AddMemberRequest, MemberAdded, MemberRemoved, Members, MembersRequest, RemoveMemberRequest,

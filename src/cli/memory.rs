@@ -115,6 +115,7 @@ async fn search(cairn: &Cairn, args: MemorySearchArgs) -> anyhow::Result<()> {
             limit: Some(args.limit),
             include_superseded: args.all,
             max_tokens: Some(SEARCH_TOKENS),
+            browsing: false,
         })
         .await?;
     output::answer(&answer, args.json)

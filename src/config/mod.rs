@@ -34,6 +34,33 @@ pub struct Settings {
     pub daemon: DaemonSettings,
     #[serde(default)]
     pub team: team::TeamSettings,
+    #[serde(default)]
+    pub ui: UiSettings,
+}
+
+/// Days after which a memory never read is listed as needing attention, by default.
+pub const DEFAULT_STALE_DAYS: u32 = 90;
+
+/// The `[ui]` table: the daemon's page.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiSettings {
+    /// A memory never read this many days after it was written needs attention (the page's
+    /// `days` parameter overrides it).
+    #[serde(default = "default_stale_days")]
+    pub stale_days: u32,
+}
+
+impl Default for UiSettings {
+    fn default() -> Self {
+        UiSettings {
+            stale_days: DEFAULT_STALE_DAYS,
+        }
+    }
+}
+
+fn default_stale_days() -> u32 {
+    DEFAULT_STALE_DAYS
 }
 
 /// The `[daemon]` table.

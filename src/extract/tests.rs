@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::languages::Registry;
+use tree_sitter::Query;
 
 fn render(extract: &FileExtract) -> String {
     let scope = |s: Option<usize>| {

@@ -491,7 +491,7 @@ fn compile_queries(
     let mut starts = [0usize; 6];
     for (k, &offset) in offsets.iter().enumerate() {
         starts[k] = (0..all.pattern_count())
-            .find_map(|p| (all.start_byte_for_pattern(p) >= offset).then_some(p))
+            .find(|&p| all.start_byte_for_pattern(p) >= offset)
             .unwrap_or(all.pattern_count());
     }
     Ok(Queries { all, starts })

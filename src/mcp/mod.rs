@@ -483,6 +483,7 @@ impl Server {
             limit: args.limit,
             include_superseded: args.include_superseded,
             max_tokens: args.max_tokens,
+            browsing: false,
         };
         Ok(reply(self.cairn.search_memories(request).await))
     }
@@ -503,6 +504,7 @@ impl Server {
             limit: args.limit,
             include_superseded: false,
             max_tokens: args.max_tokens,
+            browsing: false,
         };
         Ok(reply(self.cairn.search_memories(request).await))
     }

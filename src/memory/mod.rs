@@ -8,6 +8,7 @@
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
 pub mod approval;
+pub mod duplicates;
 pub mod embed;
 pub mod guidelines;
 pub mod model;
@@ -111,6 +112,9 @@ struct State {
     /// Team mode: why the last exchange with the server failed (answers are then from the
     /// last synced copy).
     offline: Option<String>,
+    /// Near-duplicate pairs by partition, with the sequence number they were found at (a
+    /// partition of 10k memories takes seconds; they change only with the memories).
+    near: HashMap<String, (u64, Vec<duplicates::NearPair>)>,
 }
 
 impl State {
@@ -168,6 +172,8 @@ pub struct Query {
     /// The text's embedding, when the caller computed it already (one query over several
     /// stores embeds its text once).
     pub vector: Option<Vec<f32>>,
+    /// A person browsing: the results are not counted as read.
+    pub browsing: bool,
 }
 
 /// A search result.
@@ -976,6 +982,74 @@ impl Memories {
         Ok(all)
     }
 
+    /// Near-duplicate pairs among the live project memories, and `developer`'s when given
+    /// (a developer's memories are compared only with their own), most similar first. They
+    /// are found on the blocking pool from a copy of the memories and their index, so
+    /// searches do not wait meanwhile, and kept until the memories change.
+    pub async fn near_duplicates(
+        &self,
+        developer: Option<&str>,
+    ) -> Result<Vec<duplicates::NearPair>> {
+        let mut partitions = vec![model::PROJECT_PARTITION.to_string()];
+        if let Some(developer) = developer {
+            partitions.push(format!("dev:{}", model::developer_id(developer)?));
+        }
+        let (seq, stale, memories, index) = {
+            let mut state = self.state.lock().await;
+            self.refresh(&mut state).await?;
+            let stale: Vec<String> = partitions
+                .iter()
+                .filter(|p| state.near.get(*p).is_none_or(|(seq, _)| *seq != state.seq))
+                .cloned()
+                .collect();
+            if stale.is_empty() {
+                return Ok(partitions
+                    .iter()
+                    .flat_map(|p| state.near[p].1.iter().cloned())
+                    .collect());
+            }
+            (
+                state.seq,
+                stale,
+                state.memories.clone(),
+                state.index.clone(),
+            )
+        };
+        let found = tokio::task::spawn_blocking(move || {
+            stale
+                .into_iter()
+                .map(|p| {
+                    let pairs = duplicates::near_pairs(&memories, &index, &p);
+                    (p, pairs)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| MemoryError::Store(anyhow::anyhow!("finding near-duplicates stopped: {e}")))?;
+        let mut state = self.state.lock().await;
+        let mut pairs = Vec::new();
+        for partition in &partitions {
+            if let Some((_, fresh)) = found.iter().find(|(p, _)| p == partition) {
+                pairs.extend(fresh.iter().cloned());
+            } else if let Some((_, kept)) = state.near.get(partition) {
+                pairs.extend(kept.iter().cloned());
+            }
+        }
+        for (partition, fresh) in found {
+            // Kept only if no write came in meanwhile.
+            if state.seq == seq {
+                state.near.insert(partition, (seq, fresh));
+            }
+        }
+        Ok(pairs)
+    }
+
+    /// Ids of the memories read since read statistics were last written back (their stored
+    /// counts do not show these reads yet).
+    pub async fn unflushed_reads(&self) -> std::collections::HashSet<String> {
+        self.state.lock().await.access.keys().cloned().collect()
+    }
+
     /// The stored vector of a memory, if it has one.
     pub async fn vector(&self, id: &str) -> Option<Vec<f32>> {
         let mut state = self.state.lock().await;
@@ -1056,7 +1130,7 @@ impl Memories {
                 .then_with(|| a.memory.id.cmp(&b.memory.id))
         });
         found.truncate(limit);
-        for f in &found {
+        for f in found.iter().filter(|_| !query.browsing) {
             let entry = state.access.entry(f.memory.id.clone()).or_default();
             entry.0 += 1;
             entry.1 = now;

@@ -71,6 +71,7 @@ impl Entry<'_> {
     }
 }
 
+#[derive(Clone)]
 struct Slot {
     id: String,
     kind: MemoryType,
@@ -88,7 +89,7 @@ struct Slot {
     vector: Option<Box<[f32]>>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Partition {
     slots: Vec<Slot>,
     by_id: HashMap<String, u32>,
@@ -190,8 +191,9 @@ impl Partition {
     }
 }
 
-/// The index over all memories a process knows.
-#[derive(Default)]
+/// The index over all memories a process knows (cloned only to be read away from the
+/// memories' lock).
+#[derive(Default, Clone)]
 pub struct SearchIndex {
     partitions: HashMap<String, Partition>,
     /// Which partition holds each id.

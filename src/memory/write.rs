@@ -88,6 +88,9 @@ pub struct NewMemory {
     /// Written by an assistant under the approval gate: stored pending, served only once a
     /// person approves it.
     pub pending: bool,
+    /// Refuse the write when it holds a secret, instead of storing it redacted (a person
+    /// editing in the page can take it out; a redacted text would be stored unseen).
+    pub refuse_secrets: bool,
 }
 
 /// What a write did.
@@ -360,6 +363,7 @@ pub(super) fn prepare(
     graph: Option<&Graph>,
 ) -> Result<Prepared, MemoryError> {
     let (kind, developer) = validate(&new)?;
+    let refuse_secrets = new.refuse_secrets;
     let mut kinds = BTreeSet::new();
     let mut notes = Vec::new();
     let (content, echo) = strip_served_marker(new.content.trim());
@@ -413,6 +417,12 @@ pub(super) fn prepare(
         },
         ..Memory::new(new_id(&content), kind, title, content.clone(), now_ms())
     };
+    if refuse_secrets && !memory.redacted.is_empty() {
+        return Err(invalid(format!(
+            "the text holds what looks like a secret ({}): nothing was stored; take it out and save again",
+            memory.redacted.join(", ")
+        )));
+    }
     if !memory.redacted.is_empty() {
         notes.push(format!(
             "secrets were redacted before storing: {}",
@@ -1304,6 +1314,33 @@ mod tests {
                 "{new:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_write_that_refuses_secrets_stores_none_and_names_only_their_kind() {
+        let key = ["AKIA", "Z7Q4", "K2M9", "XW3T", "R8PB"].concat();
+        let text = format!("Deploys use the key {key} from the vault.");
+        let redacted = prepared(MemoryType::Decision, &text);
+        assert!(!redacted.memory().content.contains(&key));
+        assert!(!redacted.memory().redacted.is_empty());
+        let refusing = |content: &str, paths: Vec<String>| NewMemory {
+            refuse_secrets: true,
+            paths,
+            ..write(MemoryType::Decision, content)
+        };
+        let root = Path::new("/work/repo");
+        let Err(MemoryError::Invalid(why)) = prepare(refusing(&text, Vec::new()), root, None)
+        else {
+            panic!("a secret in the text is refused");
+        };
+        assert!(why.contains("secret") && !why.contains(&key), "{why}");
+        let in_anchor = refusing("Deploys read the vault.", vec![format!("keys/{key}.txt")]);
+        assert!(
+            prepare(in_anchor, root, None).is_err(),
+            "a secret in an anchor"
+        );
+        let clean = refusing("Deploys read the vault.", Vec::new());
+        assert!(prepare(clean, root, None).is_ok());
     }
 
     #[test]

@@ -27,3 +27,4 @@ mod security;
 mod support;
 mod team;
 mod ui;
+mod ui_memories;

@@ -14,20 +14,20 @@ use crate::daemon::Daemon;
 use crate::support::TestRepo;
 
 /// How long the test waits for a daemon, a driver or a page.
-const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A one-time code's life in the daemon (`daemon::ui::session::CODE_LIFETIME`).
 const CODE_LIFETIME: Duration = Duration::from_secs(60);
 
 /// The memories a person looks at, stored with the CLI.
-struct Stored {
-    cents: String,
-    storage: String,
-    rounding: String,
+pub(crate) struct Stored {
+    pub(crate) cents: String,
+    pub(crate) storage: String,
+    pub(crate) rounding: String,
 }
 
 /// The `mixed` fixture, indexed, with three memories stored through `cairn memory add`.
-fn repository_with_memories() -> (TestRepo, Stored) {
+pub(crate) fn repository_with_memories() -> (TestRepo, Stored) {
     let repo = TestRepo::with_fixture("mixed");
     repo.index();
     let add = |args: &[&str]| -> String {
@@ -89,7 +89,7 @@ pub(crate) fn code_of(url: &str) -> String {
 }
 
 /// A client that shows redirects instead of following them and keeps no cookies.
-fn http() -> reqwest::Client {
+pub(crate) fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -101,7 +101,11 @@ pub(crate) fn base(daemon: &Daemon) -> String {
 }
 
 /// GETs `path` from the daemon with these headers.
-async fn fetch(daemon: &Daemon, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn fetch(
+    daemon: &Daemon,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
     let mut request = http().get(format!("{}{path}", base(daemon)));
     for (name, value) in headers {
         request = request.header(*name, *value);
@@ -161,7 +165,7 @@ pub(crate) fn csrf_in(page: &str) -> String {
 }
 
 /// Whether `cairn memory show ID` still finds the memory.
-fn exists(repo: &TestRepo, id: &str) -> bool {
+pub(crate) fn exists(repo: &TestRepo, id: &str) -> bool {
     let output = repo.cairn(&["memory", "show", id]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -607,7 +611,7 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
 }
 
 /// A program on PATH, or the test fails saying what to install.
-fn required(program: &str) -> PathBuf {
+pub(crate) fn required(program: &str) -> PathBuf {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
@@ -655,7 +659,7 @@ impl Drop for StartedDaemon<'_> {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -738,7 +742,7 @@ pub(crate) async fn find(client: &Client, css: &str) -> fantoccini::elements::El
 }
 
 /// Waits until the browser's address is one `arrived` accepts.
-async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
+pub(crate) async fn arrive(client: &Client, what: &str, arrived: impl Fn(&str) -> bool) {
     let started = Instant::now();
     while !arrived(client.current_url().await.unwrap().as_str()) {
         assert!(started.elapsed() < DEADLINE, "gave up waiting for {what}");

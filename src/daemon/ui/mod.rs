@@ -6,8 +6,10 @@
 //! the MCP tools; the HTML is written in [`pages`].
 
 pub mod approval;
+pub mod attention;
 pub mod chart;
 pub mod code;
+pub mod edit;
 pub mod pages;
 pub mod reviews;
 pub mod session;
@@ -75,6 +77,13 @@ pub fn router(cairn: Arc<Cairn>, sessions: Arc<Sessions>) -> Router {
         .route("/ui/style.css", get(style))
         .route("/ui/memories/{id}", get(memory))
         .route("/ui/memories/{id}/forget", get(confirm_forget).post(forget))
+        .route(
+            "/ui/memories/{id}/edit",
+            get(edit::edit_form)
+                .post(edit::save_edit)
+                .layer(axum::extract::DefaultBodyLimit::max(edit::FORM_BYTES)),
+        )
+        .route("/ui/attention", get(attention::attention))
         .route("/ui/reviews", get(reviews))
         .route("/ui/reviews/addressed", axum::routing::post(addressed))
         .route("/ui/code", get(code))
@@ -184,12 +193,15 @@ async fn style() -> Response {
 async fn home(State(shared): State<Shared>, Query(form): Query<SearchForm>) -> Response {
     let request = SearchRequest {
         text: form.q.clone(),
-        developer: None,
+        // A developer's memories only when one is chosen, as `search_developer_memory`.
+        developer: nonempty(&form.developer).pop(),
         types: nonempty(&form.kind),
         paths: nonempty(&form.path),
         limit: Some(SEARCH_LIMIT),
         include_superseded: false,
         max_tokens: Some(SEARCH_TOKENS),
+        // A person looking is not an assistant reading: "never read" stays true.
+        browsing: true,
     };
     let waiting = shared
         .cairn
@@ -211,12 +223,20 @@ async fn home(State(shared): State<Shared>, Query(form): Query<SearchForm>) -> R
     }
 }
 
-/// A memory's page: what `cairn memory show` and `history` answer.
+/// A memory's page: what `cairn memory show` and `history` answer, and its supersession
+/// chain.
 async fn memory(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
-    match shared.cairn.memory_history(MemoryRequest { id }).await {
-        Ok(history) => html(pages::memory(&shared.repository, &history.0)),
-        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
-    }
+    let chain = match shared.cairn.supersession_chain(&id).await {
+        Ok(chain) => chain,
+        Err(e) => return failure(&shared, status_of(&e), &e.to_string()),
+    };
+    let memory = &chain.memories[chain.at];
+    html(pages::memory(
+        &shared.repository,
+        memory,
+        &chain.memories,
+        chain.at,
+    ))
 }
 
 /// Asks before forgetting (a GET: nothing changes).

@@ -16,6 +16,9 @@ pub struct SearchForm {
     pub kind: String,
     #[serde(default)]
     pub path: String,
+    /// A developer: their memories and profile instead of the project's.
+    #[serde(default)]
+    pub developer: String,
 }
 
 /// A page of the memories' section.
@@ -77,6 +80,7 @@ pub fn search(
     let body = html! {
         h1 { "Memories" }
         (super::approval::notice(waiting))
+        p.see { a href=(super::attention::url(&form.developer)) { "Needs attention" } ": near-duplicates, code gone or changed, never read" }
         form.search method="get" action="/ui/" role="search" {
             div.field.grow {
                 label for="q" { "Search" }
@@ -87,12 +91,17 @@ pub fn search(
                 label for="type" { "Type" }
                 select #type name="type" {
                     option value="" selected[form.kind.is_empty()] { "any type" }
-                    @for kind in MemoryType::ALL.iter().filter(|k| !k.developer_scoped()) {
+                    @for kind in MemoryType::ALL {
                         option value=(kind.as_str()) selected[form.kind == kind.as_str()] {
                             (kind.as_str())
+                            @if kind.developer_scoped() { " (with a developer)" }
                         }
                     }
                 }
+            }
+            div.field {
+                label for="developer" { "Developer" }
+                input #developer type="text" name="developer" value=(form.developer) placeholder="alice";
             }
             div.field {
                 label for="path" { "Path" }
@@ -105,6 +114,12 @@ pub fn search(
             Ok(answer) => {
                 @for note in &answer.notes {
                     p.note { (note) }
+                }
+                @if let Some(profile) = &answer.profile {
+                    div.card.profile {
+                        h2 { "Profile of @" (profile.developer.as_deref().unwrap_or("?")) }
+                        p.content { (profile.content) }
+                    }
                 }
                 @if answer.memories.is_empty() {
                     p.empty { "No memory matches." }
@@ -149,8 +164,9 @@ pub(super) fn memory_summary(memory: &Memory) -> Markup {
     }
 }
 
-/// A memory's page: text, type, anchors, provenance, validity, history and the forget button.
-pub fn memory(repository: &str, memory: &Memory) -> Markup {
+/// A memory's page: text, type, anchors, provenance, validity, its supersession chain
+/// (`chain`, oldest first, the memory at `at`), history, and the edit and forget buttons.
+pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) -> Markup {
     let body = html! {
         p.back { a href="/ui/" { "← Search" } }
         h1 { (title_of(memory)) }
@@ -231,8 +247,16 @@ pub fn memory(repository: &str, memory: &Memory) -> Markup {
                 }
             }
         }
-        form.danger method="get" action=(format!("{}/forget", memory_url(&memory.id))) {
-            button type="submit" { "Forget this memory…" }
+        (super::edit::chain(chain, at))
+        div.actions {
+            @if memory.is_live() {
+                form.inline method="get" action=(super::edit::edit_url(&memory.id)) {
+                    button type="submit" { "Edit…" }
+                }
+            }
+            form.danger method="get" action=(format!("{}/forget", memory_url(&memory.id))) {
+                button type="submit" { "Forget this memory…" }
+            }
         }
     };
     page(&title_of(memory), repository, body)
@@ -299,7 +323,7 @@ pub fn memory_url(id: &str) -> String {
 }
 
 /// A memory's title, or the start of its text when it has none.
-fn title_of(memory: &Memory) -> String {
+pub(super) fn title_of(memory: &Memory) -> String {
     if !memory.title.trim().is_empty() {
         return memory.title.clone();
     }
@@ -347,7 +371,7 @@ mod tests {
             "a <script>alert(1)</script> & more".to_string(),
             1_700_000_000_000,
         );
-        let html = self::memory("repo", &memory).into_string();
+        let html = self::memory("repo", &memory, &[], 0).into_string();
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"));
         assert!(html.contains("&lt;b&gt;bold&lt;/b&gt;"));
