@@ -944,6 +944,135 @@ async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, u
 
 #[cfg(test)]
 mod tests {
+    mod focused {
+        use crate::graph::{Edge, Node, NodeKind, Roots, SourceFile, build_focused};
+        use crate::languages::Registry;
+        use std::collections::BTreeSet;
+        use std::path::{Path, PathBuf};
+
+        /// Every source file under `root` as the index reads it, and the module roots its
+        /// configs give.
+        fn read_tree(root: &Path) -> (Vec<SourceFile>, Vec<Roots>) {
+            let registry = Registry::get();
+            let mut files = Vec::new();
+            let mut configs = Vec::new();
+            let mut pending = vec![root.to_path_buf()];
+            while let Some(dir) = pending.pop() {
+                for entry in std::fs::read_dir(&dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        pending.push(path);
+                        continue;
+                    }
+                    let relative = path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    let name = path.file_name().unwrap().to_string_lossy();
+                    if crate::index::roots::is_config(&name) {
+                        configs.push(relative.clone());
+                    }
+                    let Some(language) = registry.for_path(&relative) else {
+                        continue;
+                    };
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    files.push(SourceFile {
+                        is_test: language.is_test_path(&relative),
+                        language: language.name.clone(),
+                        hash: String::new(),
+                        size: text.len() as u64,
+                        last_change: 0,
+                        extract: crate::extract::extract(language, &text),
+                        path: relative,
+                    });
+                }
+            }
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            configs.sort();
+            let roots = crate::index::roots::read(root, &configs);
+            (files, roots)
+        }
+
+        /// Every grammar's fixture trees and the integration tests' mixed trees.
+        fn trees() -> Vec<PathBuf> {
+            let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let mut trees = vec![
+                manifest.join("tests/fixtures/mixed"),
+                manifest.join("tests/fixtures/resolution"),
+            ];
+            for language in std::fs::read_dir(manifest.join("grammars")).unwrap() {
+                let Ok(cases) = std::fs::read_dir(language.unwrap().path().join("tests")) else {
+                    continue;
+                };
+                trees.extend(cases.map(|c| c.unwrap().path()).filter(|c| c.is_dir()));
+            }
+            trees.sort();
+            trees
+        }
+
+        /// A node or edge as one comparable line.
+        fn node_line(node: &Node) -> String {
+            format!("{node:?}")
+        }
+
+        fn edge_line(edge: &Edge) -> String {
+            format!("{edge:?}")
+        }
+
+        /// A build focused on one file (the daemon's patch) gives that file's nodes and the edges
+        /// out of them exactly as a build focused on every file does, though it collects other
+        /// files' names and resolves other classes' bases only where it needs them.
+        #[test]
+        fn a_focused_build_equals_the_whole_build_for_its_files() {
+            let mut checked = 0;
+            for tree in trees() {
+                let (owned, roots) = read_tree(&tree);
+                let files: Vec<&SourceFile> = owned.iter().collect();
+                let every: std::collections::HashSet<usize> = (0..files.len()).collect();
+                let (nodes, edges) = build_focused(&files, &roots, &every);
+                let owner: std::collections::HashMap<&str, &str> = nodes
+                    .iter()
+                    .map(|n| (n.id.as_str(), n.path.as_str()))
+                    .collect();
+                for (f, file) in files.iter().enumerate() {
+                    let focus = std::collections::HashSet::from([f]);
+                    let (focused_nodes, focused_edges) = build_focused(&files, &roots, &focus);
+                    let of_file = |n: &&Node| n.kind != NodeKind::External && n.path == file.path;
+                    let expected: BTreeSet<String> =
+                        nodes.iter().filter(of_file).map(node_line).collect();
+                    let actual: BTreeSet<String> = focused_nodes
+                        .iter()
+                        .filter(of_file)
+                        .map(node_line)
+                        .collect();
+                    assert_eq!(
+                        actual,
+                        expected,
+                        "{}: nodes of {}",
+                        tree.display(),
+                        file.path
+                    );
+                    let expected: BTreeSet<String> = edges
+                        .iter()
+                        .filter(|e| owner.get(e.src.as_str()) == Some(&file.path.as_str()))
+                        .map(edge_line)
+                        .collect();
+                    let actual: BTreeSet<String> = focused_edges.iter().map(edge_line).collect();
+                    assert_eq!(
+                        actual,
+                        expected,
+                        "{}: edges of {}",
+                        tree.display(),
+                        file.path
+                    );
+                    checked += 1;
+                }
+            }
+            assert!(checked > 100, "only {checked} files checked");
+        }
+    }
+
     use super::*;
 
     #[tokio::test]
