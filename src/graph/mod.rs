@@ -504,6 +504,19 @@ impl Graph {
         self.edges_at(&self.incoming, id)
     }
 
+    /// The edges at a node (by position), arriving ones first, each with its source's and
+    /// destination's positions: a walk over positions looks no id up.
+    pub fn links_at(&self, node: usize) -> impl Iterator<Item = (&Edge, usize, usize)> {
+        self.incoming
+            .at(node)
+            .iter()
+            .chain(self.outgoing.at(node))
+            .map(|&e| {
+                let (s, d) = self.ends[e as usize];
+                (&*self.edges[e as usize], s as usize, d as usize)
+            })
+    }
+
     fn edges_at<'a>(&'a self, map: &'a Adjacency, id: &str) -> impl Iterator<Item = &'a Edge> {
         self.node_index(id)
             .map(|i| map.at(i))
