@@ -234,7 +234,13 @@ pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec
                 break;
             }
         }
-        for (edge, s, d) in graph.links_at(current) {
+        for crate::graph::Link {
+            edge,
+            src: s,
+            dst: d,
+            ..
+        } in graph.links_at(current)
+        {
             let Some((from, to, link)) = impact_link(edge, nodes[s].kind) else {
                 continue;
             };

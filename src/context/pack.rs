@@ -365,37 +365,31 @@ fn relationship_entries(
     ranked_symbols: &[&Node],
 ) -> Vec<Entry<Relationship>> {
     let graph = ranking.graph;
-    let top: std::collections::HashSet<&str> = ranked_files
+    // Only the edges at the best-ranked nodes, found through the graph's adjacency, by
+    // position: edges are kept in order, so an edge's position orders as the edge does.
+    let mut at_top: Vec<crate::graph::Link> = ranked_files
         .iter()
         .take(100)
         .chain(ranked_symbols.iter().take(200))
-        .map(|n| n.id.as_str())
+        .flat_map(|n| graph.links_at(graph.position(n)))
+        .filter(|l| l.edge.kind.is_causal() && l.edge.kind != EdgeKind::Drives)
         .collect();
-    // Only the edges at the best-ranked nodes, found through the graph's adjacency.
-    let mut at_top: Vec<&Edge> = top
-        .iter()
-        .flat_map(|id| graph.outgoing(id).chain(graph.incoming(id)))
-        .filter(|e| e.kind.is_causal() && e.kind != EdgeKind::Drives)
-        .collect();
-    at_top.sort_unstable_by(|a, b| (&a.kind, &a.src, &a.dst).cmp(&(&b.kind, &b.src, &b.dst)));
-    at_top.dedup_by(|a, b| std::ptr::eq(*a, *b));
-    let mut relationships: Vec<(f64, &Edge)> = at_top
+    at_top.sort_unstable_by_key(|l| l.at);
+    at_top.dedup_by_key(|l| l.at);
+    let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
+    let mut relationships: Vec<(f64, usize, &Edge)> = at_top
         .into_iter()
-        .filter_map(|e| {
-            let (src, dst) = (graph.node_index(&e.src)?, graph.node_index(&e.dst)?);
-            let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
-            if external(src) || external(dst) {
-                return None;
-            }
-            let (s, d) = (&ranking.scores[src], &ranking.scores[dst]);
-            Some((edge_score(e, &s.0, &d.0), e))
+        .filter(|l| !external(l.src) && !external(l.dst))
+        .map(|l| {
+            let (s, d) = (&ranking.scores[l.src], &ranking.scores[l.dst]);
+            (edge_score(l.edge, &s.0, &d.0), l.at, l.edge)
         })
         .collect();
-    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     relationships
         .into_iter()
         .take(RELATIONSHIPS)
-        .map(|(score, edge)| Entry {
+        .map(|(score, _, edge)| Entry {
             line: format!(
                 "- {} -{}-> {}{} ({score:.1})",
                 edge.src,
@@ -615,9 +609,15 @@ fn lines_suffix(lines: &[u32]) -> String {
 
 fn tests_line(graph: &Graph, test_files: usize) -> String {
     // Test files per module they assert on (directly or on its definitions).
-    let mut pairs: std::collections::BTreeSet<(&str, &str)> = std::collections::BTreeSet::new();
-    for edge in graph.edges.iter().filter(|e| e.kind == EdgeKind::AssertsOn) {
-        if let (Some(test), Some(target)) = (graph.node(&edge.src), graph.node(&edge.dst)) {
+    let mut pairs: rustc_hash::FxHashSet<(&str, &str)> = rustc_hash::FxHashSet::default();
+    for (e, _) in graph
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == EdgeKind::AssertsOn)
+    {
+        if let Some((test, target)) = graph.ends_of(e) {
+            let (test, target) = (&graph.nodes[test], &graph.nodes[target]);
             pairs.insert((target.path.as_str(), test.path.as_str()));
         }
     }

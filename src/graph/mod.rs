@@ -210,6 +210,15 @@ pub struct Graph {
     incoming: Adjacency,
 }
 
+/// An edge at a node, with positions: its own in `Graph::edges`, its ends' in `Graph::nodes`.
+#[derive(Debug, Clone, Copy)]
+pub struct Link<'g> {
+    pub at: usize,
+    pub edge: &'g Edge,
+    pub src: usize,
+    pub dst: usize,
+}
+
 /// Node positions by id without a copy of any id: an id's hash gives a position, and the
 /// lookup compares the id found there; ids whose hashes collide are kept apart by id.
 #[derive(Debug, Clone, Default)]
@@ -504,17 +513,32 @@ impl Graph {
         self.edges_at(&self.incoming, id)
     }
 
-    /// The edges at a node (by position), arriving ones first, each with its source's and
-    /// destination's positions: a walk over positions looks no id up.
-    pub fn links_at(&self, node: usize) -> impl Iterator<Item = (&Edge, usize, usize)> {
+    /// The edges at a node (by position), arriving ones first, each with its position in
+    /// `edges` and its source's and destination's positions: a walk over positions looks no
+    /// id up.
+    pub fn links_at(&self, node: usize) -> impl Iterator<Item = Link<'_>> {
         self.incoming
             .at(node)
             .iter()
             .chain(self.outgoing.at(node))
             .map(|&e| {
-                let (s, d) = self.ends[e as usize];
-                (&*self.edges[e as usize], s as usize, d as usize)
+                let (src, dst) = self.ends[e as usize];
+                Link {
+                    at: e as usize,
+                    edge: &self.edges[e as usize],
+                    src: src as usize,
+                    dst: dst as usize,
+                }
             })
+    }
+
+    /// The positions of an edge's source and destination (by the edge's position), if both
+    /// are nodes of the graph.
+    pub fn ends_of(&self, edge: usize) -> Option<(usize, usize)> {
+        match self.ends.get(edge)? {
+            &(s, d) if s != NO_NODE && d != NO_NODE => Some((s as usize, d as usize)),
+            _ => None,
+        }
     }
 
     fn edges_at<'a>(&'a self, map: &'a Adjacency, id: &str) -> impl Iterator<Item = &'a Edge> {
