@@ -99,36 +99,41 @@ impl Cairn {
     pub async fn supersession_chain(&self, id: &str) -> Result<Chain, AskError> {
         let start = self.memory_by_id(id.trim()).await?;
         let mut seen: HashSet<String> = HashSet::from([start.id.clone()]);
-        let mut older = Vec::new();
-        let mut link = start.supersedes.clone();
-        while let Some(id) = link.take().filter(|id| seen.insert(id.clone())) {
-            if older.len() == CHAIN_STEPS {
-                break;
-            }
-            let Ok(memory) = self.memory_by_id(&id).await else {
-                break;
-            };
-            link = memory.supersedes.clone();
-            older.push(memory);
-        }
-        let mut newer = Vec::new();
-        let mut link = start.superseded_by.clone();
-        while let Some(id) = link.take().filter(|id| seen.insert(id.clone())) {
-            if newer.len() == CHAIN_STEPS {
-                break;
-            }
-            let Ok(memory) = self.memory_by_id(&id).await else {
-                break;
-            };
-            link = memory.superseded_by.clone();
-            newer.push(memory);
-        }
+        let mut older = self
+            .chain_from(start.supersedes.clone(), |m| &m.supersedes, &mut seen)
+            .await;
+        let newer = self
+            .chain_from(start.superseded_by.clone(), |m| &m.superseded_by, &mut seen)
+            .await;
         older.reverse();
         let at = older.len();
         let mut memories = older;
         memories.push(start);
         memories.extend(newer);
         Ok(Chain { memories, at })
+    }
+
+    /// The memories one link after another from `first` (`next` names the link), up to
+    /// [`CHAIN_STEPS`]; a memory already `seen` or gone ends the walk.
+    async fn chain_from(
+        &self,
+        first: Option<String>,
+        next: impl Fn(&Memory) -> &Option<String>,
+        seen: &mut HashSet<String>,
+    ) -> Vec<Memory> {
+        let mut chain = Vec::new();
+        let mut link = first;
+        while let Some(id) = link.take().filter(|id| seen.insert(id.clone())) {
+            if chain.len() == CHAIN_STEPS {
+                break;
+            }
+            let Ok(memory) = self.memory_by_id(&id).await else {
+                break;
+            };
+            link = next(&memory).clone();
+            chain.push(memory);
+        }
+        chain
     }
 }
 

@@ -628,26 +628,7 @@ mod tests {
 
     #[test]
     fn ids_whose_hashes_collide_are_told_apart() {
-        let node = |id: &str| {
-            Arc::new(Node {
-                id: id.to_string(),
-                kind: NodeKind::File,
-                path: id.to_string(),
-                name: id.to_string(),
-                start_line: 1,
-                end_line: 1,
-                signature: None,
-                doc: None,
-                is_test: false,
-                side_effects: Vec::new(),
-                mutations: 0,
-                reach: 0,
-                causal_in: 0,
-                impact: 1.0,
-                last_change: 0,
-                parent: None,
-            })
-        };
+        let node = |id: &str| Arc::new(random_node(id, NodeKind::File, 0));
         let nodes: Vec<Arc<Node>> = ["a.py", "b.py", "c.py"].iter().map(|id| node(id)).collect();
         let mut index = IdIndex::of(&nodes);
         // Make b.py's hash a collision, as two ids of one hash would leave it.
@@ -662,6 +643,7 @@ mod tests {
         assert_eq!(index.get(&nodes, "e.py"), None);
     }
 
+    /// A node of `kind` with `reach`, in the file its id names.
     fn random_node(id: &str, kind: NodeKind, reach: u32) -> Node {
         Node {
             id: id.to_string(),

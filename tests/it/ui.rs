@@ -26,17 +26,20 @@ pub(crate) struct Stored {
     pub(crate) rounding: String,
 }
 
+/// Stores a memory through `cairn memory add ARGS` and gives its id (the write must add).
+pub(crate) fn add_memory(repo: &TestRepo, args: &[&str]) -> String {
+    let mut full = vec!["memory", "add", "--json"];
+    full.extend_from_slice(args);
+    let out: Value = serde_json::from_str(&repo.cairn_ok(&full)).unwrap();
+    assert_eq!(out["event"], "ADD", "{out}");
+    out["id"].as_str().unwrap().to_string()
+}
+
 /// The `mixed` fixture, indexed, with three memories stored through `cairn memory add`.
 pub(crate) fn repository_with_memories() -> (TestRepo, Stored) {
     let repo = TestRepo::with_fixture("mixed");
     repo.index();
-    let add = |args: &[&str]| -> String {
-        let mut full = vec!["memory", "add", "--json"];
-        full.extend_from_slice(args);
-        let out: Value = serde_json::from_str(&repo.cairn_ok(&full)).unwrap();
-        assert_eq!(out["event"], "ADD", "{out}");
-        out["id"].as_str().unwrap().to_string()
-    };
+    let add = |args: &[&str]| add_memory(&repo, args);
     let cents = add(&[
         "-t",
         "decision",
@@ -134,7 +137,7 @@ pub(crate) async fn get_with(daemon: &Daemon, path: &str, cookie: Option<&str>) 
     (status, response.text().await.unwrap())
 }
 
-/// POSTs a form body to `path` with the session cookie and an `Origin`.
+/// POSTs a form body to `path` with the session cookie and an `Origin`: the status.
 pub(crate) async fn post_form(
     daemon: &Daemon,
     path: &str,
@@ -142,7 +145,18 @@ pub(crate) async fn post_form(
     origin: &str,
     body: &str,
 ) -> u16 {
-    http()
+    post_page(daemon, path, cookie, origin, body).await.0
+}
+
+/// POSTs a form body to `path` with the session cookie and an `Origin`: status and page.
+pub(crate) async fn post_page(
+    daemon: &Daemon,
+    path: &str,
+    cookie: &str,
+    origin: &str,
+    body: &str,
+) -> (u16, String) {
+    let response = http()
         .post(format!("{}{path}", base(daemon)))
         .header("cookie", cookie)
         .header("origin", origin)
@@ -150,9 +164,9 @@ pub(crate) async fn post_form(
         .body(body.to_string())
         .send()
         .await
-        .unwrap()
-        .status()
-        .as_u16()
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
 }
 
 /// The CSRF token a confirmation page's form carries.

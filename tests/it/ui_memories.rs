@@ -10,31 +10,10 @@ use serde_json::Value;
 use crate::daemon::Daemon;
 use crate::support::TestRepo;
 use crate::ui::{
-    StartedDaemon, arrive, base, body_text, browser, chromedriver, code_of, csrf_in, exists, find,
-    get_with, http, log_in, log_in_address, origin_of, repository_with_memories, screenshot,
-    wait_for,
+    StartedDaemon, add_memory, arrive, base, body_text, browser, chromedriver, code_of, csrf_in,
+    exists, find, get_with, log_in, log_in_address, origin_of, post_page, repository_with_memories,
+    screenshot, wait_for,
 };
-
-/// POSTs a form body to `path` with the session cookie and an `Origin`: status and page.
-async fn post(
-    daemon: &Daemon,
-    path: &str,
-    cookie: &str,
-    origin: &str,
-    body: &str,
-) -> (u16, String) {
-    let response = http()
-        .post(format!("{}{path}", base(daemon)))
-        .header("cookie", cookie)
-        .header("origin", origin)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
-}
 
 /// `application/x-www-form-urlencoded` of `pairs`.
 fn encoded(pairs: &[(&str, &str)]) -> String {
@@ -140,11 +119,11 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
         fields("", text),
         fields(&"0".repeat(csrf.len()), text),
     ] {
-        let (status, page) = post(&daemon, &edit, &cookie, &origin, &body).await;
+        let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &body).await;
         assert_eq!(status, 403, "{body}: {page}");
         assert!(page.contains("nothing was stored"), "{page}");
     }
-    let (status, _) = post(
+    let (status, _) = post_page(
         &daemon,
         &edit,
         &cookie,
@@ -158,7 +137,7 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
     // A secret in the text: refused, named by kind, the form shown again.
     let key = ["AKIA", "Z7Q4", "K2M9", "XW3T", "R8PB"].concat();
     let secret = format!("Cart totals are cents; the refund job signs with {key}.");
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &fields(&csrf, &secret)).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &fields(&csrf, &secret)).await;
     assert_eq!(status, 400, "{page}");
     assert!(
         page.contains("looks like a secret") && page.contains("nothing was stored"),
@@ -174,11 +153,11 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
 
     // Not a memory: too long a text, too large a form, nothing changed, a stale form.
     let long = "cents ".repeat(800);
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &fields(&csrf, &long)).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &fields(&csrf, &long)).await;
     assert_eq!(status, 400, "{page}");
     assert!(page.contains("bytes"), "{page}");
     let huge = fields(&csrf, &"x".repeat(70 * 1024));
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &huge).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &huge).await;
     assert_eq!(status, 413, "{page}");
     assert!(
         page.contains("larger than 64 KiB") && page.contains("nothing was stored"),
@@ -194,11 +173,11 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
         ),
         ("paths", "src/shop/cart.py"),
     ]);
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &same).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &same).await;
     assert_eq!(status, 400, "{page}");
     assert!(page.contains("unchanged"), "{page}");
     let stale = fields(&csrf, text).replace(&format!("seen={seen}"), "seen=1700000000000");
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &stale).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &stale).await;
     assert_eq!(status, 400, "{page}");
     assert!(
         page.contains("changed since this form was opened"),
@@ -206,14 +185,14 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
     );
     // A forged id: not found.
     let forged = "/ui/memories/m_00000000deadbeef/edit";
-    let (status, page) = post(&daemon, forged, &cookie, &origin, &fields(&csrf, text)).await;
+    let (status, page) = post_page(&daemon, forged, &cookie, &origin, &fields(&csrf, text)).await;
     assert_eq!(status, 404, "{page}");
     let (status, _) = get_with(&daemon, forged, Some(&cookie)).await;
     assert_eq!(status, 404);
     nothing_stored("refused edits");
 
     // The edit: a new memory that supersedes the old one, its anchors checked.
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &fields(&csrf, text)).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &fields(&csrf, text)).await;
     assert_eq!(status, 200, "{page}");
     let new = new_id_in(&page);
     assert_ne!(new, stored.cents);
@@ -276,7 +255,7 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
     let (status, _) = get_with(&daemon, &edit, Some(&cookie)).await;
     assert_eq!(status, 409);
     let replay = fields(&csrf, "Cart totals are integers of cents, always.");
-    let (status, page) = post(&daemon, &edit, &cookie, &origin, &replay).await;
+    let (status, page) = post_page(&daemon, &edit, &cookie, &origin, &replay).await;
     assert_eq!(status, 400, "{page}");
     assert!(
         page.contains("superseded by") && page.contains("nothing was stored"),
@@ -290,13 +269,7 @@ async fn editing_supersedes_through_the_write_path_and_refusals_store_nothing() 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_attention_list_finds_each_kind_and_developer_memories_stay_in_their_view() {
     let (repo, stored) = repository_with_memories();
-    let add = |args: &[&str]| -> String {
-        let mut full = vec!["memory", "add", "--json"];
-        full.extend_from_slice(args);
-        let out: Value = serde_json::from_str(&repo.cairn_ok(&full)).unwrap();
-        assert_eq!(out["event"], "ADD", "{out}");
-        out["id"].as_str().unwrap().to_string()
-    };
+    let add = |args: &[&str]| add_memory(&repo, args);
     // Near the cents decision by terms (8 of 10 shared), but not merged by the write.
     let twin = add(&[
         "-t",

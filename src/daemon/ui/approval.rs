@@ -47,23 +47,7 @@ async fn approve(
     Path(id): Path<String>,
     Form(form): Form<DecisionForm>,
 ) -> Response {
-    if let Some(refused) = csrf_refused(
-        &shared,
-        &session,
-        &form.csrf,
-        "nothing was approved. Open the pending list again and retry.",
-    ) {
-        return refused;
-    }
-    let request = DecideRequest {
-        id,
-        by: Some(DECIDED_ON_THE_PAGE.to_string()),
-        reason: None,
-    };
-    match shared.cairn.approve(request).await {
-        Ok(decided) => html(decided_page(&shared.repository, &decided)),
-        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
-    }
+    decide(&shared, &session, id, form, Decision::Approve).await
 }
 
 async fn reject(
@@ -72,22 +56,42 @@ async fn reject(
     Path(id): Path<String>,
     Form(form): Form<DecisionForm>,
 ) -> Response {
-    if let Some(refused) = csrf_refused(
-        &shared,
-        &session,
-        &form.csrf,
-        "nothing was rejected. Open the pending list again and retry.",
-    ) {
+    decide(&shared, &session, id, form, Decision::Reject).await
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Decision {
+    Approve,
+    Reject,
+}
+
+/// Approves or rejects a pending memory, if the form carries the session's CSRF token.
+async fn decide(
+    shared: &Shared,
+    session: &Session,
+    id: String,
+    form: DecisionForm,
+    decision: Decision,
+) -> Response {
+    let nothing = match decision {
+        Decision::Approve => "nothing was approved. Open the pending list again and retry.",
+        Decision::Reject => "nothing was rejected. Open the pending list again and retry.",
+    };
+    if let Some(refused) = csrf_refused(shared, session, &form.csrf, nothing) {
         return refused;
     }
     let request = DecideRequest {
         id,
         by: Some(DECIDED_ON_THE_PAGE.to_string()),
-        reason: Some(form.reason),
+        reason: (decision == Decision::Reject).then_some(form.reason),
     };
-    match shared.cairn.reject(request).await {
+    let decided = match decision {
+        Decision::Approve => shared.cairn.approve(request).await,
+        Decision::Reject => shared.cairn.reject(request).await,
+    };
+    match decided {
         Ok(decided) => html(decided_page(&shared.repository, &decided)),
-        Err(e) => failure(&shared, status_of(&e), &e.to_string()),
+        Err(e) => failure(shared, status_of(&e), &e.to_string()),
     }
 }
 
