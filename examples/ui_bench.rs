@@ -62,7 +62,7 @@ async fn main() -> anyhow::Result<()> {
     let cookie = format!("{}={}", ui::COOKIE, logged_in.id);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
-    let router = ui::router(cairn.clone(), sessions);
+    let router = ui::router(cairn.clone(), Arc::new(Vec::new), sessions);
     tokio::spawn(async move { axum::serve(listener, router).await });
 
     let client = reqwest::Client::new();

@@ -1,6 +1,7 @@
 //! `cairn doctor`: what cairn depends on, checked, each problem with what fixes it.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -8,18 +9,26 @@ use serde::Serialize;
 use super::{Cairn, team_line};
 use crate::config::team::TeamSetup;
 use crate::context::Freshness;
+use crate::memory::Approval;
 use crate::running::{self, client};
 
-/// Checks made elsewhere (the assistants' registrations, the token, the service), run after
-/// cairn's own (which narrow the data files' modes first).
+/// Checks made elsewhere (the assistants' registrations, the token, the service), made on
+/// every call: the daemon's page runs them again on each visit.
+pub type Registrations = Arc<dyn Fn() -> Vec<Check> + Send + Sync>;
+
+/// What `doctor` is asked: the checks made elsewhere, run after cairn's own (which narrow the
+/// data files' modes first), and whether the daemon itself asks (its page), which then needs
+/// no answer from itself over HTTP.
 pub struct DoctorRequest {
-    pub registrations: Box<dyn FnOnce() -> Vec<Check> + Send>,
+    pub registrations: Registrations,
+    pub in_daemon: bool,
 }
 
 impl Default for DoctorRequest {
     fn default() -> Self {
         DoctorRequest {
-            registrations: Box::new(Vec::new),
+            registrations: Arc::new(Vec::new),
+            in_daemon: false,
         }
     }
 }
@@ -100,6 +109,7 @@ impl Cairn {
         ];
         checks.extend(self.store_and_index_checks().await);
         checks.push(self.memories_check().await);
+        checks.push(self.approval_check().await);
         checks.push(Check::new(
             "search",
             Verdict::Note,
@@ -109,7 +119,17 @@ impl Cairn {
         // After the memories: reading them exchanged with the team server.
         checks.extend(self.team_check());
         let token = running::read_token(data_dir);
-        checks.push(daemon_check(data_dir, token.as_deref()));
+        checks.push(if request.in_daemon {
+            Check::of(
+                "daemon",
+                Ok(format!(
+                    "running (pid {}), answering this page",
+                    std::process::id()
+                )),
+            )
+        } else {
+            daemon_check(data_dir, token.as_deref())
+        });
         checks.extend(
             (request.registrations)()
                 .into_iter()
@@ -154,6 +174,45 @@ impl Cairn {
                 Err(e) => Err(e.to_string()),
             },
         )
+    }
+
+    /// Which assistants' memories wait for a person's approval, and how many wait; a setting
+    /// that does not parse is a problem: assistants' writes fail until it is mended.
+    async fn approval_check(&self) -> Check {
+        let approval = match self.approval() {
+            Ok(approval) => approval,
+            Err(e) => {
+                return Check::new(
+                    "approval",
+                    Verdict::Problem,
+                    format!("{e}; assistants' memories are refused until it is mended"),
+                    Some("write `approval = \"required\"`, `\"off\"` or a list of memory types"),
+                );
+            }
+        };
+        let gated = match &approval {
+            Approval::Off => {
+                return Check::new(
+                    "approval",
+                    Verdict::Note,
+                    "off: assistants' memories are served as written",
+                    Some(
+                        "`[memory] approval = \"required\"` in cairn.toml or ~/.config/cairn/config.toml to approve them first",
+                    ),
+                );
+            }
+            Approval::All => "every type".to_string(),
+            Approval::Types(types) => types
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let waiting = match self.pending_memories().await {
+            Ok(pending) => format!("{} waiting", pending.len()),
+            Err(e) => format!("pending memories unreadable: {e}"),
+        };
+        Check::of("approval", Ok(format!("required for {gated}; {waiting}")))
     }
 
     /// Team mode's configuration and sync state; none in solo mode.

@@ -40,7 +40,7 @@ mod team;
 pub use attention::{Attention, AttentionRequest, Changed, Duplicate, Gone, Listed};
 pub use bootstrap::{Bootstrap, BootstrapRequest, Seeded};
 pub use context::{ContextRequest, ExpandRequest, Expanded};
-pub use doctor::{Check, Doctor, DoctorRequest, Verdict};
+pub use doctor::{Check, Doctor, DoctorRequest, Registrations, Verdict};
 pub use guidelines::{
     CategoryBrief, Evidence, GuidelineBrief, GuidelineChangeRequest, ProposeRequest, SectionText,
 };

@@ -1,15 +1,47 @@
 //! `cairn doctor` and `cairn status`.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use cairn::app::{Cairn, Check, DoctorRequest, Status, TeamState, Verdict, team_line};
+use cairn::app::{
+    Cairn, Check, DoctorRequest, Registrations, Status, TeamState, Verdict, team_line,
+};
+use cairn::config::Repo;
 
 use super::output;
 
 /// `cairn doctor`: every check on a line; fails when one found a problem.
 pub async fn doctor(cairn: &Cairn) -> anyhow::Result<ExitCode> {
-    let setup = super::install::setup(&cairn.repo)?;
-    let registrations = Box::new(move || {
+    let doctor = cairn
+        .doctor(DoctorRequest {
+            registrations: registrations(&cairn.repo),
+            in_daemon: false,
+        })
+        .await;
+    for check in &doctor.checks {
+        output::line(check_line(check))?;
+    }
+    Ok(if doctor.has_problems() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The assistants' registrations, the token and the service, checked as `install` checks
+/// them, on every call (the daemon's page asks again on each visit); where they cannot be
+/// made, one problem saying why.
+pub fn registrations(repo: &Repo) -> Registrations {
+    let setup = match super::install::setup(repo) {
+        Ok(setup) => setup,
+        Err(e) => {
+            let why = format!("{e:#}");
+            return Arc::new(move || {
+                vec![Check::new("clients", Verdict::Problem, why.clone(), None)]
+            });
+        }
+    };
+    Arc::new(move || {
         cairn::install::check(&setup)
             .into_iter()
             .map(|check| {
@@ -21,15 +53,6 @@ pub async fn doctor(cairn: &Cairn) -> anyhow::Result<ExitCode> {
                 Check::new(&check.name, verdict, check.detail, check.fix.as_deref())
             })
             .collect()
-    });
-    let doctor = cairn.doctor(DoctorRequest { registrations }).await;
-    for check in &doctor.checks {
-        output::line(check_line(check))?;
-    }
-    Ok(if doctor.has_problems() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
     })
 }
 

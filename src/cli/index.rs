@@ -116,7 +116,8 @@ pub async fn daemon(
     port: Option<u16>,
 ) -> anyhow::Result<ExitCode> {
     let root = repo.root.clone();
-    match cairn::daemon::run(repo, model_dir, port, |record| {
+    let registrations = super::doctor::registrations(&repo);
+    match cairn::daemon::run(repo, model_dir, port, registrations, |record| {
         eprintln!(
             "cairn: daemon for {} serving {} (pid {})",
             root.display(),

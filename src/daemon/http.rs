@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::handoff::Reindex;
 use super::ui::session::same;
 use super::ui::{self, Sessions};
-use crate::app::Cairn;
+use crate::app::{Cairn, Registrations};
 use crate::mcp::Server;
 
 /// The largest request body accepted (a `review_diff` of a large pasted diff fits).
@@ -50,6 +50,7 @@ const INDEX_PATIENCE: Duration = Duration::from_secs(600);
 /// The router for a daemon listening on `port`.
 pub fn router(
     cairn: Arc<Cairn>,
+    registrations: Registrations,
     reindex: Reindex,
     token: String,
     port: u16,
@@ -97,7 +98,7 @@ pub fn router(
         .route("/login-code", post(ui_code))
         .with_state(shared)
         .route_layer(axum::middleware::from_fn_with_state(guard.clone(), bearer));
-    api.merge(ui::router(cairn, sessions))
+    api.merge(ui::router(cairn, registrations, sessions))
         .layer(axum::middleware::from_fn_with_state(guard, gate))
 }
 

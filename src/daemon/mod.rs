@@ -21,7 +21,7 @@ use anyhow::Context as _;
 use tokio::sync::{mpsc, watch as signal};
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{Cairn, Snapshot};
+use crate::app::{Cairn, Registrations, Snapshot};
 use crate::config::Repo;
 use crate::datadir::DataDir;
 use crate::index::{self, Live};
@@ -77,11 +77,14 @@ pub enum StartError {
     Other(#[from] anyhow::Error),
 }
 
-/// Runs the daemon until SIGTERM or SIGINT. `ready` is told the record once it serves.
+/// Runs the daemon until SIGTERM or SIGINT. `registrations` are the checks its health page
+/// makes besides cairn's own (the CLI's install checks); `ready` is told the record once it
+/// serves.
 pub async fn run(
     repo: Repo,
     model_dir: Option<PathBuf>,
     port: Option<u16>,
+    registrations: Registrations,
     ready: impl FnOnce(&DaemonRecord),
 ) -> Result<(), StartError> {
     crate::fsutil::private_dir(&repo.data_dir)
@@ -145,7 +148,15 @@ pub async fn run(
     tracing::info!(directories = dirs.len(), "watching");
 
     let reindex = handoff::Reindex { asks, settled };
-    let server = spawn_http(listener, cairn.clone(), reindex, token, port, &shutdown);
+    let server = spawn_http(
+        listener,
+        cairn.clone(),
+        registrations,
+        reindex,
+        token,
+        port,
+        &shutdown,
+    );
     let socket = DataDir::at(&repo.data_dir).socket();
     let relay = serve_socket(&socket, cairn.clone(), shutdown.clone());
     let team_sync = spawn_team_sync(&cairn, &shutdown);
@@ -295,12 +306,20 @@ async fn rebuilt(
 fn spawn_http(
     listener: tokio::net::TcpListener,
     cairn: Arc<Cairn>,
+    registrations: Registrations,
     reindex: handoff::Reindex,
     token: String,
     port: u16,
     shutdown: &CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    let app = http::router(cairn, reindex, token, port, shutdown.child_token());
+    let app = http::router(
+        cairn,
+        registrations,
+        reindex,
+        token,
+        port,
+        shutdown.child_token(),
+    );
     let stop = shutdown.clone();
     tokio::spawn(async move {
         let served = axum::serve(listener, app)

@@ -10,6 +10,7 @@ pub mod attention;
 pub mod chart;
 pub mod code;
 pub mod edit;
+pub mod health;
 pub mod pages;
 pub mod reviews;
 pub mod session;
@@ -26,7 +27,7 @@ use maud::Markup;
 
 use crate::app::{
     AddressedRequest, AskError, Cairn, ContextRequest, ExpandRequest, Expanded, ForgetRequest,
-    MemoryRequest, RulesRequest, SearchRequest,
+    MemoryRequest, Registrations, RulesRequest, SearchRequest,
 };
 use crate::context::TargetError;
 use crate::memory::MemoryError;
@@ -56,18 +57,21 @@ const POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form
 #[derive(Clone)]
 struct Shared {
     cairn: Arc<Cairn>,
+    /// The checks the health page makes besides cairn's own.
+    registrations: Registrations,
     sessions: Arc<Sessions>,
     repository: String,
 }
 
 /// The `/ui` routes. The caller adds the Host and Origin checks.
-pub fn router(cairn: Arc<Cairn>, sessions: Arc<Sessions>) -> Router {
+pub fn router(cairn: Arc<Cairn>, registrations: Registrations, sessions: Arc<Sessions>) -> Router {
     let repository = cairn.repo.root.file_name().map_or_else(
         || cairn.repo.root.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     let shared = Shared {
         cairn,
+        registrations,
         sessions: sessions.clone(),
         repository,
     };
@@ -88,6 +92,7 @@ pub fn router(cairn: Arc<Cairn>, sessions: Arc<Sessions>) -> Router {
         .route("/ui/reviews/addressed", axum::routing::post(addressed))
         .route("/ui/code", get(code))
         .route("/ui/symbol", get(symbol))
+        .route("/ui/health", get(health::health))
         .merge(approval::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             sessions,

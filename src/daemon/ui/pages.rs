@@ -50,10 +50,11 @@ pub(super) fn page_in(section: &str, title: &str, repository: &str, body: Markup
 }
 
 /// The header's sections: address and name.
-const SECTIONS: [(&str, &str); 3] = [
+const SECTIONS: [(&str, &str); 4] = [
     ("/ui/", "Memories"),
     ("/ui/reviews", "Reviews"),
     ("/ui/code", "Code"),
+    ("/ui/health", "Health"),
 ];
 
 /// A page's head: its title, and the stylesheet for those a session may load.
