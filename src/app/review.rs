@@ -16,11 +16,11 @@ use crate::graph::score::Access;
 use crate::history::{CommitInfo, History};
 use crate::memory::reviews::Finding;
 use crate::memory::reviews::ReviewRecord;
-use crate::memory::reviews::record::{Trend, rejection_trend};
+use crate::memory::reviews::record::{Trend, author_stats, rejection_trend};
 use crate::memory::{self, MemoryType, RecordedReview, Scope};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
-use crate::review::stats::RuleStat;
+use crate::review::stats::{AuthorStats, RuleStat};
 use crate::review::{self};
 
 /// What to review: a unified diff, or git revisions; nothing means the working tree (staged
@@ -137,6 +137,8 @@ pub struct ReviewHistory {
     pub latest: Vec<ReviewRecord>,
     /// All recorded reviews.
     pub reviews: usize,
+    /// Each author's record, most reviewed first.
+    pub authors: Vec<(String, AuthorStats)>,
 }
 
 /// How many files of a change get experts and co-change partners listed.
@@ -269,8 +271,17 @@ impl Cairn {
     ) -> Result<ReviewHistory, AskError> {
         let records = self.memories.review_records().await?;
         let trend = rejection_trend(&records, periods);
+        let mut authors: Vec<(String, AuthorStats)> = records
+            .iter()
+            .map(|r| r.author.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(|author| (author.to_string(), author_stats(author, &records)))
+            .collect();
+        authors.sort_by(|a, b| b.1.reviews.cmp(&a.1.reviews).then_with(|| a.0.cmp(&b.0)));
         Ok(ReviewHistory {
             trend,
+            authors,
             reviews: records.len(),
             latest: records.iter().rev().take(latest).cloned().collect(),
         })

@@ -587,7 +587,7 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
         memory_page.contains(r#"<a href="/ui/symbol?id=src%2Fshop%2Fpricing.py%3A%3Aprice_of">"#),
         "{memory_page}"
     );
-    let graph = svg_in(&page, "graph");
+    let graph = svg_in(&page, "graph wide");
     assert_eq!(
         graph.matches(r#"<g class="node"#).count(),
         1 + callers.min(12) + callees.min(12),
@@ -779,6 +779,198 @@ pub(crate) async fn screenshot(client: &Client, name: &str) {
     }
 }
 
+/// Records `outcome` (JSON) through `cairn rules --record`: its output.
+fn record_change(repo: &TestRepo, outcome: &Value) -> String {
+    let file = repo.data_dir().join("change.json");
+    std::fs::write(&file, outcome.to_string()).unwrap();
+    repo.cairn_ok(&["rules", "--record", file.to_str().unwrap()])
+}
+
+/// The part of `page` from the table row marked `data-NAME="VALUE"` to its end.
+fn row_of<'a>(page: &'a str, name: &str, value: &str) -> &'a str {
+    let start = page
+        .find(&format!(r#"data-{name}="{value}""#))
+        .unwrap_or_else(|| panic!("no {name} row {value} in {page}"));
+    let end = start + page[start..].find("</tr>").unwrap();
+    &page[start..end]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reviews_page_shows_each_authors_record_and_what_a_guideline_change_did() {
+    let repo = repository_with_reviews();
+    let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
+    let naming = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["category"] == "naming")
+        .unwrap();
+    let proposal = json!({"file": "CLAUDE.md", "section": "Naming",
+        "current_text": "Spell names out.", "proposed_text": "Use the domain's words.",
+        "rationale": "Three naming findings were rejected.", "category": "naming",
+        "memory_ids": naming["memories"], "confidence": 0.8});
+    let recorded = record_change(&repo, &proposal);
+    let id = recorded
+        .split_whitespace()
+        .find(|w| w.starts_with("g_"))
+        .unwrap_or_else(|| panic!("{recorded}"))
+        .to_string();
+    record_change(
+        &repo,
+        &json!({"id": id, "outcome": "accepted", "by": "alice"}),
+    );
+    // After the change, carol's review has its naming finding implemented.
+    let file = repo.data_dir().join("review.json");
+    let review = json!({"verdict": "approve", "author": "carol", "review_id": "PR-5",
+        "findings": [{"category": "naming", "file": "src/shop/cart.py", "line": 2,
+                      "message": "tmp2 says nothing", "disposition": "implemented"}]});
+    std::fs::write(&file, review.to_string()).unwrap();
+    repo.cairn_ok(&["record-review", file.to_str().unwrap()]);
+
+    let daemon = Daemon::start(&repo);
+    let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+    let (status, page) = get_with(&daemon, "/ui/reviews", Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+
+    // The change: the category's rate in the four reviews before it, and in the one after.
+    let change = row_of(&page, "change", &id);
+    for text in ["naming", "CLAUDE.md", "§ Naming", "accepted"] {
+        assert!(change.contains(text), "{text}: {change}");
+    }
+    assert!(
+        change.contains(
+            r#"<td class="number before"><strong>75%</strong> <span class="sample">(3 of 4 in 4 reviews)</span>"#
+        ),
+        "{change}"
+    );
+    assert!(
+        change.contains(
+            r#"<td class="number after"><strong>0%</strong> <span class="sample">(0 of 1 in 1 review)</span>"#
+        ),
+        "{change}"
+    );
+
+    // Authors, most reviewed first, each linking to their developer view: bob's four reviews
+    // hold six findings (naming four times, security twice), three of them rejected.
+    let bob = row_of(&page, "author", "bob");
+    let cells: Vec<&str> = bob
+        .split(r#"<td class="number">"#)
+        .skip(1)
+        .map(|cell| cell.split('<').next().unwrap())
+        .collect();
+    assert_eq!(cells, ["4", "0", "0", "6", "3", "3", "0"], "{bob}");
+    assert!(bob.contains(r#"href="/ui/?developer=bob""#), "{bob}");
+    assert!(
+        bob.contains(
+            r#"<code>naming</code> <span class="sample">×4</span>, <code>security</code>"#
+        ),
+        "{bob}"
+    );
+    let carol = row_of(&page, "author", "carol");
+    assert!(
+        carol.contains(r#"<td class="number">1</td><td class="number">1</td>"#),
+        "{carol}"
+    );
+    assert!(
+        page.find(r#"data-author="bob""#) < page.find(r#"data-author="carol""#),
+        "most reviewed first"
+    );
+    // The developer view it links to answers.
+    let (status, view) = get_with(&daemon, "/ui/?developer=bob", Some(&cookie)).await;
+    assert_eq!(status, 200, "{view}");
+    assert!(daemon.stop().success());
+}
+
+/// The health page makes `cairn doctor`'s checks again on each visit, a broken approval
+/// setting among them, and needs the session like every page.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_health_page_shows_doctors_checks_as_they_are_now() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let daemon = Daemon::start(&repo);
+    let (status, body) = get_with(&daemon, "/ui/health", None).await;
+    assert_eq!(status, 401);
+    assert!(!body.contains("data files"), "{body}");
+    let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+
+    // A data file others could read is narrowed by the visit that finds it, and shown: the
+    // next visit finds nothing to narrow.
+    let exposed = repo.data_dir().join("exposed.txt");
+    std::fs::write(&exposed, "x").unwrap();
+    std::fs::set_permissions(
+        &exposed,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let (status, page) = get_with(&daemon, "/ui/health", Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+    let data = row_of(&page, "check", "data files");
+    assert!(
+        page.contains(r#"<tr class="problem" data-check="data files""#)
+            && data.contains("exposed.txt (644)"),
+        "{data}"
+    );
+    let (_, page) = get_with(&daemon, "/ui/health", Some(&cookie)).await;
+    for (check, verdict) in [
+        ("data files", "ok"),
+        ("store", "ok"),
+        ("index", "ok"),
+        ("memories", "ok"),
+        ("approval", "note"),
+        ("daemon", "ok"),
+    ] {
+        let row = row_of(&page, "check", check);
+        assert!(
+            row.starts_with(&format!(r#"data-check="{check}""#))
+                && page.contains(&format!(r#"<tr class="{verdict}" data-check="{check}""#)),
+            "{check} should be {verdict}: {row}"
+        );
+    }
+    assert!(
+        row_of(&page, "check", "daemon").contains("answering this page"),
+        "{page}"
+    );
+    assert!(page.contains("No problem found"), "{page}");
+    assert!(page.contains(r#"<a href="/ui/health" aria-current="page">Health</a>"#));
+
+    assert!(daemon.stop().success());
+
+    // An approval setting that does not parse is a problem with its fix, on the page as in
+    // the CLI's doctor; a list of types is what it gates.
+    std::fs::write(
+        repo.path().join("cairn.toml"),
+        "[memory]\napproval = \"sometimes\"\n",
+    )
+    .unwrap();
+    let daemon = Daemon::start(&repo);
+    let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
+    let (_, page) = get_with(&daemon, "/ui/health", Some(&cookie)).await;
+    let approval = row_of(&page, "check", "approval");
+    assert!(
+        page.contains(r#"<tr class="problem" data-check="approval""#)
+            && approval.contains("sometimes")
+            && approval.contains("refused until it is mended"),
+        "{approval}"
+    );
+    assert!(page.contains("1 problem"), "{page}");
+    assert!(daemon.stop().success());
+    let doctor = String::from_utf8_lossy(&repo.cairn(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains("approval:   PROBLEM") && doctor.contains("sometimes"),
+        "{doctor}"
+    );
+    std::fs::write(
+        repo.path().join("cairn.toml"),
+        "[memory]\napproval = [\"decision\"]\n",
+    )
+    .unwrap();
+    let doctor = repo.cairn_ok(&["doctor"]);
+    assert!(
+        doctor.contains("approval:   ok — required for decision; 0 waiting"),
+        "{doctor}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
     let (repo, stored) = repository_with_memories();
@@ -954,6 +1146,19 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
         .unwrap();
     find(&client, "table.ranked").await;
     screenshot(&client, "code").await;
+
+    // The health page: doctor's checks, each with its verdict.
+    client
+        .find(Locator::LinkText("Health"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    find(&client, r#"table.checks tr[data-check="daemon"]"#).await;
+    let page = body_text(&client).await;
+    assert!(page.contains("answering this page"), "{page}");
+    screenshot(&client, "health").await;
     client
         .goto(&format!(
             "{}/ui/symbol?id=src/shop/pricing.py::price_of",
@@ -961,14 +1166,14 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
         ))
         .await
         .unwrap();
-    find(&client, "svg.graph").await;
+    find(&client, "svg.graph.wide").await;
     let page = body_text(&client).await;
     assert!(page.contains("src/shop/cart.py::Cart.total"), "{page}");
 
     // A caller's box in the drawing is a link to the caller's page.
     find(
         &client,
-        r#"svg.graph g[data-id="src/shop/cart.py::Cart.total"] a"#,
+        r#"svg.graph.wide g[data-id="src/shop/cart.py::Cart.total"] a"#,
     )
     .await
     .click()
@@ -978,7 +1183,7 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
         url.contains("Cart.total")
     })
     .await;
-    let centre = find(&client, "svg.graph g.centre").await;
+    let centre = find(&client, "svg.graph.wide g.centre").await;
     assert_eq!(
         centre.attr("data-id").await.unwrap().as_deref(),
         Some("src/shop/cart.py::Cart.total")
@@ -1005,7 +1210,44 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
         ))
         .await
         .unwrap();
-    find(&client, "svg.graph").await;
+    // The neighbourhood is drawn for the narrow screen: callers above, callees below.
+    let narrow = find(&client, "svg.graph.narrow").await;
+    assert!(narrow.is_displayed().await.unwrap());
+    let wide = find(&client, "svg.graph.wide").await;
+    assert!(!wide.is_displayed().await.unwrap());
     screenshot(&client, "symbol-phone").await;
+    for path in [
+        "/ui/reviews",
+        "/ui/symbol?id=src/shop/cart.py::Cart.total",
+        "/ui/code",
+        "/ui/health",
+    ] {
+        client
+            .goto(&format!("{}{path}", origin_of(&address)))
+            .await
+            .unwrap();
+        find(&client, "main").await;
+        assert_fits_the_width(&client, path).await;
+    }
+    screenshot(&client, "health-phone").await;
     client.close().await.unwrap();
+}
+
+/// The page does not scroll sideways as a whole: only tables and drawings scroll, in their
+/// frames.
+async fn assert_fits_the_width(client: &Client, path: &str) {
+    let widths = client
+        .execute(
+            "return [document.documentElement.scrollWidth, window.innerWidth]",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    let widths: Vec<u64> = serde_json::from_value(widths).unwrap();
+    assert!(
+        widths[0] <= widths[1],
+        "{path} is {} px wide in a {} px window",
+        widths[0],
+        widths[1]
+    );
 }

@@ -17,6 +17,15 @@ use crate::memory::{Memory, Status};
 /// Who decides on the page, as the memory's history records it.
 const DECIDED_ON_THE_PAGE: &str = "the project's pages";
 
+/// Who decided on the page: the daemon's user (only they can read the token that opens a
+/// session), named as on the page.
+fn decided_by() -> String {
+    match std::env::var("USER").ok().filter(|u| !u.trim().is_empty()) {
+        Some(user) => format!("{} on {DECIDED_ON_THE_PAGE}", user.trim()),
+        None => DECIDED_ON_THE_PAGE.to_string(),
+    }
+}
+
 /// The pending list and its two actions.
 pub(super) fn routes() -> Router<Shared> {
     Router::new()
@@ -82,7 +91,7 @@ async fn decide(
     }
     let request = DecideRequest {
         id,
-        by: Some(DECIDED_ON_THE_PAGE.to_string()),
+        by: Some(decided_by()),
         reason: (decision == Decision::Reject).then_some(form.reason),
     };
     let decided = match decision {

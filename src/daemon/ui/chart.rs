@@ -100,9 +100,19 @@ const BOX_H: f64 = 30.0;
 const ROW: f64 = 40.0;
 const GRAPH_W: f64 = 760.0;
 
+/// The symbol's neighbourhood drawn twice: wide (callers on the left, callees on the right)
+/// and narrow (callers above, callees below, two to a row), the stylesheet showing the one
+/// that fits the screen.
+pub fn neighbourhood(id: &str, callers: &[Link], callees: &[Link]) -> Markup {
+    html! {
+        (wide(id, callers, callees))
+        (narrow(id, callers, callees))
+    }
+}
+
 /// A symbol in the middle, its callers on the left and callees on the right; each a link to
 /// its page. Neighbours beyond [`SIDE`] are counted under their column.
-pub fn neighbourhood(id: &str, callers: &[Link], callees: &[Link]) -> Markup {
+fn wide(id: &str, callers: &[Link], callees: &[Link]) -> Markup {
     let rows = callers.len().min(SIDE).max(callees.len().min(SIDE)).max(1);
     let height = rows as f64 * ROW + 60.0;
     let centre_y = 30.0 + rows as f64 * ROW / 2.0;
@@ -114,44 +124,110 @@ pub fn neighbourhood(id: &str, callers: &[Link], callees: &[Link]) -> Markup {
     let side = |links: &[Link], x: f64, edge_x: f64, centre_edge_x: f64, heading: &str| {
         let shown = links.len().min(SIDE);
         html! {
-            text x=(x + BOX_W / 2.0) y="16" text-anchor="middle" font-size="12" font-weight="600" fill="#5b6570" {
-                (heading) " (" (links.len()) ")"
-            }
+            (heading_text(x + BOX_W / 2.0, 16.0, heading, links.len(), false))
             @for (i, link) in links.iter().take(SIDE).enumerate() {
                 @let cy = column_y(i, shown);
-                line x1=(edge_x) y1=(format!("{cy:.1}")) x2=(centre_edge_x) y2=(format!("{centre_y:.1}"))
-                    stroke="#aab3bc" stroke-width="1.5" {}
-                (node(link.id.as_str(), x, cy, "node", &link.kind))
+                (edge(edge_x, cy, centre_edge_x, centre_y))
+                (node(link.id.as_str(), x, BOX_W, cy, "node", &link.kind))
             }
-            @if links.len() > SIDE {
-                text x=(x + BOX_W / 2.0) y=(height - 8.0) text-anchor="middle" font-size="11" fill="#5b6570" {
-                    "and " (links.len() - SIDE) " more"
-                }
-            }
+            (more(x + BOX_W / 2.0, height - 8.0, links.len()))
         }
     };
     html! {
-        svg.graph xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {GRAPH_W} {height}"))
+        svg.graph.wide xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {GRAPH_W} {height}"))
             role="img" aria-labelledby="graph-title" {
             title #graph-title { "Callers and callees of " (id) }
             (side(callers, left_x, left_x + BOX_W, mid_x, "callers"))
             (side(callees, right_x, right_x, mid_x + BOX_W, "callees"))
-            (node(id, mid_x, centre_y, "node centre", "symbol"))
+            (node(id, mid_x, BOX_W, centre_y, "node centre", "symbol"))
         }
     }
 }
 
+const NARROW_W: f64 = 360.0;
+const NARROW_BOX_W: f64 = 170.0;
+
+/// The same neighbourhood for a phone: callers above the symbol and callees below, two to a
+/// row.
+fn narrow(id: &str, callers: &[Link], callees: &[Link]) -> Markup {
+    let rows_of = |n: usize| n.min(SIDE).div_ceil(2);
+    let x_of = |i: usize| 6.0 + (i % 2) as f64 * (NARROW_BOX_W + 8.0);
+    let block = |n: usize| 24.0 + rows_of(n) as f64 * ROW + if n > SIDE { 16.0 } else { 0.0 };
+    let callers_top = 0.0;
+    let centre_y = callers_top + block(callers.len()) + 20.0 + BOX_H / 2.0;
+    let callees_top = centre_y + BOX_H / 2.0 + 20.0;
+    let height = callees_top + block(callees.len()) + 4.0;
+    let mid_x = (NARROW_W - NARROW_BOX_W) / 2.0;
+    let side = |links: &[Link], top: f64, heading: &str, above: bool| {
+        html! {
+            (heading_text(6.0, top + 16.0, heading, links.len(), true))
+            @for (i, link) in links.iter().take(SIDE).enumerate() {
+                @let cy = top + 24.0 + (i / 2) as f64 * ROW + ROW / 2.0;
+                @let x = x_of(i) + NARROW_BOX_W / 2.0;
+                @if above {
+                    (edge(x, cy + BOX_H / 2.0, NARROW_W / 2.0, centre_y - BOX_H / 2.0))
+                } @else {
+                    (edge(x, cy - BOX_H / 2.0, NARROW_W / 2.0, centre_y + BOX_H / 2.0))
+                }
+                (node(link.id.as_str(), x_of(i), NARROW_BOX_W, cy, "node", &link.kind))
+            }
+            (more(NARROW_W / 2.0, top + block(links.len()) - 4.0, links.len()))
+        }
+    };
+    html! {
+        svg.graph.narrow xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {NARROW_W} {height:.1}"))
+            role="img" aria-labelledby="graph-title-narrow" {
+            title #graph-title-narrow { "Callers and callees of " (id) }
+            (side(callers, callers_top, "callers", true))
+            (side(callees, callees_top, "callees", false))
+            (node(id, mid_x, NARROW_BOX_W, centre_y, "node centre", "symbol"))
+        }
+    }
+}
+
+/// A column's heading with its count, centred on `x` (or starting there, `start`), haloed in
+/// white where a line passes under it.
+fn heading_text(x: f64, y: f64, heading: &str, n: usize, start: bool) -> Markup {
+    html! {
+        text x=(x) y=(y) text-anchor=(if start { "start" } else { "middle" }) font-size="12" font-weight="600"
+            fill="#5b6570" stroke="#ffffff" stroke-width="3" paint-order="stroke" {
+            (heading) " (" (n) ")"
+        }
+    }
+}
+
+/// "and N more" under a column that holds more than [`SIDE`].
+fn more(x: f64, y: f64, n: usize) -> Markup {
+    html! {
+        @if n > SIDE {
+            text x=(x) y=(format!("{y:.1}")) text-anchor="middle" font-size="11" fill="#5b6570" {
+                "and " (n - SIDE) " more"
+            }
+        }
+    }
+}
+
+/// A line from a neighbour to the symbol.
+fn edge(x1: f64, y1: f64, x2: f64, y2: f64) -> Markup {
+    html! {
+        line x1=(format!("{x1:.1}")) y1=(format!("{y1:.1}")) x2=(format!("{x2:.1}")) y2=(format!("{y2:.1}"))
+            stroke="#aab3bc" stroke-width="1.5" {}
+    }
+}
+
 /// One box with the symbol's short name; a link to its page unless it is the centre.
-fn node(id: &str, x: f64, cy: f64, class: &str, kind: &str) -> Markup {
+fn node(id: &str, x: f64, width: f64, cy: f64, class: &str, kind: &str) -> Markup {
     let y = cy - BOX_H / 2.0;
+    // About 7.5 units a character at the font's size.
+    let fits = ((width - 12.0) / 7.5) as usize;
     let centre = class.contains("centre");
     let body = html! {
-        rect x=(x) y=(format!("{y:.1}")) width=(BOX_W) height=(BOX_H) rx="6"
+        rect x=(x) y=(format!("{y:.1}")) width=(width) height=(BOX_H) rx="6"
             fill=(if centre { "#1f5fae" } else { "#ffffff" }) stroke="#1f5fae" stroke-width="1.5" {}
-        text x=(x + BOX_W / 2.0) y=(format!("{:.1}", cy + 4.5)) text-anchor="middle" font-size="13"
+        text x=(x + width / 2.0) y=(format!("{:.1}", cy + 4.5)) text-anchor="middle" font-size="13"
             fill=(if centre { "#ffffff" } else { "#1d2329" }) {
             title { (kind) " " (id) }
-            (clip(short_name(id), 26))
+            (clip(short_name(id), fits))
         }
     };
     html! {
@@ -199,14 +275,21 @@ mod tests {
         let callers = [link("a.py::<b>evil</b>"), link("b.py::f")];
         let callees = [link("c.py::g")];
         let svg = neighbourhood("x.py::centre", &callers, &callees).into_string();
-        assert_eq!(svg.matches("<g class=\"node").count(), 4, "{svg}");
+        // Drawn twice, wide and narrow.
+        assert_eq!(svg.matches("<svg class=\"graph wide\"").count(), 1, "{svg}");
+        assert_eq!(
+            svg.matches("<svg class=\"graph narrow\"").count(),
+            1,
+            "{svg}"
+        );
+        assert_eq!(svg.matches("<g class=\"node").count(), 2 * 4, "{svg}");
         assert!(!svg.contains("<b>"), "{svg}");
         assert!(svg.contains("&lt;b&gt;evil&lt;/b&gt;"), "{svg}");
         assert!(svg.contains("href=\"/ui/symbol?id=b.py%3A%3Af\""), "{svg}");
         let many: Vec<Link> = (0..20).map(|i| link(&format!("m.py::f{i}"))).collect();
         let svg = neighbourhood("x.py::c", &many, &[]).into_string();
-        assert_eq!(svg.matches("<g class=\"node").count(), SIDE + 1);
-        assert!(svg.contains("and 8 more"), "{svg}");
+        assert_eq!(svg.matches("<g class=\"node").count(), 2 * (SIDE + 1));
+        assert_eq!(svg.matches("and 8 more").count(), 2, "{svg}");
     }
 
     #[test]

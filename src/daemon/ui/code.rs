@@ -37,6 +37,7 @@ pub fn code(repository: &str, form: &FocusForm, report: &ContextReport) -> Marku
             (count(report.files, "file", "files")) ", " (count(report.symbols, "symbol", "symbols"))
             @if let Some(commit) = &report.freshness.indexed_commit { ", indexed at " code { (commit.chars().take(10).collect::<String>()) } }
             @if report.freshness.changed_count > 0 { ", " (count(report.freshness.changed_count, "file", "files")) " changed since" }
+            " — " a href="/ui/health" { "health" }
         }
         section {
             h2 { "Top files" }
@@ -115,7 +116,7 @@ pub fn symbol(repository: &str, report: &ExpandReport) -> Markup {
             h2 { "Neighbourhood" }
             figure.graph {
                 (chart::neighbourhood(&report.id, &report.callers, &report.callees))
-                figcaption { "Callers on the left, callees on the right; each opens its own page." }
+                figcaption { "Callers on the left (above on a phone), callees on the right (below); each opens its own page." }
             }
         }
         div.columns {

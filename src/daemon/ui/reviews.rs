@@ -9,7 +9,7 @@ use super::pages::{count, memory_url, page_in};
 use crate::app::{ReviewHistory, Rules};
 use crate::clock::time_of_ms;
 use crate::memory::Memory;
-use crate::review::stats::is_high_rejection;
+use crate::review::stats::{ChangeEffect, Window, is_high_rejection};
 
 /// The rejection patterns shown for one category.
 pub struct Patterns {
@@ -119,6 +119,8 @@ pub fn reviews(
                     }
                 }
             }
+            (guideline_changes(rules))
+            (authors(history))
             section {
                 h2 { "Latest reviews" }
                 ol.reviews {
@@ -127,7 +129,7 @@ pub fn reviews(
                             span.when { (time_of_ms(review.at)) }
                             " " span.verdict { (review.verdict.as_str()) }
                             " " code { (review.id) }
-                            " by @" (review.author)
+                            " by " a href=(developer_url(&review.author)) { "@" (review.author) }
                             @if let Some(reviewer) = &review.reviewer { ", reviewed by " (reviewer) }
                             ul.findings {
                                 @for finding in &review.findings {
@@ -147,6 +149,113 @@ pub fn reviews(
         }
     };
     page_in("Reviews", "Reviews", repository, body)
+}
+
+/// The guideline changes recorded per category: an accepted one with the category's rejection
+/// rate in the reviews before and after it (what `cairn rules` lists).
+fn guideline_changes(rules: &Rules) -> Markup {
+    let changes: Vec<(&str, &ChangeEffect)> = rules
+        .stats
+        .iter()
+        .flat_map(|s| s.changes.iter().map(|c| (s.category.as_str(), c)))
+        .collect();
+    html! {
+        section {
+            h2 { "Guideline changes" }
+            @if changes.is_empty() {
+                p.empty { "No guideline change has been recorded. " code { "cairn rules --propose" } " asks an assistant for them." }
+            } @else {
+                div.scroll {
+                    table.changes {
+                        thead { tr {
+                            th scope="col" { "change" }
+                            th scope="col" { "category" }
+                            th scope="col" { "guideline" }
+                            th scope="col" { "outcome" }
+                            th.number scope="col" { "rejected before" }
+                            th.number scope="col" { "rejected after" }
+                        } }
+                        tbody {
+                            @for (category, change) in &changes {
+                                tr data-change=(change.id) {
+                                    th scope="row" { code { (change.id) } }
+                                    td { code { (category) } }
+                                    td { code { (change.file) } @if let Some(section) = &change.section { " § " (section) } }
+                                    td { (change.outcome) " " span.when { (time_of_ms(change.at)) } }
+                                    td.number.before { (window(change.before.as_ref())) }
+                                    td.number.after { (window(change.after.as_ref())) }
+                                }
+                            }
+                        }
+                    }
+                }
+                p.hint { "Before and after: the category's findings rejected in the reviews recorded before the change was accepted, and since." }
+            }
+        }
+    }
+}
+
+/// `40% (2 of 5 in 3 reviews)`, or a dash for a change not accepted.
+fn window(window: Option<&Window>) -> Markup {
+    html! {
+        @match window {
+            None => span.sample { "—" },
+            Some(w) if w.flagged == 0 => span.sample { "no finding yet" },
+            Some(w) => {
+                strong { (percent(w.rejection_rate)) }
+                " " span.sample { "(" (w.rejected) " of " (w.flagged) " in " (count(w.reviews as usize, "review", "reviews")) ")" }
+            }
+        }
+    }
+}
+
+/// Each author's record over the recorded reviews, linking to their developer view.
+fn authors(history: &ReviewHistory) -> Markup {
+    html! {
+        section {
+            h2 { "Authors" }
+            div.scroll {
+                table.authors {
+                    thead { tr {
+                        th scope="col" { "author" }
+                        th.number scope="col" { "reviews" }
+                        th.number scope="col" { "approved" }
+                        th.number scope="col" title="changes requested" { "changes" }
+                        th.number scope="col" { "findings" }
+                        th.number scope="col" { "implemented" }
+                        th.number scope="col" { "rejected" }
+                        th.number scope="col" { "deferred" }
+                        th scope="col" { "most flagged" }
+                    } }
+                    tbody {
+                        @for (author, stats) in &history.authors {
+                            tr data-author=(author) {
+                                th scope="row" { a href=(developer_url(author)) { "@" (author) } }
+                                td.number { (stats.reviews) }
+                                td.number { (stats.approved) }
+                                td.number { (stats.changes_requested) }
+                                td.number { (stats.findings) }
+                                td.number { (stats.implemented) }
+                                td.number { (stats.rejected) }
+                                td.number { (stats.deferred) }
+                                td {
+                                    @for (i, (category, n)) in stats.top_categories.iter().enumerate() {
+                                        @if i > 0 { ", " }
+                                        code { (category) } " " span.sample { "×" (n) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The memories page's view of a developer.
+fn developer_url(developer: &str) -> String {
+    format!("/ui/?developer={}", super::pages::path_segment(developer))
 }
 
 /// The chart's colour of a category, so the table's swatch matches its line.
