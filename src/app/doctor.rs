@@ -105,7 +105,8 @@ impl Cairn {
                 None,
             ),
             Check::new("data", Verdict::Note, data_dir.display().to_string(), None),
-            Check::of("data files", private_data(data_dir)),
+            // The page's visit (a GET) changes nothing: it says what `cairn doctor` narrows.
+            Check::of("data files", private_data(data_dir, !request.in_daemon)),
         ];
         checks.extend(self.store_and_index_checks().await);
         checks.push(self.memories_check().await);
@@ -313,15 +314,25 @@ fn optional_as_note(mut check: Check, has_token: bool) -> Check {
     check
 }
 
-/// Narrows anything in the data directory that others could read; says what it narrowed.
-fn private_data(data_dir: &Path) -> Result<String, String> {
-    match crate::fsutil::tighten(data_dir) {
+/// Narrows anything in the data directory that others could read (or, not `narrowing`, only
+/// finds it); says what it found.
+fn private_data(data_dir: &Path, narrowing: bool) -> Result<String, String> {
+    let found = if narrowing {
+        crate::fsutil::tighten(data_dir)
+    } else {
+        crate::fsutil::exposed(data_dir)
+    };
+    match found {
         Ok(opened) if opened.is_empty() => Ok("private (directories 0700, files 0600)".into()),
         Ok(opened) => Err(format!(
-            "{} entr{} could be read by others and {} narrowed to 0700/0600: {}",
+            "{} entr{} {}: {}",
             opened.len(),
             if opened.len() == 1 { "y" } else { "ies" },
-            if opened.len() == 1 { "was" } else { "were" },
+            match (narrowing, opened.len() == 1) {
+                (true, true) => "could be read by others and was narrowed to 0700/0600",
+                (true, false) => "could be read by others and were narrowed to 0700/0600",
+                (false, _) => "can be read by others (`cairn doctor` narrows them to 0700/0600)",
+            },
             opened
                 .iter()
                 .take(5)

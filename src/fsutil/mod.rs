@@ -36,7 +36,7 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
         builder.mode(DIR_MODE);
     }
     builder.create(dir)?;
-    narrow(dir, DIR_MODE).map(|_| ())
+    narrow(dir, DIR_MODE, true).map(|_| ())
 }
 
 /// Replaces `path`'s contents at once with a 0600 file (a randomly named sibling renamed over
@@ -90,6 +90,16 @@ pub struct Opened {
 /// Narrows every directory under (and including) `dir` to 0700 and every other entry to
 /// 0600; links are left alone (their own bits mean nothing). Returns what was wider.
 pub fn tighten(dir: &Path) -> std::io::Result<Vec<Opened>> {
+    modes_under(dir, true)
+}
+
+/// What [`tighten`] would narrow under `dir`, changing nothing.
+pub fn exposed(dir: &Path) -> std::io::Result<Vec<Opened>> {
+    modes_under(dir, false)
+}
+
+/// The entries under `dir` that group or others can reach, narrowed when `change`.
+fn modes_under(dir: &Path, change: bool) -> std::io::Result<Vec<Opened>> {
     let mut opened = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(path) = pending.pop() {
@@ -106,7 +116,7 @@ pub fn tighten(dir: &Path) -> std::io::Result<Vec<Opened>> {
         } else {
             FILE_MODE
         };
-        if let Some(mode) = narrow(&path, wanted)? {
+        if let Some(mode) = narrow(&path, wanted, change)? {
             opened.push(Opened {
                 path: path.clone(),
                 mode,
@@ -122,19 +132,21 @@ pub fn tighten(dir: &Path) -> std::io::Result<Vec<Opened>> {
     Ok(opened)
 }
 
-/// Sets `wanted` on `path` if group or others have any access; the old mode if it changed.
-fn narrow(path: &Path, wanted: u32) -> std::io::Result<Option<u32>> {
+/// The mode of `path` if group or others have any access, then set to `wanted` when `change`.
+fn narrow(path: &Path, wanted: u32, change: bool) -> std::io::Result<Option<u32>> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(wanted))?;
+            if change {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(wanted))?;
+            }
             return Ok(Some(mode));
         }
     }
     #[cfg(not(unix))]
-    let _ = (path, wanted);
+    let _ = (path, wanted, change);
     Ok(None)
 }
 
@@ -164,7 +176,11 @@ mod tests {
         .unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.join("link")).unwrap();
 
+        // Finding changes nothing; narrowing finds the same.
+        let found = exposed(&dir).unwrap();
+        assert_eq!(mode(&sst), 0o644);
         let opened = tighten(&dir).unwrap();
+        assert_eq!(found, opened);
         let paths: Vec<&Path> = opened.iter().map(|o| o.path.as_path()).collect();
         assert!(paths.contains(&dir.as_path()) && paths.contains(&sst.as_path()));
         assert!(!paths.contains(&dir.join("memory.seq").as_path()));

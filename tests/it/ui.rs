@@ -893,8 +893,8 @@ async fn the_health_page_shows_doctors_checks_as_they_are_now() {
     assert!(!body.contains("data files"), "{body}");
     let (cookie, _) = log_in(&daemon, &code_of(&log_in_address(&repo))).await;
 
-    // A data file others could read is narrowed by the visit that finds it, and shown: the
-    // next visit finds nothing to narrow.
+    // A data file others could read is shown, not narrowed (a visit changes nothing), until
+    // `cairn doctor` narrows it.
     let exposed = repo.data_dir().join("exposed.txt");
     std::fs::write(&exposed, "x").unwrap();
     std::fs::set_permissions(
@@ -907,9 +907,16 @@ async fn the_health_page_shows_doctors_checks_as_they_are_now() {
     let data = row_of(&page, "check", "data files");
     assert!(
         page.contains(r#"<tr class="problem" data-check="data files""#)
+            && data.contains("can be read by others")
             && data.contains("exposed.txt (644)"),
         "{data}"
     );
+    let (_, again) = get_with(&daemon, "/ui/health", Some(&cookie)).await;
+    assert!(
+        row_of(&again, "check", "data files").contains("exposed.txt (644)"),
+        "{again}"
+    );
+    repo.cairn(&["doctor"]);
     let (_, page) = get_with(&daemon, "/ui/health", Some(&cookie)).await;
     for (check, verdict) in [
         ("data files", "ok"),
