@@ -66,10 +66,13 @@ pub struct Listed<T> {
 }
 
 impl<T> Listed<T> {
-    fn of(mut items: Vec<T>) -> Listed<T> {
-        let more = items.len().saturating_sub(LISTED);
-        items.truncate(LISTED);
-        Listed { items, more }
+    /// The first [`LISTED`] of `found`, each made by `own` (only those listed are copied).
+    fn of<F>(found: Vec<F>, own: impl FnMut(F) -> T) -> Listed<T> {
+        let more = found.len().saturating_sub(LISTED);
+        Listed {
+            items: found.into_iter().take(LISTED).map(own).collect(),
+            more,
+        }
     }
 }
 
@@ -110,58 +113,55 @@ pub fn assess(
 ) -> Attention {
     let live: Vec<&Memory> = memories.iter().filter(|m| m.is_live()).collect();
     let by_id: HashMap<&str, &Memory> = live.iter().map(|m| (m.id.as_str(), *m)).collect();
-    let duplicates = pairs
+    let duplicates: Vec<(&Memory, &Memory, &NearPair)> = pairs
         .iter()
         .filter_map(|p| {
-            Some(Duplicate {
-                older: (*by_id.get(p.older.as_str())?).clone(),
-                newer: (*by_id.get(p.newer.as_str())?).clone(),
-                similarity: p.similarity,
-                by: p.by,
-            })
+            Some((
+                *by_id.get(p.older.as_str())?,
+                *by_id.get(p.newer.as_str())?,
+                p,
+            ))
         })
         .collect();
-    let gone = match known {
+    let gone: Vec<(&Memory, Vec<String>)> = match known {
         None => Vec::new(),
         Some(known) => live
             .iter()
             .filter_map(|m| {
                 let anchors: Vec<String> = m.anchors().filter(|a| !known(a)).cloned().collect();
-                (!anchors.is_empty()).then(|| Gone {
-                    memory: (*m).clone(),
-                    anchors,
-                })
+                (!anchors.is_empty()).then_some((*m, anchors))
             })
             .collect(),
     };
-    let mut changed: Vec<Changed> = live
+    let mut changed: Vec<(&Memory, CodeChanged)> = live
         .iter()
-        .filter_map(|m| {
-            Some(Changed {
-                memory: (*m).clone(),
-                change: super::code_changed_since(m, history)?,
-            })
-        })
+        .filter_map(|m| Some((*m, super::code_changed_since(m, history)?)))
         .collect();
-    changed.sort_by(|a, b| {
-        b.change
-            .time
-            .cmp(&a.change.time)
-            .then_with(|| a.memory.id.cmp(&b.memory.id))
-    });
+    changed.sort_by(|a, b| b.1.time.cmp(&a.1.time).then_with(|| a.0.id.cmp(&b.0.id)));
     let cutoff = now - i64::from(stale_days) * 86_400_000;
-    let never_read = live
+    let never_read: Vec<&Memory> = live
         .iter()
         .filter(|m| m.access_count == 0 && !read.contains(&m.id) && m.created_at <= cutoff)
-        .map(|m| (*m).clone())
+        .copied()
         .collect();
     Attention {
         developer: None,
         stale_days,
-        near_duplicates: Listed::of(duplicates),
-        gone: Listed::of(gone),
-        changed: Listed::of(changed),
-        never_read: Listed::of(never_read),
+        near_duplicates: Listed::of(duplicates, |(older, newer, pair)| Duplicate {
+            older: older.clone(),
+            newer: newer.clone(),
+            similarity: pair.similarity,
+            by: pair.by,
+        }),
+        gone: Listed::of(gone, |(memory, anchors)| Gone {
+            memory: memory.clone(),
+            anchors,
+        }),
+        changed: Listed::of(changed, |(memory, change)| Changed {
+            memory: memory.clone(),
+            change,
+        }),
+        never_read: Listed::of(never_read, Memory::clone),
         indexed: known.is_some(),
     }
 }
