@@ -82,6 +82,9 @@ pub struct History {
     /// Newest first.
     pub commits: Vec<CommitInfo>,
     by_file: HashMap<String, Vec<usize>>,
+    /// Each folder holding a changed file (`src/db`, no trailing `/`) and the newest commit
+    /// that changed a file under it; made on first use.
+    by_folder: std::sync::OnceLock<HashMap<String, usize>>,
     fix_share: f64,
 }
 
@@ -103,6 +106,7 @@ impl History {
         History {
             commits,
             by_file,
+            by_folder: std::sync::OnceLock::new(),
             fix_share,
         }
     }
@@ -131,11 +135,26 @@ impl History {
             // Newest first: only the newest can be after `after` if any is.
             return self.of(path).next().filter(|c| c.time > after);
         }
-        let folder = format!("{}/", path.trim_end_matches('/'));
-        self.commits
-            .iter()
-            .take_while(|c| c.time > after)
-            .find(|c| c.files.iter().any(|f| f.starts_with(&folder)))
+        let newest = *self.folders().get(path.trim_end_matches('/'))?;
+        Some(&self.commits[newest]).filter(|c| c.time > after)
+    }
+
+    /// Every folder of a changed file with the newest commit under it (commits are newest
+    /// first, so the first seen).
+    fn folders(&self) -> &HashMap<String, usize> {
+        self.by_folder.get_or_init(|| {
+            let mut folders: HashMap<String, usize> = HashMap::new();
+            for (i, commit) in self.commits.iter().enumerate() {
+                for file in &commit.files {
+                    for (at, _) in file.match_indices('/') {
+                        if !folders.contains_key(&file[..at]) {
+                            folders.insert(file[..at].to_string(), i);
+                        }
+                    }
+                }
+            }
+            folders
+        })
     }
 
     /// Authors of `path` by recency-weighted commit count, best first.
@@ -281,6 +300,53 @@ mod tests {
         );
         assert_eq!(id(history.changed_after("src/d", day(20))), None);
         assert_eq!(id(history.changed_after("README.md", day(20))), None);
+    }
+
+    /// A folder's newest change looked up equals scanning the commits for a file under it.
+    #[test]
+    fn a_folders_newest_change_equals_the_scan_of_the_commits() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let names = ["a", "b", "ab", "src", "db"];
+        for _ in 0..200 {
+            let commits: Vec<CommitInfo> = (0..rng.usize(0..12))
+                .map(|i| {
+                    let files: Vec<String> = (0..rng.usize(1..5))
+                        .map(|_| {
+                            let depth = rng.usize(1..4);
+                            let mut parts: Vec<&str> = (0..depth)
+                                .map(|_| names[rng.usize(..names.len())])
+                                .collect();
+                            parts.push("f.py");
+                            parts.join("/")
+                        })
+                        .collect();
+                    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+                    commit(&format!("c{i}"), rng.i64(0..30), "a", "Change", &files)
+                })
+                .collect();
+            let history = History::new(commits);
+            for _ in 0..20 {
+                let depth = rng.usize(1..3);
+                let folder: Vec<&str> = (0..depth)
+                    .map(|_| names[rng.usize(..names.len())])
+                    .collect();
+                let folder = folder.join("/");
+                let after = 1_000_000_000 - rng.i64(0..32) * 86_400;
+                let prefix = format!("{folder}/");
+                let scanned = history
+                    .commits
+                    .iter()
+                    .take_while(|c| c.time > after)
+                    .find(|c| c.files.iter().any(|f| f.starts_with(&prefix)));
+                for asked in [folder.clone(), prefix.clone()] {
+                    assert_eq!(
+                        history.changed_after(&asked, after).map(|c| &c.id),
+                        scanned.map(|c| &c.id),
+                        "{asked} after {after}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
