@@ -25,11 +25,13 @@ pub const LISTED: usize = 200;
 const MAX_STALE_DAYS: u32 = 36_500;
 
 /// Which memories to look at: the project's, and one developer's when given; `stale_days`
-/// overrides `[ui] stale_days`.
+/// overrides `[ui] stale_days`; `patience` is how long to wait for near-duplicates being
+/// compared after a change (`None`: until they are found).
 #[derive(Debug, Clone, Default)]
 pub struct AttentionRequest {
     pub developer: Option<String>,
     pub stale_days: Option<u32>,
+    pub patience: Option<std::time::Duration>,
 }
 
 /// A pair of live memories that say nearly the same thing.
@@ -93,6 +95,9 @@ pub struct Attention {
     pub never_read: Listed<Memory>,
     /// Whether anchors could be checked against an index.
     pub indexed: bool,
+    /// The memories changed since the near-duplicates listed were found, and they are being
+    /// compared again.
+    pub comparing: bool,
 }
 
 /// What the code index says of an anchor: `true` when it still has it.
@@ -163,6 +168,7 @@ pub fn assess(
         }),
         never_read: Listed::of(never_read, Memory::clone),
         indexed: known.is_some(),
+        comparing: false,
     }
 }
 
@@ -190,11 +196,22 @@ impl Cairn {
                 !m.kind.developer_scoped() || (developer.is_some() && m.developer == developer)
             })
             .collect();
-        let mut pairs = self.memories.near_duplicates(developer.as_deref()).await?;
+        let near = self
+            .memories
+            .near_duplicates(developer.as_deref(), request.patience)
+            .await?;
+        let mut comparing = near.comparing;
+        let mut pairs = near.pairs;
         let mut read = self.memories.unflushed_reads().await;
         if let Ok(org) = self.org_memories() {
-            match org.near_duplicates(developer.as_deref()).await {
-                Ok(found) => pairs.extend(found),
+            match org
+                .near_duplicates(developer.as_deref(), request.patience)
+                .await
+            {
+                Ok(found) => {
+                    comparing |= found.comparing;
+                    pairs.extend(found.pairs);
+                }
                 Err(e) => tracing::warn!("organisation memories left out of near-duplicates: {e}"),
             }
             read.extend(org.unflushed_reads().await);
@@ -228,6 +245,7 @@ impl Cairn {
         );
         Ok(Attention {
             developer,
+            comparing,
             ..attention
         })
     }

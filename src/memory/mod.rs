@@ -115,6 +115,20 @@ struct State {
     /// Near-duplicate pairs by partition, with the sequence number they were found at (a
     /// partition of 10k memories takes seconds; they change only with the memories).
     near: HashMap<String, (u64, Vec<duplicates::NearPair>)>,
+    /// Comparisons under way by partition, with the sequence number they compare at: their
+    /// answer arrives on the receiver, whether or not anyone waits for it.
+    comparing: HashMap<String, (u64, Comparison)>,
+}
+
+/// Where a comparison's pairs arrive (`None` until found).
+type Comparison = tokio::sync::watch::Receiver<Option<Arc<Vec<duplicates::NearPair>>>>;
+
+/// Near-duplicate pairs, and whether some partition's were found before the latest change
+/// (its comparison still under way).
+#[derive(Debug, Default)]
+pub struct NearDuplicates {
+    pub pairs: Vec<duplicates::NearPair>,
+    pub comparing: bool,
 }
 
 impl State {
@@ -985,63 +999,96 @@ impl Memories {
     /// Near-duplicate pairs among the live project memories, and `developer`'s when given
     /// (a developer's memories are compared only with their own), most similar first. They
     /// are found on the blocking pool from a copy of the memories and their index, so
-    /// searches do not wait meanwhile, and kept until the memories change.
+    /// searches do not wait meanwhile, and kept until the memories change. `patience` is how
+    /// long to wait for a comparison (`None`: until it is done); past it, a partition answers
+    /// the pairs found before the latest change, and `comparing` says so. A comparison goes
+    /// on when nobody waits: the next call picks its pairs up.
     pub async fn near_duplicates(
         &self,
         developer: Option<&str>,
-    ) -> Result<Vec<duplicates::NearPair>> {
+        patience: Option<std::time::Duration>,
+    ) -> Result<NearDuplicates> {
         let mut partitions = vec![model::PROJECT_PARTITION.to_string()];
         if let Some(developer) = developer {
             partitions.push(format!("dev:{}", model::developer_id(developer)?));
         }
-        let (seq, stale, memories, index) = {
+        let waits: Vec<(String, u64, Comparison)> = {
             let mut state = self.state.lock().await;
             self.refresh(&mut state).await?;
+            let seq = state.seq;
             let stale: Vec<String> = partitions
                 .iter()
-                .filter(|p| state.near.get(*p).is_none_or(|(seq, _)| *seq != state.seq))
+                .filter(|p| state.near.get(*p).is_none_or(|(at, _)| *at != seq))
                 .cloned()
                 .collect();
-            if stale.is_empty() {
-                return Ok(partitions
-                    .iter()
-                    .flat_map(|p| state.near[p].1.iter().cloned())
-                    .collect());
-            }
-            (
-                state.seq,
-                stale,
-                state.memories.clone(),
-                state.index.clone(),
-            )
-        };
-        let found = tokio::task::spawn_blocking(move || {
             stale
                 .into_iter()
-                .map(|p| {
-                    let pairs = duplicates::near_pairs(&memories, &index, &p);
-                    (p, pairs)
+                .map(|partition| {
+                    let running = state
+                        .comparing
+                        .get(&partition)
+                        .filter(|(at, _)| *at == seq)
+                        .map(|(_, comparison)| comparison.clone());
+                    let comparison = running.unwrap_or_else(|| {
+                        let comparison = compare(&state, &partition);
+                        state
+                            .comparing
+                            .insert(partition.clone(), (seq, comparison.clone()));
+                        comparison
+                    });
+                    (partition, seq, comparison)
                 })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| MemoryError::Store(anyhow::anyhow!("finding near-duplicates stopped: {e}")))?;
-        let mut state = self.state.lock().await;
-        let mut pairs = Vec::new();
-        for partition in &partitions {
-            if let Some((_, fresh)) = found.iter().find(|(p, _)| p == partition) {
-                pairs.extend(fresh.iter().cloned());
-            } else if let Some((_, kept)) = state.near.get(partition) {
-                pairs.extend(kept.iter().cloned());
+                .collect()
+        };
+        let mut found = Vec::new();
+        for (partition, seq, mut comparison) in waits {
+            // The borrow of the channel ends inside: it may not be held across an await.
+            let done = async {
+                let pairs = comparison.wait_for(Option::is_some).await;
+                pairs.map(|pairs| pairs.clone().expect("waited for some"))
+            };
+            let pairs = match patience {
+                None => Some(done.await),
+                Some(patience) => tokio::time::timeout(patience, done).await.ok(),
+            };
+            match pairs {
+                None => {}
+                Some(Ok(pairs)) => found.push((partition, seq, pairs)),
+                Some(Err(_)) => {
+                    self.state.lock().await.comparing.remove(&partition);
+                    return Err(MemoryError::Store(anyhow::anyhow!(
+                        "finding near-duplicates stopped"
+                    )));
+                }
             }
         }
-        for (partition, fresh) in found {
+        let mut state = self.state.lock().await;
+        let mut answer = NearDuplicates::default();
+        for partition in &partitions {
+            if let Some((_, _, fresh)) = found.iter().find(|(p, _, _)| p == partition) {
+                answer.pairs.extend(fresh.iter().cloned());
+            } else {
+                let kept = state.near.get(partition);
+                answer.comparing |= kept.is_none_or(|(at, _)| *at != state.seq);
+                answer.pairs.extend(
+                    kept.into_iter()
+                        .flat_map(|(_, pairs)| pairs.iter().cloned()),
+                );
+            }
+        }
+        for (partition, seq, fresh) in found {
             // Kept only if no write came in meanwhile.
             if state.seq == seq {
-                state.near.insert(partition, (seq, fresh));
+                state.comparing.remove(&partition);
+                state
+                    .near
+                    .insert(partition, (seq, Arc::unwrap_or_clone(fresh)));
             }
         }
-        Ok(pairs)
+        answer
+            .pairs
+            .sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+        Ok(answer)
     }
 
     /// Ids of the memories read since read statistics were last written back (their stored
@@ -1404,6 +1451,20 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
         records.push(record);
     }
     Ok(records)
+}
+
+/// Starts comparing a partition's memories for near-duplicates on the blocking pool, over a
+/// copy of the memories and their index.
+fn compare(state: &State, partition: &str) -> Comparison {
+    let (sender, receiver) = tokio::sync::watch::channel(None);
+    let memories = state.memories.clone();
+    let index = state.index.clone();
+    let partition = partition.to_string();
+    tokio::task::spawn_blocking(move || {
+        let pairs = duplicates::near_pairs(&memories, &index, &partition);
+        let _ = sender.send(Some(Arc::new(pairs)));
+    });
+    receiver
 }
 
 fn state_vector(state: &State, id: &str) -> Option<Vec<f32>> {

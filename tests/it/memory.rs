@@ -899,3 +899,61 @@ async fn forgetting_several_memories_is_one_write() {
     let rows = serde_json::to_string(&m.raw_rows().await.unwrap()).unwrap();
     assert!(!rows.contains("Caches are keyed"), "{rows}");
 }
+
+/// Near-duplicates are kept until the memories change; asked with no patience after a change,
+/// the answer is the pairs found before it (and says a comparison goes on) or already the
+/// new ones — never a wait — and the comparison it started answers the next call.
+#[tokio::test(flavor = "multi_thread")]
+async fn near_duplicates_answer_the_kept_pairs_while_a_change_is_compared() {
+    let repo = TestRepo::new();
+    let m = memories(repo.path(), repo.data_dir());
+    let write = |content: &str| learning(MemoryType::Decision, content);
+    let cents = m
+        .remember(
+            write("Cart totals are integers of cents, never floats: rounding drifted on refunds."),
+            None,
+        )
+        .await
+        .unwrap();
+    let twin = m
+        .remember(
+            write(
+                "Cart totals are integers of cents, never floats: rounding drifted on discounts.",
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(twin.event, Action::Add);
+    let ids = |pairs: &[cairn::memory::duplicates::NearPair]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|p| (p.older.clone(), p.newer.clone()))
+            .collect()
+    };
+    let first = m.near_duplicates(None, None).await.unwrap();
+    assert!(!first.comparing);
+    assert_eq!(ids(&first.pairs), [(cents.id.clone(), twin.id.clone())]);
+    // Unchanged: the kept pairs, at once, even with no patience.
+    let kept = m
+        .near_duplicates(None, Some(std::time::Duration::ZERO))
+        .await
+        .unwrap();
+    assert!(!kept.comparing);
+    assert_eq!(ids(&kept.pairs), ids(&first.pairs));
+
+    // The twin forgotten: the pair is stale until compared again.
+    m.forget(&twin.id).await.unwrap();
+    let meanwhile = m
+        .near_duplicates(None, Some(std::time::Duration::ZERO))
+        .await
+        .unwrap();
+    if meanwhile.comparing {
+        assert_eq!(ids(&meanwhile.pairs), ids(&first.pairs), "the kept pairs");
+    } else {
+        assert!(meanwhile.pairs.is_empty(), "{:?}", meanwhile.pairs);
+    }
+    let after = m.near_duplicates(None, None).await.unwrap();
+    assert!(!after.comparing);
+    assert!(after.pairs.is_empty(), "{:?}", after.pairs);
+}

@@ -35,6 +35,10 @@ pub fn url(developer: &str) -> String {
     }
 }
 
+/// How long the page waits for near-duplicates being compared after a change; past it, it
+/// shows those found before and says the comparison goes on.
+const PATIENCE: std::time::Duration = std::time::Duration::from_millis(150);
+
 /// The memories that need attention.
 pub(super) async fn attention(
     State(shared): State<Shared>,
@@ -59,6 +63,7 @@ pub(super) async fn attention(
     let request = AttentionRequest {
         developer: (!developer.is_empty()).then(|| developer.to_string()),
         stale_days,
+        patience: Some(PATIENCE),
     };
     match shared.cairn.attention(request).await {
         Ok(found) => html(page_of(&shared.repository, &form, &found)),
@@ -93,7 +98,13 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
                 (format!("{NEAR_MEANING:.2}")) " or more by meaning, or "
                 (format!("{NEAR_TERMS:.2}")) " or more of their terms in common — a little below where a write is merged. Edit one to supersede the other, or forget one."
             }
-            @if found.near_duplicates.items.is_empty() { p.empty { "None." } }
+            @if found.comparing {
+                p.comparing {
+                    "The memories changed since these were found: they are being compared again"
+                    @if found.near_duplicates.items.is_empty() { " (a first comparison of many memories takes seconds)" }
+                    ". Reload to see the new list."
+                }
+            } @else if found.near_duplicates.items.is_empty() { p.empty { "None." } }
             ol.attention {
                 @for pair in &found.near_duplicates.items {
                     li.pair {
