@@ -437,13 +437,21 @@ fn repository_with_reviews() -> TestRepo {
     repo
 }
 
+/// The part of `page` from `from` to the next `to` after it.
+pub(crate) fn part<'a>(page: &'a str, from: &str, to: &str) -> &'a str {
+    let start = page
+        .find(from)
+        .unwrap_or_else(|| panic!("no {from} in {page}"));
+    let end = start
+        + page[start..]
+            .find(to)
+            .unwrap_or_else(|| panic!("no {to} after {from}"));
+    &page[start..end]
+}
+
 /// The part of `page` from the `<svg` with `class` to its `</svg>`.
 fn svg_in<'a>(page: &'a str, class: &str) -> &'a str {
-    let start = page
-        .find(&format!(r#"<svg class="{class}""#))
-        .unwrap_or_else(|| panic!("no {class} SVG in {page}"));
-    let end = start + page[start..].find("</svg>").unwrap();
-    &page[start..end]
+    part(page, &format!(r#"<svg class="{class}""#), "</svg>")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -779,6 +787,17 @@ pub(crate) async fn screenshot(client: &Client, name: &str) {
     }
 }
 
+/// Follows the link with this text.
+pub(crate) async fn click_link(client: &Client, text: &str) {
+    client
+        .find(Locator::LinkText(text))
+        .await
+        .unwrap_or_else(|e| panic!("no link {text}: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
 /// Records `outcome` (JSON) through `cairn rules --record`: its output.
 fn record_change(repo: &TestRepo, outcome: &Value) -> String {
     let file = repo.data_dir().join("change.json");
@@ -788,11 +807,7 @@ fn record_change(repo: &TestRepo, outcome: &Value) -> String {
 
 /// The part of `page` from the table row marked `data-NAME="VALUE"` to its end.
 fn row_of<'a>(page: &'a str, name: &str, value: &str) -> &'a str {
-    let start = page
-        .find(&format!(r#"data-{name}="{value}""#))
-        .unwrap_or_else(|| panic!("no {name} row {value} in {page}"));
-    let end = start + page[start..].find("</tr>").unwrap();
-    &page[start..end]
+    part(page, &format!(r#"data-{name}="{value}""#), "</tr>")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1023,13 +1038,7 @@ async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
     }
 
     // A memory's page: text, type, anchors, provenance, validity.
-    client
-        .find(Locator::LinkText("Cart totals are cents"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_link(&client, "Cart totals are cents").await;
     find(&client, "p.content.lead").await;
     let page = body_text(&client).await;
     assert!(
@@ -1112,13 +1121,7 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
     find(&client, "input#q").await;
 
     // The header leads to the reviews.
-    client
-        .find(Locator::LinkText("Reviews"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_link(&client, "Reviews").await;
     find(&client, "svg.chart").await;
     let page = body_text(&client).await;
     for text in [
@@ -1144,24 +1147,12 @@ async fn a_person_reads_the_reviews_and_walks_a_symbols_neighbourhood_in_chromiu
     screenshot(&client, "reviews-end").await;
 
     // The code page ranks files and symbols; a symbol opens its page.
-    client
-        .find(Locator::LinkText("Code"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_link(&client, "Code").await;
     find(&client, "table.ranked").await;
     screenshot(&client, "code").await;
 
     // The health page: doctor's checks, each with its verdict.
-    client
-        .find(Locator::LinkText("Health"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_link(&client, "Health").await;
     find(&client, r#"table.checks tr[data-check="daemon"]"#).await;
     let page = body_text(&client).await;
     assert!(page.contains("answering this page"), "{page}");

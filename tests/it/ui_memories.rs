@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::daemon::Daemon;
 use crate::support::TestRepo;
 use crate::ui::{
-    StartedDaemon, add_memory, arrive, base, body_text, browser, chromedriver, code_of, csrf_in,
-    exists, find, get_with, log_in, log_in_address, origin_of, post_page, repository_with_memories,
-    screenshot, wait_for,
+    StartedDaemon, add_memory, arrive, base, body_text, browser, chromedriver, click_link, code_of,
+    csrf_in, exists, find, get_with, log_in, log_in_address, origin_of, post_page,
+    repository_with_memories, screenshot, wait_for,
 };
 
 /// `application/x-www-form-urlencoded` of `pairs`.
@@ -67,11 +67,12 @@ fn new_id_in(page: &str) -> String {
 
 /// The `<section>` of the attention page with this id.
 fn section_of(page: &str, id: &str) -> String {
-    let start = page
-        .find(&format!(r#"<section class="attention" id="{id}">"#))
-        .unwrap_or_else(|| panic!("no {id} section in {page}"));
-    let end = start + page[start..].find("</section>").unwrap();
-    page[start..end].to_string()
+    crate::ui::part(
+        page,
+        &format!(r#"<section class="attention" id="{id}">"#),
+        "</section>",
+    )
+    .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -408,13 +409,7 @@ async fn a_person_edits_a_memory_and_opens_what_needs_attention_in_chromium() {
         url.contains("?q=cents")
     })
     .await;
-    client
-        .find(Locator::LinkText("Cart totals are cents"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_link(&client, "Cart totals are cents").await;
     find(&client, "p.content.lead").await;
     find(&client, "form.inline button")
         .await
@@ -465,13 +460,7 @@ async fn a_person_edits_a_memory_and_opens_what_needs_attention_in_chromium() {
 
     // The attention page, reached from the search.
     client.goto(&format!("{origin}/ui/")).await.unwrap();
-    client
-        .find(Locator::LinkText("Needs attention"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click_link(&client, "Needs attention").await;
     find(&client, "section#never-read").await;
     let days = find(&client, "input#days").await;
     days.clear().await.unwrap();
