@@ -45,11 +45,27 @@ fn store_error(e: crate::storage::StoreError) -> MemoryError {
     MemoryError::Store(anyhow::Error::new(e))
 }
 
-/// Where the semantic layer's model comes from, and whether it is wanted.
+/// Where the semantic layer's model comes from, and whether it is wanted. Clones share the
+/// model once loaded: the repository's and the organisation's memories hold one (~90 MB).
 #[derive(Debug, Clone, Default)]
 pub struct SemanticSettings {
     /// The model directory; `None` disables the semantic layer.
     pub model_dir: Option<PathBuf>,
+    loaded: Loaded,
+}
+
+/// The embedder, loaded on first use by whichever store embeds first.
+#[derive(Clone, Default)]
+struct Loaded(Arc<OnceLock<std::result::Result<Arc<Embedder>, String>>>);
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0.get() {
+            None => "not loaded",
+            Some(Ok(_)) => "loaded",
+            Some(Err(_)) => "failed",
+        })
+    }
 }
 
 impl SemanticSettings {
@@ -57,12 +73,18 @@ impl SemanticSettings {
     /// default location), kept only if the model is there.
     pub fn resolve(configured: Option<PathBuf>, enabled: bool) -> SemanticSettings {
         if !enabled {
-            return SemanticSettings { model_dir: None };
+            return SemanticSettings::default();
         }
         let dir = configured.unwrap_or_else(embed::default_model_dir);
         SemanticSettings {
             model_dir: embed::model_present(&dir).then_some(dir),
+            loaded: Loaded::default(),
         }
+    }
+
+    /// Whether the model is loaded (by any store holding these settings or a clone of them).
+    pub fn model_loaded(&self) -> bool {
+        matches!(self.loaded.0.get(), Some(Ok(_)))
     }
 }
 
@@ -207,7 +229,6 @@ pub struct Memories {
     backend: Backend,
     state: Mutex<State>,
     semantic: SemanticSettings,
-    embedder: OnceLock<std::result::Result<Arc<Embedder>, String>>,
     /// When read statistics were last written back.
     flushed: std::sync::Mutex<std::time::Instant>,
     /// Team mode: the server, the outbox and the local copy.
@@ -240,7 +261,6 @@ impl Memories {
             },
             state: Mutex::new(State::default()),
             semantic,
-            embedder: OnceLock::new(),
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
             team: None,
             broken: None,
@@ -313,7 +333,6 @@ impl Memories {
             backend: Backend::Held(store),
             state: Mutex::new(State::default()),
             semantic,
-            embedder: OnceLock::new(),
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
             team: None,
             broken: None,
@@ -347,7 +366,9 @@ impl Memories {
     fn embedder(&self) -> Option<Arc<Embedder>> {
         let dir = self.semantic.model_dir.as_ref()?;
         let loaded = self
-            .embedder
+            .semantic
+            .loaded
+            .0
             .get_or_init(|| Embedder::load(dir).map(Arc::new).map_err(|e| e.to_string()));
         match loaded {
             Ok(embedder) => Some(embedder.clone()),
@@ -362,7 +383,7 @@ impl Memories {
         self.semantic.model_dir.as_ref()?;
         let this_embedder = {
             // Loading reads ~90 MB: keep it off the async threads.
-            let cell = &self.embedder;
+            let cell = &self.semantic.loaded.0;
             if cell.get().is_none() {
                 let dir = self.semantic.model_dir.clone()?;
                 let loaded = tokio::task::spawn_blocking(move || {

@@ -200,3 +200,50 @@ fn embed_throughput() {
         texts.len() as f64 / elapsed
     );
 }
+
+/// The repository's and the organisation's memories (or any two stores given clones of one
+/// setting) hold one model between them: the first to embed loads it for both.
+#[tokio::test(flavor = "multi_thread")]
+async fn stores_sharing_the_semantic_settings_load_the_model_once() {
+    use cairn::memory::{Memories, MemoryType, NewMemory, SemanticSettings};
+    let settings = SemanticSettings::resolve(None, true);
+    assert!(
+        settings.model_dir.is_some(),
+        "the model is not there: run `.ci/fetch-model`"
+    );
+    let repo = crate::support::TestRepo::new();
+    let org = tempfile::tempdir().unwrap();
+    let project = Memories::open(repo.path(), repo.data_dir(), settings.clone());
+    let organisation = Memories::open(repo.path(), org.path(), settings.clone());
+    assert!(!settings.model_loaded());
+    let learning = |content: &str| NewMemory {
+        kind: Some(MemoryType::Decision),
+        content: content.to_string(),
+        ..NewMemory::default()
+    };
+    project
+        .remember(learning("Cart totals are integers of cents."), None)
+        .await
+        .unwrap();
+    assert!(
+        settings.model_loaded(),
+        "loaded by the first store, seen by every clone"
+    );
+    // The second store embeds with the same model: its write is found by meaning.
+    organisation
+        .remember(
+            learning("Retries of the payment gateway stop after three attempts."),
+            None,
+        )
+        .await
+        .unwrap();
+    let found = organisation
+        .search(&cairn::memory::Query {
+            text: "how often do we retry the payment provider".to_string(),
+            limit: 1,
+            ..cairn::memory::Query::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+}
