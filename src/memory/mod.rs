@@ -140,6 +140,8 @@ struct State {
     /// Comparisons under way by partition, with the sequence number they compare at: their
     /// answer arrives on the receiver, whether or not anyone waits for it.
     comparing: HashMap<String, (u64, Comparison)>,
+    /// File patterns compiled, by their text (`None`: it does not compile).
+    globs: HashMap<String, Option<FilePattern>>,
 }
 
 /// Where a comparison's pairs arrive (`None` until found).
@@ -1212,8 +1214,10 @@ impl Memories {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
         let now = crate::clock::now_ms();
-        let mut hits: Vec<&Memory> = state
-            .memories
+        let State {
+            memories, globs, ..
+        } = &mut *state;
+        let mut hits: Vec<&Memory> = memories
             .values()
             .filter(|m| m.is_served() && !m.kind.developer_scoped())
             .filter(|m| {
@@ -1222,7 +1226,7 @@ impl Memories {
                         .iter()
                         .any(|q| q == p || q.starts_with(&format!("{p}/")))
                 }) || m.symbols.iter().any(|s| symbols.contains(s))
-                    || pattern_matches(m, paths)
+                    || pattern_matches(globs, m, paths)
             })
             .collect();
         hits.sort_by(|a, b| {
@@ -1538,12 +1542,21 @@ fn standing(memory: &Memory, now: i64) -> f64 {
 }
 
 /// True when a memory's file pattern matches one of `paths` (a pattern that no longer
-/// compiles matches nothing).
-fn pattern_matches(memory: &Memory, paths: &[String]) -> bool {
+/// compiles matches nothing), each pattern compiled once into `globs`.
+fn pattern_matches(
+    globs: &mut HashMap<String, Option<FilePattern>>,
+    memory: &Memory,
+    paths: &[String],
+) -> bool {
     let Some(pattern) = memory.file_pattern.as_deref() else {
         return false;
     };
-    FilePattern::compile(pattern).is_ok_and(|p| paths.iter().any(|path| p.matches(path)))
+    if !globs.contains_key(pattern) {
+        globs.insert(pattern.to_string(), FilePattern::compile(pattern).ok());
+    }
+    globs[pattern]
+        .as_ref()
+        .is_some_and(|p| paths.iter().any(|path| p.matches(path)))
 }
 
 /// The share of `paths` a memory is anchored on (or anchored under).
