@@ -117,6 +117,7 @@ pub async fn run(
         "index ready"
     );
     trim_heap();
+    tracing::debug!(rss_mb = resident_mb(), "heap trimmed after loading");
     let cairn = Cairn::resident(repo.clone(), model_dir);
     let jobs = Arc::new(Mailbox::default());
     let (news_sender, mut news) = mpsc::channel(NEWS_QUEUE);
@@ -570,7 +571,7 @@ impl State {
         let took = built.took();
         if self.live.install(built) {
             self.publish().await;
-            tracing::info!(?took, "rebuilt");
+            tracing::info!(?took, rss_mb = resident_mb(), "rebuilt");
             self.queue_waiting();
         } else if !self.live.is_exact() {
             // Older than the files: the newer state's rebuild (a whole walk may have rebuilt
@@ -724,7 +725,14 @@ async fn writer(
             Ok((report, generation)) => {
                 expected = generation;
                 failures = 0;
-                trim_heap();
+                // The graph the store held until now lives on only in the copy kept for a
+                // retry: freed, then the heap trimmed, off the runtime.
+                let _ = tokio::task::spawn_blocking(move || {
+                    drop(retry);
+                    trim_heap();
+                })
+                .await;
+                tracing::debug!(rss_mb = resident_mb(), "heap trimmed after writing");
                 let (commit, history_new) = (report.commit.clone(), report.history_new);
                 settle(sequence, Some(report));
                 let _ = news
@@ -915,4 +923,15 @@ fn trim_heap() {
             malloc_trim(0);
         }
     }
+}
+
+/// The process's resident memory in MB, for the debug log (0 where /proc is missing).
+fn resident_mb() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    pages * 4096 / (1024 * 1024)
 }

@@ -121,6 +121,8 @@ pub struct Rebuild {
     files: Vec<Arc<SourceRecord>>,
     roots: Vec<graph::Roots>,
     epoch: u64,
+    /// The graph when the rebuild was taken: the new one shares what is unchanged with it.
+    previous: Arc<graph::Graph>,
 }
 
 impl Rebuild {
@@ -129,6 +131,7 @@ impl Rebuild {
         let started = Instant::now();
         let files: Vec<&SourceFile> = self.files.iter().map(|s| &s.file).collect();
         let (graph, stats) = graph::build(&files, &self.roots);
+        let graph = graph.sharing(&self.previous);
         Built {
             graph: Arc::new(graph),
             stats,
@@ -487,6 +490,7 @@ impl Live {
             files: self.sources.values().cloned().collect(),
             roots: self.roots.clone(),
             epoch: self.epoch,
+            previous: self.graph.clone(),
         }
     }
 
