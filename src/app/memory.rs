@@ -474,6 +474,12 @@ impl Cairn {
         self.memories.profile(developer).await
     }
 
+    /// Loads the memories of both scopes and their search indexes, so the first search does
+    /// not wait for them (the daemon calls it once it serves).
+    pub async fn load_memories(&self) -> Result<usize, MemoryError> {
+        Ok(self.all_scopes().await?.len())
+    }
+
     /// Every memory of both scopes, oldest first.
     pub(super) async fn all_scopes(&self) -> Result<Vec<Memory>, MemoryError> {
         let mut all = self.memories.all().await?;

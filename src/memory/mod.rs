@@ -1023,7 +1023,8 @@ impl Memories {
     /// (a developer's memories are compared only with their own), most similar first. They
     /// are found on the blocking pool from a copy of the memories and their index, so
     /// searches do not wait meanwhile, and kept until the memories change. `patience` is how
-    /// long to wait for a comparison (`None`: until it is done); past it, a partition answers
+    /// long the call may take for comparisons, counted from its start, starting them included
+    /// (`None`: until they are done); past it, a partition answers
     /// the pairs found before the latest change, and `comparing` says so. A comparison goes
     /// on when nobody waits: the next call picks its pairs up.
     pub async fn near_duplicates(
@@ -1031,6 +1032,7 @@ impl Memories {
         developer: Option<&str>,
         patience: Option<std::time::Duration>,
     ) -> Result<NearDuplicates> {
+        let deadline = patience.map(|patience| tokio::time::Instant::now() + patience);
         let mut partitions = vec![model::PROJECT_PARTITION.to_string()];
         if let Some(developer) = developer {
             partitions.push(format!("dev:{}", model::developer_id(developer)?));
@@ -1070,9 +1072,9 @@ impl Memories {
                 let pairs = comparison.wait_for(Option::is_some).await;
                 pairs.map(|pairs| pairs.clone().expect("waited for some"))
             };
-            let pairs = match patience {
+            let pairs = match deadline {
                 None => Some(done.await),
-                Some(patience) => tokio::time::timeout(patience, done).await.ok(),
+                Some(deadline) => tokio::time::timeout_at(deadline, done).await.ok(),
             };
             match pairs {
                 None => {}

@@ -37,7 +37,7 @@ pub fn url(developer: &str) -> String {
 
 /// How long the page waits for near-duplicates being compared after a change; past it, it
 /// shows those found before and says the comparison goes on.
-const PATIENCE: std::time::Duration = std::time::Duration::from_millis(150);
+const PATIENCE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The memories that need attention.
 pub(super) async fn attention(
