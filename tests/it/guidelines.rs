@@ -54,13 +54,7 @@ async fn prompt(
 
 fn naming_rule(repo: &TestRepo) -> Value {
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .expect("naming has statistics")
-        .clone()
+    crate::support::rule_of(&rules, "naming")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -400,12 +394,7 @@ async fn hostile_guideline_input_is_refused_and_nothing_is_stored() {
 
     // Nothing refused was stored; the rejected change is listed and addressed nothing.
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    let naming_rule = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap();
+    let naming_rule = crate::support::rule_of(&rules, "naming");
     assert_eq!(naming_rule["memories"], json!([naming]));
     let changes = naming_rule["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "{naming_rule:#}");

@@ -382,13 +382,7 @@ fn malformed_and_escaping_diffs_are_refused_clearly() {
 
 /// The `naming` category's statistics in a list of rule statistics.
 fn naming_rule(rules: &Value) -> Value {
-    rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .expect("naming has statistics")
-        .clone()
+    crate::support::rule_of(rules, "naming")
 }
 
 fn record(repo: &TestRepo, review: &Value) -> Value {

@@ -243,3 +243,14 @@ pub fn has_edge(graph: &Graph, kind: &str, src: &str, dst: &str) -> bool {
         .iter()
         .any(|e| e.kind.table() == kind && e.src == src && e.dst == dst)
 }
+
+/// One category's statistics in `cairn rules --json`'s list.
+pub fn rule_of(rules: &serde_json::Value, category: &str) -> serde_json::Value {
+    rules
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list of rules: {rules}"))
+        .iter()
+        .find(|r| r["category"] == category)
+        .unwrap_or_else(|| panic!("{category} has no statistics: {rules}"))
+        .clone()
+}

@@ -870,15 +870,8 @@ async fn an_accepted_guideline_change_addresses_the_patterns_for_every_member() 
     let shown = bob.json(&["memory", "show", &pattern]);
     assert_eq!(shown["addressed"], true, "{shown:#}");
     assert_eq!(shown["addressed_by"], change_id.as_str(), "{shown:#}");
-    let naming = |copy: &WorkingCopy| -> Value {
-        copy.json(&["rules"])
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["category"] == "naming")
-            .cloned()
-            .unwrap()
-    };
+    let naming =
+        |copy: &WorkingCopy| -> Value { crate::support::rule_of(&copy.json(&["rules"]), "naming") };
     assert!(naming(bob).get("memories").is_none());
     // The change itself stays in Alice's copy.
     assert_eq!(naming(alice)["changes"][0]["id"], change_id.as_str());

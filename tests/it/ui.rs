@@ -814,12 +814,7 @@ fn row_of<'a>(page: &'a str, name: &str, value: &str) -> &'a str {
 async fn the_reviews_page_shows_each_authors_record_and_what_a_guideline_change_did() {
     let repo = repository_with_reviews();
     let rules: Value = serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap();
-    let naming = rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["category"] == "naming")
-        .unwrap();
+    let naming = crate::support::rule_of(&rules, "naming");
     let proposal = json!({"file": "CLAUDE.md", "section": "Naming",
         "current_text": "Spell names out.", "proposed_text": "Use the domain's words.",
         "rationale": "Three naming findings were rejected.", "category": "naming",
