@@ -326,6 +326,25 @@ fn merged(
     Ok((change, false))
 }
 
+/// An undecided change that proposes what `change`, a new proposal, does: the same text for
+/// the same section of the same file, about the same category (compared after redaction).
+fn same_proposal<'a>(
+    stored: &'a [GuidelineChange],
+    change: &GuidelineChange,
+) -> Option<&'a GuidelineChange> {
+    if change.outcome != Outcome::Proposed {
+        return None;
+    }
+    stored.iter().find(|c| {
+        c.outcome == Outcome::Proposed
+            && c.file == change.file
+            && c.section == change.section
+            && c.category == change.category
+            && c.current_text == change.current_text
+            && c.proposed_text == change.proposed_text
+    })
+}
+
 /// Checks that every supporting id is a live rejection pattern of the change's category and,
 /// for an accepted change, that no other update addressed it already.
 #[cfg(test)]
@@ -453,19 +472,24 @@ impl Memories {
         let state = &mut *state;
         self.with_store(true, async |store| {
             self.catch_up(store, state).await?;
+            let stored = store.guideline_changes().await.map_err(store_error)?;
             let earlier = match input.id.as_deref().map(str::trim) {
                 Some(id) => Some(
-                    store
-                        .guideline_changes()
-                        .await
-                        .map_err(store_error)?
-                        .into_iter()
+                    stored
+                        .iter()
                         .find(|c| c.id == id)
+                        .cloned()
                         .ok_or_else(|| invalid(format!("unknown guideline change `{id}`")))?,
                 ),
                 None => None,
             };
-            let (change, repeated) = merged(earlier, input, now_ms())?;
+            let named = earlier.is_some();
+            let (mut change, mut repeated) = merged(earlier, input, now_ms())?;
+            // The same proposal recorded again (a retried call) is the one recorded before.
+            if !named && let Some(same) = same_proposal(&stored, &change) {
+                change = same.clone();
+                repeated = true;
+            }
             // A rejection marks nothing: its patterns may since have been superseded.
             if change.outcome != Outcome::Rejected {
                 check_support_in(&change, |id| {
@@ -629,6 +653,28 @@ mod tests {
         assert_eq!(change.decided_at, None);
         assert!(!change.proposed_text.contains(&key));
         assert_eq!(change.redacted, ["aws-access-key"]);
+    }
+
+    #[test]
+    fn a_proposal_recorded_again_is_the_undecided_one_before_it() {
+        let (first, _) = merged(None, proposal(), 7).unwrap();
+        let (again, _) = merged(None, proposal(), 9).unwrap();
+        assert_ne!(first.id, again.id, "ids are random");
+        let stored = [first.clone()];
+        assert_eq!(
+            same_proposal(&stored, &again).map(|c| &c.id),
+            Some(&first.id)
+        );
+        // Another text, or a proposal decided since, is another change.
+        let mut other = proposal();
+        other.proposed_text = Some("Names follow the domain glossary.".to_string());
+        let (other, _) = merged(None, other, 9).unwrap();
+        assert!(same_proposal(&stored, &other).is_none());
+        let decided = [GuidelineChange {
+            outcome: Outcome::Rejected,
+            ..first
+        }];
+        assert!(same_proposal(&decided, &again).is_none());
     }
 
     #[test]

@@ -118,28 +118,29 @@ async fn rejected_findings_become_an_accepted_guideline_change_with_its_effect()
     assert!(brief.contains("\"category\": \"naming\""), "{brief}");
 
     // A proposal, then its acceptance by id.
-    let proposed = call(
-        &client,
-        "record_guideline_change",
-        json!({
-            "file": "CLAUDE.md",
-            "section": "Naming",
-            "current_text": "Use descriptive names: prefer `compute_total` over `total`, spell words out.",
-            "proposed_text": "Use the domain's words (`total`, `Order`, `qty`) as they are; do not ask to rename them.",
-            "rationale": "Three naming findings were rejected: the names were the domain's terms.",
-            "category": "naming",
-            "memory_ids": patterns,
-            "confidence": 0.8,
-            "outcome": "proposed"
-        }),
-    )
-    .await;
+    let proposal = json!({
+        "file": "CLAUDE.md",
+        "section": "Naming",
+        "current_text": "Use descriptive names: prefer `compute_total` over `total`, spell words out.",
+        "proposed_text": "Use the domain's words (`total`, `Order`, `qty`) as they are; do not ask to rename them.",
+        "rationale": "Three naming findings were rejected: the names were the domain's terms.",
+        "category": "naming",
+        "memory_ids": patterns,
+        "confidence": 0.8,
+        "outcome": "proposed"
+    });
+    let proposed = call(&client, "record_guideline_change", proposal.clone()).await;
     assert_ne!(proposed.is_error, Some(true), "{}", text(&proposed));
     let proposed = proposed.structured_content.unwrap();
     let change = proposed["change"]["id"].as_str().unwrap().to_string();
     assert!(change.starts_with("g_"), "{proposed:#}");
     assert_eq!(proposed["change"]["outcome"], "proposed");
     assert_eq!(proposed["addressed"], json!([]));
+    // The same proposal sent again (a retried call) is the one recorded, not a second.
+    let retried = call(&client, "record_guideline_change", proposal).await;
+    let retried = retried.structured_content.unwrap();
+    assert_eq!(retried["change"]["id"], change.as_str(), "{retried:#}");
+    assert_eq!(retried["repeated"], true);
     let shown = call(&client, "expand", json!({"target": patterns[0]})).await;
     assert!(
         !text(&shown).contains("addressed"),
