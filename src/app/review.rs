@@ -271,12 +271,15 @@ impl Cairn {
     ) -> Result<ReviewHistory, AskError> {
         let records = self.memories.review_records().await?;
         let trend = rejection_trend(&records, periods);
-        let mut authors: Vec<(String, AuthorStats)> = records
-            .iter()
-            .map(|r| r.author.as_str())
-            .collect::<std::collections::BTreeSet<_>>()
+        // Each author's statistics over their own records only (one pass to group them).
+        let mut by_author: std::collections::BTreeMap<&str, Vec<&ReviewRecord>> =
+            std::collections::BTreeMap::new();
+        for record in &records {
+            by_author.entry(&record.author).or_default().push(record);
+        }
+        let mut authors: Vec<(String, AuthorStats)> = by_author
             .into_iter()
-            .map(|author| (author.to_string(), author_stats(author, &records)))
+            .map(|(author, own)| (author.to_string(), author_stats(author, own)))
             .collect();
         authors.sort_by(|a, b| b.1.reviews.cmp(&a.1.reviews).then_with(|| a.0.cmp(&b.0)));
         Ok(ReviewHistory {

@@ -787,6 +787,17 @@ pub(crate) async fn screenshot(client: &Client, name: &str) {
     }
 }
 
+/// Types `text` into `field` and presses Enter; waits for an address holding `arrived`.
+pub(crate) async fn submit(
+    client: &Client,
+    field: &fantoccini::elements::Element,
+    text: &str,
+    arrived: &str,
+) {
+    field.send_keys(&format!("{text}\u{E007}")).await.unwrap();
+    arrive(client, arrived, |url| url.contains(arrived)).await;
+}
+
 /// Follows the link with this text.
 pub(crate) async fn click_link(client: &Client, text: &str) {
     client
@@ -1009,11 +1020,7 @@ async fn a_person_searches_opens_and_forgets_memories_in_chromium() {
 
     // Typed and submitted from the keyboard.
     field.send_keys("cents refunds").await.unwrap();
-    field.send_keys("\u{E007}").await.unwrap();
-    arrive(&client, "the search's answer", |url| {
-        url.contains("?q=cents")
-    })
-    .await;
+    submit(&client, &field, "", "?q=cents").await;
     let results = body_text(&client).await;
     assert!(results.contains("Cart totals are cents"), "{results}");
     assert!(!results.contains("Discount rounding"), "{results}");

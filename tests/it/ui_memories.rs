@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::daemon::Daemon;
 use crate::support::TestRepo;
 use crate::ui::{
-    StartedDaemon, add_memory, arrive, base, body_text, browser, chromedriver, click_link, code_of,
+    StartedDaemon, add_memory, base, body_text, browser, chromedriver, click_link, code_of,
     csrf_in, exists, find, get_with, log_in, log_in_address, origin_of, post_page,
-    repository_with_memories, screenshot, wait_for,
+    repository_with_memories, screenshot, submit, wait_for,
 };
 
 /// `application/x-www-form-urlencoded` of `pairs`.
@@ -404,11 +404,7 @@ async fn a_person_edits_a_memory_and_opens_what_needs_attention_in_chromium() {
 
     // Search, open the memory, edit it.
     let field = find(&client, "input#q").await;
-    field.send_keys("cents refunds\u{E007}").await.unwrap();
-    arrive(&client, "the search's answer", |url| {
-        url.contains("?q=cents")
-    })
-    .await;
+    submit(&client, &field, "cents refunds", "?q=cents").await;
     click_link(&client, "Cart totals are cents").await;
     find(&client, "p.content.lead").await;
     find(&client, "form.inline button")
@@ -464,11 +460,7 @@ async fn a_person_edits_a_memory_and_opens_what_needs_attention_in_chromium() {
     find(&client, "section#never-read").await;
     let days = find(&client, "input#days").await;
     days.clear().await.unwrap();
-    days.send_keys("0\u{E007}").await.unwrap();
-    arrive(&client, "the attention list for 0 days", |url| {
-        url.contains("days=0")
-    })
-    .await;
+    submit(&client, &days, "0", "days=0").await;
     let listed = body_text(&client).await;
     assert!(listed.contains("Never read in 0 days"), "{listed}");
     assert!(listed.contains("Discount rounding"), "{listed}");
