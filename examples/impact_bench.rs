@@ -3,6 +3,10 @@
 //! discriminates between symbols: the top values and how many symbols share each, as shown
 //! (two decimals), beside the same for the centrality reach gave before impact.
 //!
+//! Reach is timed both ways, exact (blocked bitsets) and estimated (bottom-k sketches, what
+//! graphs past `reach::EXACT_UP_TO` nodes get), with the estimates' error against the exact
+//! counts.
+//!
 //! `impact_bench --store DATA/store [--runs N]` prints one JSON object.
 
 use std::path::PathBuf;
@@ -27,7 +31,9 @@ async fn main() -> anyhow::Result<()> {
     let edges: Vec<graph::Edge> = graph.edges.iter().map(|e| (**e).clone()).collect();
 
     let (mut links_ms, mut reach_ms, mut impact_ms) = (Vec::new(), Vec::new(), Vec::new());
-    let mut impacts = Vec::new();
+    let mut estimate_ms = Vec::new();
+    let keys: Vec<u64> = nodes.iter().map(|n| reach::key(&n.id)).collect();
+    let (mut impacts, mut exact, mut estimates) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         let started = Instant::now();
         let dependents = graph::impact_links(&nodes, &edges);
@@ -37,8 +43,11 @@ async fn main() -> anyhow::Result<()> {
             .map(|l| l.iter().map(|&(to, _)| to).collect())
             .collect();
         let started = Instant::now();
-        reach::reach_counts(&successors);
+        exact = reach::exact(&successors);
         reach_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = Instant::now();
+        estimates = reach::estimated(&successors, &keys, reach::SKETCH);
+        estimate_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
         impacts = rank::impact_scores(&dependents);
         impact_ms.push(started.elapsed().as_secs_f64() * 1e3);
@@ -60,12 +69,34 @@ async fn main() -> anyhow::Result<()> {
         "symbols": symbols.len(),
         "links_p50_ms": percentile(&mut links_ms, 0.5),
         "reach_p50_ms": percentile(&mut reach_ms, 0.5),
+        "reach_estimated_p50_ms": percentile(&mut estimate_ms, 0.5),
+        "reach_estimate_error": estimate_error(&exact, &estimates),
         "impact_p50_ms": percentile(&mut impact_ms, 0.5),
         "centrality_from_reach": distribution(&by_reach),
         "centrality_from_impact": distribution(&by_impact),
     });
     println!("{result}");
     Ok(())
+}
+
+/// How far estimated reach is from exact reach: how many counts are exact, and the relative
+/// error's percentiles over the rest.
+fn estimate_error(exact: &[u32], estimates: &[u32]) -> serde_json::Value {
+    let mut errors: Vec<f64> = exact
+        .iter()
+        .zip(estimates)
+        .filter(|(t, e)| t != e)
+        .map(|(&t, &e)| (e as f64 - t as f64).abs() / t.max(1) as f64)
+        .collect();
+    if errors.is_empty() {
+        errors.push(0.0);
+    }
+    serde_json::json!({
+        "exact_share": 1.0 - errors.len() as f64 / exact.len().max(1) as f64,
+        "relative_error_p50": percentile(&mut errors, 0.5),
+        "relative_error_p95": percentile(&mut errors, 0.95),
+        "relative_error_max": errors.iter().copied().fold(0.0, f64::max),
+    })
 }
 
 /// The ten highest values as shown (two decimals) with how many symbols share each, the share

@@ -133,7 +133,8 @@ pub fn measure(nodes: &mut [Node], edges: &[Edge]) {
         .iter()
         .map(|list| list.iter().map(|&(to, _)| to).collect())
         .collect();
-    let reach = reach::reach_counts(&successors);
+    let keys: Vec<u64> = nodes.iter().map(|n| reach::key(&n.id)).collect();
+    let reach = reach::reach_counts(&successors, &keys);
     let impact = rank::impact_scores(&dependents);
     for (i, node) in nodes.iter_mut().enumerate() {
         node.reach = reach[i];

@@ -1,17 +1,51 @@
 //! Reachability counts for every node of a directed graph, correct on cycles: strongly connected
 //! components are condensed (iterative Tarjan), then reachable sets are propagated over the
-//! condensation in reverse topological order as bitsets, a block of target nodes at a time, so
-//! memory stays bounded on large graphs (Django: ~50k nodes).
+//! condensation in reverse topological order.
+//!
+//! Up to [`EXACT_UP_TO`] nodes the sets are bitsets, a block of target nodes at a time, so
+//! memory stays bounded (Django: ~43k nodes): exact, but the work grows with the square of the
+//! graph. Past that, each component keeps a bottom-k sketch instead (the [`SKETCH`] smallest
+//! hashes of the node ids it reaches, Cohen's size estimation): a count below [`SKETCH`] is
+//! exact, a larger one an estimate with a relative error of about 1/√(k−2) (~9%), and the work
+//! grows with the edges. A node's hash depends on its id alone, so a rebuild that changes a few
+//! files leaves the estimates of the rest of the graph as they were.
 
-/// Target nodes per propagation pass; each component holds one bitset of this many bits.
+/// Largest graph whose counts are exact.
+pub const EXACT_UP_TO: usize = 100_000;
+
+/// Hashes kept per component when counts are estimated.
+pub const SKETCH: usize = 128;
+
+/// Target nodes per propagation pass of the exact counts; each component holds one bitset of
+/// this many bits.
 const BLOCK: usize = 4096;
 const WORDS: usize = BLOCK / 64;
 
-/// For each node, how many other nodes are reachable from it.
-pub fn reach_counts(successors: &[Vec<u32>]) -> Vec<u32> {
-    let n = successors.len();
+/// For each node, how many other nodes are reachable from it: exact up to [`EXACT_UP_TO`]
+/// nodes, estimated past that from `keys` (each node's hash of its id, see [`key`]).
+pub fn reach_counts(successors: &[Vec<u32>], keys: &[u64]) -> Vec<u32> {
+    if successors.len() <= EXACT_UP_TO {
+        exact(successors)
+    } else {
+        estimated(successors, keys, SKETCH)
+    }
+}
+
+/// A node's key for estimated counts: a hash of its id, so the same node has the same key in
+/// every build.
+pub fn key(id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+}
+
+/// Components with their members and condensed successor lists (sorted, each once).
+struct Condensed {
+    component: Vec<u32>,
+    members: Vec<Vec<u32>>,
+    successors: Vec<Vec<u32>>,
+}
+
+fn condense(successors: &[Vec<u32>]) -> Condensed {
     let (component, count) = strongly_connected(successors);
-    // Members per component, and condensed successor lists.
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); count];
     for (node, &c) in component.iter().enumerate() {
         members[c as usize].push(node as u32);
@@ -30,6 +64,103 @@ pub fn reach_counts(successors: &[Vec<u32>]) -> Vec<u32> {
         list.sort_unstable();
         list.dedup();
     }
+    Condensed {
+        component,
+        members,
+        successors: condensed,
+    }
+}
+
+/// Counts from bottom-`k` sketches of the keys each component reaches (itself included).
+/// Components are taken in Tarjan's order, successors first; a component's sketch is dropped
+/// once every component leading to it has taken it.
+pub fn estimated(successors: &[Vec<u32>], keys: &[u64], k: usize) -> Vec<u32> {
+    let n = successors.len();
+    let Condensed {
+        component,
+        members,
+        successors: condensed,
+    } = condense(successors);
+    let count = members.len();
+    let mut waiting = vec![0u32; count];
+    for list in &condensed {
+        for &s in list {
+            waiting[s as usize] += 1;
+        }
+    }
+    let mut sketches: Vec<Vec<u64>> = vec![Vec::new(); count];
+    let mut sizes = vec![0u32; count];
+    let mut merged = Vec::with_capacity(k);
+    for c in 0..count {
+        let mut sketch: Vec<u64> = members[c].iter().map(|&m| keys[m as usize]).collect();
+        sketch.sort_unstable();
+        sketch.dedup();
+        sketch.truncate(k);
+        for &s in &condensed[c] {
+            let s = s as usize;
+            bottom_k(&sketch, &sketches[s], k, &mut merged);
+            std::mem::swap(&mut sketch, &mut merged);
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                sketches[s] = Vec::new();
+            }
+        }
+        sizes[c] = if sketch.len() < k {
+            sketch.len() as u32
+        } else {
+            // The k-th smallest of m uniform hashes lies near k/m of the range.
+            let fraction = (sketch[k - 1] as f64 + 1.0) / 18_446_744_073_709_551_616.0;
+            ((k - 1) as f64 / fraction)
+                .round()
+                .clamp(k as f64, n as f64) as u32
+        };
+        if waiting[c] > 0 {
+            sketches[c] = sketch;
+        }
+    }
+    (0..n)
+        .map(|node| sizes[component[node] as usize].saturating_sub(1))
+        .collect()
+}
+
+/// The `k` smallest distinct values of two sorted lists, into `out`.
+fn bottom_k(a: &[u64], b: &[u64], k: usize, out: &mut Vec<u64>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while out.len() < k && (i < a.len() || j < b.len()) {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x == y => {
+                i += 1;
+                j += 1;
+                x
+            }
+            (Some(&x), Some(&y)) if x < y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        out.push(next);
+    }
+}
+
+/// Exact counts by blocked bitsets.
+pub fn exact(successors: &[Vec<u32>]) -> Vec<u32> {
+    let n = successors.len();
+    let Condensed {
+        component,
+        members,
+        successors: condensed,
+    } = condense(successors);
+    let count = members.len();
     // Tarjan numbers components in reverse topological order: successors come first, so a
     // component reaches only components numbered below it. Targets are taken in component
     // order (members of a component are contiguous), a block at a time: a block's targets
@@ -169,7 +300,8 @@ mod tests {
     fn chains_cycles_and_self_loops() {
         // 0 -> 1 -> 2 -> 0 (cycle), 2 -> 3, 4 -> 4 (self loop), 5 isolated.
         let graph = vec![vec![1], vec![2], vec![0, 3], vec![], vec![4], vec![]];
-        assert_eq!(reach_counts(&graph), vec![3, 3, 3, 0, 0, 0]);
+        assert_eq!(exact(&graph), vec![3, 3, 3, 0, 0, 0]);
+        assert_eq!(estimated(&graph, &keys(6), SKETCH), vec![3, 3, 3, 0, 0, 0]);
     }
 
     #[test]
@@ -183,7 +315,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            assert_eq!(reach_counts(&graph), naive(&graph), "size {size}");
+            assert_eq!(exact(&graph), naive(&graph), "size {size}");
         }
     }
 
@@ -205,7 +337,115 @@ mod tests {
                     links
                 })
                 .collect();
-            assert_eq!(reach_counts(&graph), naive(&graph), "size {size}");
+            assert_eq!(exact(&graph), naive(&graph), "size {size}");
         }
+    }
+
+    fn keys(n: usize) -> Vec<u64> {
+        (0..n).map(|i| key(&format!("node {i}"))).collect()
+    }
+
+    /// Mostly acyclic links to the previous `span` nodes, with a few back links.
+    fn layered(size: usize, span: usize, seed: u64) -> Vec<Vec<u32>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..size)
+            .map(|i| {
+                let mut links: Vec<u32> = (0..rng.usize(0..4))
+                    .filter(|_| i > 0)
+                    .map(|_| rng.u32(i.saturating_sub(span) as u32..i as u32))
+                    .collect();
+                if rng.u8(0..50) == 0 && i + 3 < size {
+                    links.push(i as u32 + rng.u32(1..3));
+                }
+                links
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sketches_larger_than_the_graph_count_exactly() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for size in [1usize, 2, 10, 300] {
+            let graph: Vec<Vec<u32>> = (0..size)
+                .map(|_| {
+                    (0..rng.usize(0..3))
+                        .map(|_| rng.u32(0..size as u32))
+                        .collect()
+                })
+                .collect();
+            assert_eq!(estimated(&graph, &keys(size), size + 1), naive(&graph));
+        }
+        let graph = layered(3000, 200, 3);
+        assert_eq!(estimated(&graph, &keys(3000), 3001), naive(&graph));
+    }
+
+    #[test]
+    fn estimates_are_exact_below_the_sketch_and_close_above_it() {
+        let size = 20_000;
+        let graph = layered(size, 400, 13);
+        let truth = naive(&graph);
+        let estimate = estimated(&graph, &keys(size), SKETCH);
+        let (mut large, mut close) = (0, 0);
+        for (node, (&t, &e)) in truth.iter().zip(&estimate).enumerate() {
+            if (t as usize) < SKETCH - 1 {
+                assert_eq!(
+                    e, t,
+                    "node {node} reaches fewer nodes than the sketch holds"
+                );
+            } else {
+                large += 1;
+                if (e as f64 - t as f64).abs() <= 0.25 * t as f64 {
+                    close += 1;
+                }
+            }
+        }
+        assert!(
+            large > size / 2,
+            "the graph must reach past the sketch ({large})"
+        );
+        assert!(
+            close * 100 >= large * 95,
+            "{close} of {large} estimates within 25%"
+        );
+    }
+
+    #[test]
+    fn a_change_elsewhere_leaves_estimates_as_they_were() {
+        // The same graph with a disconnected chain placed before it: positions move, ids and
+        // so keys do not.
+        let size = 5000;
+        let graph = layered(size, 300, 17);
+        let ids = keys(size);
+        let before = estimated(&graph, &ids, 64);
+        let extra = 700;
+        let mut shifted: Vec<Vec<u32>> = (0..extra as u32)
+            .map(|i| {
+                if i + 1 < extra as u32 {
+                    vec![i + 1]
+                } else {
+                    vec![]
+                }
+            })
+            .collect();
+        shifted.extend(
+            graph
+                .iter()
+                .map(|links| links.iter().map(|&l| l + extra as u32).collect()),
+        );
+        let mut shifted_ids: Vec<u64> = (0..extra).map(|i| key(&format!("extra {i}"))).collect();
+        shifted_ids.extend(&ids);
+        let after = estimated(&shifted, &shifted_ids, 64);
+        assert_eq!(&after[extra..], &before[..]);
+    }
+
+    #[test]
+    fn large_graphs_are_estimated_and_small_ones_exact() {
+        let small = layered(2000, 300, 19);
+        let mut not_keys = vec![0u64; 2000];
+        not_keys[0] = 1;
+        assert_eq!(reach_counts(&small, &not_keys), naive(&small));
+        let large = layered(EXACT_UP_TO + 1, 50, 23);
+        let ids = keys(EXACT_UP_TO + 1);
+        assert_eq!(reach_counts(&large, &ids), estimated(&large, &ids, SKETCH));
     }
 }
