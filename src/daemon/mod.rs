@@ -716,6 +716,7 @@ async fn writer(
                 new: job.pending.new.clone(),
                 sources: job.pending.sources.clone(),
                 moved: job.pending.moved.clone(),
+                built_from: job.pending.built_from.clone(),
             },
             report: job.report.clone(),
             force: job.force,

@@ -45,6 +45,10 @@ pub struct Report {
     pub history_new: usize,
     /// Whether anything was written to the store.
     pub wrote: bool,
+    /// Whether the graph was built this run: not when no file changed and the stored graph
+    /// was built by this build of cairn with the same module roots.
+    #[serde(default)]
+    pub rebuilt: bool,
     pub seconds: f64,
     /// The pid of the daemon that did the run, when `cairn index` handed it over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,9 +136,11 @@ impl Rebuild {
         let files: Vec<&SourceFile> = self.files.iter().map(|s| &s.file).collect();
         let (graph, stats) = graph::build(&files, &self.roots);
         let graph = graph.sharing(&self.previous);
+        let built_from = build_key(&self.roots);
         Built {
             graph: Arc::new(graph),
             stats,
+            built_from,
             epoch: self.epoch,
             took: started.elapsed(),
         }
@@ -145,6 +151,7 @@ impl Rebuild {
 pub struct Built {
     graph: Arc<graph::Graph>,
     stats: BuildStats,
+    built_from: Option<String>,
     epoch: u64,
     took: std::time::Duration,
 }
@@ -154,6 +161,26 @@ impl Built {
     pub fn took(&self) -> std::time::Duration {
         self.took
     }
+}
+
+/// What a graph is built from besides the files: this build of cairn (its version and the
+/// size and time of its executable, so any rebuilt binary counts as another) and the module
+/// roots. `None` when the executable cannot be looked at: the graph is then always rebuilt.
+fn build_key(roots: &[graph::Roots]) -> Option<String> {
+    static BUILDER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let builder = BUILDER
+        .get_or_init(|| {
+            let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+            Some(format!(
+                "{} {} {}",
+                env!("CARGO_PKG_VERSION"),
+                exe.len(),
+                walk::mtime_ns(&exe)
+            ))
+        })
+        .as_ref()?;
+    let roots = xxhash_rust::xxh3::xxh3_64(format!("{roots:?}").as_bytes());
+    Some(format!("{builder} {roots:016x}"))
 }
 
 /// A number never handed out before in this process.
@@ -180,6 +207,10 @@ pub struct Live {
     /// The store generation this index equals.
     generation: u64,
     stats: BuildStats,
+    /// The [`build_key`] of the last exact graph (as the store recorded it, after a load).
+    built_from: Option<String>,
+    /// Whether the last refresh built the graph.
+    rebuilt: bool,
     /// Module-resolution configs found by the last walk.
     configs: Vec<String>,
     /// Module roots read from those configs (read again only on a whole walk).
@@ -198,6 +229,8 @@ pub struct Update {
     pub delta: Delta,
     pub parsed: usize,
     pub moved: Vec<Moved>,
+    /// The [`build_key`] of the graph written, recorded with it.
+    pub built_from: Option<String>,
 }
 
 /// What a read found.
@@ -206,7 +239,8 @@ pub struct Reading {
     pub parsed: usize,
     /// Files whose content changed, appeared or went.
     pub changed: Vec<String>,
-    /// A whole walk was done (the graph must be rebuilt even if no file changed).
+    /// A whole walk was done (the module roots were read again: the graph is rebuilt even if
+    /// no file changed, unless it was built by this cairn with the same roots).
     pub whole: bool,
 }
 
@@ -217,6 +251,8 @@ pub struct Pending {
     pub new: Arc<graph::Graph>,
     pub sources: BTreeMap<String, Option<SourceRecord>>,
     pub moved: Vec<Moved>,
+    /// The [`build_key`] of `new`.
+    pub built_from: Option<String>,
 }
 
 impl Pending {
@@ -228,6 +264,7 @@ impl Pending {
     /// Folds later changes in: still from the graph the store holds, now to the later graph.
     pub fn merge(&mut self, later: Pending) {
         self.new = later.new;
+        self.built_from = later.built_from;
         self.sources.extend(later.sources);
         self.moved.extend(later.moved);
     }
@@ -249,6 +286,7 @@ impl Pending {
             delta,
             parsed: 0,
             moved: self.moved,
+            built_from: self.built_from,
         }
     }
 }
@@ -263,7 +301,12 @@ impl Live {
             .map(|s| (s.file.path.clone(), Arc::new(s)))
             .collect();
         let graph = Arc::new(store.load_graph().await?);
-        let generation = store.meta().await?.map_or(0, |m| m.generation);
+        let meta = store.meta().await?.unwrap_or_default();
+        // The build's statistics as the last write reported them, for a graph kept as stored.
+        let stats = meta
+            .summary
+            .get("stats")
+            .and_then(|stats| BuildStats::deserialize(stats).ok());
         Ok(Live {
             sources,
             written: graph.clone(),
@@ -272,8 +315,10 @@ impl Live {
             exact: true,
             pending: BTreeMap::new(),
             pending_moves: Vec::new(),
-            generation,
-            stats: BuildStats::default(),
+            generation: meta.generation,
+            built_from: meta.built_from.filter(|_| stats.is_some()),
+            stats: stats.unwrap_or_default(),
+            rebuilt: false,
             configs: Vec::new(),
             roots: Vec::new(),
             walk_skipped: Vec::new(),
@@ -316,6 +361,7 @@ impl Live {
             commit,
             generation: self.generation,
             summary: serde_json::Value::Null,
+            built_from: self.built_from.clone(),
         }
     }
 
@@ -334,8 +380,10 @@ impl Live {
     /// files were parsed.
     pub fn reread(&mut self, repo: &Repo, paths: Option<&[String]>) -> usize {
         let reading = self.read(repo, paths);
-        if !reading.changed.is_empty() || reading.whole {
+        self.rebuilt = false;
+        if !reading.changed.is_empty() || (reading.whole && !self.built_as_now()) {
             self.rebuild();
+            self.rebuilt = true;
         }
         reading.parsed
     }
@@ -483,6 +531,12 @@ impl Live {
         self.exact
     }
 
+    /// Whether the graph is exact and was built by this cairn from the roots last read, so
+    /// building it again from the same files would give it back.
+    fn built_as_now(&self) -> bool {
+        self.exact && self.built_from.is_some() && self.built_from == build_key(&self.roots)
+    }
+
     /// The exact rebuild of the files as they are now, to run elsewhere (the daemon's
     /// blocking pool) while the index goes on answering and reading.
     pub fn rebuild_later(&self) -> Rebuild {
@@ -503,6 +557,7 @@ impl Live {
         }
         self.graph = built.graph;
         self.stats = built.stats;
+        self.built_from = built.built_from;
         self.exact = true;
         true
     }
@@ -545,6 +600,7 @@ impl Live {
             new: self.graph.clone(),
             sources: std::mem::take(&mut self.pending),
             moved: std::mem::take(&mut self.pending_moves),
+            built_from: self.built_from.clone(),
         };
         self.written = self.graph.clone();
         pending
@@ -586,6 +642,7 @@ impl Live {
                 .collect(),
             unresolved_call_share: self.stats.unresolved_call_share(),
             stats: self.stats.clone(),
+            rebuilt: self.rebuilt,
             parsed: update.parsed,
             removed: delta.delete_sources.len(),
             moved: update.moved.clone(),
@@ -658,7 +715,9 @@ async fn commit(
     report.nodes_written = delta.upsert_nodes.len() + delta.delete_nodes.len();
     report.edges_written = delta.upsert_edges.len() + delta.delete_edges.len();
     let previous = store.meta().await?.unwrap_or_default();
-    let changed = !update.delta.is_empty() || previous.commit != commit;
+    let changed = !update.delta.is_empty()
+        || previous.commit != commit
+        || previous.built_from != update.built_from;
     let mut generation = previous.generation;
     if changed || previous.generation == 0 {
         report.seconds = started.elapsed().as_secs_f64();
@@ -667,6 +726,7 @@ async fn commit(
             commit,
             generation: previous.generation + 1,
             summary: serde_json::to_value(&report).unwrap_or_default(),
+            built_from: update.built_from.clone(),
         };
         store.apply(&update.delta, &meta).await?;
         tracing::info!(elapsed = ?started.elapsed(), "written");

@@ -77,6 +77,11 @@ pub struct IndexMeta {
     /// Increases with every write, so readers can tell their snapshot is stale.
     pub generation: u64,
     pub summary: serde_json::Value,
+    /// What the stored graph was built from besides the files (cairn's build and the module
+    /// roots, see `index::build_key`): a load that finds no file changed and the same key
+    /// keeps the graph instead of building it again.
+    #[serde(default)]
+    pub built_from: Option<String>,
 }
 
 /// The unit the graph is stored in: the nodes of one file (or external module), by `path`,
@@ -881,6 +886,7 @@ mod tests {
             commit: Some("abc".to_string()),
             generation: 7,
             summary: serde_json::json!({"files": 4}),
+            built_from: None,
         };
         older::write_version_3(root.path(), &graph, &sources, &meta).await;
 

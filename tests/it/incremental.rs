@@ -227,3 +227,37 @@ async fn the_daemons_path_with_late_rebuilds_equals_fresh() {
         );
     }
 }
+
+/// A run that finds no file changed keeps the stored graph, built by this cairn with the same
+/// module roots, and reports the statistics it was built with; a changed file or changed
+/// module roots build it again.
+#[test]
+fn an_unchanged_tree_keeps_the_stored_graph() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "def f():\n    return 1\n");
+    repo.write(
+        "b.py",
+        "from a import f\n\n\ndef g():\n    return f() + h()\n",
+    );
+    repo.commit("two modules");
+    let first = repo.index();
+    assert_eq!(first["rebuilt"], true, "{first:#}");
+    let again = repo.index();
+    assert_eq!(again["rebuilt"], false, "{again:#}");
+    assert_eq!(again["stats"], first["stats"]);
+    assert_eq!(again["edges"], first["edges"]);
+    assert_eq!(again["stats"]["calls_unresolved"], 1);
+
+    repo.write(
+        "tsconfig.json",
+        r#"{"compilerOptions": {"baseUrl": "src", "paths": {"@/*": ["lib/*"]}}}"#,
+    );
+    let roots = repo.index();
+    assert_eq!(roots["rebuilt"], true, "new module roots: {roots:#}");
+    assert_eq!(repo.index()["rebuilt"], false);
+
+    repo.write("a.py", "def f():\n    return 2\n");
+    let edited = repo.index();
+    assert_eq!(edited["rebuilt"], true, "{edited:#}");
+    assert_eq!(edited["parsed"], 1);
+}
