@@ -53,10 +53,10 @@ pub fn resolve_target<'g>(graph: &'g Graph, raw: &str) -> Result<&'g Node, Targe
     let candidates: Vec<&Node> = match symbol {
         // `path::method` for `path::Class.method`.
         Some(symbol) => graph
-            .nodes
+            .symbols_in(&path)
             .iter()
             .map(|n| &**n)
-            .filter(|n| n.path == path && n.kind.is_symbol() && ends_with_segment(&n.name, symbol))
+            .filter(|n| n.kind.is_symbol() && ends_with_segment(&n.name, symbol))
             .collect(),
         // A bare symbol name anywhere.
         None => graph
@@ -136,13 +136,15 @@ fn contains_lowercase(text: &str, lowercase: &str) -> bool {
     if !text.is_ascii() || !lowercase.is_ascii() {
         return text.to_lowercase().contains(lowercase);
     }
-    let needle = lowercase.as_bytes();
-    if needle.is_empty() {
+    let (text, needle) = (text.as_bytes(), lowercase.as_bytes());
+    let Some(&first) = needle.first() else {
         return true;
-    }
-    text.as_bytes()
-        .windows(needle.len())
-        .any(|window| window.eq_ignore_ascii_case(needle))
+    };
+    // Candidates are where the first letter is, in either case (a vectorised search).
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), text).any(|at| {
+        text.get(at..at + needle.len())
+            .is_some_and(|window| window.eq_ignore_ascii_case(needle))
+    })
 }
 
 #[cfg(test)]
@@ -157,6 +159,10 @@ mod tests {
         assert!(contains_lowercase("ÄrgerStore.py", "ärger"));
         assert!(!contains_lowercase("ÄrgerStore.py", "ärgr"));
         assert!(!contains_lowercase("ab", "abc"));
+        assert!(contains_lowercase("a.py::QuerySet.count", "count"));
+        assert!(contains_lowercase("x::aaAB", "aab"));
+        assert!(!contains_lowercase("x::aaA", "aab"));
+        assert!(contains_lowercase("anything", ""));
     }
 
     #[test]

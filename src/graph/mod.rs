@@ -518,6 +518,16 @@ impl Graph {
         self.node_index(id).map(|i| &*self.nodes[i])
     }
 
+    /// The symbols of the file at `path` (ids `path::…`), found in the nodes sorted by id
+    /// without a pass over the graph.
+    pub fn symbols_in(&self, path: &str) -> &[Arc<Node>] {
+        let prefix = format!("{path}::");
+        let from = self.nodes.partition_point(|n| n.id.as_str() < prefix.as_str());
+        let to = from
+            + self.nodes[from..].partition_point(|n| n.id.starts_with(prefix.as_str()));
+        &self.nodes[from..to]
+    }
+
     /// The shared node with this id (for a graph built from this one).
     pub fn shared_node(&self, id: &str) -> Option<&Arc<Node>> {
         self.node_index(id).map(|i| &self.nodes[i])
@@ -674,6 +684,31 @@ mod tests {
         // A hash that finds another id's position is no match.
         index.by_hash.insert(id_hash("e.py"), 2);
         assert_eq!(index.get(&nodes, "e.py"), None);
+    }
+
+    #[test]
+    fn a_files_symbols_are_the_ids_under_its_path() {
+        let ids = [
+            "a.py",
+            "a.py.bak::g",
+            "a.py::A",
+            "a.py::A.m",
+            "a.py::f",
+            "a.pyx::h",
+            "b.py::k",
+        ];
+        let nodes: Vec<Node> = ids
+            .iter()
+            .map(|id| random_node(id, NodeKind::Function, 0))
+            .collect();
+        let graph = Graph::new(nodes, Vec::new());
+        let found = |path: &str| -> Vec<&str> {
+            graph.symbols_in(path).iter().map(|n| n.id.as_str()).collect()
+        };
+        assert_eq!(found("a.py"), ["a.py::A", "a.py::A.m", "a.py::f"]);
+        assert_eq!(found("b.py"), ["b.py::k"]);
+        assert!(found("c.py").is_empty());
+        assert!(found("a").is_empty());
     }
 
     /// A node of `kind` with `reach`, in the file its id names.
