@@ -522,9 +522,10 @@ impl Graph {
     /// without a pass over the graph.
     pub fn symbols_in(&self, path: &str) -> &[Arc<Node>] {
         let prefix = format!("{path}::");
-        let from = self.nodes.partition_point(|n| n.id.as_str() < prefix.as_str());
-        let to = from
-            + self.nodes[from..].partition_point(|n| n.id.starts_with(prefix.as_str()));
+        let from = self
+            .nodes
+            .partition_point(|n| n.id.as_str() < prefix.as_str());
+        let to = from + self.nodes[from..].partition_point(|n| n.id.starts_with(prefix.as_str()));
         &self.nodes[from..to]
     }
 
@@ -703,7 +704,11 @@ mod tests {
             .collect();
         let graph = Graph::new(nodes, Vec::new());
         let found = |path: &str| -> Vec<&str> {
-            graph.symbols_in(path).iter().map(|n| n.id.as_str()).collect()
+            graph
+                .symbols_in(path)
+                .iter()
+                .map(|n| n.id.as_str())
+                .collect()
         };
         assert_eq!(found("a.py"), ["a.py::A", "a.py::A.m", "a.py::f"]);
         assert_eq!(found("b.py"), ["b.py::k"]);
