@@ -86,6 +86,9 @@ def synthetic_tree(cache: Path, language: str, files: int, seed: int) -> tuple[P
 def review_diff(tree: Path, rel: str, pattern: str, out: Path) -> bool:
     """A one-line change at the start of the first function matching PATTERN, as a diff."""
     path = tree / rel
+    # Restored with its time too: a file whose time changed is read again by the daemon
+    # that starts next, and its recency with it, which would rebuild the graph at its start.
+    times = path.stat()
     lines = path.read_text().splitlines(keepends=True)
     for i, line in enumerate(lines):
         if re.match(pattern, line):
@@ -104,6 +107,7 @@ def review_diff(tree: Path, rel: str, pattern: str, out: Path) -> bool:
                                       capture_output=True, text=True).stdout
             finally:
                 subprocess.run(["git", "-C", str(tree), "checkout", "-q", "--", rel], check=True)
+                os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
             out.write_text(diff)
             return bool(diff)
     return False
