@@ -37,14 +37,9 @@ pub fn key(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())
 }
 
-/// Components with their members and condensed successor lists (sorted, each once).
-struct Condensed {
-    component: Vec<u32>,
-    members: Vec<Vec<u32>>,
-    successors: Vec<Vec<u32>>,
-}
-
-fn condense(successors: &[Vec<u32>]) -> Condensed {
+/// Each node's component, each component's members, and the condensed successor lists
+/// (sorted, each once).
+fn condense(successors: &[Vec<u32>]) -> (Vec<u32>, Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let (component, count) = strongly_connected(successors);
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); count];
     for (node, &c) in component.iter().enumerate() {
@@ -64,11 +59,7 @@ fn condense(successors: &[Vec<u32>]) -> Condensed {
         list.sort_unstable();
         list.dedup();
     }
-    Condensed {
-        component,
-        members,
-        successors: condensed,
-    }
+    (component, members, condensed)
 }
 
 /// Counts from bottom-`k` sketches of the keys each component reaches (itself included).
@@ -76,11 +67,7 @@ fn condense(successors: &[Vec<u32>]) -> Condensed {
 /// once every component leading to it has taken it.
 pub fn estimated(successors: &[Vec<u32>], keys: &[u64], k: usize) -> Vec<u32> {
     let n = successors.len();
-    let Condensed {
-        component,
-        members,
-        successors: condensed,
-    } = condense(successors);
+    let (component, members, condensed) = condense(successors);
     let count = members.len();
     let mut waiting = vec![0u32; count];
     for list in &condensed {
@@ -155,11 +142,7 @@ fn bottom_k(a: &[u64], b: &[u64], k: usize, out: &mut Vec<u64>) {
 /// Exact counts by blocked bitsets.
 pub fn exact(successors: &[Vec<u32>]) -> Vec<u32> {
     let n = successors.len();
-    let Condensed {
-        component,
-        members,
-        successors: condensed,
-    } = condense(successors);
+    let (component, members, condensed) = condense(successors);
     let count = members.len();
     // Tarjan numbers components in reverse topological order: successors come first, so a
     // component reaches only components numbered below it. Targets are taken in component
