@@ -291,13 +291,7 @@ mod tests {
     fn matches_plain_search_on_random_graphs() {
         let mut rng = fastrand::Rng::with_seed(7);
         for size in [1usize, 2, 10, 200, 9000] {
-            let graph: Vec<Vec<u32>> = (0..size)
-                .map(|_| {
-                    (0..rng.usize(0..3))
-                        .map(|_| rng.u32(0..size as u32))
-                        .collect()
-                })
-                .collect();
+            let graph = random(size, &mut rng);
             assert_eq!(exact(&graph), naive(&graph), "size {size}");
         }
     }
@@ -306,26 +300,25 @@ mod tests {
     fn matches_plain_search_on_layered_graphs_with_small_cycles() {
         // Mostly acyclic (links to earlier nodes), as code is, with a few back links: many
         // components over several blocks of targets.
-        let mut rng = fastrand::Rng::with_seed(11);
         for size in [5000usize, 9000] {
-            let graph: Vec<Vec<u32>> = (0..size)
-                .map(|i| {
-                    let mut links: Vec<u32> = (0..rng.usize(0..4))
-                        .filter(|_| i > 0)
-                        .map(|_| rng.u32(i.saturating_sub(300) as u32..i as u32))
-                        .collect();
-                    if rng.u8(0..50) == 0 && i + 3 < size {
-                        links.push(i as u32 + rng.u32(1..3));
-                    }
-                    links
-                })
-                .collect();
+            let graph = layered(size, 300, 11);
             assert_eq!(exact(&graph), naive(&graph), "size {size}");
         }
     }
 
     fn keys(n: usize) -> Vec<u64> {
         (0..n).map(|i| key(&format!("node {i}"))).collect()
+    }
+
+    /// Up to two links from each node to any node.
+    fn random(size: usize, rng: &mut fastrand::Rng) -> Vec<Vec<u32>> {
+        (0..size)
+            .map(|_| {
+                (0..rng.usize(0..3))
+                    .map(|_| rng.u32(0..size as u32))
+                    .collect()
+            })
+            .collect()
     }
 
     /// Mostly acyclic links to the previous `span` nodes, with a few back links.
@@ -349,13 +342,7 @@ mod tests {
     fn sketches_larger_than_the_graph_count_exactly() {
         let mut rng = fastrand::Rng::with_seed(5);
         for size in [1usize, 2, 10, 300] {
-            let graph: Vec<Vec<u32>> = (0..size)
-                .map(|_| {
-                    (0..rng.usize(0..3))
-                        .map(|_| rng.u32(0..size as u32))
-                        .collect()
-                })
-                .collect();
+            let graph = random(size, &mut rng);
             assert_eq!(estimated(&graph, &keys(size), size + 1), naive(&graph));
         }
         let graph = layered(3000, 200, 3);
