@@ -537,15 +537,18 @@ impl State {
                 self.rebuild_later();
             }
         } else {
-            tokio::task::block_in_place(|| self.live.rebuild());
-            self.publish().await;
-            tracing::info!(
-                files = reading.changed.len(),
-                parsed = reading.parsed,
-                rescan = batch.rescan,
-                elapsed = ?started.elapsed(),
-                "rebuilt"
-            );
+            // A whole walk that found nothing changed keeps an exact graph this cairn built
+            // from the same roots.
+            if tokio::task::block_in_place(|| self.live.rebuild_after(&reading)) {
+                self.publish().await;
+                tracing::info!(
+                    files = reading.changed.len(),
+                    parsed = reading.parsed,
+                    rescan = batch.rescan,
+                    elapsed = ?started.elapsed(),
+                    "rebuilt"
+                );
+            }
             self.queue_waiting();
         }
         reading.parsed

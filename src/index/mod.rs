@@ -380,12 +380,19 @@ impl Live {
     /// files were parsed.
     pub fn reread(&mut self, repo: &Repo, paths: Option<&[String]>) -> usize {
         let reading = self.read(repo, paths);
-        self.rebuilt = false;
-        if !reading.changed.is_empty() || (reading.whole && !self.built_as_now()) {
-            self.rebuild();
-            self.rebuilt = true;
-        }
+        self.rebuild_after(&reading);
         reading.parsed
+    }
+
+    /// Rebuilds the graph after a read if it can differ: a file changed, or a whole walk
+    /// found a graph that is not exact or that another cairn or other roots built. Says
+    /// whether it rebuilt (the report's `rebuilt`).
+    pub fn rebuild_after(&mut self, reading: &Reading) -> bool {
+        self.rebuilt = !reading.changed.is_empty() || (reading.whole && !self.built_as_now());
+        if self.rebuilt {
+            self.rebuild();
+        }
+        self.rebuilt
     }
 
     /// Re-reads `paths` (or walks everything) into the file records, without touching the

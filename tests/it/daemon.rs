@@ -471,6 +471,11 @@ async fn cairn_index_is_handed_to_the_daemon_which_stores_the_change() {
     // Stored when the command returns: the daemon opens the store only to write.
     let graph = crate::support::stored_graph(repo.data_dir()).await;
     assert!(graph.node("src/shop/handed.py::handed").is_some());
+    // Nothing changed since: the daemon keeps the graph it holds.
+    let again: Value = serde_json::from_str(&repo.cairn_ok(&["index", "--json"])).unwrap();
+    assert_eq!(again["daemon"].as_u64(), Some(pid), "{again:#}");
+    assert_eq!(again["rebuilt"], false, "{again:#}");
+    assert_eq!(again["stats"], report["stats"], "{again:#}");
     // A person's summary says who did the run.
     let text = repo.cairn_ok(&["index"]);
     assert!(
@@ -481,5 +486,11 @@ async fn cairn_index_is_handed_to_the_daemon_which_stores_the_change() {
     // No other process wrote the store, so the daemon never reloaded its index.
     let log = std::fs::read_to_string(repo.data_dir().join("test-daemon.log")).unwrap();
     assert!(!log.contains("reloading the index"), "{log}");
+    // Of the three runs, only the first can have found a graph to build (the new file).
+    let whole_rebuilds = log
+        .lines()
+        .filter(|l| l.contains("rebuilt") && l.contains("rescan=true"))
+        .count();
+    assert!(whole_rebuilds <= 1, "{log}");
     repo.assert_store_is_fresh().await;
 }
