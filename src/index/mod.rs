@@ -49,6 +49,10 @@ pub struct Report {
     /// was built by this build of cairn with the same module roots.
     #[serde(default)]
     pub rebuilt: bool,
+    /// How long the last exact build of the graph took: this run's, or the one that made the
+    /// graph kept (the daemon paces its rebuilds by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_seconds: Option<f64>,
     pub seconds: f64,
     /// The pid of the daemon that did the run, when `cairn index` handed it over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +215,8 @@ pub struct Live {
     built_from: Option<String>,
     /// Whether the last refresh built the graph.
     rebuilt: bool,
+    /// How long the last exact build took (as the store recorded it, after a load).
+    build_took: Option<std::time::Duration>,
     /// Module-resolution configs found by the last walk.
     configs: Vec<String>,
     /// Module roots read from those configs (read again only on a whole walk).
@@ -307,6 +313,11 @@ impl Live {
             .summary
             .get("stats")
             .and_then(|stats| BuildStats::deserialize(stats).ok());
+        let build_took = meta
+            .summary
+            .get("build_seconds")
+            .and_then(serde_json::Value::as_f64)
+            .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok());
         Ok(Live {
             sources,
             written: graph.clone(),
@@ -319,6 +330,7 @@ impl Live {
             built_from: meta.built_from.filter(|_| stats.is_some()),
             stats: stats.unwrap_or_default(),
             rebuilt: false,
+            build_took,
             configs: Vec::new(),
             roots: Vec::new(),
             walk_skipped: Vec::new(),
@@ -533,6 +545,11 @@ impl Live {
         self.install(built);
     }
 
+    /// How long the last exact build of this index took, when known.
+    pub fn build_took(&self) -> Option<std::time::Duration> {
+        self.build_took
+    }
+
     /// Whether the graph is the exact build of the files as last read.
     pub fn is_exact(&self) -> bool {
         self.exact
@@ -565,6 +582,7 @@ impl Live {
         self.graph = built.graph;
         self.stats = built.stats;
         self.built_from = built.built_from;
+        self.build_took = Some(built.took);
         self.exact = true;
         true
     }
@@ -650,6 +668,7 @@ impl Live {
             unresolved_call_share: self.stats.unresolved_call_share(),
             stats: self.stats.clone(),
             rebuilt: self.rebuilt,
+            build_seconds: self.build_took.map(|took| took.as_secs_f64()),
             parsed: update.parsed,
             removed: delta.delete_sources.len(),
             moved: update.moved.clone(),
@@ -1126,7 +1145,7 @@ mod tests {
                     );
                     let expected: BTreeSet<String> = edges
                         .iter()
-                        .filter(|e| owner.get(e.src.as_str()) == Some(&file.path.as_str()))
+                        .filter(|e| owner.get(&*e.src) == Some(&file.path.as_str()))
                         .map(edge_line)
                         .collect();
                     let actual: BTreeSet<String> = focused_edges.iter().map(edge_line).collect();
