@@ -1,0 +1,85 @@
+//! Resident memory benchmark: the heap the daemon's index holds once loaded, split into every
+//! file's extraction and the graph, counted by a counting allocator (allocations, not pages:
+//! free memory the allocator keeps and the code mapped are not in it).
+//!
+//! Run: `cargo run --release --example resident_bench -- --store DATA/store`, where `DATA` is a
+//! data directory `cairn index` wrote (`cairn --repo REPO --data-dir DATA index`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cairn::storage::Store;
+
+/// The system allocator, counting the bytes in use as glibc lays them out: each allocation
+/// takes its size plus an 8-byte header, rounded up to 16, at least 32 (requests of 128 KiB
+/// and more are mapped on their own, and counted the same way here).
+struct Counting;
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+fn chunk(size: usize) -> usize {
+    (size + 8).next_multiple_of(16).max(32)
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        IN_USE.fetch_add(chunk(layout.size()), Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        IN_USE.fetch_sub(chunk(layout.size()), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        IN_USE.fetch_add(chunk(layout.size()), Ordering::Relaxed);
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        IN_USE.fetch_add(chunk(new_size), Ordering::Relaxed);
+        IN_USE.fetch_sub(chunk(layout.size()), Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let store_dir: PathBuf = std::env::args()
+        .skip_while(|a| a != "--store")
+        .nth(1)
+        .expect("--store DATA/store")
+        .into();
+    let store = Store::open(&store_dir).await?;
+    let sources = store.load_sources().await?;
+    let graph = store.load_graph().await?;
+    let (files, nodes, edges) = (sources.len(), graph.nodes.len(), graph.edges.len());
+    // What each holds is what dropping it frees (the store's caches are not counted).
+    let held = IN_USE.load(Ordering::Relaxed);
+    drop(graph);
+    let without_graph = IN_USE.load(Ordering::Relaxed);
+    drop(sources);
+    let without_sources = IN_USE.load(Ordering::Relaxed);
+    let graph_bytes = held - without_graph;
+    let source_bytes = without_graph - without_sources;
+    println!(
+        "{}",
+        serde_json::json!({
+            "files": files,
+            "nodes": nodes,
+            "edges": edges,
+            "extractions_mb": mb(source_bytes),
+            "extraction_bytes_per_file": source_bytes / files.max(1),
+            "graph_mb": mb(graph_bytes),
+            "graph_bytes_per_node_and_edge": graph_bytes / (nodes + edges).max(1),
+        })
+    );
+    Ok(())
+}
