@@ -302,10 +302,12 @@ async fn follow(
 
 /// When the exact rebuild of changed files starts. It waits for the changes to settle: the
 /// answers waiting for the patch just published go first, and a burst of saves is patched
-/// without a rebuild competing for the cores and memory. The quiet it waits for is half the
-/// last exact build (a 0.6 s rebuild waits 0.3 s, a 40 s one [`REBUILD_QUIET`]), at least
-/// [`PATCH_GRACE`]; each change starts the wait again, for at most [`REBUILD_PUT_OFF`] after
-/// the first.
+/// without a rebuild competing for the cores and memory. The quiet it waits for is twice the
+/// last exact build (a 50 ms rebuild waits 0.1 s, a 1 s one 2 s, a 40 s one
+/// [`REBUILD_QUIET`]), at least [`PATCH_GRACE`]: a rebuild started sooner would still run when
+/// the next save of a burst comes, slowing its patch. Each change starts the wait again, for at
+/// most [`REBUILD_PUT_OFF`] after the first. Answers come from the patched graph meanwhile
+/// (`cairn serve` relays to the daemon); only the store, for the CLI, waits.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct RebuildDue {
     /// When it starts, and the first change it waits for.
@@ -316,7 +318,7 @@ impl RebuildDue {
     /// Files changed at `now`; the last exact build took `took`.
     fn changed(&mut self, now: Instant, took: Option<Duration>) {
         let quiet = took
-            .map_or(PATCH_GRACE, |took| took / 2)
+            .map_or(PATCH_GRACE, |took| took * 2)
             .clamp(PATCH_GRACE, REBUILD_QUIET);
         let first = self.at.map_or(now, |(_, first)| first);
         self.at = Some(((now + quiet).min(first + REBUILD_PUT_OFF), first));
@@ -1006,12 +1008,12 @@ mod tests {
     }
 
     #[test]
-    fn the_rebuild_waits_for_half_the_last_build_within_bounds() {
+    fn the_rebuild_waits_for_twice_the_last_build_within_bounds() {
         assert_eq!(due_after(None), PATCH_GRACE);
         assert_eq!(due_after(Some(Duration::from_millis(10))), PATCH_GRACE);
         assert_eq!(
             due_after(Some(Duration::from_millis(600))),
-            Duration::from_millis(300)
+            Duration::from_millis(1200)
         );
         assert_eq!(due_after(Some(Duration::from_secs(40))), REBUILD_QUIET);
     }
