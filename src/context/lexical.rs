@@ -231,7 +231,7 @@ fn spread_to_neighbours(graph: &Graph, relevance: &mut [f64]) {
             .chain(graph.incoming(id))
             .filter(|e| e.kind.is_causal())
         {
-            let other = if edge.src == *id {
+            let other = if *edge.src == **id {
                 &edge.dst
             } else {
                 &edge.src

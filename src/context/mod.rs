@@ -246,11 +246,7 @@ pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec
             };
             // Which end is which: `impact_link` hands back the edge's own ids.
             let at = |end: &str| {
-                if std::ptr::eq(end, edge.src.as_str()) {
-                    s
-                } else {
-                    d
-                }
+                if std::ptr::eq(end, &*edge.src) { s } else { d }
             };
             let (from, to) = (at(from), at(to));
             let reached = strength * rank::link_strength(link);
@@ -444,8 +440,8 @@ mod tests {
                     };
                     Edge {
                         kind,
-                        src: ids[rng.usize(0..ids.len())].clone(),
-                        dst: ids[rng.usize(0..ids.len())].clone(),
+                        src: ids[rng.usize(0..ids.len())].as_str().into(),
+                        dst: ids[rng.usize(0..ids.len())].as_str().into(),
                         lines: Vec::new(),
                         reasons,
                     }

@@ -399,8 +399,8 @@ fn relationship_entries(
             ),
             item: Relationship {
                 kind: edge.kind.table().to_string(),
-                src: edge.src.clone(),
-                dst: edge.dst.clone(),
+                src: edge.src.to_string(),
+                dst: edge.dst.to_string(),
                 score: (score * 100.0).round() / 100.0,
                 reasons: edge.reasons.clone(),
             },

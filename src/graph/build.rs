@@ -274,12 +274,13 @@ fn build_parts<'a>(
         stats,
         ..
     } = builder;
-    let edges = edges
+    let mut ids = super::Ids::default();
+    let edges: Vec<Edge> = edges
         .into_iter()
         .map(|((kind, src, dst), (lines, reasons))| Edge {
             kind,
-            src,
-            dst,
+            src: ids.of(&src),
+            dst: ids.of(&dst),
             lines: lines.into_iter().collect(),
             reasons: reasons.into_iter().map(String::from).collect(),
         })

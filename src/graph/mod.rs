@@ -175,12 +175,13 @@ impl EdgeKind {
 }
 
 /// A directed edge between two node ids. `lines` are the source lines in `src` that make the
-/// edge (import or call sites); `reasons` say why a promoted edge exists.
+/// edge (import or call sites); `reasons` say why a promoted edge exists. The ends are shared:
+/// the edges of a graph at one node hold one copy of its id (see [`share_ends`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Edge {
     pub kind: EdgeKind,
-    pub src: String,
-    pub dst: String,
+    pub src: Arc<str>,
+    pub dst: Arc<str>,
     pub lines: Vec<u32>,
     pub reasons: Vec<String>,
 }
@@ -318,13 +319,15 @@ impl Adjacency {
 }
 
 impl Graph {
-    /// A graph from stored nodes and stored edges: containment comes from `parent`.
-    pub fn from_stored(nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
+    /// A graph from stored nodes and stored edges, whose ends `ids` shares: containment comes
+    /// from `parent`.
+    pub fn from_stored(nodes: Vec<Node>, mut edges: Vec<Edge>, mut ids: Ids) -> Graph {
+        ids.share_ends(&mut edges);
         edges.extend(nodes.iter().filter_map(|n| {
             Some(Edge {
                 kind: EdgeKind::Contains,
-                src: n.parent.clone()?,
-                dst: n.id.clone(),
+                src: ids.of(n.parent.as_deref()?),
+                dst: ids.of(&n.id),
                 lines: Vec::new(),
                 reasons: Vec::new(),
             })
@@ -332,7 +335,7 @@ impl Graph {
         Graph::new(nodes, edges)
     }
 
-    /// Builds the indexes over nodes and edges.
+    /// Builds the indexes over nodes and edges (their ends as given: see [`share_ends`]).
     pub fn new(nodes: Vec<Node>, edges: Vec<Edge>) -> Graph {
         Graph::shared(
             nodes.into_iter().map(Arc::new).collect(),
@@ -638,6 +641,50 @@ fn merge_sorted<T>(kept: Vec<T>, mut fresh: Vec<T>, order: impl Fn(&T, &T) -> Or
     merged
 }
 
+/// Makes edges with an end in common hold one copy of its id: a node's id is then kept once
+/// for all its edges, not once per edge end (most of a graph's edges' size otherwise).
+pub fn share_ends(edges: &mut [Edge]) {
+    Ids::default().share_ends(edges);
+}
+
+/// One copy of each edge end's id, for edges to share (see [`share_ends`]). Edges read in
+/// batches are shared batch by batch, so the copies freed are reused by the next batch
+/// rather than left as holes across the heap (which slowed every later allocation).
+#[derive(Default)]
+pub struct Ids(FxHashSet<Arc<str>>);
+
+impl Ids {
+    /// The shared copy of `id`, made on first sight.
+    pub fn of(&mut self, id: &str) -> Arc<str> {
+        match self.0.get(id) {
+            Some(shared) => shared.clone(),
+            None => {
+                let shared: Arc<str> = id.into();
+                self.0.insert(shared.clone());
+                shared
+            }
+        }
+    }
+
+    /// Makes the edges hold the shared copies of their ends.
+    pub fn share_ends(&mut self, edges: &mut [Edge]) {
+        for edge in edges {
+            for end in [&mut edge.src, &mut edge.dst] {
+                match self.0.get(&**end) {
+                    Some(shared) => {
+                        if !Arc::ptr_eq(shared, end) {
+                            *end = shared.clone();
+                        }
+                    }
+                    None => {
+                        self.0.insert(end.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
 pub fn symbol_id(path: &str, qualname: &str) -> String {
     format!("{path}::{qualname}")
 }
@@ -783,12 +830,12 @@ mod tests {
                 (0..n)
                     .map(|_| Edge {
                         kind: kinds[rng.usize(0..kinds.len())],
-                        src: ids[rng.usize(0..ids.len())].clone(),
+                        src: ids[rng.usize(0..ids.len())].as_str().into(),
                         // Now and then an end that is no node.
                         dst: if rng.usize(0..10) == 0 {
-                            format!("{}::ghost", files[rng.usize(0..files.len())])
+                            format!("{}::ghost", files[rng.usize(0..files.len())]).into()
                         } else {
-                            ids[rng.usize(0..ids.len())].clone()
+                            ids[rng.usize(0..ids.len())].as_str().into()
                         },
                         lines: vec![rng.u32(1..5)],
                         reasons: Vec::new(),
@@ -867,14 +914,37 @@ mod tests {
         }
     }
 
+    /// Edges with an end in common hold one copy of its id; different ends stay apart.
+    #[test]
+    fn edges_share_the_ids_of_their_common_ends() {
+        let edge = |src: &str, dst: &str| Edge {
+            kind: EdgeKind::Calls,
+            src: src.into(),
+            dst: dst.into(),
+            lines: vec![1],
+            reasons: Vec::new(),
+        };
+        let mut edges = vec![
+            edge("a::f", "b::g"),
+            edge("a::h", "b::g"),
+            edge("b::g", "a::f"),
+        ];
+        share_ends(&mut edges);
+        assert!(Arc::ptr_eq(&edges[0].dst, &edges[1].dst));
+        assert!(Arc::ptr_eq(&edges[0].src, &edges[2].dst));
+        assert!(Arc::ptr_eq(&edges[1].dst, &edges[2].src));
+        assert!(!Arc::ptr_eq(&edges[0].src, &edges[1].src));
+        assert_eq!((&*edges[1].src, &*edges[2].src), ("a::h", "b::g"));
+    }
+
     /// A graph sharing with an earlier one holds the earlier copy of each node and edge the
     /// two have equal, its own copy of each that differs, and reads exactly as before.
     #[test]
     fn a_graph_shares_what_equals_the_earlier_graph_and_reads_the_same() {
         let call = |src: &str, dst: &str, line: u32| Edge {
             kind: EdgeKind::Calls,
-            src: src.to_string(),
-            dst: dst.to_string(),
+            src: src.into(),
+            dst: dst.into(),
             lines: vec![line],
             reasons: Vec::new(),
         };

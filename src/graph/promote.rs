@@ -2,6 +2,7 @@
 //! measures every node carries (reach, direct dependents, impact).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -17,15 +18,15 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
     let is_file = |id: &str| by_id.get(id).is_some_and(|n| n.kind == NodeKind::File);
     let is_test = |id: &str| by_id.get(id).is_some_and(|n| n.is_test);
 
-    let mut importers: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    let mut promoted: BTreeMap<(EdgeKind, String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut importers: BTreeMap<&Arc<str>, BTreeSet<&Arc<str>>> = BTreeMap::new();
+    let mut promoted: BTreeMap<(EdgeKind, Arc<str>, Arc<str>), BTreeSet<String>> = BTreeMap::new();
     for edge in edges.iter().filter(|e| e.kind == EdgeKind::Imports) {
         if is_file(&edge.dst) {
             importers.entry(&edge.dst).or_default().insert(&edge.src);
         }
         // A test asserts on what it imports: the named definitions, or the whole module.
-        if is_test(&edge.src) && by_id.contains_key(edge.dst.as_str()) && !is_test(&edge.dst) {
-            let external = by_id[edge.dst.as_str()].kind == NodeKind::External;
+        if is_test(&edge.src) && by_id.contains_key(&*edge.dst) && !is_test(&edge.dst) {
+            let external = by_id[&*edge.dst].kind == NodeKind::External;
             let names_only = impact(edge, NodeKind::File).is_none();
             if !external && !names_only {
                 promoted
@@ -37,7 +38,7 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
     }
     for (module, files) in &importers {
         let fan_in = files.len() >= FAN_IN_THRESHOLD;
-        let mutates = by_id[module].mutations > 0;
+        let mutates = by_id[&***module].mutations > 0;
         for importer in files {
             let mut reasons = Vec::new();
             if fan_in {
@@ -48,7 +49,7 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
             }
             if !reasons.is_empty() {
                 promoted
-                    .entry((EdgeKind::Drives, module.to_string(), importer.to_string()))
+                    .entry((EdgeKind::Drives, Arc::clone(module), Arc::clone(importer)))
                     .or_default()
                     .extend(reasons.into_iter().map(String::from));
             }
@@ -85,7 +86,7 @@ pub fn impact(edge: &Edge, src_kind: NodeKind) -> Option<(&str, &str)> {
 /// is a change to them): both are weaker links than a use. `drives` edges summarise imports
 /// and add no impact of their own.
 pub fn impact_link(edge: &Edge, src_kind: NodeKind) -> Option<(&str, &str, Link)> {
-    let against = Some((edge.dst.as_str(), edge.src.as_str(), Link::Use));
+    let against = Some((&*edge.dst, &*edge.src, Link::Use));
     let has = |reason: &str| edge.reasons.iter().any(|r| r == reason);
     match edge.kind {
         EdgeKind::Calls | EdgeKind::Inherits | EdgeKind::AssertsOn => against,

@@ -547,7 +547,7 @@ impl Near<'_> {
             .incoming(id)
             .filter(|e| e.kind == kind)
             .map(|e| Use {
-                id: e.src.clone(),
+                id: e.src.to_string(),
                 kind: self
                     .graph
                     .node(&e.src)

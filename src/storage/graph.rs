@@ -289,6 +289,7 @@ impl Store {
             .map_err(query_error(doing))?;
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
+        let mut ids = crate::graph::Ids::default();
         for row in rows {
             let [stored_nodes, stored_edges] =
                 <[Bytes; 2]>::try_from(row).map_err(|_| StoreError::Decode {
@@ -296,9 +297,11 @@ impl Store {
                     message: "a part without nodes and edges".to_string(),
                 })?;
             nodes.extend(unpack::<Vec<Node>>(&stored_nodes, doing)?);
-            edges.extend(unpack::<Vec<Edge>>(&stored_edges, doing)?);
+            let mut part: Vec<Edge> = unpack(&stored_edges, doing)?;
+            ids.share_ends(&mut part);
+            edges.extend(part);
         }
-        Ok(Graph::from_stored(nodes, edges))
+        Ok(Graph::from_stored(nodes, edges, ids))
     }
 
     /// The stored source files with their extractions.
@@ -339,7 +342,7 @@ impl Store {
             );
             edges.extend(self.select::<Edge>(&sql, "loading edges").await?);
         }
-        Ok(Graph::from_stored(nodes, edges))
+        Ok(Graph::from_stored(nodes, edges, Default::default()))
     }
 
     /// The source records as schema versions 1-3 stored them: JSON strings.
@@ -733,8 +736,8 @@ mod tests {
     fn edge(kind: EdgeKind, src: &str, dst: &str, reasons: &[&str]) -> Edge {
         Edge {
             kind,
-            src: src.to_string(),
-            dst: dst.to_string(),
+            src: src.into(),
+            dst: dst.into(),
             lines: vec![3, 7],
             reasons: reasons.iter().map(|r| r.to_string()).collect(),
         }
@@ -768,14 +771,32 @@ mod tests {
                     &["promoted: a reason"],
                 ),
             ],
+            Default::default(),
         );
         let meta = IndexMeta::default();
         store
             .apply(&Delta::between(&Graph::default(), &before), &meta)
             .await
             .unwrap();
-        assert_same(&store.load_graph().await.unwrap(), &before);
+        let loaded = store.load_graph().await.unwrap();
+        assert_same(&loaded, &before);
         assert_eq!(part_paths(&store).await, ["a.py", "b.py", "os"]);
+        // Edges stored in different parts, and containment made on loading, hold one copy of
+        // each id they share.
+        let ends_at = |id: &str| -> Vec<Arc<str>> {
+            loaded
+                .edges
+                .iter()
+                .flat_map(|e| [&e.src, &e.dst])
+                .filter(|end| &***end == id)
+                .cloned()
+                .collect()
+        };
+        for id in ["a.py::f", "b.py::g", "a.py"] {
+            let ends = ends_at(id);
+            assert!(ends.len() >= 2, "{id} ends {} edges", ends.len());
+            assert!(ends.iter().all(|end| Arc::ptr_eq(end, &ends[0])), "{id}");
+        }
 
         // b.py is gone, a.py::f changed and calls into the standard library instead.
         let mut f = node("a.py::f", "a.py", Some("a.py"));
@@ -786,6 +807,7 @@ mod tests {
                 edge(EdgeKind::Imports, "a.py", "os", &[]),
                 edge(EdgeKind::Calls, "a.py::f", "os", &[]),
             ],
+            Default::default(),
         );
         let delta = Delta::between(&before, &after);
         let written: Vec<&str> = delta.parts.iter().map(|p| p.path.as_str()).collect();

@@ -96,7 +96,7 @@ async fn a_directory_outside_git_indexes_too() {
         graph
             .edges
             .iter()
-            .any(|e| e.src == "app.py::main" && e.dst == "helpers.py::run")
+            .any(|e| &*e.src == "app.py::main" && &*e.dst == "helpers.py::run")
     );
 }
 

@@ -125,9 +125,11 @@ async fn python_and_typescript_resolve_to_repository_files() {
     }
     // `count()` from itertools is not QuerySet.count: no guessed edge.
     assert!(
-        !graph.edges.iter().any(
-            |e| e.kind.table() != "contains" && e.dst == "src/shop/queryset.py::QuerySet.count"
-        ),
+        !graph
+            .edges
+            .iter()
+            .any(|e| e.kind.table() != "contains"
+                && &*e.dst == "src/shop/queryset.py::QuerySet.count"),
         "a call was bound to a guess"
     );
 

@@ -39,7 +39,7 @@ async fn calls_resolve_exactly_where_the_type_is_known() {
             let file = e.src.split("::").next().unwrap().to_string();
             e.lines
                 .iter()
-                .map(move |&line| (file.clone(), line, e.dst.clone()))
+                .map(move |&line| (file.clone(), line, e.dst.to_string()))
         })
         .collect();
     let expected = expected_calls(&fixture("resolution"), "src/shop");

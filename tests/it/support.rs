@@ -241,7 +241,7 @@ pub fn has_edge(graph: &Graph, kind: &str, src: &str, dst: &str) -> bool {
     graph
         .edges
         .iter()
-        .any(|e| e.kind.table() == kind && e.src == src && e.dst == dst)
+        .any(|e| e.kind.table() == kind && &*e.src == src && &*e.dst == dst)
 }
 
 /// One category's statistics in `cairn rules --json`'s list.
