@@ -114,8 +114,12 @@ async fn main() -> anyhow::Result<()> {
         let target = format!("{file}::{name}");
         let written = Instant::now();
         std::fs::write(&path, text)?;
+        let mut polls: Vec<(f64, f64)> = Vec::new();
         loop {
-            if expand(&target).await? {
+            let asked = written.elapsed().as_secs_f64() * 1000.0;
+            let shown = expand(&target).await?;
+            polls.push((asked, written.elapsed().as_secs_f64() * 1000.0 - asked));
+            if shown {
                 break;
             }
             anyhow::ensure!(
@@ -127,7 +131,7 @@ async fn main() -> anyhow::Result<()> {
         latencies.push(written.elapsed().as_secs_f64() * 1000.0);
         if std::env::var_os("BENCH_VERBOSE").is_some() {
             eprintln!(
-                "save {i}: answered after {:.0} ms (written at {:?})",
+                "save {i}: answered after {:.0} ms (written at {:?}); polls (asked at, took) ms: {polls:.0?}",
                 latencies[latencies.len() - 1],
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)

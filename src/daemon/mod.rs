@@ -372,6 +372,13 @@ fn spawn_http(
     );
     let stop = shutdown.clone();
     tokio::spawn(async move {
+        // Answers are small writes: without TCP_NODELAY one waits for the client's delayed
+        // acknowledgement of the last (40 ms on Linux) on most calls.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY: {e}");
+            }
+        });
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await;
