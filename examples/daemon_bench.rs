@@ -140,8 +140,9 @@ async fn main() -> anyhow::Result<()> {
                     - written.elapsed().as_secs_f64()
             );
         }
-        // Saves a second and a half apart, as between real edits: the exact rebuild and the
-        // write to the store that follow each save finish in between.
+        // Saves a second and a half apart, as between real edits (the daemon's exact rebuild
+        // waits for a quiet of twice its last duration: on larger repositories it follows the
+        // last save).
         tokio::time::sleep(Duration::from_millis(1500)).await;
     }
     std::fs::write(&path, &original)?;

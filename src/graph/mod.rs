@@ -176,7 +176,7 @@ impl EdgeKind {
 
 /// A directed edge between two node ids. `lines` are the source lines in `src` that make the
 /// edge (import or call sites); `reasons` say why a promoted edge exists. The ends are shared:
-/// the edges of a graph at one node hold one copy of its id (see [`share_ends`]).
+/// the edges of a graph at one node hold one copy of its id (see [`Ids`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Edge {
     pub kind: EdgeKind,
@@ -319,10 +319,9 @@ impl Adjacency {
 }
 
 impl Graph {
-    /// A graph from stored nodes and stored edges, whose ends `ids` shares: containment comes
-    /// from `parent`.
+    /// A graph from stored nodes and stored edges whose ends `ids` already shares (see
+    /// [`Ids::share_ends`]): containment comes from `parent`, with the same shared ids.
     pub fn from_stored(nodes: Vec<Node>, mut edges: Vec<Edge>, mut ids: Ids) -> Graph {
-        ids.share_ends(&mut edges);
         edges.extend(nodes.iter().filter_map(|n| {
             Some(Edge {
                 kind: EdgeKind::Contains,
@@ -335,7 +334,7 @@ impl Graph {
         Graph::new(nodes, edges)
     }
 
-    /// Builds the indexes over nodes and edges (their ends as given: see [`share_ends`]).
+    /// Builds the indexes over nodes and edges (their ends as given: see [`Ids`]).
     pub fn new(nodes: Vec<Node>, edges: Vec<Edge>) -> Graph {
         Graph::shared(
             nodes.into_iter().map(Arc::new).collect(),
@@ -641,13 +640,8 @@ fn merge_sorted<T>(kept: Vec<T>, mut fresh: Vec<T>, order: impl Fn(&T, &T) -> Or
     merged
 }
 
-/// Makes edges with an end in common hold one copy of its id: a node's id is then kept once
-/// for all its edges, not once per edge end (most of a graph's edges' size otherwise).
-pub fn share_ends(edges: &mut [Edge]) {
-    Ids::default().share_ends(edges);
-}
-
-/// One copy of each edge end's id, for edges to share (see [`share_ends`]). Edges read in
+/// One copy of each edge end's id, for edges to share: a node's id is then kept once for all
+/// its edges, not once per edge end (most of a graph's edges' size otherwise). Edges read in
 /// batches are shared batch by batch, so the copies freed are reused by the next batch
 /// rather than left as holes across the heap (which slowed every later allocation).
 #[derive(Default)]
@@ -929,7 +923,7 @@ mod tests {
             edge("a::h", "b::g"),
             edge("b::g", "a::f"),
         ];
-        share_ends(&mut edges);
+        Ids::default().share_ends(&mut edges);
         assert!(Arc::ptr_eq(&edges[0].dst, &edges[1].dst));
         assert!(Arc::ptr_eq(&edges[0].src, &edges[2].dst));
         assert!(Arc::ptr_eq(&edges[1].dst, &edges[2].src));

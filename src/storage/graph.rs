@@ -342,7 +342,9 @@ impl Store {
             );
             edges.extend(self.select::<Edge>(&sql, "loading edges").await?);
         }
-        Ok(Graph::from_stored(nodes, edges, Default::default()))
+        let mut ids = crate::graph::Ids::default();
+        ids.share_ends(&mut edges);
+        Ok(Graph::from_stored(nodes, edges, ids))
     }
 
     /// The source records as schema versions 1-3 stored them: JSON strings.
