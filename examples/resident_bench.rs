@@ -65,6 +65,52 @@ async fn main() -> anyhow::Result<()> {
     let held = IN_USE.load(Ordering::Relaxed);
     drop(graph);
     let without_graph = IN_USE.load(Ordering::Relaxed);
+    // The extractions part by part: what dropping each kind of record frees.
+    let mut sources = sources;
+    let mut strings = [0usize; 2]; // [inline (<= 24 bytes), longer]
+    let mut count = |text: &str| strings[usize::from(text.len() > 24)] += 1;
+    let mut records = [0usize; 3]; // calls, symbols, types
+    for source in &sources {
+        let extract = &source.file.extract;
+        records[0] += extract.calls.len();
+        records[1] += extract.symbols.len();
+        records[2] += extract.types.len();
+        for call in &extract.calls {
+            count(&call.name);
+            call.receiver.as_deref().map(&mut count);
+        }
+        for symbol in &extract.symbols {
+            count(&symbol.name);
+            count(&symbol.qualname);
+            count(&symbol.signature);
+            symbol.doc.as_deref().map(&mut count);
+        }
+        for hint in &extract.types {
+            count(&hint.name);
+        }
+    }
+    let mut parts = serde_json::Map::new();
+    let mut part = |name: &str, take: &mut dyn FnMut(&mut cairn::graph::SourceFile)| {
+        let before = IN_USE.load(Ordering::Relaxed);
+        sources.iter_mut().for_each(|s| take(&mut s.file));
+        let freed = before - IN_USE.load(Ordering::Relaxed);
+        parts.insert(name.to_string(), serde_json::json!(mb(freed)));
+    };
+    part("calls", &mut |s| drop(std::mem::take(&mut s.extract.calls)));
+    part("symbols", &mut |s| {
+        drop(std::mem::take(&mut s.extract.symbols))
+    });
+    part("imports", &mut |s| {
+        drop(std::mem::take(&mut s.extract.imports))
+    });
+    part("types", &mut |s| drop(std::mem::take(&mut s.extract.types)));
+    part("mutations", &mut |s| {
+        drop(std::mem::take(&mut s.extract.mutations))
+    });
+    part("returns", &mut |s| {
+        drop(std::mem::take(&mut s.extract.returns))
+    });
+    part("bases", &mut |s| drop(std::mem::take(&mut s.extract.bases)));
     drop(sources);
     let without_sources = IN_USE.load(Ordering::Relaxed);
     let graph_bytes = held - without_graph;
@@ -77,6 +123,9 @@ async fn main() -> anyhow::Result<()> {
             "edges": edges,
             "extractions_mb": mb(source_bytes),
             "extraction_bytes_per_file": source_bytes / files.max(1),
+            "extraction_parts_mb": parts,
+            "calls_symbols_types": records,
+            "strings_short_long": strings,
             "graph_mb": mb(graph_bytes),
             "graph_bytes_per_node_and_edge": graph_bytes / (nodes + edges).max(1),
         })

@@ -12,6 +12,11 @@ use tree_sitter::{Node, Parser, QueryCursor, Tree};
 
 use crate::languages::{Language, Queries, QueryKind};
 
+/// The text of an extraction: names, expressions and signatures, most of them short. A short
+/// text is held inline (up to 24 bytes) rather than in an allocation of its own: across a
+/// large repository the extractions hold millions of them, resident in the daemon.
+pub type Text = compact_str::CompactString;
+
 /// What kind of definition a symbol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
@@ -51,19 +56,19 @@ impl SymbolKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Symbol {
     pub kind: SymbolKind,
-    pub name: String,
+    pub name: Text,
     /// Dotted path inside the file: `Class.method`; unique within the file.
-    pub qualname: String,
+    pub qualname: Text,
     pub start_line: u32,
     pub end_line: u32,
-    pub signature: String,
-    pub doc: Option<String>,
+    pub signature: Text,
+    pub doc: Option<Text>,
     /// Index of the enclosing symbol, or of the type a method is declared for elsewhere in
     /// the file (see [`Receiver`]).
     pub parent: Option<usize>,
     /// A method declared outside its type's body: the type and the receiver's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receiver: Option<Receiver>,
+    pub receiver: Option<Box<Receiver>>,
 }
 
 /// The type a method is declared for outside the type's body (Go's `func (s *Server) Handle`):
@@ -72,9 +77,9 @@ pub struct Symbol {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Receiver {
     /// The type's name, without pointer or type arguments.
-    pub type_name: String,
+    pub type_name: Text,
     /// The name the receiver is bound to in the method (`s`): it acts as `self` there.
-    pub name: Option<String>,
+    pub name: Option<Text>,
 }
 
 /// One imported binding (or a whole-module import).
@@ -84,14 +89,14 @@ pub struct Import {
     /// Innermost symbol the import statement stands in (imports inside functions).
     pub scope: Option<usize>,
     /// The module as written: `a.b`, `..pkg` (Python), `./x`, `@/lib/y` (TypeScript).
-    pub module: String,
+    pub module: Text,
     /// Imported name (`from m import name`, `import { name } from`), if any.
-    pub name: Option<String>,
-    pub alias: Option<String>,
+    pub name: Option<Text>,
+    pub alias: Option<Text>,
     /// `import X from` / `X = require(...)`.
-    pub default: Option<String>,
+    pub default: Option<Text>,
     /// `import * as ns from` / `export * as ns from`.
-    pub namespace: Option<String>,
+    pub namespace: Option<Text>,
     /// `from m import *` / `export * from`.
     pub wildcard: bool,
     /// `export … from`: the names become part of this module.
@@ -105,9 +110,9 @@ pub struct Import {
 pub struct Call {
     pub line: u32,
     pub scope: Option<usize>,
-    pub name: String,
+    pub name: Text,
     /// The expression before the last dot, as written (`self`, `os.path`, `this.repo`).
-    pub receiver: Option<String>,
+    pub receiver: Option<Text>,
     pub is_new: bool,
     /// A bare name that may be a local as well as a call (Ruby's `headers`): a call only where
     /// no local of that name is bound in sight.
@@ -119,7 +124,7 @@ pub struct Call {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Base {
     pub class: usize,
-    pub expr: String,
+    pub expr: Text,
 }
 
 /// A write to instance or module state outside a constructor.
@@ -127,7 +132,7 @@ pub struct Base {
 pub struct Mutation {
     pub line: u32,
     pub scope: Option<usize>,
-    pub target: String,
+    pub target: Text,
 }
 
 /// What a name is known to hold, as written where it is bound.
@@ -135,11 +140,11 @@ pub struct Mutation {
 #[serde(tag = "kind", content = "expr", rename_all = "snake_case")]
 pub enum Held {
     /// An instance of a declared type: a dotted class expression (`x: Store`, `-> Store`).
-    Declared(String),
+    Declared(Text),
     /// What calling a dotted expression returns (`x = Store()`, `x = make()`, `new Store()`).
-    Returned(String),
+    Returned(Text),
     /// Whatever a dotted expression holds (`self.app = app`, `factory = Store`).
-    Same(String),
+    Same(Text),
     /// A value of the language's own types: a literal (`[]`, `{}`, `"…"`).
     Builtin,
     /// Something cairn does not follow (a loop variable, `a or b`, an untyped parameter): the
@@ -156,7 +161,7 @@ pub struct TypeHint {
     pub scope: Option<usize>,
     /// Innermost symbol the binding is written in (`self.x = app` in `__init__`: `__init__`).
     pub at: Option<usize>,
-    pub name: String,
+    pub name: Text,
     /// Absent from the records of extractor versions before 2, which load (as unknown) so
     /// their files are found stale by [`VERSION`] and parsed again.
     #[serde(default)]
@@ -169,28 +174,33 @@ pub struct TypeHint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Returns {
     pub symbol: usize,
-    pub class: String,
+    pub class: Text,
     /// A property: reading the attribute calls the function.
     #[serde(default)]
     pub property: bool,
     /// The type carrying the class, where the function returns one (Rust's `Result` of
     /// `Result<Store, Error>`): its methods are the language's, unwrapping gives the class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub carrier: Option<String>,
+    pub carrier: Option<Text>,
 }
 
 /// Everything extracted from one file.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FileExtract {
     pub lines: u32,
+    #[serde(deserialize_with = "fitted")]
     pub symbols: Vec<Symbol>,
+    #[serde(deserialize_with = "fitted")]
     pub imports: Vec<Import>,
+    #[serde(deserialize_with = "fitted")]
     pub calls: Vec<Call>,
+    #[serde(deserialize_with = "fitted")]
     pub bases: Vec<Base>,
+    #[serde(deserialize_with = "fitted")]
     pub mutations: Vec<Mutation>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "fitted")]
     pub types: Vec<TypeHint>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "fitted")]
     pub returns: Vec<Returns>,
     /// The packages or namespaces the file declares (`package a.b;`, `namespace A.B`), in
     /// source order: where its top-level definitions live for a module system that indexes
@@ -206,6 +216,32 @@ pub struct FileExtract {
     pub version: u32,
     /// Problems met while reading the file (syntax errors), one line each.
     pub diagnostics: Vec<String>,
+}
+
+impl FileExtract {
+    /// Gives back the room the record lists grew into but do not use: the daemon keeps
+    /// every file's extraction for as long as it runs.
+    fn fit(&mut self) {
+        self.symbols.shrink_to_fit();
+        self.imports.shrink_to_fit();
+        self.calls.shrink_to_fit();
+        self.bases.shrink_to_fit();
+        self.mutations.shrink_to_fit();
+        self.types.shrink_to_fit();
+        self.returns.shrink_to_fit();
+    }
+}
+
+/// A list read back without room to spare (see [`FileExtract::fit`]): read lists grow by
+/// doubling, as their length is not known ahead.
+fn fitted<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let mut list = Vec::<T>::deserialize(deserializer)?;
+    list.shrink_to_fit();
+    Ok(list)
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
@@ -323,6 +359,7 @@ impl<'a> Extractor<'a> {
         self.mutations();
         self.types();
         self.drop_bare_locals();
+        self.out.fit();
         self.out
     }
 
@@ -405,23 +442,24 @@ impl<'a> Extractor<'a> {
                 symbol: Symbol {
                     kind,
                     // A symbol literal names without its colon (Ruby's `attr_reader :name`).
-                    name: self.text(*name).trim_start_matches(':').to_string(),
-                    qualname: String::new(),
+                    name: self.text(*name).trim_start_matches(':').into(),
+                    qualname: Text::default(),
                     start_line: node.start_position().row as u32 + 1,
                     end_line: node.end_position().row as u32 + 1,
-                    signature: signature(&self.source[node.start_byte()..body_start]),
+                    signature: signature(&self.source[node.start_byte()..body_start]).into(),
                     doc: captures
                         .get("doc")
-                        .and_then(|d| first_doc_line(self.text(*d))),
+                        .and_then(|d| first_doc_line(self.text(*d)))
+                        .map(Text::from),
                     parent: None,
                     receiver: captures
                         .get("receiver")
                         .and_then(|r| receiver_type(self.text(*r)))
-                        .map(|type_name| Receiver {
-                            type_name,
-                            name: captures
-                                .get("receiver.self")
-                                .map(|n| self.text(*n).to_string()),
+                        .map(|type_name| {
+                            Box::new(Receiver {
+                                type_name: type_name.into(),
+                                name: captures.get("receiver.self").map(|n| self.text(*n).into()),
+                            })
                         }),
                 },
             });
@@ -452,7 +490,7 @@ impl<'a> Extractor<'a> {
     /// Methods declared for a type outside its body become its methods: their parent is the
     /// file's top-level type of that name, if the file has it.
     fn attach_receivers(&mut self) {
-        let types: HashMap<String, usize> = self
+        let types: HashMap<Text, usize> = self
             .out
             .symbols
             .iter()
@@ -502,7 +540,7 @@ impl<'a> Extractor<'a> {
         let mut qualname = match (symbol.parent, &symbol.receiver) {
             (Some(p), _) => format!("{}.{}", self.out.symbols[p].qualname, symbol.name),
             (None, Some(receiver)) => format!("{}.{}", receiver.type_name, symbol.name),
-            (None, None) => symbol.name.clone(),
+            (None, None) => symbol.name.to_string(),
         };
         let is_method = symbol.kind == SymbolKind::Function
             && symbol
@@ -514,7 +552,7 @@ impl<'a> Extractor<'a> {
             qualname = format!("{qualname}#{occurrences}");
         }
         let symbol = &mut self.out.symbols[index];
-        symbol.qualname = qualname;
+        symbol.qualname = qualname.into();
         if is_method {
             symbol.kind = SymbolKind::Method;
         }
@@ -603,11 +641,11 @@ impl<'a> Extractor<'a> {
             imports.push(Import {
                 line: Self::line(*statement),
                 scope: self.scope_at(statement.start_byte()),
-                module,
-                name: text("import.name"),
-                alias: text("import.alias"),
-                default: text("import.default"),
-                namespace: text("import.namespace"),
+                module: module.into(),
+                name: text("import.name").map(Text::from),
+                alias: text("import.alias").map(Text::from),
+                default: text("import.default").map(Text::from),
+                namespace: text("import.namespace").map(Text::from),
                 wildcard: c.contains_key("import.wildcard"),
                 reexport: c.contains_key("import.reexport"),
                 whole_module,
@@ -650,8 +688,8 @@ impl<'a> Extractor<'a> {
             calls.push(Call {
                 line: Self::line(*call),
                 scope: self.scope_at(call.start_byte()),
-                name: self.text(*name).to_string(),
-                receiver,
+                name: self.text(*name).into(),
+                receiver: receiver.map(Text::from),
                 is_new: c.contains_key("call.new"),
                 bare,
             });
@@ -691,7 +729,10 @@ impl<'a> Extractor<'a> {
             let expr: String = self.text(*base).split_whitespace().collect();
             let expr = self.dotted(&expr);
             let expr = expr.split('<').next().unwrap_or_default().to_string();
-            bases.push(Base { class: index, expr });
+            bases.push(Base {
+                class: index,
+                expr: expr.into(),
+            });
         });
         self.out.bases = bases;
     }
@@ -715,7 +756,7 @@ impl<'a> Extractor<'a> {
             mutations.push(Mutation {
                 line: Self::line(*write),
                 scope,
-                target: self.text(*target).to_string(),
+                target: self.text(*target).into(),
             });
         });
         self.out.mutations = mutations;
@@ -733,7 +774,7 @@ impl Extractor<'_> {
             (None, None) => None,
         };
         symbol.kind == SymbolKind::Method
-            && (self.language.constructors.contains(&symbol.name)
+            && (self.language.constructors.iter().any(|c| *c == symbol.name)
                 || class == Some(symbol.name.as_str()))
     }
 
@@ -767,10 +808,10 @@ impl Extractor<'_> {
                     let property = c.contains_key("type.property");
                     let carrier = c
                         .get("type.carrier")
-                        .map(|w| self.dotted(self.text(*w)).into_owned());
+                        .map(|w| Text::from(self.dotted(self.text(*w))));
                     let known = returns.entry(symbol).or_insert(Returns {
                         symbol,
-                        class,
+                        class: class.into(),
                         property,
                         carrier,
                     });
@@ -787,7 +828,7 @@ impl Extractor<'_> {
                 let hint = TypeHint {
                     scope: None,
                     at: self.scope_at(name.start_byte()),
-                    name: self.text(*name).to_string(),
+                    name: self.text(*name).into(),
                     held: Held::Unknown,
                     attribute: true,
                 };
@@ -811,12 +852,12 @@ impl Extractor<'_> {
             }
             let held = if let Some(annotation) = c.get("type.annotation") {
                 plain_type(&self.dotted(self.text(*annotation)))
-                    .map_or(Held::Unknown, Held::Declared)
+                    .map_or(Held::Unknown, |class| Held::Declared(class.into()))
             } else if let Some(constructor) = c.get("type.constructor") {
                 let text: String = self.text(*constructor).split_whitespace().collect();
                 let text = self.dotted(&text);
                 if generic_path(&text).is_some() {
-                    Held::Returned(text.into_owned())
+                    Held::Returned(text.into())
                 } else {
                     Held::Unknown
                 }
@@ -845,11 +886,10 @@ impl Extractor<'_> {
                 if !self.is_self_at(self.text(*receiver), at) {
                     // `other.x = …`: some class's attribute `x` is written from outside; which
                     // class is unknown (a hint without a class, see `TypeHint::scope`).
-                    let name = self.text(*name).to_string();
                     let hint = TypeHint {
                         scope: None,
                         at,
-                        name,
+                        name: self.text(*name).into(),
                         held: Held::Unknown,
                         attribute: true,
                     };
@@ -886,7 +926,7 @@ impl Extractor<'_> {
             let hint = TypeHint {
                 scope,
                 at,
-                name: self.text(*name).to_string(),
+                name: self.text(*name).into(),
                 held,
                 attribute,
             };
@@ -1061,12 +1101,12 @@ fn value_of(text: &str) -> Option<Held> {
     }
     let text = without_method_type_arguments(&text);
     Some(if is_dotted_name(&text) {
-        Held::Same(text.into_owned())
+        Held::Same(text.into())
     } else if let Some(callee) = called(&text) {
-        Held::Returned(callee.to_string())
+        Held::Returned(callee.into())
     } else if chained_call(&text).is_some() || is_postfixed(&text) {
         // `a.b().c()`, `open()?`, `run().await`: followed as the expression.
-        Held::Same(text.into_owned())
+        Held::Same(text.into())
     } else {
         Held::Unknown
     })

@@ -7,7 +7,7 @@ use tree_sitter::Query;
 fn render(extract: &FileExtract) -> String {
     let scope = |s: Option<usize>| {
         s.map_or("<module>".to_string(), |i| {
-            extract.symbols[i].qualname.clone()
+            extract.symbols[i].qualname.to_string()
         })
     };
     let mut lines = Vec::new();
@@ -83,7 +83,7 @@ fn render(extract: &FileExtract) -> String {
             if t.attribute { "attr " } else { "" },
             match t.scope {
                 Some(s) => format!("{}.{}", extract.symbols[s].qualname, t.name),
-                None => t.name.clone(),
+                None => t.name.to_string(),
             },
         ));
     }
@@ -194,6 +194,34 @@ fn python_docstrings_signatures_and_duplicate_names() {
     assert_eq!(extract.symbols[1].doc.as_deref(), Some("The x."));
     assert_eq!(extract.symbols[1].signature, "def x(self)");
     assert_eq!(extract.symbols[2].signature, "def x(self, value)");
+}
+
+/// Extractions stay resident in the daemon: their lists hold no spare room, whether just
+/// extracted or read back, and their short texts need no allocation of their own.
+#[test]
+fn extractions_are_held_compactly() {
+    let language = Registry::get().by_name("python").unwrap();
+    let source: String = (0..40)
+        .map(|i| format!("def f{i}(x: Store):\n    y = g{i}(x)\n    x.save(y)\n    h(y)\n"))
+        .collect();
+    let fresh = extract(language, &source);
+    let json = serde_json::to_vec(&fresh).unwrap();
+    let read: FileExtract = serde_json::from_slice(&json).unwrap();
+    assert_eq!(read, fresh);
+    for extract in [&fresh, &read] {
+        assert_eq!(extract.calls.len(), 120);
+        assert_eq!(extract.calls.capacity(), extract.calls.len());
+        assert_eq!(extract.symbols.capacity(), extract.symbols.len());
+        assert!(!extract.types.is_empty());
+        assert_eq!(extract.types.capacity(), extract.types.len());
+        assert!(extract.calls.iter().all(|c| !c.name.is_heap_allocated()));
+        assert!(
+            extract
+                .symbols
+                .iter()
+                .all(|s| !s.qualname.is_heap_allocated())
+        );
+    }
 }
 
 #[test]

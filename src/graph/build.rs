@@ -14,7 +14,7 @@ use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
     external_id, promote, symbol_id,
 };
-use crate::extract::{Import, SymbolKind};
+use crate::extract::{Import, SymbolKind, Text};
 use crate::languages::{Language, ModuleKind, Registry};
 
 /// How well names resolved, for the index summary.
@@ -48,19 +48,19 @@ impl BuildStats {
 #[derive(Debug, Clone)]
 pub(super) enum Binding {
     Module(Target),
-    Member(Target, String),
+    Member(Target, Text),
 }
 
 #[derive(Default)]
 pub(super) struct FileNames {
     /// Module-level bindings from imports.
-    imports: HashMap<String, Binding>,
+    imports: HashMap<Text, Binding>,
     /// Bindings from imports inside a definition, by that definition.
-    pub(super) scoped: HashMap<usize, HashMap<String, Binding>>,
+    pub(super) scoped: HashMap<usize, HashMap<Text, Binding>>,
     /// Modules whose names this file takes wholesale (`from m import *`, `export * from`).
     wildcards: Vec<Target>,
     /// Definitions by (parent, name).
-    pub(super) children: HashMap<(Option<usize>, String), usize>,
+    pub(super) children: HashMap<(Option<usize>, Text), usize>,
     /// Every import with the module it resolved to.
     modules: Vec<(Import, Target)>,
     /// What names and attributes are bound to.
@@ -82,7 +82,7 @@ pub(super) struct Resolution<'a> {
     names: Vec<std::cell::OnceCell<FileNames>>,
     members: RefCell<HashMap<(usize, String), Option<Target>>>,
     /// Methods declared in another file than their type: (type's file, type, name) -> method.
-    methods: HashMap<(usize, usize, String), (usize, usize)>,
+    methods: HashMap<(usize, usize, Text), (usize, usize)>,
     /// The type each of those methods belongs to.
     owners: HashMap<(usize, usize), (usize, usize)>,
     /// Packages without a file of their own (Go's directories): name -> the files defining it
@@ -103,7 +103,7 @@ pub(super) struct Resolution<'a> {
 /// per declaration (a module reopened in every file of a gem).
 pub(super) struct Declarations {
     parts: Vec<(usize, usize)>,
-    children: HashMap<String, (usize, usize)>,
+    children: HashMap<Text, (usize, usize)>,
 }
 
 /// What one class inherits: its bases resolved.
@@ -174,7 +174,13 @@ impl Inheritance {
                 }
                 Some(Target::External(_)) => bases.external += 1,
                 // A builtin value type (`dict`), not `object`: its methods are known.
-                None if r.languages[f].builtin_values.contains(&base.expr) => bases.external += 1,
+                None if r.languages[f]
+                    .builtin_values
+                    .iter()
+                    .any(|v| *v == base.expr) =>
+                {
+                    bases.external += 1
+                }
                 _ => bases.unresolved += 1,
             }
         }
@@ -393,11 +399,11 @@ impl Builder {
                     id: id.clone(),
                     kind: symbol_kind(symbol.kind),
                     path: file.path.clone(),
-                    name: symbol.qualname.clone(),
+                    name: symbol.qualname.to_string(),
                     start_line: symbol.start_line,
                     end_line: symbol.end_line,
-                    signature: Some(symbol.signature.clone()),
-                    doc: symbol.doc.clone(),
+                    signature: Some(symbol.signature.to_string()),
+                    doc: symbol.doc.as_deref().map(String::from),
                     is_test: file.is_test,
                     side_effects: Vec::new(),
                     mutations: mutations_by_scope.get(&Some(s)).copied().unwrap_or(0),
@@ -550,7 +556,7 @@ impl Builder {
                 let caller = Self::node_id(r.files, f, call.scope);
                 let target = match call.receiver.as_deref() {
                     // `cls(…)` in a class method makes an instance of the class.
-                    None if language.class_names.contains(&call.name) => types
+                    None if language.class_names.iter().any(|c| *c == call.name) => types
                         .enclosing_class(f, call.scope)
                         .map(|(cf, c)| Target::Symbol(cf, c)),
                     None => match (!language.locals_uncallable)
@@ -677,7 +683,7 @@ impl Builder {
                 for (category, rule) in &language.side_effects {
                     if rule.modules.iter().any(|m| {
                         dotted_within(module, m)
-                            || m == &import.module
+                            || *m == import.module
                             || named.as_deref().is_some_and(|n| dotted_within(n, m))
                     }) {
                         self.effects
@@ -765,7 +771,7 @@ impl Resolution<'_> {
             if name.contains('#') || (symbol.receiver.is_some() && symbol.parent.is_none()) {
                 continue;
             }
-            names.children.insert((symbol.parent, name.to_string()), s);
+            names.children.insert((symbol.parent, Text::from(name)), s);
         }
         names.bindings = Bindings::of(extract);
         for import in &extract.imports {
@@ -773,7 +779,7 @@ impl Resolution<'_> {
                 continue;
             };
             names.modules.push((import.clone(), module.clone()));
-            let mut bind = |local: String, binding: Binding| match import.scope {
+            let mut bind = |local: Text, binding: Binding| match import.scope {
                 Some(scope) => {
                     names
                         .scoped
@@ -812,7 +818,7 @@ impl Resolution<'_> {
                             self.system(file)
                                 .implicit_binding(file, &import.module, &module)
                         {
-                            bind(local, Binding::Module(target));
+                            bind(local.into(), Binding::Module(target));
                         }
                     }
                 }
@@ -870,7 +876,7 @@ impl Resolution<'_> {
     /// In a flat namespace, a definition qualified by what is no class of the repository (C++'s
     /// `int store::open() {…}`, a namespace's function) is not bound by its name, but it makes
     /// a same-named definition elsewhere ambiguous and is no outside name.
-    fn count_unattached(&mut self, unattached: Vec<(usize, String)>) {
+    fn count_unattached(&mut self, unattached: Vec<(usize, Text)>) {
         for (f, name) in unattached {
             let Some(Target::Package(kind, package)) = self.system(f).own_package(f) else {
                 continue;
@@ -884,7 +890,7 @@ impl Resolution<'_> {
                 .or_default()
                 .entry(package)
                 .or_default()
-                .entry(name)
+                .entry(name.to_string())
                 .or_default();
             if !files.contains(&f) {
                 files.push(f);
@@ -898,11 +904,11 @@ impl Resolution<'_> {
         if let Some(&c) = self
             .names(file)
             .children
-            .get(&(Some(symbol), name.to_string()))
+            .get(&(Some(symbol), Text::from(name)))
         {
             return Some((file, c));
         }
-        if let Some(&method) = self.methods.get(&(file, symbol, name.to_string())) {
+        if let Some(&method) = self.methods.get(&(file, symbol, Text::from(name))) {
             return Some(method);
         }
         self.parts
@@ -994,7 +1000,7 @@ impl Resolution<'_> {
                 return self.resolve_binding(binding);
             }
             if !symbols[s].kind.is_class_like()
-                && let Some(&child) = names.children.get(&(Some(s), name.to_string()))
+                && let Some(&child) = names.children.get(&(Some(s), Text::from(name)))
             {
                 return Some(Target::Symbol(file, child));
             }
@@ -1015,7 +1021,7 @@ impl Resolution<'_> {
     /// file's names are seen only from test files), then the names every file sees.
     fn top_level(&self, file: usize, name: &str) -> Option<Target> {
         let names = self.names(file);
-        if let Some(&s) = names.children.get(&(None, name.to_string())) {
+        if let Some(&s) = names.children.get(&(None, Text::from(name))) {
             return Some(Target::Symbol(file, s));
         }
         if let Some(binding) = names.imports.get(name) {
@@ -1174,7 +1180,7 @@ impl Resolution<'_> {
                 .or_default();
             for (parent, name) in self.names(f).children.keys() {
                 if parent.is_none() {
-                    names.entry(name.clone()).or_default().push(f);
+                    names.entry(name.to_string()).or_default().push(f);
                 }
             }
             // A name bound at the top level is the program's where it would be outside.
@@ -1205,9 +1211,9 @@ impl Resolution<'_> {
                     let fields = f.extract.types.iter().filter(|h| h.attribute);
                     symbols.chain(fields.map(|h| &h.name)).map(move |name| {
                         if ignore_case {
-                            name.to_lowercase()
+                            name.as_str().to_lowercase()
                         } else {
-                            name.clone()
+                            name.to_string()
                         }
                     })
                 })
@@ -1237,7 +1243,10 @@ impl Resolution<'_> {
             let group: Vec<(usize, usize)> = files
                 .iter()
                 .filter_map(|&f| {
-                    let &s = self.names(f).children.get(&(None, name.clone()))?;
+                    let &s = self
+                        .names(f)
+                        .children
+                        .get(&(None, Text::from(name.as_str())))?;
                     self.files[f].extract.parts.contains(&s).then_some((f, s))
                 })
                 .collect();
@@ -1264,14 +1273,14 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test);
         let &f = found.next()?;
-        let &s = self.names(f).children.get(&(None, name.to_string()))?;
+        let &s = self.names(f).children.get(&(None, Text::from(name)))?;
         // Another file defining the name makes it ambiguous, unless both declare one class.
         let parts = self.parts.get(&(f, s));
         for &other in found {
             let same_class = self
                 .names(other)
                 .children
-                .get(&(None, name.to_string()))
+                .get(&(None, Text::from(name)))
                 .and_then(|&os| self.parts.get(&(other, os)))
                 .zip(parts)
                 .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours));
@@ -1299,7 +1308,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {
-                let &s = self.names(f).children.get(&(None, name.to_string()))?;
+                let &s = self.names(f).children.get(&(None, Text::from(name)))?;
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like()
                     && type_parameters(&symbol.signature, name) == Some(arity))
@@ -1324,7 +1333,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {
-                let &s = self.names(f).children.get(&(None, name.to_string()))?;
+                let &s = self.names(f).children.get(&(None, Text::from(name)))?;
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like() && !is_generic(&symbol.signature, name))
                     .then_some((f, s))
@@ -1389,7 +1398,7 @@ impl Resolution<'_> {
     }
 
     fn file_member(&self, file: usize, name: &str) -> Option<Target> {
-        if let Some(&s) = self.names(file).children.get(&(None, name.to_string())) {
+        if let Some(&s) = self.names(file).children.get(&(None, Text::from(name))) {
             return Some(Target::Symbol(file, s));
         }
         if let Some(found) = self.system(file).submodule(file, name) {

@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::Target;
 use super::build::{Inheritance, Resolution};
 use crate::extract::{
-    FileExtract, Held, called, chained_call, generic_path, is_literal,
+    FileExtract, Held, Text, called, chained_call, generic_path, is_literal,
     without_method_type_arguments,
 };
 
@@ -37,11 +37,11 @@ pub(super) enum Known {
 #[derive(Default)]
 pub(super) struct Bindings {
     /// Local names by (scope, name).
-    locals: HashMap<(Option<usize>, String), Vec<usize>>,
+    locals: HashMap<(Option<usize>, Text), Vec<usize>>,
     /// Instance attributes by (class, name).
-    attributes: HashMap<(usize, String), Vec<usize>>,
+    attributes: HashMap<(usize, Text), Vec<usize>>,
     /// Declared return types by function: the class, whether it is a property, its carrier.
-    returns: HashMap<usize, (String, bool, Option<String>)>,
+    returns: HashMap<usize, (Text, bool, Option<Text>)>,
 }
 
 impl Bindings {
@@ -96,7 +96,7 @@ const MAX_DEPTH: usize = 12;
 type Ancestry = Rc<[(usize, usize)]>;
 
 /// Memo key: (file, scope or class, name, whether an attribute).
-type Key = (usize, Option<usize>, String, bool);
+type Key = (usize, Option<usize>, Text, bool);
 
 /// Answers what expressions hold, memoised over one graph build.
 pub(super) struct Types<'a, 'r> {
@@ -333,7 +333,7 @@ impl<'a, 'r> Types<'a, 'r> {
         let symbols = &self.r.files[file].extract.symbols;
         let mut current = scope;
         loop {
-            let key = (current, name.to_string());
+            let key = (current, Text::from(name));
             if let Some(hints) = names.bindings.locals.get(&key) {
                 return Some(self.joined(file, (current, name, false), hints, depth));
             }
@@ -341,7 +341,7 @@ impl<'a, 'r> Types<'a, 'r> {
             // A definition or an import of the name in this scope hides outer bindings.
             let shadowed = names.scoped.get(&s).is_some_and(|m| m.contains_key(name))
                 || (!symbols[s].kind.is_class_like()
-                    && names.children.contains_key(&(Some(s), name.to_string())));
+                    && names.children.contains_key(&(Some(s), Text::from(name))));
             if shadowed {
                 return None;
             }
@@ -383,7 +383,7 @@ impl<'a, 'r> Types<'a, 'r> {
                 .names(c.0)
                 .bindings
                 .attributes
-                .contains_key(&(c.1, name.to_string()))
+                .contains_key(&(c.1, Text::from(name)))
         })
     }
 
@@ -397,7 +397,7 @@ impl<'a, 'r> Types<'a, 'r> {
     ) -> Option<Option<Known>> {
         self.ancestry(class).iter().find_map(|&c| {
             let names = self.r.names(c.0);
-            if let Some(hints) = names.bindings.attributes.get(&(c.1, name.to_string())) {
+            if let Some(hints) = names.bindings.attributes.get(&(c.1, Text::from(name))) {
                 return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));
             }
             let (mf, s) = self.r.child(c.0, c.1, name)?;
@@ -416,7 +416,7 @@ impl<'a, 'r> Types<'a, 'r> {
         hints: &[usize],
         depth: usize,
     ) -> Option<Known> {
-        let key = (file, scope, name.to_string(), attribute);
+        let key = (file, scope, Text::from(name), attribute);
         if let Some(known) = self.memo.borrow().get(&key) {
             return known.clone();
         }

@@ -401,7 +401,7 @@ impl Touches {
             Some(i) => &mut self.symbols[i],
             None => {
                 self.symbols.push(Touched {
-                    qualname: symbol.qualname.clone(),
+                    qualname: symbol.qualname.to_string(),
                     kind,
                     symbol: symbol.clone(),
                     added: Vec::new(),
@@ -415,23 +415,25 @@ impl Touches {
     }
 }
 
+/// Each symbol's index by its qualified name.
+fn qualnames(symbols: &[Symbol]) -> HashMap<&str, usize> {
+    symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.qualname.as_str(), i))
+        .collect()
+}
+
 /// Maps each added line onto the innermost new-side symbol and each removed line onto the
 /// innermost old-side one: a symbol on both sides is modified, on one side added or removed.
 fn touched(change: &FileChange, old_symbols: &[Symbol], new_symbols: &[Symbol]) -> Touches {
-    let names = |symbols: &[Symbol]| -> HashMap<String, usize> {
-        symbols
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.qualname.clone(), i))
-            .collect()
-    };
-    let (old_names, new_names) = (names(old_symbols), names(new_symbols));
+    let (old_names, new_names) = (qualnames(old_symbols), qualnames(new_symbols));
     let mut touches = Touches::default();
     for (line, _) in change.added() {
         match innermost(new_symbols, line) {
             Some(i) => {
                 let symbol = &new_symbols[i];
-                let kind = if old_names.contains_key(&symbol.qualname) {
+                let kind = if old_names.contains_key(symbol.qualname.as_str()) {
                     SymbolChangeKind::Modified
                 } else {
                     SymbolChangeKind::Added
@@ -445,7 +447,7 @@ fn touched(change: &FileChange, old_symbols: &[Symbol], new_symbols: &[Symbol]) 
         match innermost(old_symbols, line) {
             Some(i) => {
                 let symbol = &old_symbols[i];
-                match new_names.get(&symbol.qualname) {
+                match new_names.get(symbol.qualname.as_str()) {
                     Some(&j) => touches.touch(
                         SymbolChangeKind::Modified,
                         &new_symbols[j],
@@ -617,7 +619,7 @@ fn symbol_change(
         top_dependents: Vec::new(),
         effects_added,
         effects_removed,
-        name: symbol.name,
+        name: symbol.name.into(),
     };
     if node.is_some() {
         entry.callers = near.uses(&id, EdgeKind::Calls);
@@ -685,11 +687,11 @@ fn symbols_from_graph(graph: &Graph, path: &str) -> Vec<Symbol> {
                     NodeKind::Constant => extract::SymbolKind::Constant,
                     _ => extract::SymbolKind::Function,
                 },
-                name: n.name.clone(),
-                qualname,
+                name: n.name.as_str().into(),
+                qualname: qualname.into(),
                 start_line: n.start_line,
                 end_line: n.end_line,
-                signature: n.signature.clone().unwrap_or_default(),
+                signature: n.signature.as_deref().unwrap_or_default().into(),
                 doc: None,
                 parent: None,
                 receiver: None,
@@ -737,11 +739,11 @@ mod tests {
     fn innermost_prefers_the_method_over_its_class() {
         let sym = |q: &str, a: u32, b: u32| Symbol {
             kind: extract::SymbolKind::Function,
-            name: q.to_string(),
-            qualname: q.to_string(),
+            name: q.into(),
+            qualname: q.into(),
             start_line: a,
             end_line: b,
-            signature: String::new(),
+            signature: Default::default(),
             doc: None,
             parent: None,
             receiver: None,

@@ -295,7 +295,7 @@ impl<'a> CrateModules<'a> {
         })?;
         let path = match &import.name {
             Some(item) => format!("{}.{item}", import.module),
-            None => import.module.clone(),
+            None => import.module.to_string(),
         };
         self.walk(file, &path, reexports + 1)
     }

@@ -324,11 +324,11 @@ mod tests {
                 .iter()
                 .map(|&(name, parent)| Symbol {
                     kind: SymbolKind::Class,
-                    name: name.to_string(),
-                    qualname: name.to_string(),
+                    name: (*name).into(),
+                    qualname: (*name).into(),
                     start_line: 1,
                     end_line: 1,
-                    signature: String::new(),
+                    signature: Default::default(),
                     doc: None,
                     parent,
                     receiver: None,
