@@ -63,6 +63,33 @@ async fn main() -> anyhow::Result<()> {
     let (files, nodes, edges) = (sources.len(), graph.nodes.len(), graph.edges.len());
     // What each holds is what dropping it frees (the store's caches are not counted).
     let held = IN_USE.load(Ordering::Relaxed);
+    let mut graph = graph;
+    let with_reasons = graph.edges.iter().filter(|e| !e.reasons.is_empty()).count();
+    let lines: usize = graph.edges.iter().map(|e| e.lines.len()).sum();
+    let mut ends = std::collections::HashMap::new();
+    for edge in &graph.edges {
+        for end in [&edge.src, &edge.dst] {
+            ends.insert(std::sync::Arc::as_ptr(end) as *const u8 as usize, end.len());
+        }
+    }
+    let end_bytes: usize = ends.values().map(|len| chunk(16 + len)).sum();
+    let mut edge_list = std::mem::take(&mut graph.edges);
+    let mut freed = |take: &dyn Fn(&mut cairn::graph::Edge)| {
+        let before = IN_USE.load(Ordering::Relaxed);
+        edge_list
+            .iter_mut()
+            .filter_map(std::sync::Arc::get_mut)
+            .for_each(take);
+        mb(before - IN_USE.load(Ordering::Relaxed))
+    };
+    let lines_mb = freed(&|e| drop(std::mem::take(&mut e.lines)));
+    let reasons_mb = freed(&|e| drop(std::mem::take(&mut e.reasons)));
+    drop(edge_list);
+    let edges_freed = held - IN_USE.load(Ordering::Relaxed);
+    let before_nodes = IN_USE.load(Ordering::Relaxed);
+    let node_list = std::mem::take(&mut graph.nodes);
+    drop(node_list);
+    let nodes_freed = before_nodes - IN_USE.load(Ordering::Relaxed);
     drop(graph);
     let without_graph = IN_USE.load(Ordering::Relaxed);
     // The extractions part by part: what dropping each kind of record frees.
@@ -125,6 +152,9 @@ async fn main() -> anyhow::Result<()> {
             "extraction_bytes_per_file": source_bytes / files.max(1),
             "extraction_parts_mb": parts,
             "calls_symbols_types": records,
+            "graph_parts_mb": {"end_ids": mb(end_bytes), "edges": mb(edges_freed), "edge_lines": lines_mb, "edge_reasons": reasons_mb, "nodes": mb(nodes_freed)},
+            "edges_with_reasons": with_reasons,
+            "edge_lines": lines,
             "strings_short_long": strings,
             "graph_mb": mb(graph_bytes),
             "graph_bytes_per_node_and_edge": graph_bytes / (nodes + edges).max(1),
