@@ -344,7 +344,13 @@ impl Graph {
     }
 
     /// Builds the indexes over nodes and edges (their ends as given: see [`Ids`]).
-    pub fn new(nodes: Vec<Node>, edges: Vec<Edge>) -> Graph {
+    pub fn new(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
+        // In order before each gets its allocation, so the allocations lie mostly in that
+        // order too: a pass over the graph (every patch makes one over all edges) then reads
+        // memory forward rather than at random (measured: the patch's pass over 3M edges
+        // waited on memory for most of its time).
+        nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        edges.sort();
         Graph::shared(fresh_list(nodes, Arc::new), fresh_list(edges, Arc::new))
     }
 
