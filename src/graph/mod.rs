@@ -351,7 +351,7 @@ impl Graph {
         // waited on memory for most of its time).
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
         edges.sort();
-        Graph::shared(fresh_list(nodes, Arc::new), fresh_list(edges, Arc::new))
+        Graph::indexed(fresh_list(nodes, Arc::new), fresh_list(edges, Arc::new))
     }
 
     /// Builds the indexes over nodes and edges that may belong to other graphs too.
