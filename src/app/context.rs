@@ -111,13 +111,13 @@ impl Cairn {
         let mut notes: Vec<String> = note.into_iter().collect();
         let wants_memories = include.is_empty() || include.contains(&Include::Memories);
         let memories = if wants_memories {
-            let mut symbols = vec![node.id.clone()];
+            let mut symbols = vec![node.id.to_string()];
             let mut parent = node.parent.as_deref();
             while let Some(id) = parent {
                 symbols.push(id.to_string());
                 parent = snapshot.graph.node(id).and_then(|n| n.parent.as_deref());
             }
-            let paths = vec![node.path.clone()];
+            let paths = vec![node.path.to_string()];
             match self.anchored_scopes(&paths, &symbols).await {
                 Ok(found) => {
                     let history = self.commit_history(&snapshot).await;
@@ -247,7 +247,7 @@ fn read_node_source(root: &Path, node: &Node) -> Option<String> {
     if node.kind == NodeKind::External {
         return None;
     }
-    let text = std::fs::read_to_string(root.join(&node.path)).ok()?;
+    let text = std::fs::read_to_string(root.join(&*node.path)).ok()?;
     let start = node.start_line.max(1) as usize - 1;
     let count = (node.end_line as usize + 1).saturating_sub(node.start_line.max(1) as usize);
     Some(

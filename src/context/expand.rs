@@ -144,9 +144,9 @@ fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[&str]) -> Expa
     let near = Neighbours { scorer, node };
     let only = |part: Include, links: Vec<Link>| if wanted.has(part) { links } else { Vec::new() };
     ExpandBody {
-        id: node.id.clone(),
+        id: node.id.to_string(),
         kind: node.kind.as_str().to_string(),
-        path: node.path.clone(),
+        path: node.path.to_string(),
         start_line: node.start_line,
         end_line: node.end_line,
         signature: node.signature.clone(),

@@ -133,7 +133,7 @@ fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
         if let Some(doc) = &node.doc {
             bag.add(&words_of(doc), TEXT_WEIGHT, terms);
         }
-        let file = files.entry(node.path.as_str()).or_insert_with(|| {
+        let file = files.entry(&*node.path).or_insert_with(|| {
             let mut bag = empty.clone();
             bag.add(&words_of(&node.path), PATH_WEIGHT, terms);
             bag
@@ -148,7 +148,7 @@ fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
         .nodes
         .iter()
         .map(|n| match n.kind {
-            NodeKind::File => files.remove(n.path.as_str()),
+            NodeKind::File => files.remove(&*n.path),
             _ => None,
         })
         .collect();
@@ -257,7 +257,7 @@ fn lift_files(graph: &Graph, relevance: &mut [f64]) {
     let mut by_file: HashMap<&str, (f64, usize)> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         if relevance[i] > 0.0 && node.kind.is_symbol() && node.kind != NodeKind::External {
-            let entry = by_file.entry(node.path.as_str()).or_insert((0.0, 0));
+            let entry = by_file.entry(&*node.path).or_insert((0.0, 0));
             entry.0 = entry.0.max(relevance[i]);
             entry.1 += 1;
         }

@@ -142,7 +142,7 @@ impl<'a> Scorer<'a> {
     }
 
     pub fn score(&self, node: &Node) -> Score {
-        let access = self.access.get(&node.id).copied().unwrap_or_default();
+        let access = self.access.get(&*node.id).copied().unwrap_or_default();
         node_score(node, access, self.now)
     }
 
@@ -179,9 +179,9 @@ pub fn nearest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<&
         return Vec::new();
     };
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    seen.insert(start.id.as_str());
+    seen.insert(&*start.id);
     let mut order = Vec::new();
-    let mut queue = std::collections::VecDeque::from([start.id.as_str()]);
+    let mut queue = std::collections::VecDeque::from([&*start.id]);
     while let Some(current) = queue.pop_front() {
         for next in direct_dependents(graph, current) {
             if order.len() >= limit {
@@ -268,7 +268,7 @@ pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec
     settled
         .into_iter()
         .map(|(key, i)| Dependent {
-            id: nodes[i].id.as_str(),
+            id: &nodes[i].id,
             strength: key as f64 / STRENGTH_SCALE,
         })
         .collect()
@@ -353,17 +353,15 @@ mod tests {
             return Vec::new();
         };
         let kind_of = |id: &str| graph.node(id).map_or(NodeKind::External, |n| n.kind);
-        let mut best: HashMap<&'g str, u64> =
-            HashMap::from([(start.id.as_str(), strength_key(1.0))]);
-        let mut queue =
-            std::collections::BinaryHeap::from([(strength_key(1.0), start.id.as_str())]);
+        let mut best: HashMap<&'g str, u64> = HashMap::from([(&*start.id, strength_key(1.0))]);
+        let mut queue = std::collections::BinaryHeap::from([(strength_key(1.0), &*start.id)]);
         let mut settled: Vec<(&str, u64)> = Vec::new();
         while let Some((key, current)) = queue.pop() {
             if best.get(current).is_some_and(|&b| b > key) {
                 continue;
             }
             let strength = key as f64 / STRENGTH_SCALE;
-            if current != start.id {
+            if current != &*start.id {
                 settled.push((current, key));
                 if settled.len() >= limit {
                     break;
@@ -413,7 +411,7 @@ mod tests {
             ];
             for i in 0..rng.usize(2..25) {
                 let mut node = blank.clone();
-                node.id = format!("n{i:02}");
+                node.id = format!("n{i:02}").into();
                 node.kind = if rng.usize(0..8) == 0 {
                     NodeKind::External
                 } else {
@@ -423,7 +421,7 @@ mod tests {
                 node.impact = rng.usize(0..3) as f64;
                 nodes.push(node);
             }
-            let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
+            let ids: Vec<String> = nodes.iter().map(|n| n.id.to_string()).collect();
             let edge_kinds = [
                 EdgeKind::Calls,
                 EdgeKind::Contains,

@@ -143,7 +143,7 @@ impl Focus {
         if self
             .paths
             .iter()
-            .any(|p| node.path == *p || node.path.starts_with(&format!("{p}/")))
+            .any(|p| *node.path == **p || node.path.starts_with(&format!("{p}/")))
         {
             FOCUS_WEIGHT
         } else {
@@ -302,7 +302,7 @@ impl<'g> Ranking<'g> {
 
     fn ranked(&self, node: &Node) -> Ranked {
         Ranked {
-            id: node.id.clone(),
+            id: node.id.to_string(),
             kind: node.kind.as_str().to_string(),
             lines: location(node),
             score: (*self.score(node)).into(),
@@ -618,7 +618,7 @@ fn tests_line(graph: &Graph, test_files: usize) -> String {
     {
         if let Some((test, target)) = graph.ends_of(e) {
             let (test, target) = (&graph.nodes[test], &graph.nodes[target]);
-            pairs.insert((target.path.as_str(), test.path.as_str()));
+            pairs.insert((&*target.path, &*test.path));
         }
     }
     let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();

@@ -77,7 +77,7 @@ pub fn resolve_target<'g>(graph: &'g Graph, raw: &str) -> Result<&'g Node, Targe
             candidates: many
                 .iter()
                 .take(MAX_CANDIDATES)
-                .map(|n| n.id.clone())
+                .map(|n| n.id.to_string())
                 .collect(),
         }),
     }
@@ -127,7 +127,7 @@ fn near(graph: &Graph, wanted: &str) -> Vec<String> {
         .filter(|n| n.kind != NodeKind::External && contains_lowercase(&n.id, &last))
         .collect();
     found.sort_by_key(|n| (n.kind != NodeKind::File, n.id.len()));
-    found.iter().take(5).map(|n| n.id.clone()).collect()
+    found.iter().take(5).map(|n| n.id.to_string()).collect()
 }
 
 /// Whether `text` lowercased contains `lowercase`, without lowercasing a copy of `text`

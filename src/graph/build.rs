@@ -280,7 +280,11 @@ fn build_parts<'a>(
         stats,
         ..
     } = builder;
+    let mut nodes = nodes;
     let mut ids = super::Ids::default();
+    for node in &mut nodes {
+        ids.share_node(node);
+    }
     let edges: Vec<Edge> = edges
         .into_iter()
         .map(|((kind, src, dst), (lines, reasons))| Edge {
@@ -370,9 +374,9 @@ impl Builder {
                 },
             );
             self.nodes.push(Node {
-                id: file.path.clone(),
+                id: file.path.as_str().into(),
                 kind: NodeKind::File,
-                path: file.path.clone(),
+                path: file.path.as_str().into(),
                 name: file
                     .path
                     .rsplit('/')
@@ -396,9 +400,9 @@ impl Builder {
                 let parent = Self::node_id(files, f, symbol.parent);
                 let id = Self::node_id(files, f, Some(s));
                 self.nodes.push(Node {
-                    id: id.clone(),
+                    id: id.as_str().into(),
                     kind: symbol_kind(symbol.kind),
-                    path: file.path.clone(),
+                    path: file.path.as_str().into(),
                     name: symbol.qualname.to_string(),
                     start_line: symbol.start_line,
                     end_line: symbol.end_line,
@@ -411,16 +415,16 @@ impl Builder {
                     causal_in: 0,
                     impact: super::rank::neutral(),
                     last_change: file.last_change,
-                    parent: Some(parent.clone()),
+                    parent: Some(parent.as_str().into()),
                 });
                 self.edge(EdgeKind::Contains, parent, id, None);
             }
         }
         for module in std::mem::take(&mut self.externals) {
             self.nodes.push(Node {
-                id: external_id(&module),
+                id: external_id(&module).into(),
                 kind: NodeKind::External,
-                path: module.clone(),
+                path: module.as_str().into(),
                 name: module,
                 start_line: 0,
                 end_line: 0,
@@ -709,7 +713,7 @@ impl Builder {
             }
         }
         for node in &mut self.nodes {
-            if let Some(categories) = by_id.remove(&node.id) {
+            if let Some(categories) = by_id.remove(&*node.id) {
                 node.side_effects = categories.into_iter().collect();
             }
         }

@@ -92,10 +92,12 @@ impl NodeKind {
 /// external modules. Ids are stable across re-indexes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Node {
-    pub id: String,
+    /// Shared with the edges at the node, the nodes it contains and its file's symbols (see
+    /// [`Ids::share_node`]).
+    pub id: Arc<str>,
     pub kind: NodeKind,
     /// The file a node lives in (the module name for external nodes).
-    pub path: String,
+    pub path: Arc<str>,
     pub name: String,
     pub start_line: u32,
     pub end_line: u32,
@@ -117,7 +119,7 @@ pub struct Node {
     pub last_change: i64,
     /// The node that contains this one (a symbol's file or class).
     #[serde(default)]
-    pub parent: Option<String>,
+    pub parent: Option<Arc<str>>,
 }
 
 /// The kind of an edge.
@@ -234,7 +236,7 @@ fn fresh_list<T, U>(list: Vec<T>, map: impl FnMut(T) -> U) -> Vec<U> {
 #[derive(Debug, Clone, Default)]
 struct IdIndex {
     by_hash: FxHashMap<u64, u32>,
-    collided: FxHashMap<String, u32>,
+    collided: FxHashMap<Arc<str>, u32>,
 }
 
 /// Node positions by the address of the node.
@@ -263,30 +265,65 @@ impl IdIndex {
             by_hash: FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default()),
             collided: FxHashMap::default(),
         };
-        for (i, node) in nodes.iter().enumerate() {
-            let i = i as u32;
-            match index.by_hash.entry(id_hash(&node.id)) {
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(i);
-                }
-                std::collections::hash_map::Entry::Occupied(mut slot) => {
-                    let before = *slot.get();
-                    if before != COLLIDED {
-                        let id = nodes[before as usize].id.clone();
-                        index.collided.insert(id, before);
-                        slot.insert(COLLIDED);
-                    }
-                    index.collided.insert(node.id.clone(), i);
-                }
-            }
+        for i in 0..nodes.len() {
+            index.insert(nodes, i as u32);
         }
         index
+    }
+
+    /// This index over nodes that moved: `moved[old]` is the new position of the node at
+    /// `old` (`NO_NODE` for one gone), `added` the positions of nodes new to it. No kept
+    /// node's id is read or hashed again: a patch of a large graph would otherwise reach
+    /// into every node's allocation.
+    fn remapped(&self, moved: &[u32], nodes: &[Arc<Node>], added: &[u32]) -> IdIndex {
+        let mut index = IdIndex {
+            by_hash: FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default()),
+            collided: FxHashMap::default(),
+        };
+        for (&hash, &old) in &self.by_hash {
+            match old {
+                COLLIDED => {
+                    index.by_hash.insert(hash, COLLIDED);
+                }
+                old if moved[old as usize] != NO_NODE => {
+                    index.by_hash.insert(hash, moved[old as usize]);
+                }
+                _ => {}
+            }
+        }
+        for (id, &old) in &self.collided {
+            if moved[old as usize] != NO_NODE {
+                index.collided.insert(id.clone(), moved[old as usize]);
+            }
+        }
+        for &i in added {
+            index.insert(nodes, i);
+        }
+        index
+    }
+
+    fn insert(&mut self, nodes: &[Arc<Node>], i: u32) {
+        let node = &nodes[i as usize];
+        match self.by_hash.entry(id_hash(&node.id)) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(i);
+            }
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                let before = *slot.get();
+                if before != COLLIDED {
+                    let id = nodes[before as usize].id.clone();
+                    self.collided.insert(id, before);
+                    slot.insert(COLLIDED);
+                }
+                self.collided.insert(node.id.clone(), i);
+            }
+        }
     }
 
     fn get(&self, nodes: &[Arc<Node>], id: &str) -> Option<usize> {
         match *self.by_hash.get(&id_hash(id))? {
             COLLIDED => self.collided.get(id).map(|&i| i as usize),
-            i => (nodes[i as usize].id == id).then_some(i as usize),
+            i => (&*nodes[i as usize].id == id).then_some(i as usize),
         }
     }
 }
@@ -330,7 +367,10 @@ impl Adjacency {
 impl Graph {
     /// A graph from stored nodes and stored edges whose ends `ids` already shares (see
     /// [`Ids::share_ends`]): containment comes from `parent`, with the same shared ids.
-    pub fn from_stored(nodes: Vec<Node>, mut edges: Vec<Edge>, mut ids: Ids) -> Graph {
+    pub fn from_stored(mut nodes: Vec<Node>, mut edges: Vec<Edge>, mut ids: Ids) -> Graph {
+        for node in &mut nodes {
+            ids.share_node(node);
+        }
         edges.extend(nodes.iter().filter_map(|n| {
             Some(Edge {
                 kind: EdgeKind::Contains,
@@ -403,7 +443,7 @@ impl Graph {
         }
         // An end that is no node is judged by its id (an id of a changed file is gone unless
         // a fresh node has it).
-        let fresh_ids: FxHashSet<String> = added.iter().map(|(n, _)| n.id.clone()).collect();
+        let fresh_ids: FxHashSet<Arc<str>> = added.iter().map(|(n, _)| n.id.clone()).collect();
         let kept: Vec<(Arc<Node>, u32)> = self
             .nodes
             .iter()
@@ -412,15 +452,19 @@ impl Graph {
             .map(|(i, n)| (n.clone(), i as u32))
             .collect();
         let nodes = merge_sorted(kept, added, |a, b| a.0.id.cmp(&b.0.id));
-        // Old position -> new position, for every node that stays.
+        // Old position -> new position, for every node that stays; the positions of nodes
+        // new to the graph.
         let mut moved = vec![NO_NODE; self.nodes.len()];
+        let mut new_here = Vec::new();
         for (j, &(_, old)) in nodes.iter().enumerate() {
             if old != NO_NODE {
                 moved[old as usize] = j as u32;
+            } else {
+                new_here.push(j as u32);
             }
         }
         let nodes: Vec<Arc<Node>> = fresh_list(nodes, |(n, _)| n);
-        let index = IdIndex::of(&nodes);
+        let index = self.index.remapped(&moved, &nodes, &new_here);
         let dangling_stays = |id: &str| !changed(id) || fresh_ids.contains(id);
         let promoted = |e: &Edge| matches!(e.kind, EdgeKind::Drives | EdgeKind::AssertsOn);
         let kept: Vec<(Arc<Edge>, (u32, u32))> = self
@@ -536,9 +580,7 @@ impl Graph {
     /// without a pass over the graph.
     pub fn symbols_in(&self, path: &str) -> &[Arc<Node>] {
         let prefix = format!("{path}::");
-        let from = self
-            .nodes
-            .partition_point(|n| n.id.as_str() < prefix.as_str());
+        let from = self.nodes.partition_point(|n| &*n.id < prefix.as_str());
         let to = from + self.nodes[from..].partition_point(|n| n.id.starts_with(prefix.as_str()));
         &self.nodes[from..to]
     }
@@ -675,17 +717,31 @@ impl Ids {
     /// Makes the edges hold the shared copies of their ends.
     pub fn share_ends(&mut self, edges: &mut [Edge]) {
         for edge in edges {
-            for end in [&mut edge.src, &mut edge.dst] {
-                match self.0.get(&**end) {
-                    Some(shared) => {
-                        if !Arc::ptr_eq(shared, end) {
-                            *end = shared.clone();
-                        }
-                    }
-                    None => {
-                        self.0.insert(end.clone());
-                    }
+            self.share(&mut edge.src);
+            self.share(&mut edge.dst);
+        }
+    }
+
+    /// Makes the node hold the shared copies of its id, its file and its parent: a symbol's
+    /// file is its file node's id, its parent another node's id, all once in memory.
+    pub fn share_node(&mut self, node: &mut Node) {
+        self.share(&mut node.id);
+        self.share(&mut node.path);
+        if let Some(parent) = &mut node.parent {
+            self.share(parent);
+        }
+    }
+
+    /// `id` made the shared copy, or kept as the shared copy on first sight.
+    fn share(&mut self, id: &mut Arc<str>) {
+        match self.0.get(&**id) {
+            Some(shared) => {
+                if !Arc::ptr_eq(shared, id) {
+                    *id = shared.clone();
                 }
+            }
+            None => {
+                self.0.insert(id.clone());
             }
         }
     }
@@ -730,7 +786,7 @@ mod tests {
         let mut index = IdIndex::of(&nodes);
         // Make b.py's hash a collision, as two ids of one hash would leave it.
         index.by_hash.insert(id_hash("b.py"), COLLIDED);
-        index.collided.insert("b.py".to_string(), 1);
+        index.collided.insert("b.py".into(), 1);
         assert_eq!(index.get(&nodes, "a.py"), Some(0));
         assert_eq!(index.get(&nodes, "b.py"), Some(1));
         assert_eq!(index.get(&nodes, "c.py"), Some(2));
@@ -738,6 +794,21 @@ mod tests {
         // A hash that finds another id's position is no match.
         index.by_hash.insert(id_hash("e.py"), 2);
         assert_eq!(index.get(&nodes, "e.py"), None);
+
+        index.by_hash.remove(&id_hash("e.py"));
+
+        // Remapped after a.py went, c.py moved first and d.py came: the collided id moves
+        // with its node, and the new node is found.
+        let later: Vec<Arc<Node>> = vec![nodes[2].clone(), nodes[1].clone(), node("d.py")];
+        let remapped = index.remapped(&[NO_NODE, 1, 0], &later, &[2]);
+        assert_eq!(remapped.get(&later, "a.py"), None);
+        assert_eq!(remapped.get(&later, "b.py"), Some(1));
+        assert_eq!(remapped.get(&later, "c.py"), Some(0));
+        assert_eq!(remapped.get(&later, "d.py"), Some(2));
+        // b.py gone too: its collided entry goes with it.
+        let remapped =
+            remapped.remapped(&[0, NO_NODE, 1], &[later[0].clone(), later[2].clone()], &[]);
+        assert_eq!(remapped.collided.len(), 0);
     }
 
     #[test]
@@ -756,13 +827,8 @@ mod tests {
             .map(|id| random_node(id, NodeKind::Function, 0))
             .collect();
         let graph = Graph::new(nodes, Vec::new());
-        let found = |path: &str| -> Vec<&str> {
-            graph
-                .symbols_in(path)
-                .iter()
-                .map(|n| n.id.as_str())
-                .collect()
-        };
+        let found =
+            |path: &str| -> Vec<&str> { graph.symbols_in(path).iter().map(|n| &*n.id).collect() };
         assert_eq!(found("a.py"), ["a.py::A", "a.py::A.m", "a.py::f"]);
         assert_eq!(found("b.py"), ["b.py::k"]);
         assert!(found("c.py").is_empty());
@@ -772,9 +838,9 @@ mod tests {
     /// A node of `kind` with `reach`, in the file its id names.
     fn random_node(id: &str, kind: NodeKind, reach: u32) -> Node {
         Node {
-            id: id.to_string(),
+            id: id.into(),
             kind,
-            path: id.split("::").next().unwrap().to_string(),
+            path: id.split("::").next().unwrap().into(),
             name: id.to_string(),
             start_line: 1,
             end_line: 1,
@@ -849,7 +915,7 @@ mod tests {
                     .collect()
             };
             let old_nodes = symbols(&mut rng, 7);
-            let old_ids: Vec<String> = old_nodes.iter().map(|n| n.id.clone()).collect();
+            let old_ids: Vec<String> = old_nodes.iter().map(|n| n.id.to_string()).collect();
             let count = rng.usize(0..30);
             let mut old_edges = edges(&mut rng, &old_ids, count);
             old_edges.sort();
@@ -870,7 +936,7 @@ mod tests {
                 .filter(|n| n.kind == NodeKind::External || in_changed(&n.id))
                 .collect();
             let mut all_ids = old_ids.clone();
-            all_ids.extend(fresh_nodes.iter().map(|n| n.id.clone()));
+            all_ids.extend(fresh_nodes.iter().map(|n| n.id.to_string()));
             let count = rng.usize(0..10);
             let fresh_edges: Vec<Edge> = edges(&mut rng, &all_ids, count)
                 .into_iter()
@@ -883,7 +949,7 @@ mod tests {
             let fresh_ids: Vec<&str> = fresh_nodes
                 .iter()
                 .filter(|n| n.kind != NodeKind::External || old.node(&n.id).is_none())
-                .map(|n| n.id.as_str())
+                .map(|n| &*n.id)
                 .collect();
             let stays = |id: &str| !in_changed(id) || fresh_ids.contains(&id);
             let mut nodes: Vec<Node> = old_nodes
@@ -917,6 +983,15 @@ mod tests {
                 graph_lines(&expected),
                 "round {round}, changed {changed:?}"
             );
+            // Its index finds every node where it is, and no node that is gone.
+            for (i, node) in patched.nodes.iter().enumerate() {
+                assert_eq!(patched.node_index(&node.id), Some(i), "round {round}");
+            }
+            for node in &old_nodes {
+                if expected.node(&node.id).is_none() {
+                    assert_eq!(patched.node_index(&node.id), None, "round {round}");
+                }
+            }
         }
     }
 

@@ -14,7 +14,7 @@ pub const FAN_IN_THRESHOLD: usize = 3;
 
 /// Adds promoted edges and computes reach, direct dependents and impact.
 pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
-    let by_id: HashMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let by_id: HashMap<&str, &Node> = nodes.iter().map(|n| (&*n.id, n)).collect();
     let is_file = |id: &str| by_id.get(id).is_some_and(|n| n.kind == NodeKind::File);
     let is_test = |id: &str| by_id.get(id).is_some_and(|n| n.is_test);
 
@@ -109,10 +109,10 @@ pub fn impact_links(nodes: &[Node], edges: &[Edge]) -> Vec<Vec<(u32, Link)>> {
         .iter()
         .enumerate()
         .filter(|(_, n)| n.kind != NodeKind::External)
-        .map(|(i, n)| (n.id.as_str(), i))
+        .map(|(i, n)| (&*n.id, i))
         .collect();
     let mut dependents: Vec<Vec<(u32, Link)>> = vec![Vec::new(); nodes.len()];
-    let kinds: HashMap<&str, NodeKind> = nodes.iter().map(|n| (n.id.as_str(), n.kind)).collect();
+    let kinds: HashMap<&str, NodeKind> = nodes.iter().map(|n| (&*n.id, n.kind)).collect();
     let kind_of = |id: &str| kinds.get(id).copied().unwrap_or(NodeKind::External);
     for (from, to, link) in edges.iter().filter_map(|e| impact_link(e, kind_of(&e.src))) {
         if let (Some(&a), Some(&b)) = (index.get(from), index.get(to)) {

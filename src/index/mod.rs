@@ -1121,14 +1121,12 @@ mod tests {
                 let files: Vec<&SourceFile> = owned.iter().collect();
                 let every: std::collections::HashSet<usize> = (0..files.len()).collect();
                 let (nodes, edges) = build_focused(&files, &roots, &every);
-                let owner: std::collections::HashMap<&str, &str> = nodes
-                    .iter()
-                    .map(|n| (n.id.as_str(), n.path.as_str()))
-                    .collect();
+                let owner: std::collections::HashMap<&str, &str> =
+                    nodes.iter().map(|n| (&*n.id, &*n.path)).collect();
                 for (f, file) in files.iter().enumerate() {
                     let focus = std::collections::HashSet::from([f]);
                     let (focused_nodes, focused_edges) = build_focused(&files, &roots, &focus);
-                    let of_file = |n: &&Node| n.kind != NodeKind::External && n.path == file.path;
+                    let of_file = |n: &&Node| n.kind != NodeKind::External && *n.path == *file.path;
                     let expected: BTreeSet<String> =
                         nodes.iter().filter(of_file).map(node_line).collect();
                     let actual: BTreeSet<String> = focused_nodes

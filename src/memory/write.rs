@@ -607,7 +607,7 @@ fn anchors(
             continue;
         }
         let symbol = match graph.map(|g| crate::context::resolve_target(g, &raw)) {
-            Some(Ok(node)) => node.id.clone(),
+            Some(Ok(node)) => node.id.to_string(),
             Some(Err(_)) => {
                 unknown.push(raw.clone());
                 raw

@@ -322,7 +322,7 @@ fn add_calls(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target)
         let Some(caller) = graph.node(&edge.src).filter(|n| n.is_test) else {
             continue;
         };
-        let entry = found.entry(caller.path.clone()).or_default();
+        let entry = found.entry(caller.path.to_string()).or_default();
         let uses = if edge.kind == EdgeKind::Calls {
             &mut entry.calls
         } else {
@@ -350,7 +350,7 @@ fn add_near(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target) 
             continue;
         };
         any = true;
-        let entry = found.entry(node.path.clone()).or_default();
+        let entry = found.entry(node.path.to_string()).or_default();
         entry.covers.insert(target.id.clone());
         if entry.strength() < dependent.strength {
             entry.near = Some((dependent.strength, target.shown.clone()));
@@ -418,10 +418,10 @@ fn add_names(
         graph
             .nodes
             .iter()
-            .filter(|n| n.is_test && n.kind == NodeKind::File && !found.contains_key(&n.path))
+            .filter(|n| n.is_test && n.kind == NodeKind::File && !found.contains_key(&*n.path))
             .map(|n| {
                 let stem_match = stems.iter().any(|s| file_name(&n.path).contains(s));
-                (if stem_match { 1 } else { 2 }, n.path.as_str())
+                (if stem_match { 1 } else { 2 }, &*n.path)
             }),
     );
     candidates.sort();

@@ -571,7 +571,7 @@ impl Near<'_> {
             .filter(|d| {
                 self.graph
                     .node(d.id)
-                    .is_some_and(|n| !n.is_test && n.path != self.path && n.kind.is_symbol())
+                    .is_some_and(|n| !n.is_test && *n.path != *self.path && n.kind.is_symbol())
             })
             .take(5)
             .map(|d| d.id.to_string())
@@ -674,7 +674,7 @@ fn symbols_from_graph(graph: &Graph, path: &str) -> Vec<Symbol> {
     graph
         .nodes
         .iter()
-        .filter(|n| n.path == path && n.kind.is_symbol())
+        .filter(|n| &*n.path == path && n.kind.is_symbol())
         .filter_map(|n| {
             let qualname = n.id.strip_prefix(&prefix)?.to_string();
             Some(Symbol {

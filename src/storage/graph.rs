@@ -129,7 +129,7 @@ impl Delta {
             .collect();
         for node in &old.nodes {
             if new.node(&node.id).is_none() {
-                delta.delete_nodes.push(node.id.clone());
+                delta.delete_nodes.push(node.id.to_string());
                 changed.insert(&node.path);
             }
         }
@@ -176,7 +176,7 @@ impl Delta {
 
 /// The part a node is stored in: its file (its id, for an edge end the graph lacks).
 fn part_of<'a>(graph: &'a Graph, id: &'a str) -> &'a str {
-    graph.node(id).map_or(id, |n| n.path.as_str())
+    graph.node(id).map_or(id, |n| &*n.path)
 }
 
 /// The parts of `graph`, in path order: all of them, or those of the `changed` paths (a
@@ -712,13 +712,13 @@ mod tests {
 
     fn node(id: &str, path: &str, parent: Option<&str>) -> Node {
         Node {
-            id: id.to_string(),
+            id: id.into(),
             kind: if parent.is_some() {
                 crate::graph::NodeKind::Function
             } else {
                 crate::graph::NodeKind::File
             },
-            path: path.to_string(),
+            path: path.into(),
             name: id.rsplit("::").next().unwrap().to_string(),
             start_line: 1,
             end_line: 9,
@@ -731,7 +731,7 @@ mod tests {
             causal_in: 1,
             impact: 2.5,
             last_change: 1_700_000_000,
-            parent: parent.map(str::to_string),
+            parent: parent.map(Into::into),
         }
     }
 
@@ -799,6 +799,7 @@ mod tests {
             assert!(ends.len() >= 2, "{id} ends {} edges", ends.len());
             assert!(ends.iter().all(|end| Arc::ptr_eq(end, &ends[0])), "{id}");
         }
+        assert_one_copy_of_each_id(&loaded);
 
         // b.py is gone, a.py::f changed and calls into the standard library instead.
         let mut f = node("a.py::f", "a.py", Some("a.py"));
@@ -817,6 +818,52 @@ mod tests {
         store.apply(&delta, &meta).await.unwrap();
         assert_same(&store.load_graph().await.unwrap(), &after);
         assert_eq!(part_paths(&store).await, ["a.py", "os"]);
+    }
+
+    /// Every node holds the one copy of its id that the edges at it hold, and its file and
+    /// parent are the ids of those nodes, not copies.
+    fn assert_one_copy_of_each_id(graph: &Graph) {
+        let mut checked = 0;
+        for node in &graph.nodes {
+            if let Some(file) = graph.shared_node(&node.path) {
+                assert!(Arc::ptr_eq(&node.path, &file.id), "{}", node.id);
+                checked += 1;
+            }
+            if let Some(parent) = &node.parent {
+                let parent_node = graph.shared_node(parent).expect("a parent in the graph");
+                assert!(Arc::ptr_eq(parent, &parent_node.id), "{}", node.id);
+                checked += 1;
+            }
+        }
+        for edge in &graph.edges {
+            for end in [&edge.src, &edge.dst] {
+                if let Some(node) = graph.shared_node(end) {
+                    assert!(Arc::ptr_eq(end, &node.id), "{} -> {}", edge.src, edge.dst);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > graph.nodes.len(), "only {checked} ids checked");
+    }
+
+    /// A built graph and the same graph loaded hold each id once.
+    #[tokio::test]
+    async fn a_built_and_a_loaded_graph_hold_each_id_once() {
+        let sources = extractions();
+        let files: Vec<&SourceFile> = sources.iter().map(|s| &s.file).collect();
+        let (graph, _) = crate::graph::build(&files, &[]);
+        assert_one_copy_of_each_id(&graph);
+        let store = Store::memory().await.unwrap();
+        store
+            .apply(
+                &Delta::between(&Graph::default(), &graph),
+                &IndexMeta::default(),
+            )
+            .await
+            .unwrap();
+        let loaded = store.load_graph().await.unwrap();
+        assert_same(&loaded, &graph);
+        assert_one_copy_of_each_id(&loaded);
     }
 
     /// Extractions of several languages, with every optional and tagged field in use.
@@ -922,7 +969,7 @@ mod tests {
         expected.sort_by(|a, b| a.file.path.cmp(&b.file.path));
         assert_eq!(loaded, expected);
         assert_eq!(store.meta().await.unwrap().unwrap(), meta);
-        let mut files: Vec<String> = graph.nodes.iter().map(|n| n.path.clone()).collect();
+        let mut files: Vec<String> = graph.nodes.iter().map(|n| n.path.to_string()).collect();
         files.sort();
         files.dedup();
         assert_eq!(part_paths(&store).await, files);
