@@ -230,7 +230,7 @@ impl<'g> Neighbours<'_, 'g> {
             .map(|e| Link {
                 id: far(e).to_string(),
                 kind: self.kind_of(far(e)),
-                lines: e.lines.clone(),
+                lines: e.lines.to_vec(),
             })
             .collect();
         links.sort_by(|a, b| {

@@ -440,8 +440,8 @@ mod tests {
                         kind,
                         src: ids[rng.usize(0..ids.len())].as_str().into(),
                         dst: ids[rng.usize(0..ids.len())].as_str().into(),
-                        lines: Vec::new(),
-                        reasons,
+                        lines: Box::default(),
+                        reasons: reasons.into_iter().map(Into::into).collect(),
                     }
                 })
                 .filter(|e| e.src != e.dst)

@@ -402,7 +402,7 @@ fn relationship_entries(
                 src: edge.src.to_string(),
                 dst: edge.dst.to_string(),
                 score: (score * 100.0).round() / 100.0,
-                reasons: edge.reasons.clone(),
+                reasons: edge.reasons.iter().map(|r| r.to_string()).collect(),
             },
         })
         .collect()

@@ -292,7 +292,7 @@ fn build_parts<'a>(
             src: ids.of(&src),
             dst: ids.of(&dst),
             lines: lines.into_iter().collect(),
-            reasons: reasons.into_iter().map(String::from).collect(),
+            reasons: reasons.into_iter().map(Into::into).collect(),
         })
         .collect();
     (nodes, edges, stats)
@@ -377,12 +377,7 @@ impl Builder {
                 id: file.path.as_str().into(),
                 kind: NodeKind::File,
                 path: file.path.as_str().into(),
-                name: file
-                    .path
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or(&file.path)
-                    .to_string(),
+                name: file.path.rsplit('/').next().unwrap_or(&file.path).into(),
                 start_line: 1,
                 end_line: file.extract.lines.max(1),
                 signature: None,
@@ -403,7 +398,7 @@ impl Builder {
                     id: id.as_str().into(),
                     kind: symbol_kind(symbol.kind),
                     path: file.path.as_str().into(),
-                    name: symbol.qualname.to_string(),
+                    name: symbol.qualname.clone(),
                     start_line: symbol.start_line,
                     end_line: symbol.end_line,
                     signature: Some(symbol.signature.to_string()),
@@ -425,7 +420,7 @@ impl Builder {
                 id: external_id(&module).into(),
                 kind: NodeKind::External,
                 path: module.as_str().into(),
-                name: module,
+                name: module.into(),
                 start_line: 0,
                 end_line: 0,
                 signature: None,

@@ -98,7 +98,8 @@ pub struct Node {
     pub kind: NodeKind,
     /// The file a node lives in (the module name for external nodes).
     pub path: Arc<str>,
-    pub name: String,
+    /// Inline when short (most names), as extraction texts are.
+    pub name: crate::extract::Text,
     pub start_line: u32,
     pub end_line: u32,
     pub signature: Option<String>,
@@ -184,8 +185,9 @@ pub struct Edge {
     pub kind: EdgeKind,
     pub src: Arc<str>,
     pub dst: Arc<str>,
-    pub lines: Vec<u32>,
-    pub reasons: Vec<String>,
+    /// Lists of their own size (a `Vec` read back keeps room to grow: 3M edges at 50k files).
+    pub lines: Box<[u32]>,
+    pub reasons: Box<[crate::extract::Text]>,
 }
 
 impl Edge {
@@ -376,8 +378,8 @@ impl Graph {
                 kind: EdgeKind::Contains,
                 src: ids.of(n.parent.as_deref()?),
                 dst: ids.of(&n.id),
-                lines: Vec::new(),
-                reasons: Vec::new(),
+                lines: Box::default(),
+                reasons: Box::default(),
             })
         }));
         Graph::new(nodes, edges)
@@ -841,7 +843,7 @@ mod tests {
             id: id.into(),
             kind,
             path: id.split("::").next().unwrap().into(),
-            name: id.to_string(),
+            name: id.into(),
             start_line: 1,
             end_line: 1,
             signature: None,
@@ -909,8 +911,8 @@ mod tests {
                         } else {
                             ids[rng.usize(0..ids.len())].as_str().into()
                         },
-                        lines: vec![rng.u32(1..5)],
-                        reasons: Vec::new(),
+                        lines: Box::new([rng.u32(1..5)]),
+                        reasons: Box::default(),
                     })
                     .collect()
             };
@@ -1002,8 +1004,8 @@ mod tests {
             kind: EdgeKind::Calls,
             src: src.into(),
             dst: dst.into(),
-            lines: vec![1],
-            reasons: Vec::new(),
+            lines: Box::new([1]),
+            reasons: Box::default(),
         };
         let mut edges = vec![
             edge("a::f", "b::g"),
@@ -1026,8 +1028,8 @@ mod tests {
             kind: EdgeKind::Calls,
             src: src.into(),
             dst: dst.into(),
-            lines: vec![line],
-            reasons: Vec::new(),
+            lines: Box::new([line]),
+            reasons: Box::default(),
         };
         let function = |id: &str, reach: u32| random_node(id, NodeKind::Function, reach);
         let earlier = Graph::new(

@@ -62,8 +62,8 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
                 kind,
                 src,
                 dst,
-                lines: Vec::new(),
-                reasons: reasons.into_iter().collect(),
+                lines: Box::default(),
+                reasons: reasons.into_iter().map(Into::into).collect(),
             }),
     );
     measure(&mut nodes, &edges);

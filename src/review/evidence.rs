@@ -334,7 +334,7 @@ fn add_calls(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target)
                 known.1.sort_unstable();
                 known.1.dedup();
             }
-            None => uses.push((target.shown.clone(), edge.lines.clone())),
+            None => uses.push((target.shown.clone(), edge.lines.to_vec())),
         }
         entry.covers.insert(target.id.clone());
         any = true;

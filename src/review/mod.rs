@@ -555,7 +555,7 @@ impl Near<'_> {
                     .node(&e.src)
                     .map_or("unknown", |n| n.kind.as_str())
                     .to_string(),
-                lines: e.lines.clone(),
+                lines: e.lines.to_vec(),
             })
             .collect();
         uses.sort_by(|a, b| rank(&b.id).total_cmp(&rank(&a.id)).then(a.id.cmp(&b.id)));

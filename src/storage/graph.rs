@@ -719,7 +719,7 @@ mod tests {
                 crate::graph::NodeKind::File
             },
             path: path.into(),
-            name: id.rsplit("::").next().unwrap().to_string(),
+            name: id.rsplit("::").next().unwrap().into(),
             start_line: 1,
             end_line: 9,
             signature: parent.map(|_| format!("def {id}(x)")),
@@ -740,8 +740,8 @@ mod tests {
             kind,
             src: src.into(),
             dst: dst.into(),
-            lines: vec![3, 7],
-            reasons: reasons.iter().map(|r| r.to_string()).collect(),
+            lines: Box::new([3, 7]),
+            reasons: reasons.iter().map(|&r| r.into()).collect(),
         }
     }
 
