@@ -96,6 +96,7 @@ pub async fn run(
     crate::fsutil::private_dir(&repo.data_dir)
         .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
     let _lock = take_lock(&repo.data_dir)?;
+    steady_heap();
     // A record left by a daemon that died must not send clients to its port or socket.
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).socket());
@@ -975,6 +976,27 @@ fn serve_socket(
     _shutdown: CancellationToken,
 ) -> Option<tokio::task::JoinHandle<()>> {
     None
+}
+
+/// Fixes the size from which an allocation is a mapping of its own (1 MiB: the graph's lists
+/// and indexes, a build's larger tables), handed back whole when freed. glibc otherwise
+/// raises that threshold, and the one for trimming, each time such a block is freed (up to
+/// 32 MiB), after which the lists are carved from the heap between small allocations that
+/// keep its pages resident. Measured on Django after 20 saves: 197-198 MB resident instead
+/// of 208-213. 128 KiB kept no less and made saves slower (every mid-sized table mapped
+/// anew). A threshold the user set (`MALLOC_MMAP_THRESHOLD_`) is left as it is.
+fn steady_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        const M_MMAP_THRESHOLD: i32 = -3;
+        unsafe extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        // SAFETY: mallopt only sets an allocator parameter; it has no preconditions.
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+        }
+    }
 }
 
 /// Hands freed heap back to the system after the large transient allocations of loading and
