@@ -367,12 +367,10 @@ impl Adjacency {
 }
 
 impl Graph {
-    /// A graph from stored nodes and stored edges whose ends `ids` already shares (see
-    /// [`Ids::share_ends`]): containment comes from `parent`, with the same shared ids.
-    pub fn from_stored(mut nodes: Vec<Node>, mut edges: Vec<Edge>, mut ids: Ids) -> Graph {
-        for node in &mut nodes {
-            ids.share_node(node);
-        }
+    /// A graph from stored nodes and edges whose ids `ids` already shares (see
+    /// [`Ids::share_node`], [`Ids::share_ends`]): containment comes from `parent`, with the
+    /// same shared ids.
+    pub fn from_stored(nodes: Vec<Node>, mut edges: Vec<Edge>, mut ids: Ids) -> Graph {
         edges.extend(nodes.iter().filter_map(|n| {
             Some(Edge {
                 kind: EdgeKind::Contains,

@@ -290,14 +290,26 @@ impl Store {
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
         let mut ids = crate::graph::Ids::default();
+        let mut stored_edges = Vec::with_capacity(rows.len());
+        // Every node first, so the copy of an id that all share is the node's own, made in
+        // the order of the nodes: a pass over the nodes then reads their ids in memory order
+        // (ids first seen at edges lie scattered among them; measured at 50k files, a
+        // search over every node's id took twice as long).
         for row in rows {
-            let [stored_nodes, stored_edges] =
+            let [part_nodes, part_edges] =
                 <[Bytes; 2]>::try_from(row).map_err(|_| StoreError::Decode {
                     doing: doing.to_string(),
                     message: "a part without nodes and edges".to_string(),
                 })?;
-            nodes.extend(unpack::<Vec<Node>>(&stored_nodes, doing)?);
-            let mut part: Vec<Edge> = unpack(&stored_edges, doing)?;
+            let mut part: Vec<Node> = unpack(&part_nodes, doing)?;
+            for node in &mut part {
+                ids.share_node(node);
+            }
+            nodes.extend(part);
+            stored_edges.push(part_edges);
+        }
+        for part_edges in stored_edges {
+            let mut part: Vec<Edge> = unpack(&part_edges, doing)?;
             ids.share_ends(&mut part);
             edges.extend(part);
         }
@@ -322,7 +334,7 @@ impl Store {
         let rows: Vec<serde_json::Value> = self
             .select("SELECT *, record::id(id) AS key FROM node", "loading nodes")
             .await?;
-        let nodes: Vec<Node> = decode(
+        let mut nodes: Vec<Node> = decode(
             rows.into_iter()
                 .map(|mut row| {
                     if let Some(object) = row.as_object_mut() {
@@ -343,6 +355,9 @@ impl Store {
             edges.extend(self.select::<Edge>(&sql, "loading edges").await?);
         }
         let mut ids = crate::graph::Ids::default();
+        for node in &mut nodes {
+            ids.share_node(node);
+        }
         ids.share_ends(&mut edges);
         Ok(Graph::from_stored(nodes, edges, ids))
     }
