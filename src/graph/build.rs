@@ -275,12 +275,11 @@ fn build_parts<'a>(
     builder.calls(&resolution, &inheritance);
     builder.side_effects(&resolution);
     let Builder {
-        nodes,
+        mut nodes,
         edges,
         stats,
         ..
     } = builder;
-    let mut nodes = nodes;
     let mut ids = super::Ids::default();
     for node in &mut nodes {
         ids.share_node(node);
