@@ -70,7 +70,15 @@ pub fn resolve_target<'g>(graph: &'g Graph, raw: &str) -> Result<&'g Node, Targe
         [one] => Ok(one),
         [] => Err(TargetError::Unknown {
             target: raw.to_string(),
-            suggestions: near(graph, symbol.unwrap_or(&path)),
+            suggestions: match symbol {
+                // A symbol of a known file: the near names are that file's, found without a
+                // pass over the graph (an assistant asking for a symbol just written asks
+                // again until the daemon has it).
+                Some(symbol) if graph.node(&path).is_some() => {
+                    near(graph.symbols_in(&path).iter().map(|n| &**n), symbol)
+                }
+                _ => near(graph.nodes.iter().map(|n| &**n), symbol.unwrap_or(&path)),
+            },
         }),
         many => Err(TargetError::Ambiguous {
             target: raw.to_string(),
@@ -110,8 +118,8 @@ pub fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Ids whose last part contains the wanted text, files first.
-fn near(graph: &Graph, wanted: &str) -> Vec<String> {
+/// Ids of `nodes` whose last part contains the wanted text, files first.
+fn near<'g>(nodes: impl Iterator<Item = &'g Node>, wanted: &str) -> Vec<String> {
     let last = wanted
         .rsplit(['/', '.', ':'])
         .find(|s| !s.is_empty())
@@ -120,14 +128,19 @@ fn near(graph: &Graph, wanted: &str) -> Vec<String> {
     if last.len() < 2 {
         return Vec::new();
     }
-    let mut found: Vec<&Node> = graph
-        .nodes
-        .iter()
-        .map(|n| &**n)
-        .filter(|n| n.kind != NodeKind::External && contains_lowercase(&n.id, &last))
+    let mut found: Vec<&Node> = nodes
+        .filter(|n| n.kind != NodeKind::External && contains_lowercase(last_part(&n.id), &last))
         .collect();
     found.sort_by_key(|n| (n.kind != NodeKind::File, n.id.len()));
     found.iter().take(5).map(|n| n.id.to_string()).collect()
+}
+
+/// A symbol's name (`QuerySet.count`) or a file's name (`query.py`).
+fn last_part(id: &str) -> &str {
+    match id.split_once("::") {
+        Some((_, name)) => name,
+        None => id.rsplit('/').next().unwrap_or(id),
+    }
 }
 
 /// Whether `text` lowercased contains `lowercase`, without lowercasing a copy of `text`
@@ -163,6 +176,45 @@ mod tests {
         assert!(contains_lowercase("x::aaAB", "aab"));
         assert!(!contains_lowercase("x::aaA", "aab"));
         assert!(contains_lowercase("anything", ""));
+    }
+
+    fn suggestions(graph: &Graph, target: &str) -> Vec<String> {
+        match resolve_target(graph, target) {
+            Err(TargetError::Unknown { suggestions, .. }) => suggestions,
+            other => panic!("{target} was not unknown: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_symbol_of_a_known_file_is_matched_within_that_file() {
+        let graph = crate::context::testing::graph_of(&[
+            (
+                "app/store.py",
+                "def helper_one():\n    pass\n\ndef helper_two():\n    pass\n",
+            ),
+            ("app/other.py", "def helper_three():\n    pass\n"),
+            ("app/helper.py", "X = 1\n"),
+        ]);
+        assert_eq!(
+            suggestions(&graph, "app/store.py::helper"),
+            ["app/store.py::helper_one", "app/store.py::helper_two"]
+        );
+        assert!(suggestions(&graph, "app/store.py::nothing_like_it").is_empty());
+        // An unknown file: the name is looked for everywhere, files first, in the names of
+        // files and symbols (not in the folders: `app/helper.py::X` is not near `helper`).
+        assert_eq!(
+            suggestions(&graph, "app/gone.py::helper"),
+            [
+                "app/helper.py",
+                "app/store.py::helper_one",
+                "app/store.py::helper_two",
+                "app/other.py::helper_three"
+            ]
+        );
+        assert_eq!(
+            suggestions(&graph, "helper_thre")[0],
+            "app/other.py::helper_three"
+        );
     }
 
     #[test]
