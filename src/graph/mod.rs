@@ -205,8 +205,6 @@ pub struct Graph {
     pub nodes: Vec<Arc<Node>>,
     pub edges: Vec<Arc<Edge>>,
     index: IdIndex,
-    /// Node positions by the address of the node.
-    positions: FxHashMap<usize, usize>,
     /// Each edge's source and destination node positions ([`NO_NODE`] for an id that is no
     /// node), so a patched graph maps them instead of looking every id up again.
     ends: Vec<(u32, u32)>,
@@ -239,15 +237,6 @@ fn fresh_list<T, U>(list: Vec<T>, map: impl FnMut(T) -> U) -> Vec<U> {
 struct IdIndex {
     by_hash: FxHashMap<u64, u32>,
     collided: FxHashMap<Arc<str>, u32>,
-}
-
-/// Node positions by the address of the node.
-fn positions_of(nodes: &[Arc<Node>]) -> FxHashMap<usize, usize> {
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (Arc::as_ptr(n) as usize, i))
-        .collect()
 }
 
 /// The end of an edge whose id is no node of the graph.
@@ -339,21 +328,25 @@ struct Adjacency {
 }
 
 impl Adjacency {
-    /// From (node, edge) pairs in edge order.
-    fn of(nodes: usize, pairs: &[(u32, u32)]) -> Adjacency {
+    /// From the node each edge is listed at (by edge position; `None` for an edge listed
+    /// nowhere), without a list of pairs between (a patch builds two of these over every
+    /// edge).
+    fn of(nodes: usize, at: impl Iterator<Item = Option<u32>> + Clone) -> Adjacency {
         let mut start = vec![0u32; nodes + 1];
-        for &(node, _) in pairs {
+        for node in at.clone().flatten() {
             start[node as usize + 1] += 1;
         }
         for i in 0..nodes {
             start[i + 1] += start[i];
         }
-        let mut next = start.clone();
-        let mut items = vec![0u32; pairs.len()];
-        for &(node, edge) in pairs {
-            let slot = &mut next[node as usize];
-            items[*slot as usize] = edge;
-            *slot += 1;
+        let mut next = start[..nodes].to_vec();
+        let mut items = vec![0u32; start[nodes] as usize];
+        for (edge, node) in at.enumerate() {
+            if let Some(node) = node {
+                let slot = &mut next[node as usize];
+                items[*slot as usize] = edge as u32;
+                *slot += 1;
+            }
         }
         Adjacency { start, items }
     }
@@ -444,30 +437,36 @@ impl Graph {
         // An end that is no node is judged by its id (an id of a changed file is gone unless
         // a fresh node has it).
         let fresh_ids: FxHashSet<Arc<str>> = added.iter().map(|(n, _)| n.id.clone()).collect();
-        let kept: Vec<(Arc<Node>, u32)> = self
+        let kept = self
             .nodes
             .iter()
             .enumerate()
             .filter(|&(i, _)| !gone[i])
-            .map(|(i, n)| (n.clone(), i as u32))
-            .collect();
-        let nodes = merge_sorted(kept, added, |a, b| a.0.id.cmp(&b.0.id));
+            .map(|(i, n)| (n.clone(), i as u32));
         // Old position -> new position, for every node that stays; the positions of nodes
         // new to the graph.
         let mut moved = vec![NO_NODE; self.nodes.len()];
         let mut new_here = Vec::new();
-        for (j, &(_, old)) in nodes.iter().enumerate() {
-            if old != NO_NODE {
-                moved[old as usize] = j as u32;
-            } else {
-                new_here.push(j as u32);
-            }
-        }
-        let nodes: Vec<Arc<Node>> = fresh_list(nodes, |(n, _)| n);
+        let staying = gone.iter().filter(|gone| !**gone).count();
+        let mut nodes: Vec<Arc<Node>> = Vec::with_capacity(staying + added.len());
+        merge_sorted(
+            kept,
+            added,
+            |a, b| a.0.id.cmp(&b.0.id),
+            |(node, old)| {
+                let j = nodes.len() as u32;
+                if old != NO_NODE {
+                    moved[old as usize] = j;
+                } else {
+                    new_here.push(j);
+                }
+                nodes.push(node);
+            },
+        );
         let index = self.index.remapped(&moved, &nodes, &new_here);
         let dangling_stays = |id: &str| !changed(id) || fresh_ids.contains(id);
         let promoted = |e: &Edge| matches!(e.kind, EdgeKind::Drives | EdgeKind::AssertsOn);
-        let kept: Vec<(Arc<Edge>, (u32, u32))> = self
+        let kept = self
             .edges
             .iter()
             .zip(&self.ends)
@@ -491,8 +490,7 @@ impl Graph {
                     }
                 };
                 (e.clone(), (at(s), at(d)))
-            })
-            .collect();
+            });
         let fresh: Vec<(Arc<Edge>, (u32, u32))> = fresh_edges
             .into_iter()
             .map(|e| {
@@ -501,10 +499,19 @@ impl Graph {
                 (Arc::new(e), ends)
             })
             .collect();
-        let (edges, ends): (Vec<Arc<Edge>>, Vec<(u32, u32)>) =
-            merge_sorted(kept, fresh, |a, b| a.0.cmp(&b.0))
-                .into_iter()
-                .unzip();
+        // Straight into the lists the graph keeps: at 50,000 files an edge list and its
+        // copies between are each tens of megabytes of fresh pages.
+        let room = self.edges.len() + fresh.len();
+        let (mut edges, mut ends) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        merge_sorted(
+            kept,
+            fresh,
+            |a, b| a.0.cmp(&b.0),
+            |(edge, at)| {
+                edges.push(edge);
+                ends.push(at);
+            },
+        );
         Graph::with_ends(nodes, index, edges, ends)
     }
 
@@ -532,7 +539,6 @@ impl Graph {
                 *edge = o.clone();
             }
         }
-        self.positions = positions_of(&self.nodes);
         self
     }
 
@@ -550,22 +556,14 @@ impl Graph {
         edges: Vec<Arc<Edge>>,
         ends: Vec<(u32, u32)>,
     ) -> Graph {
-        let positions = positions_of(&nodes);
-        let mut from = Vec::with_capacity(edges.len());
-        let mut to = Vec::with_capacity(edges.len());
-        for (e, &(s, d)) in ends.iter().enumerate() {
-            if s != NO_NODE && d != NO_NODE {
-                from.push((s, e as u32));
-                to.push((d, e as u32));
-            }
-        }
-        let outgoing = Adjacency::of(nodes.len(), &from);
-        let incoming = Adjacency::of(nodes.len(), &to);
+        // Edges between two nodes are listed at both.
+        let linked = |(s, d): (u32, u32)| (s != NO_NODE && d != NO_NODE).then_some((s, d));
+        let outgoing = Adjacency::of(nodes.len(), ends.iter().map(|&e| linked(e).map(|(s, _)| s)));
+        let incoming = Adjacency::of(nodes.len(), ends.iter().map(|&e| linked(e).map(|(_, d)| d)));
         Graph {
             nodes,
             edges,
             index,
-            positions,
             ends,
             outgoing,
             incoming,
@@ -594,12 +592,11 @@ impl Graph {
         self.index.get(&self.nodes, id)
     }
 
-    /// The position of one of this graph's own nodes in `nodes`, found by its address
-    /// (cheaper than hashing its id).
+    /// The position of one of this graph's own nodes in `nodes`. (Found by its id: a map
+    /// by address would cost a patch a pass over every node and 20 MB at 50,000 files.)
     pub fn position(&self, node: &Node) -> usize {
-        *self
-            .positions
-            .get(&(node as *const Node as usize))
+        self.node_index(&node.id)
+            .filter(|&i| std::ptr::eq(&*self.nodes[i], node))
             .unwrap_or_else(|| panic!("node {} is not from this graph", node.id))
     }
 
@@ -665,33 +662,24 @@ impl Graph {
     }
 }
 
-/// Node id of a symbol.
-/// `kept` (sorted by `order`) with `fresh` put in: what a stable sort of the two appended
-/// gives, with O(fresh · log kept) comparisons.
-fn merge_sorted<T>(kept: Vec<T>, mut fresh: Vec<T>, order: impl Fn(&T, &T) -> Ordering) -> Vec<T> {
-    if fresh.is_empty() {
-        return kept;
-    }
+/// `kept` (sorted by `order`) with `fresh` put in, handed to `take` in order: what a stable
+/// sort of the two appended gives, in one pass over `kept` and no list between.
+fn merge_sorted<T>(
+    kept: impl Iterator<Item = T>,
+    mut fresh: Vec<T>,
+    order: impl Fn(&T, &T) -> Ordering,
+    mut take: impl FnMut(T),
+) {
     fresh.sort_by(&order);
-    // Where each fresh item goes: after every kept item not greater than it.
-    let mut start = 0;
-    let cuts: Vec<usize> = fresh
-        .iter()
-        .map(|item| {
-            start += kept[start..].partition_point(|k| order(k, item) != Ordering::Greater);
-            start
-        })
-        .collect();
-    let mut merged = Vec::with_capacity(kept.len() + fresh.len());
-    let mut kept = kept.into_iter();
-    let mut taken = 0;
-    for (item, cut) in fresh.into_iter().zip(cuts) {
-        merged.extend(kept.by_ref().take(cut - taken));
-        taken = cut;
-        merged.push(item);
+    let mut kept = kept.peekable();
+    for item in fresh {
+        // After every kept item not greater than it.
+        while let Some(k) = kept.next_if(|k| order(k, &item) != Ordering::Greater) {
+            take(k);
+        }
+        take(item);
     }
-    merged.extend(kept);
-    merged
+    kept.for_each(take);
 }
 
 /// One copy of each edge end's id, for edges to share: a node's id is then kept once for all
@@ -774,7 +762,13 @@ mod tests {
                 .collect();
             let mut expected: Vec<(u8, u32)> = kept.iter().chain(&fresh).copied().collect();
             expected.sort_by_key(|k| k.0);
-            let merged = merge_sorted(kept, fresh, |a, b| a.0.cmp(&b.0));
+            let mut merged = Vec::new();
+            merge_sorted(
+                kept.into_iter(),
+                fresh,
+                |a, b| a.0.cmp(&b.0),
+                |item| merged.push(item),
+            );
             assert_eq!(merged, expected);
         }
     }
@@ -1087,19 +1081,32 @@ mod tests {
             .map(|e| earlier.edges.iter().any(|o| Arc::ptr_eq(o, e)))
             .collect();
         assert_eq!(edge_shared, [true, false, false]);
-        // Positions are found by the shared nodes' addresses.
+        // Positions are found for the graph's own nodes.
         for (i, node) in shared.nodes.iter().enumerate() {
             assert_eq!(shared.position(node), i);
         }
     }
 
     #[test]
+    #[should_panic(expected = "is not from this graph")]
+    fn a_position_is_only_found_for_the_graphs_own_nodes() {
+        let graph = || Graph::new(vec![random_node("a.py", NodeKind::File, 0)], Vec::new());
+        let (one, other) = (graph(), graph());
+        assert_eq!(one.position(&one.nodes[0]), 0);
+        // An equal node of another graph.
+        one.position(&other.nodes[0]);
+    }
+
+    #[test]
     fn adjacency_lists_each_nodes_edges_in_edge_order() {
-        let rows = Adjacency::of(4, &[(2, 0), (0, 1), (2, 2), (3, 3), (2, 4)]);
+        let rows = Adjacency::of(
+            4,
+            [Some(2), Some(0), Some(2), None, Some(3), Some(2)].into_iter(),
+        );
         assert_eq!(rows.at(0), &[1]);
         assert_eq!(rows.at(1), &[] as &[u32]);
-        assert_eq!(rows.at(2), &[0, 2, 4]);
-        assert_eq!(rows.at(3), &[3]);
+        assert_eq!(rows.at(2), &[0, 2, 5]);
+        assert_eq!(rows.at(3), &[4]);
         assert_eq!(rows.at(9), &[] as &[u32]);
     }
 }
