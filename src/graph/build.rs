@@ -192,19 +192,21 @@ impl Inheritance {
 
 /// Builds the whole graph of a repository from its parsed files.
 pub fn build(files: &[&SourceFile], roots: &[Roots]) -> (Graph, BuildStats) {
-    let (nodes, edges, stats) = build_parts(files, roots, None);
+    let (nodes, edges, stats) = build_parts(files, roots, None, None);
     (promote::promote(nodes, edges), stats)
 }
 
 /// The nodes of the files at `focus` (and the external modules any file imports) and the
 /// edges out of them, resolved against all `files`; no promotions or measures. This is what
 /// changes when those files change and no name elsewhere does (see `index::Live::patch`).
+/// Module tables that `kept` holds for the same files are used again, and kept for the next.
 pub fn build_focused(
     files: &[&SourceFile],
     roots: &[Roots],
     focus: &std::collections::HashSet<usize>,
+    kept: &mut modules::Kept,
 ) -> (Vec<Node>, Vec<Edge>) {
-    let (nodes, edges, _) = build_parts(files, roots, Some(focus));
+    let (nodes, edges, _) = build_parts(files, roots, Some(focus), Some(kept));
     (nodes, edges)
 }
 
@@ -212,6 +214,7 @@ fn build_parts<'a>(
     files: &'a [&'a SourceFile],
     roots: &'a [Roots],
     focus: Option<&std::collections::HashSet<usize>>,
+    mut kept: Option<&mut modules::Kept>,
 ) -> (Vec<Node>, Vec<Edge>, BuildStats) {
     let registry = Registry::get();
     let languages: Vec<&Language> = files
@@ -250,7 +253,7 @@ fn build_parts<'a>(
         files,
         systems: inputs
             .into_iter()
-            .map(|(kind, input)| (kind, modules::system(kind, input)))
+            .map(|(kind, input)| (kind, modules::system(kind, input, kept.as_deref_mut())))
             .collect(),
         languages,
         members: RefCell::new(HashMap::default()),

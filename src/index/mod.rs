@@ -227,6 +227,8 @@ pub struct Live {
     read_skipped: BTreeMap<String, Skipped>,
     /// Where the current run reports how far it is.
     progress: Arc<Progress>,
+    /// Module tables a quick patch made, for the next while the files are the same.
+    kept: graph::modules::Kept,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -336,6 +338,7 @@ impl Live {
             walk_skipped: Vec::new(),
             read_skipped: BTreeMap::new(),
             progress: Arc::default(),
+            kept: Default::default(),
         })
     }
 
@@ -602,7 +605,8 @@ impl Live {
             .filter(|(_, f)| focus_paths.contains(f.path.as_str()))
             .map(|(i, _)| i)
             .collect();
-        let (fresh_nodes, fresh_edges) = graph::build_focused(&files, &self.roots, &focus);
+        let (fresh_nodes, fresh_edges) =
+            graph::build_focused(&files, &self.roots, &focus, &mut self.kept);
         let built = started.elapsed();
         // Ids of a file's nodes are its path or start with `path::`: no lookups needed.
         let in_changed = |id: &str| {
@@ -1035,6 +1039,7 @@ async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, u
 #[cfg(test)]
 mod tests {
     mod focused {
+        use crate::graph::modules::Kept;
         use crate::graph::{Edge, Node, NodeKind, Roots, SourceFile, build_focused};
         use crate::languages::Registry;
         use std::collections::BTreeSet;
@@ -1116,16 +1121,19 @@ mod tests {
         #[test]
         fn a_focused_build_equals_the_whole_build_for_its_files() {
             let mut checked = 0;
+            // Kept across trees too: a table of another tree's files is not taken.
+            let mut kept = Kept::default();
             for tree in trees() {
                 let (owned, roots) = read_tree(&tree);
                 let files: Vec<&SourceFile> = owned.iter().collect();
                 let every: std::collections::HashSet<usize> = (0..files.len()).collect();
-                let (nodes, edges) = build_focused(&files, &roots, &every);
+                let (nodes, edges) = build_focused(&files, &roots, &every, &mut kept);
                 let owner: std::collections::HashMap<&str, &str> =
                     nodes.iter().map(|n| (&*n.id, &*n.path)).collect();
                 for (f, file) in files.iter().enumerate() {
                     let focus = std::collections::HashSet::from([f]);
-                    let (focused_nodes, focused_edges) = build_focused(&files, &roots, &focus);
+                    let (focused_nodes, focused_edges) =
+                        build_focused(&files, &roots, &focus, &mut kept);
                     let of_file = |n: &&Node| n.kind != NodeKind::External && *n.path == *file.path;
                     let expected: BTreeSet<String> =
                         nodes.iter().filter(of_file).map(node_line).collect();

@@ -21,6 +21,18 @@ pub struct DottedModules {
     by_stem: HashMap<String, usize>,
 }
 
+/// The source roots of the languages using dotted packages, in order.
+fn source_roots(input: &SystemFiles) -> Vec<String> {
+    let mut roots: Vec<String> = input
+        .languages
+        .iter()
+        .flat_map(|l| l.source_roots.iter().cloned())
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
 fn join(dir: &str, rest: &str) -> String {
     match (dir.is_empty(), rest.is_empty()) {
         (true, _) => rest.to_string(),
@@ -33,14 +45,24 @@ impl DottedModules {
     /// Indexes the files of the languages using dotted packages; their `source_roots` are
     /// extra roots that are tried for every file below them.
     pub fn new(input: &SystemFiles) -> DottedModules {
-        let mut source_roots: Vec<String> = input
-            .languages
-            .iter()
-            .flat_map(|l| l.source_roots.iter().cloned())
-            .collect();
-        source_roots.sort();
-        source_roots.dedup();
-        DottedModules::of(&input.files, &source_roots)
+        DottedModules::of(&input.files, &source_roots(input))
+    }
+
+    /// What the table of `input` is made from, as one number: the files' positions and
+    /// paths and the source roots.
+    pub fn key(input: &SystemFiles) -> u128 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for root in source_roots(input) {
+            hasher.update(root.as_bytes());
+            hasher.update(b"\0");
+        }
+        hasher.update(b"\x01");
+        for (index, path) in &input.files {
+            hasher.update(&index.to_le_bytes());
+            hasher.update(path.as_bytes());
+            hasher.update(b"\0");
+        }
+        hasher.digest128()
     }
 
     fn of(files: &[(usize, &str)], source_roots: &[String]) -> DottedModules {
