@@ -133,17 +133,34 @@ impl From<Score> for ScoreParts {
 pub struct Scorer<'a> {
     graph: &'a Graph,
     access: &'a HashMap<String, Access>,
+    /// The same use by node position, for passes over every node: no id hashed per node.
+    access_at: rustc_hash::FxHashMap<usize, Access>,
     now: i64,
 }
 
 impl<'a> Scorer<'a> {
     pub fn new(graph: &'a Graph, access: &'a HashMap<String, Access>, now: i64) -> Self {
-        Scorer { graph, access, now }
+        let access_at = access
+            .iter()
+            .filter_map(|(id, &use_)| Some((graph.node_index(id)?, use_)))
+            .collect();
+        Scorer {
+            graph,
+            access,
+            access_at,
+            now,
+        }
     }
 
     pub fn score(&self, node: &Node) -> Score {
         let access = self.access.get(&*node.id).copied().unwrap_or_default();
         node_score(node, access, self.now)
+    }
+
+    /// The score of the node at position `at` of the graph.
+    pub fn score_at(&self, at: usize) -> Score {
+        let access = self.access_at.get(&at).copied().unwrap_or_default();
+        node_score(&self.graph.nodes[at], access, self.now)
     }
 
     pub fn graph(&self) -> &'a Graph {
@@ -342,6 +359,28 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::graph_of;
     use super::*;
+
+    #[test]
+    fn a_score_by_position_counts_the_same_use_as_by_id() {
+        let graph = testing::shop();
+        let used = "shop/pricing.py::price_of";
+        let access = HashMap::from([
+            (
+                used.to_string(),
+                Access {
+                    count: 5,
+                    last: 100,
+                },
+            ),
+            ("gone.py::f".to_string(), Access { count: 9, last: 50 }),
+        ]);
+        let scorer = Scorer::new(&graph, &access, 1_000);
+        for (i, node) in graph.nodes.iter().enumerate() {
+            assert_eq!(scorer.score_at(i), scorer.score(node), "{}", node.id);
+        }
+        let at = graph.node_index(used).unwrap();
+        assert!(scorer.score_at(at).frequency > 0.0);
+    }
 
     /// The walk by id, as `strongest_dependents` was written before it walked by position.
     fn strongest_dependents_by_id<'g>(

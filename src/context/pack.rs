@@ -228,15 +228,9 @@ impl Selection {
         let graph = ranking.graph;
         let files: Vec<&Node> = graph.files().collect();
         let test_files = files.iter().filter(|f| f.is_test).count();
-        let mut ranked_files: Vec<&Node> = files.iter().copied().filter(|f| !f.is_test).collect();
-        ranking.best_first(&mut ranked_files);
-        let mut ranked_symbols: Vec<&Node> = graph
-            .nodes
-            .iter()
-            .map(|n| &**n)
-            .filter(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant)
-            .collect();
-        ranking.best_first(&mut ranked_symbols);
+        let ranked_files = ranking.best_first(|n| n.kind == NodeKind::File && !n.is_test);
+        let ranked_symbols = ranking
+            .best_first(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant);
         Selection {
             files: files.len(),
             test_files,
@@ -274,7 +268,7 @@ impl<'g> Ranking<'g> {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let score = scorer.score(n);
+                let score = scorer.score_at(i);
                 let lexical = relevance.get(i).copied().unwrap_or(0.0) * FOCUS_WEIGHT;
                 (score, score.total() + focus.path_boost(n) + lexical)
             })
@@ -290,14 +284,18 @@ impl<'g> Ranking<'g> {
         self.scores[self.graph.position(node)].1
     }
 
-    /// Best first; nodes are stored sorted by id, so position breaks ties by id.
-    fn best_first(&self, nodes: &mut Vec<&'g Node>) {
-        let mut keyed: Vec<(f64, usize, &Node)> = nodes
-            .iter()
-            .map(|n| (self.rank(n), self.graph.position(n), *n))
+    /// The nodes `wanted` admits, best first; nodes are stored sorted by id, so position
+    /// breaks ties by id. Ranked by position, with no lookup per node (every symbol is).
+    fn best_first(&self, wanted: impl Fn(&Node) -> bool) -> Vec<&'g Node> {
+        let mut keyed: Vec<(f64, usize)> = (self.graph.nodes.iter().enumerate())
+            .filter(|(_, n)| wanted(n))
+            .map(|(i, _)| (self.scores[i].1, i))
             .collect();
         keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        *nodes = keyed.into_iter().map(|(_, _, n)| n).collect();
+        keyed
+            .into_iter()
+            .map(|(_, i)| &*self.graph.nodes[i])
+            .collect()
     }
 
     fn ranked(&self, node: &Node) -> Ranked {
