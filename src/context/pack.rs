@@ -287,7 +287,11 @@ impl<'g> Ranking<'g> {
     /// The nodes `wanted` admits, best first; nodes are stored sorted by id, so position
     /// breaks ties by id. Ranked by position, with no lookup per node (every symbol is).
     fn best_first(&self, wanted: impl Fn(&Node) -> bool) -> Vec<&'g Node> {
-        let mut keyed: Vec<(f64, usize)> = (self.graph.nodes.iter().enumerate())
+        let mut keyed: Vec<(f64, usize)> = self
+            .graph
+            .nodes
+            .iter()
+            .enumerate()
             .filter(|(_, n)| wanted(n))
             .map(|(i, _)| (self.scores[i].1, i))
             .collect();
