@@ -132,29 +132,35 @@ impl From<Score> for ScoreParts {
 /// Scores every node once for an answer.
 pub struct Scorer<'a> {
     graph: &'a Graph,
-    access: &'a HashMap<String, Access>,
-    /// The same use by node position, for passes over every node: no id hashed per node.
+    /// Use by node position, so a pass over every node hashes no id (ids no node has are
+    /// left out: nothing scores them).
     access_at: rustc_hash::FxHashMap<usize, Access>,
     now: i64,
 }
 
 impl<'a> Scorer<'a> {
-    pub fn new(graph: &'a Graph, access: &'a HashMap<String, Access>, now: i64) -> Self {
+    pub fn new(graph: &'a Graph, access: &HashMap<String, Access>, now: i64) -> Self {
         let access_at = access
             .iter()
             .filter_map(|(id, &use_)| Some((graph.node_index(id)?, use_)))
             .collect();
         Scorer {
             graph,
-            access,
             access_at,
             now,
         }
     }
 
+    /// The score of one of the graph's nodes.
     pub fn score(&self, node: &Node) -> Score {
-        let access = self.access.get(&*node.id).copied().unwrap_or_default();
-        node_score(node, access, self.now)
+        let access = if self.access_at.is_empty() {
+            None
+        } else {
+            self.graph
+                .node_index(&node.id)
+                .and_then(|i| self.access_at.get(&i))
+        };
+        node_score(node, access.copied().unwrap_or_default(), self.now)
     }
 
     /// The score of the node at position `at` of the graph.

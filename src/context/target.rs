@@ -1,7 +1,7 @@
 //! Turning what a user or model typed (`src/app.py`, `src/app.py::App.run`, `App.run`) into a
 //! node, refusing paths that leave the repository and suggesting near matches for unknown ones.
 
-use crate::graph::{Graph, Node, NodeKind};
+use crate::graph::{Graph, Node, NodeKind, short_name};
 
 /// Why a target could not be found.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -118,7 +118,7 @@ pub fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Ids of `nodes` whose last part contains the wanted text, files first.
+/// Ids of `nodes` whose short name contains the wanted text, files first.
 fn near<'g>(nodes: impl Iterator<Item = &'g Node>, wanted: &str) -> Vec<String> {
     let last = wanted
         .rsplit(['/', '.', ':'])
@@ -129,18 +129,10 @@ fn near<'g>(nodes: impl Iterator<Item = &'g Node>, wanted: &str) -> Vec<String> 
         return Vec::new();
     }
     let mut found: Vec<&Node> = nodes
-        .filter(|n| n.kind != NodeKind::External && contains_lowercase(last_part(&n.id), &last))
+        .filter(|n| n.kind != NodeKind::External && contains_lowercase(short_name(&n.id), &last))
         .collect();
     found.sort_by_key(|n| (n.kind != NodeKind::File, n.id.len()));
     found.iter().take(5).map(|n| n.id.to_string()).collect()
-}
-
-/// A symbol's name (`QuerySet.count`) or a file's name (`query.py`).
-fn last_part(id: &str) -> &str {
-    match id.split_once("::") {
-        Some((_, name)) => name,
-        None => id.rsplit('/').next().unwrap_or(id),
-    }
 }
 
 /// Whether `text` lowercased contains `lowercase`, without lowercasing a copy of `text`

@@ -562,9 +562,9 @@ impl Graph {
         ends: Vec<(u32, u32)>,
     ) -> Graph {
         // Edges between two nodes are listed at both.
-        let linked = |(s, d): (u32, u32)| (s != NO_NODE && d != NO_NODE).then_some((s, d));
-        let outgoing = Adjacency::of(nodes.len(), ends.iter().map(|&e| linked(e).map(|(s, _)| s)));
-        let incoming = Adjacency::of(nodes.len(), ends.iter().map(|&e| linked(e).map(|(_, d)| d)));
+        let linked = |&(s, d): &(u32, u32)| s != NO_NODE && d != NO_NODE;
+        let outgoing = Adjacency::of(nodes.len(), ends.iter().map(|e| linked(e).then_some(e.0)));
+        let incoming = Adjacency::of(nodes.len(), ends.iter().map(|e| linked(e).then_some(e.1)));
         Graph {
             nodes,
             edges,
@@ -746,6 +746,15 @@ impl Ids {
                 self.0.insert(id.clone());
             }
         }
+    }
+}
+
+/// The part of an id a person reads: the symbol after `::` (`QuerySet.count`), or the
+/// file's name (`query.py`).
+pub fn short_name(id: &str) -> &str {
+    match id.split_once("::") {
+        Some((_, symbol)) => symbol,
+        None => id.rsplit('/').next().unwrap_or(id),
     }
 }
 

@@ -6,6 +6,7 @@
 use maud::{Markup, html};
 
 use crate::context::Link;
+use crate::graph::short_name;
 use crate::memory::reviews::record::Trend;
 
 /// Line colours, one per category in turn (readable on white, told apart without colour by
@@ -234,14 +235,6 @@ fn node(id: &str, x: f64, width: f64, cy: f64, class: &str, kind: &str) -> Marku
         g class=(class) data-id=(id) {
             @if centre { (body) } @else { a href=(super::code::symbol_url(id)) { (body) } }
         }
-    }
-}
-
-/// The part of an id a person reads: the symbol after `::`, or the file's name.
-pub fn short_name(id: &str) -> &str {
-    match id.split_once("::") {
-        Some((_, symbol)) => symbol,
-        None => id.rsplit('/').next().unwrap_or(id),
     }
 }
 

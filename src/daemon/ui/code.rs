@@ -3,10 +3,11 @@
 
 use maud::{Markup, html};
 
-use super::chart::{self, short_name};
+use super::chart;
 use super::pages::{count, memory_url, page_in, path_segment};
 use crate::context::Link;
 use crate::context::{ContextReport, ExpandReport};
+use crate::graph::short_name;
 
 /// What the code page's form holds.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
