@@ -2,7 +2,7 @@
 //! shared memories, a new working copy's first answer (pulling everything), a restart's
 //! first answer (from the local copy), and the replay of 1,000 queued writes.
 //!
-//! Run: `cargo build -p cairn-test-surreal` (the server), then
+//! Run: `CARGO_PROFILE_DEV_OPT_LEVEL=3 cargo build --example surreal` (the server), then
 //! `CARGO_PROFILE_DEV_OPT_LEVEL=3 cargo run --example team_bench [-- --count 10000 --queued 1000]`
 //! (`--surreal PATH` if the server binary is elsewhere). Set `CAIRN_MODEL_DIR` to measure the
 //! semantic layer too.
@@ -103,7 +103,7 @@ async fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             let exe = std::env::current_exe().unwrap();
-            exe.parent().unwrap().parent().unwrap().join("surreal")
+            exe.with_file_name("surreal")
         });
     let work = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")

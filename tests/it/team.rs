@@ -1,5 +1,5 @@
-//! Team mode against a real SurrealDB server (the `surreal` binary of the
-//! `cairn-test-surreal` workspace member, started on 127.0.0.1 inside each test): two clones
+//! Team mode against a real SurrealDB server (the `surreal` example, `examples/surreal.rs`,
+//! which `cargo test` builds; started on 127.0.0.1 inside each test): two clones
 //! sharing project memories, developer privacy against hand-written queries, the server
 //! killed in the middle of a run of writes, wrong credentials, a guideline change whose
 //! addressed patterns reach every member while the change stays in its recorder's copy.
@@ -20,13 +20,14 @@ use crate::support::TestRepo;
 
 pub(crate) const ROOT_PASSWORD: &str = "root-pass-for-tests";
 
-/// The test server binary, next to the cairn binary under test.
+/// The test server binary: the `surreal` example, built by `cargo test` beside the cairn binary
+/// under test (`target/<profile>/examples/surreal`).
 fn surreal_binary() -> PathBuf {
     let cairn = Path::new(env!("CARGO_BIN_EXE_cairn"));
-    let binary = cairn.with_file_name("surreal");
+    let binary = cairn.with_file_name("examples").join("surreal");
     assert!(
         binary.exists(),
-        "{} is missing: build it first with `cargo build -p cairn-test-surreal` (the README's test command does)",
+        "{} is missing: `cargo test` builds it (`cargo build --example surreal` on its own)",
         binary.display()
     );
     binary
