@@ -1,18 +1,15 @@
 //! Framework knowledge bootstrap: the frameworks the repository's manifests name, and the
 //! knowledge cairn ships about them seeded through the ordinary write path.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::{AskError, Cairn, RememberRequest};
 use crate::frameworks::{self, Catalogue, Detection, Format, ManifestNote, Scope, Shipped};
+use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::index::walk;
 use crate::memory::{Action, MemoryType};
-
-/// Largest manifest read, in bytes.
-pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// A bootstrap: seed the shipped knowledge, or (`dry_run`) only say what would be written.
 #[derive(Debug, Clone, Default)]
@@ -200,8 +197,18 @@ fn detect_in(
         })
         .collect();
     let mut detected = Vec::new();
+    let files = match RepoFiles::open(root) {
+        Ok(files) => files,
+        Err(e) => {
+            notes.push(ManifestNote {
+                manifest: String::new(),
+                reason: format!("cannot open the repository: {e}"),
+            });
+            return (detected, notes);
+        }
+    };
     for file in found.files {
-        let read = read_manifest(&file.absolute).and_then(|text| {
+        let read = read_manifest(&files, &file.path).and_then(|text| {
             frameworks::detect(catalogue, &file.path, &text).map_err(|note| note.reason)
         });
         match read {
@@ -215,26 +222,10 @@ fn detect_in(
     (detected, notes)
 }
 
-/// A manifest's text: at most [`MAX_MANIFEST_BYTES`], UTF-8 (a leading byte-order mark
-/// dropped).
-fn read_manifest(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("unreadable: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("unreadable: {e}"))?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(format!(
-            "larger than {} KiB; not read",
-            MAX_MANIFEST_BYTES / 1024
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {}); not read",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
+/// A manifest's text, through the repository reader (at most [`Limit::MANIFEST`], UTF-8, a
+/// leading byte-order mark dropped).
+fn read_manifest(files: &RepoFiles, path: &str) -> Result<String, String> {
+    let text = files.text(path, Limit::MANIFEST).map_err(|e| e.reason())?;
     Ok(text
         .strip_prefix('\u{feff}')
         .map(str::to_string)
@@ -286,18 +277,24 @@ mod tests {
     #[test]
     fn manifests_that_cannot_be_read_say_why() {
         let dir = tempfile::tempdir().unwrap();
-        let big = dir.path().join("big");
-        std::fs::write(&big, vec![b' '; MAX_MANIFEST_BYTES as usize + 1]).unwrap();
+        let files = RepoFiles::open(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join("big"),
+            vec![b' '; Limit::MANIFEST.bytes as usize + 1],
+        )
+        .unwrap();
         assert!(
-            read_manifest(&big)
+            read_manifest(&files, "big")
                 .unwrap_err()
-                .contains("larger than 1024 KiB")
+                .contains("larger than the limit for a manifest")
         );
-        let binary = dir.path().join("binary");
-        std::fs::write(&binary, b"{\"a\": \xff\xfe}").unwrap();
-        assert!(read_manifest(&binary).unwrap_err().contains("offset 6"));
-        let bom = dir.path().join("bom");
-        std::fs::write(&bom, "\u{feff}{}").unwrap();
-        assert_eq!(read_manifest(&bom).unwrap(), "{}");
+        std::fs::write(dir.path().join("binary"), b"{\"a\": \xff\xfe}").unwrap();
+        assert!(
+            read_manifest(&files, "binary")
+                .unwrap_err()
+                .contains("offset 6")
+        );
+        std::fs::write(dir.path().join("bom"), "\u{feff}{}").unwrap();
+        assert_eq!(read_manifest(&files, "bom").unwrap(), "{}");
     }
 }

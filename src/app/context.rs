@@ -1,13 +1,12 @@
 //! The code graph's answers: the context pack, and the expansion of one file, symbol or
 //! memory.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::{AskError, Cairn, checked_note_of};
 use crate::answer;
 use crate::context::{self, ContextReport, ExpandReport, Include, MemoryNote, Scorer};
+use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::graph::{Node, NodeKind};
 use crate::history::History;
 use crate::memory::{self, Memory};
@@ -106,8 +105,9 @@ impl Cairn {
         let node = context::resolve_target(&snapshot.graph, target)?;
         let access = self.access();
         let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
-        let root = self.repo.root.clone();
-        let read = move |node: &Node| read_node_source(&root, node);
+        let files = RepoFiles::open(&self.repo.root).ok();
+        let limit = Limit::source(self.repo.settings.index.max_file_bytes);
+        let read = move |node: &Node| read_node_source(files.as_ref()?, limit, node);
         let mut notes: Vec<String> = note.into_iter().collect();
         let wants_memories = include.is_empty() || include.contains(&Include::Memories);
         let memories = if wants_memories {
@@ -243,11 +243,11 @@ fn file_history(history: &History, path: &str) -> Vec<String> {
 }
 
 /// The lines of a node as they are on disk now, if the file still reads.
-fn read_node_source(root: &Path, node: &Node) -> Option<String> {
+fn read_node_source(files: &RepoFiles, limit: Limit, node: &Node) -> Option<String> {
     if node.kind == NodeKind::External {
         return None;
     }
-    let text = std::fs::read_to_string(root.join(&*node.path)).ok()?;
+    let text = files.text(&node.path, limit).ok()?;
     let start = node.start_line.max(1) as usize - 1;
     let count = (node.end_line as usize + 1).saturating_sub(node.start_line.max(1) as usize);
     Some(

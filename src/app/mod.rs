@@ -541,22 +541,13 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
 }
 
 fn freshness(repo: &Repo, snapshot: &Snapshot) -> Freshness {
+    let files = crate::fsutil::repo::RepoFiles::open(&repo.root).ok();
     let mut changed: Vec<String> = snapshot
         .stamps
         .iter()
-        .filter(|stamp| {
-            let metadata = std::fs::metadata(repo.root.join(&stamp.path));
-            match metadata {
-                Err(_) => true,
-                Ok(m) => {
-                    let mtime_ns = m
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_nanos() as i64);
-                    m.len() != stamp.size || mtime_ns != stamp.mtime_ns
-                }
-            }
+        .filter(|stamp| match files.as_ref().map(|f| f.stat(&stamp.path)) {
+            Some(Ok(now)) => now.size != stamp.size || now.mtime_ns != stamp.mtime_ns,
+            _ => true,
         })
         .map(|stamp| stamp.path.clone())
         .collect();

@@ -2,7 +2,6 @@
 //! the rule statistics built from recorded reviews.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +10,7 @@ use super::{AskError, Cairn, Snapshot, note_of, off_runtime};
 use crate::answer;
 use crate::config::Repo;
 use crate::context::{self, Scorer};
+use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::graph::Graph;
 use crate::graph::score::Access;
 use crate::history::{CommitInfo, History};
@@ -694,9 +694,13 @@ fn analyse_change(
     let (changes, label) = changes_for(repo, request)?;
     let scorer = Scorer::new(graph, access, crate::clock::now());
     let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
-    // Paths come from the diff, the graph and the history; none is read outside the repository.
+    // Paths come from the diff, the graph and the history; the repository reader keeps every
+    // read inside the repository (links included) and within the index's size limit.
+    let files = RepoFiles::open(&repo.root).ok();
+    let limit = Limit::source(repo.settings.index.max_file_bytes);
     let read = |path: &str| {
-        context::normalise(path).and_then(|p| std::fs::read_to_string(repo.root.join(p)).ok())
+        let files = files.as_ref()?;
+        context::normalise(path).and_then(|p| files.text(&p, limit).ok())
     };
     let analysis = review::analyse(&changes, graph, &rank, &read, history);
     Ok((analysis, label, changes.is_empty()))
@@ -723,8 +727,11 @@ fn changes_for(
         } else {
             None
         };
+        let files = RepoFiles::open(root)
+            .map_err(|e| AskError::Review(format!("cannot open {}: {e}", root.display())))?;
+        let limit = Limit::source(repo.settings.index.max_file_bytes);
         for change in &mut changes {
-            fill_texts(change, root, git.as_ref());
+            fill_texts(change, &files, limit, git.as_ref());
         }
         return Ok((changes, "pasted diff".to_string()));
     }
@@ -758,7 +765,7 @@ fn changes_for(
 /// Gives a parsed change its texts: the working tree's new side with the old side rebuilt
 /// from it, or HEAD's old side with the new side rebuilt; added and deleted files carry
 /// their whole text in the diff.
-fn fill_texts(change: &mut review::FileChange, root: &Path, git: Option<&Git>) {
+fn fill_texts(change: &mut review::FileChange, files: &RepoFiles, limit: Limit, git: Option<&Git>) {
     use review::ChangeKind;
     if change.binary {
         return;
@@ -780,8 +787,7 @@ fn fill_texts(change: &mut review::FileChange, root: &Path, git: Option<&Git>) {
         _ => {}
     }
     if let Some(new_path) = change.new_path.as_deref()
-        && let Some(current) =
-            context::normalise(new_path).and_then(|p| std::fs::read_to_string(root.join(p)).ok())
+        && let Some(current) = context::normalise(new_path).and_then(|p| files.text(&p, limit).ok())
         && let Some(old) = review::diff::reconstruct(change, &current, true)
     {
         change.old_text = Some(old);

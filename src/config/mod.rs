@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+use crate::fsutil::repo::{Limit, RepoFiles};
+
 /// The environment variable naming the memory store (`--db`).
 pub const DB_ENV: &str = "CAIRN_DB";
 
@@ -224,11 +226,28 @@ pub fn read_user_settings(path: Option<&Path>) -> anyhow::Result<UserSettings> {
         return Ok(UserSettings::default());
     };
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str(&text)
-            .with_context(|| format!("{} is not valid cairn configuration", path.display())),
+        Ok(text) => parse_toml(&text, &path.display().to_string()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserSettings::default()),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
+}
+
+/// Parses configuration text; an error says where and what is wrong, never quoting the text
+/// (a file given as configuration may be anything: `/proc/self/environ`, a credentials file).
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, name: &str) -> anyhow::Result<T> {
+    toml::from_str(text).map_err(|e| {
+        let place = e
+            .span()
+            .map(|span| {
+                let (line, column) = crate::fsutil::repo::line_and_column(text, span.start);
+                format!("line {line}, column {column}: ")
+            })
+            .unwrap_or_default();
+        anyhow::anyhow!(
+            "{name} is not valid cairn configuration: {place}{}",
+            crate::fsutil::repo::without_values(e.message())
+        )
+    })
 }
 
 fn yes() -> bool {
@@ -389,13 +408,16 @@ fn default_data_dir(root: &Path) -> anyhow::Result<PathBuf> {
         .join(format!("{name}-{hash:016x}")))
 }
 
+/// `cairn.toml` at the repository root, read through the repository reader (a link out of the
+/// repository, a FIFO or an oversized file is refused, and nothing of it is quoted).
 fn read_settings(root: &Path) -> anyhow::Result<Settings> {
-    let path = root.join("cairn.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text)
-            .with_context(|| format!("{} is not valid cairn configuration", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let files = RepoFiles::open(root)
+        .with_context(|| format!("cannot open repository {}", root.display()))?;
+    let name = root.join("cairn.toml").display().to_string();
+    match files.text("cairn.toml", Limit::CONFIG) {
+        Ok(text) => parse_toml(&text, &name),
+        Err(e) if e.is_missing() => Ok(Settings::default()),
+        Err(e) => bail!("cannot read {name}: {}", e.reason()),
     }
 }
 

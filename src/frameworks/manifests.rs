@@ -119,8 +119,14 @@ fn toml_document(text: &str) -> Result<Toml, String> {
             .and_then(|span| text.get(..span.start))
             .map(|before| before.matches('\n').count() + 1);
         match line {
-            Some(line) => format!("malformed TOML at line {line}: {}", e.message().trim()),
-            None => format!("malformed TOML: {}", e.message().trim()),
+            Some(line) => format!(
+                "malformed TOML at line {line}: {}",
+                crate::fsutil::repo::without_values(e.message())
+            ),
+            None => format!(
+                "malformed TOML: {}",
+                crate::fsutil::repo::without_values(e.message())
+            ),
         }
     })
 }
@@ -130,7 +136,10 @@ fn json_object(text: &str) -> Result<serde_json::Map<String, Json>, String> {
     match serde_json::from_str::<Json>(text) {
         Ok(Json::Object(object)) => Ok(object),
         Ok(_) => Err("not a JSON object".to_string()),
-        Err(e) => Err(format!("malformed JSON: {e}")),
+        Err(e) => Err(format!(
+            "malformed JSON: {}",
+            crate::fsutil::repo::without_values(&e.to_string())
+        )),
     }
 }
 

@@ -2,8 +2,10 @@
 //! directories are 0700 and the files in them 0600, set by cairn itself rather than left to
 //! the user's umask (the stores hold every memory and review, the token opens the daemon).
 //!
+//! - [`repo`] — the one reader of the repository's own files (links kept inside, limits).
 //! - [`rotation`] — append-only files that roll over at a size limit.
 
+pub mod repo;
 pub mod rotation;
 
 use std::fs::{File, OpenOptions};

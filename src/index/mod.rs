@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Repo;
 use crate::extract;
+use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::graph::{self, BuildStats, SourceFile};
 use crate::languages::Registry;
 use crate::storage::{Delta, FileStamp, IndexMeta, SourceRecord, Store, StoreError};
@@ -441,14 +442,26 @@ impl Live {
             ),
             _ => None,
         };
+        let files = match RepoFiles::open(&repo.root) {
+            Ok(files) => files,
+            Err(e) => {
+                // The root is gone or unreadable for now: keep what is indexed.
+                tracing::warn!("cannot open {}: {e}", repo.root.display());
+                return Reading::default();
+            }
+        };
+        let limit = Limit::source(repo.settings.index.max_file_bytes);
         let mut reads: Vec<(String, Option<Read>)> = Vec::new();
         match &targeted {
             Some(paths) => {
                 for path in paths {
-                    let read = match found(repo, path) {
-                        Ok(Some(file)) => {
-                            Some(read_one(&file, self.sources.get(path).map(|s| &**s)))
-                        }
+                    let read = match found(&files, repo, path) {
+                        Ok(Some(file)) => Some(read_one(
+                            &files,
+                            limit,
+                            &file,
+                            self.sources.get(path).map(|s| &**s),
+                        )),
                         Ok(None) => None,
                         Err(skip) => Some(Read::Skipped(skip)),
                     };
@@ -470,13 +483,15 @@ impl Live {
                     }
                 }
                 for (file, read) in walked.sources.iter().zip(read_all(
+                    &files,
+                    limit,
                     &walked.sources,
                     &self.sources,
                     &self.progress,
                 )) {
                     reads.push((file.path.clone(), Some(read)));
                 }
-                self.roots = roots::read(&repo.root, &walked.configs);
+                self.roots = roots::read(&files, &walked.configs);
                 self.configs = walked.configs;
                 self.walk_skipped = walked.skipped;
             }
@@ -690,37 +705,29 @@ impl Live {
     }
 }
 
-/// The file at `path` as a walk would find it: `None` if it is gone, an error if it is too
-/// large or unreadable.
-fn found(repo: &Repo, path: &str) -> Result<Option<Found>, Skipped> {
-    let absolute = repo.root.join(path);
-    let metadata = match std::fs::symlink_metadata(&absolute) {
-        Ok(m) if m.is_file() => m,
-        Ok(_) => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Skipped {
-                path: path.to_string(),
-                reason: format!("unreadable: {e}"),
-            });
-        }
+/// The file at `path` as a walk would find it (a regular file reached through no link): `None`
+/// if it is gone or not such a file, an error if it is too large or unreadable.
+fn found(files: &RepoFiles, repo: &Repo, path: &str) -> Result<Option<Found>, Skipped> {
+    let skipped = |reason: String| Skipped {
+        path: path.to_string(),
+        reason,
+    };
+    let stat = match files.plain_file(path) {
+        Ok(Some(stat)) => stat,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(skipped(e.reason())),
     };
     let max_bytes = repo.settings.index.max_file_bytes;
-    if metadata.len() > max_bytes {
-        return Err(Skipped {
-            path: path.to_string(),
-            reason: format!(
-                "larger than the limit ({} > {} bytes; raise index.max_file_bytes in cairn.toml)",
-                metadata.len(),
-                max_bytes
-            ),
-        });
+    if stat.size > max_bytes {
+        return Err(skipped(format!(
+            "larger than the limit ({} > {} bytes; raise index.max_file_bytes in cairn.toml)",
+            stat.size, max_bytes
+        )));
     }
     Ok(Some(Found {
         path: path.to_string(),
-        absolute,
-        size: metadata.len(),
-        mtime_ns: walk::mtime_ns(&metadata),
+        size: stat.size,
+        mtime_ns: stat.mtime_ns,
     }))
 }
 
@@ -931,6 +938,8 @@ async fn finish(
 /// Reads and parses files in parallel; unchanged files (same size and mtime, or same content
 /// hash) come from the cache.
 fn read_all(
+    files: &RepoFiles,
+    limit: Limit,
     found: &[Found],
     cached: &BTreeMap<String, Arc<SourceRecord>>,
     progress: &Progress,
@@ -946,7 +955,8 @@ fn read_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = found.get(i) else { break };
-                    local.push((i, read_one(file, cached.get(&file.path).map(|s| &**s))));
+                    let cached = cached.get(&file.path).map(|s| &**s);
+                    local.push((i, read_one(files, limit, file, cached)));
                     progress.parsed_one();
                 }
                 results.lock().expect("no worker panics").extend(local);
@@ -958,7 +968,7 @@ fn read_all(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
+fn read_one(files: &RepoFiles, limit: Limit, file: &Found, cached: Option<&SourceRecord>) -> Read {
     let registry = Registry::get();
     let language = registry
         .for_path(&file.path)
@@ -981,9 +991,9 @@ fn read_one(file: &Found, cached: Option<&SourceRecord>) -> Read {
             reason,
         })
     };
-    let bytes = match std::fs::read(&file.absolute) {
+    let bytes = match files.read(&file.path, limit) {
         Ok(bytes) => bytes,
-        Err(e) => return skip(format!("unreadable: {e}")),
+        Err(e) => return skip(e.reason()),
     };
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return skip("binary content".to_string());
@@ -1085,7 +1095,8 @@ mod tests {
             }
             files.sort_by(|a, b| a.path.cmp(&b.path));
             configs.sort();
-            let roots = crate::index::roots::read(root, &configs);
+            let reader = crate::fsutil::repo::RepoFiles::open(root).unwrap();
+            let roots = crate::index::roots::read(&reader, &configs);
             (files, roots)
         }
 

@@ -2,8 +2,7 @@
 //! names are configs is each language's `roots_from`, and what a config says is read by the
 //! module system of the language that names it.
 
-use std::path::Path;
-
+use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::graph::{Roots, modules};
 use crate::languages::{ModuleKind, Registry};
 
@@ -33,26 +32,12 @@ pub fn is_config(name: &str) -> bool {
     !systems_reading(name).is_empty()
 }
 
-/// Largest config read: a bigger file (hostile, or generated) is skipped.
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// A config's text, if it is UTF-8 and within [`MAX_CONFIG_BYTES`].
-fn read_bounded(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_string(&mut text)
-        .ok()?;
-    (text.len() as u64 <= MAX_CONFIG_BYTES).then_some(text)
-}
-
-/// The roots of every readable config (repository-relative paths).
-pub fn read(root: &Path, configs: &[String]) -> Vec<Roots> {
+/// The roots of every readable config (repository-relative paths); a config too large,
+/// not UTF-8 or leading out of the repository is passed over.
+pub fn read(files: &RepoFiles, configs: &[String]) -> Vec<Roots> {
     let mut roots = Vec::new();
     for config in configs {
-        let Some(text) = read_bounded(&root.join(config)) else {
+        let Ok(text) = files.text(config, Limit::MODULE_CONFIG) else {
             continue;
         };
         let (dir, name) = config.rsplit_once('/').unwrap_or(("", config));
@@ -92,7 +77,7 @@ mod tests {
             "web/tsconfig.json".to_string(),
             "gone/tsconfig.json".to_string(),
         ];
-        let roots = read(dir.path(), &configs);
+        let roots = read(&RepoFiles::open(dir.path()).unwrap(), &configs);
         assert_eq!(roots.len(), 1);
         assert_eq!(roots[0].system, ModuleKind::Paths);
         assert_eq!(roots[0].base_url.as_deref(), Some("web/src"));
@@ -101,11 +86,12 @@ mod tests {
     #[test]
     fn oversized_configs_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
+        let files = RepoFiles::open(dir.path()).unwrap();
         let go_mod = "module example.com/big\n";
-        let padding = "/".repeat(MAX_CONFIG_BYTES as usize);
+        let padding = "/".repeat(Limit::MODULE_CONFIG.bytes as usize);
         std::fs::write(dir.path().join("go.mod"), format!("{go_mod}{padding}")).unwrap();
-        assert!(read(dir.path(), &["go.mod".to_string()]).is_empty());
+        assert!(read(&files, &["go.mod".to_string()]).is_empty());
         std::fs::write(dir.path().join("go.mod"), go_mod).unwrap();
-        assert_eq!(read(dir.path(), &["go.mod".to_string()]).len(), 1);
+        assert_eq!(read(&files, &["go.mod".to_string()]).len(), 1);
     }
 }

@@ -1,11 +1,12 @@
 //! Finding the files to index: a gitignore-aware walk that leaves out build outputs, vendored
 //! code and files of no registered language, and reports what it passes over and why.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ignore::WalkBuilder;
 use ignore::overrides::{Override, OverrideBuilder};
 
+use crate::fsutil::repo::{RepoFiles, RepoReadError};
 use crate::languages::Registry;
 
 /// Directories that hold build outputs, dependencies or caches, never project sources.
@@ -78,9 +79,8 @@ fn builder(top: &Path, overrides: Override) -> WalkBuilder {
 /// A candidate source file.
 #[derive(Debug, Clone)]
 pub struct Found {
-    /// Repository-relative, `/`-separated.
+    /// Repository-relative, `/`-separated; read through [`crate::fsutil::repo::RepoFiles`].
     pub path: String,
-    pub absolute: PathBuf,
     pub size: u64,
     pub mtime_ns: i64,
 }
@@ -158,7 +158,6 @@ pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
         let mtime_ns = mtime_ns(&metadata);
         found.push(Found {
             path,
-            absolute: entry.path().to_path_buf(),
             size: metadata.len(),
             mtime_ns,
         });
@@ -199,13 +198,14 @@ pub struct Manifests {
 
 /// The manifests of the repository and its sub-projects: the index's walk (gitignore-aware,
 /// build outputs and vendored code left out), bounded in depth, entries and results. A
-/// symbolic link is read only when it points to a file inside the repository.
+/// symbolic link is kept only when it leads, relatively, to a file inside the repository.
 pub fn manifests(root: &Path, exclude: &[String], is_manifest: impl Fn(&str) -> bool) -> Manifests {
     let (overrides, mut skipped) = overrides(root, exclude);
     let walker = builder(root, overrides)
         .max_depth(Some(MANIFEST_DEPTH + 1))
         .build();
     let mut files = Vec::new();
+    let reader = RepoFiles::open(root);
     for (visited, entry) in walker.enumerate() {
         if visited == MANIFEST_ENTRIES || files.len() == MAX_MANIFESTS {
             skipped.push(Skipped {
@@ -231,22 +231,9 @@ pub fn manifests(root: &Path, exclude: &[String], is_manifest: impl Fn(&str) -> 
         if !is_manifest(&path) {
             continue;
         }
-        let absolute = if kind.is_symlink() {
-            match std::fs::canonicalize(entry.path()) {
-                Ok(target) if target.starts_with(root) && target.is_file() => target,
-                _ => {
-                    skipped.push(Skipped {
-                        path,
-                        reason: "a symbolic link to outside the repository (or to nothing); not followed".to_string(),
-                    });
-                    continue;
-                }
-            }
-        } else {
-            entry.path().to_path_buf()
-        };
-        let (size, mtime_ns) = match std::fs::metadata(&absolute) {
-            Ok(m) => (m.len(), mtime_ns(&m)),
+        // Through the repository reader: a link is followed only while it stays inside.
+        let stat = match &reader {
+            Ok(reader) => reader.stat(&path),
             Err(e) => {
                 skipped.push(Skipped {
                     path,
@@ -255,12 +242,24 @@ pub fn manifests(root: &Path, exclude: &[String], is_manifest: impl Fn(&str) -> 
                 continue;
             }
         };
-        files.push(Found {
-            path,
-            absolute,
-            size,
-            mtime_ns,
-        });
+        match stat {
+            Ok(stat) => files.push(Found {
+                path,
+                size: stat.size,
+                mtime_ns: stat.mtime_ns,
+            }),
+            Err(e) => skipped.push(Skipped {
+                path,
+                reason: match e {
+                    RepoReadError::Outside { .. } => {
+                        "a symbolic link to outside the repository (or an absolute link); not followed"
+                            .to_string()
+                    }
+                    RepoReadError::Missing { .. } => "a symbolic link to nothing".to_string(),
+                    e => e.reason(),
+                },
+            }),
+        }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Manifests { files, skipped }
@@ -297,7 +296,10 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir_all(root.join("alias")).unwrap();
-        std::os::unix::fs::symlink(root.join("package.json"), root.join("alias/package.json"))
+        std::os::unix::fs::symlink("../package.json", root.join("alias/package.json")).unwrap();
+        // An absolute link, even to a file inside, is not followed (it names one checkout).
+        std::fs::create_dir_all(root.join("pinned")).unwrap();
+        std::os::unix::fs::symlink(root.join("package.json"), root.join("pinned/package.json"))
             .unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("away")).unwrap();
 
@@ -313,9 +315,20 @@ mod tests {
                 "package.json"
             ]
         );
-        assert_eq!(found.files[1].absolute, root.join("package.json"));
-        assert_eq!(found.skipped.len(), 1, "{:?}", found.skipped);
-        assert_eq!(found.skipped[0].path, "linked/package.json");
-        assert!(found.skipped[0].reason.contains("outside the repository"));
+        assert_eq!(found.files[1].size, 2);
+        let mut skipped: Vec<(&str, &str)> = found
+            .skipped
+            .iter()
+            .map(|s| (s.path.as_str(), s.reason.as_str()))
+            .collect();
+        skipped.sort();
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert_eq!(skipped[0].0, "linked/package.json");
+        assert_eq!(skipped[1].0, "pinned/package.json");
+        assert!(
+            skipped
+                .iter()
+                .all(|s| s.1.contains("outside the repository"))
+        );
     }
 }

@@ -9,6 +9,7 @@ use gix::bstr::ByteSlice;
 
 use super::check_files;
 use super::diff::{self, ChangeKind, FileChange};
+use crate::fsutil::repo::{Limit, RepoFiles};
 
 /// A git failure, named by what was being done.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,12 @@ macro_rules! git {
 
 /// Largest file read whole for a review (bigger ones are treated as binary).
 const MAX_BLOB_BYTES: usize = 4 * 1024 * 1024;
+
+/// The same bound for a changed file read from the working tree.
+const WORKTREE_LIMIT: Limit = Limit {
+    what: "a changed file",
+    bytes: MAX_BLOB_BYTES as u64,
+};
 
 /// An open repository.
 pub struct Git {
@@ -273,6 +280,10 @@ impl Git {
         }
         check_files(paths.len().saturating_sub(renames.len()), max_files)?;
         let head_tree = self.repo.head_tree().ok();
+        let files = RepoFiles::open(root).map_err(|e| GitError::Failed {
+            doing: "opening the working tree".to_string(),
+            message: e.to_string(),
+        })?;
         let mut out = Vec::new();
         for path in paths {
             let old_path = renames.get(&path).cloned().unwrap_or_else(|| path.clone());
@@ -280,9 +291,12 @@ impl Git {
                 Some(tree) => self.blob_at(tree, &old_path)?,
                 None => Side::Missing,
             };
-            let new_side = match std::fs::read(root.join(&path)) {
+            // Through the repository reader: a link out of the repository, a FIFO or a file
+            // over the limit is a change without text, never read.
+            let new_side = match files.read(&path, WORKTREE_LIMIT) {
                 Ok(data) => text_of(&data).map_or(Side::Binary, Side::Text),
-                Err(_) => Side::Missing,
+                Err(e) if e.is_missing() => Side::Missing,
+                Err(_) => Side::Binary,
             };
             let kind = match (&old_side, &new_side) {
                 (Side::Missing, Side::Missing) => continue,

@@ -6,13 +6,14 @@
 //! and applied by a person or an assistant.
 
 use std::collections::BTreeSet;
-use std::io::Read as _;
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::fsutil::repo::{Limit, RepoFiles, RepoReadError};
+
 /// Largest guideline file read, in bytes.
-pub const MAX_GUIDELINE_BYTES: u64 = 256 * 1024;
+pub const MAX_GUIDELINE_BYTES: u64 = Limit::GUIDELINE.bytes;
 /// Most guideline files found by default.
 const MAX_FOUND: usize = 40;
 /// How deep nested `CLAUDE.md` and `AGENTS.md` files are looked for.
@@ -69,14 +70,17 @@ impl GuidelineFile {
 /// files, Cursor rules, Claude skills, then nested `CLAUDE.md` and `AGENTS.md` (outside
 /// ignored and hidden directories). Links are listed; reading them decides.
 pub fn find(root: &Path) -> Vec<String> {
+    let Ok(files) = RepoFiles::open(root) else {
+        return Vec::new();
+    };
     let mut found: Vec<String> = ROOT_FILES
         .iter()
-        .filter(|p| std::fs::symlink_metadata(root.join(p)).is_ok())
+        .filter(|p| files.exists(p))
         .map(|p| p.to_string())
         .collect();
     let mut listed = |dir: &str, depth: usize, keep: &dyn Fn(&str) -> bool| {
         let mut paths = Vec::new();
-        collect(root, dir, depth, keep, &mut paths);
+        collect(&files, dir, depth, keep, &mut paths);
         paths.sort();
         found.extend(paths);
     };
@@ -91,24 +95,20 @@ pub fn find(root: &Path) -> Vec<String> {
 /// Files under `dir` (repository-relative) whose names `keep` accepts, `depth` levels down,
 /// without following links to directories.
 fn collect(
-    root: &Path,
+    files: &RepoFiles,
     dir: &str,
     depth: usize,
     keep: &dyn Fn(&str) -> bool,
     out: &mut Vec<String>,
 ) {
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+    let Ok(entries) = files.list(dir, 1_000) else {
         return;
     };
-    for entry in entries.flatten().take(1_000) {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for (name, is_dir) in entries {
         let path = format!("{dir}/{name}");
-        if kind.is_dir() && depth > 1 {
-            collect(root, &path, depth - 1, keep, out);
-        } else if !kind.is_dir() && keep(&name) {
+        if is_dir && depth > 1 {
+            collect(files, &path, depth - 1, keep, out);
+        } else if !is_dir && keep(&name) {
             out.push(path);
         }
     }
@@ -144,9 +144,10 @@ pub fn relative(path: &str) -> Option<String> {
     inside.then_some(path)
 }
 
-/// The text of the guideline file at `path` (repository-relative), read only if it resolves
-/// inside the repository (links followed), is a regular file within
-/// [`MAX_GUIDELINE_BYTES`] and is UTF-8; otherwise why not.
+/// The text of the guideline file at `path` (repository-relative), read through the
+/// repository reader: only if it resolves inside the repository (links followed while they
+/// stay inside), is a regular file within [`MAX_GUIDELINE_BYTES`] and is UTF-8; otherwise why
+/// not.
 pub fn read(root: &Path, path: &str) -> Result<String, Unread> {
     let refuse = |reason: String| Unread {
         path: path.to_string(),
@@ -154,41 +155,22 @@ pub fn read(root: &Path, path: &str) -> Result<String, Unread> {
     };
     let relative =
         relative(path).ok_or_else(|| refuse("not a repository-relative path".to_string()))?;
-    let full = root.join(&relative);
-    match std::fs::symlink_metadata(&full) {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(refuse("not found".to_string()));
-        }
-        Err(e) => return Err(refuse(format!("unreadable: {e}"))),
-    }
-    let (Ok(real), Ok(boundary)) = (full.canonicalize(), root.canonicalize()) else {
-        return Err(refuse("a link to nothing".to_string()));
-    };
-    if !real.starts_with(&boundary) {
-        return Err(refuse(
-            "a link that leads outside the repository".to_string(),
-        ));
-    }
-    let file = std::fs::File::open(&real).map_err(|e| refuse(format!("unreadable: {e}")))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| refuse(format!("unreadable: {e}")))?;
-    if !metadata.is_file() {
-        return Err(refuse("not a file".to_string()));
-    }
-    let too_large = || refuse(format!("larger than {} KiB", MAX_GUIDELINE_BYTES / 1024));
-    if metadata.len() > MAX_GUIDELINE_BYTES {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_GUIDELINE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| refuse(format!("unreadable: {e}")))?;
-    if bytes.len() as u64 > MAX_GUIDELINE_BYTES {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".to_string()))
+    let files = RepoFiles::open(root).map_err(|e| refuse(format!("unreadable: {e}")))?;
+    files.text(&relative, Limit::GUIDELINE).map_err(|e| {
+        refuse(match e {
+            RepoReadError::Missing { .. } if files.exists(&relative) => {
+                "a link to nothing".to_string()
+            }
+            RepoReadError::Missing { .. } => "not found".to_string(),
+            RepoReadError::Outside { .. } => "a link that leads outside the repository".to_string(),
+            RepoReadError::NotFile { .. } => "not a file".to_string(),
+            RepoReadError::TooLarge { .. } => {
+                format!("larger than {} KiB", MAX_GUIDELINE_BYTES / 1024)
+            }
+            RepoReadError::NotText { .. } => "not UTF-8 text".to_string(),
+            RepoReadError::Io { source, .. } => format!("unreadable: {source}"),
+        })
+    })
 }
 
 /// A Markdown heading line: its level and text.

@@ -197,3 +197,206 @@ fn the_scanner_sees_grouped_and_nested_uses() {
         vec!["clock", "graph", "lock", "memory"]
     );
 }
+
+/// Calls that read a file (or list, stat or resolve a path) without the repository reader.
+const DIRECT_READS: &[&str] = &[
+    "std::fs::read(",
+    "fs::read(",
+    "read_to_string(",
+    "File::open(",
+    "read_dir(",
+    "fs::metadata(",
+    "symlink_metadata(",
+    "canonicalize(",
+    "OpenOptions::new()",
+    "read_link(",
+];
+
+/// Every file under `src/` that reads the file system directly, how many such calls it makes,
+/// and why none of them reads the repository's content. A new direct read fails the test
+/// below: read repository files through `fsutil::repo::RepoFiles`, or add the file here with
+/// the reason it is not repository content.
+const DIRECT_READERS: &[(&str, usize, &str)] = &[
+    (
+        "fsutil/repo.rs",
+        4,
+        "the repository reader itself (cap-std, relative to the root)",
+    ),
+    (
+        "fsutil/mod.rs",
+        8,
+        "cairn's own data directory (modes) and /dev/urandom",
+    ),
+    (
+        "fsutil/rotation.rs",
+        2,
+        "cairn's own rotated logs in the data directory",
+    ),
+    ("lock.rs", 1, "cairn's own lock file in the data directory"),
+    (
+        "config/mod.rs",
+        2,
+        "the start directory the user named, and the user's own config.toml",
+    ),
+    (
+        "config/team/mod.rs",
+        2,
+        "the credentials file of the user's team configuration (mode-checked, never quoted)",
+    ),
+    ("config/team/trust.rs", 1, "the user's own trust file"),
+    (
+        "daemon/mod.rs",
+        3,
+        "the daemon record and socket in the data directory, /proc/self/statm",
+    ),
+    (
+        "daemon/watch.rs",
+        1,
+        "the kind of a path a file event names (no content is read)",
+    ),
+    (
+        "app/mod.rs",
+        1,
+        "the store generation in the data directory",
+    ),
+    (
+        "running/mod.rs",
+        5,
+        "the daemon record, token and socket in the data directory",
+    ),
+    (
+        "install/files.rs",
+        6,
+        "assistant configs in the home and the repository, opened without following links",
+    ),
+    (
+        "events/mod.rs",
+        2,
+        "cairn's own event log in the data directory",
+    ),
+    (
+        "storage/mod.rs",
+        1,
+        "the store's lock file in the data directory",
+    ),
+    (
+        "cli/memory.rs",
+        2,
+        "a file the user names on the command line",
+    ),
+    (
+        "cli/review.rs",
+        3,
+        "a file the user names on the command line",
+    ),
+    ("cli/install.rs", 1, "the path of the cairn binary itself"),
+    (
+        "index/mod.rs",
+        1,
+        "the cairn binary's own modification time",
+    ),
+    (
+        "memory/embed.rs",
+        3,
+        "the embedding model's files and the Python environment beside the binary",
+    ),
+    ("memory/mod.rs", 1, "the store marker in the data directory"),
+    (
+        "memory/team/outbox.rs",
+        3,
+        "the team outbox in the data directory",
+    ),
+    (
+        "memory/team/link.rs",
+        2,
+        "team sync state in the data directory",
+    ),
+];
+
+/// The code of a source file without its test modules: a top-level `#[cfg(…test…)]` module is
+/// left out up to its closing brace (formatted code closes it with `}` alone on a line).
+fn without_tests(text: &str) -> String {
+    let mut kept = String::with_capacity(text.len());
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let is_test_module = line.starts_with("#[cfg(")
+            && line.contains("test")
+            && lines
+                .peek()
+                .is_some_and(|next| next.starts_with("mod ") || next.starts_with("#[path"));
+        if !is_test_module {
+            kept.push_str(line);
+            kept.push('\n');
+            continue;
+        }
+        for inner in lines.by_ref() {
+            if inner == "}" || (inner.starts_with("mod ") && inner.ends_with(';')) {
+                break;
+            }
+        }
+    }
+    kept
+}
+
+#[test]
+fn repository_files_are_read_only_through_the_repository_reader() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.sort();
+    let mut found: BTreeMap<String, usize> = BTreeMap::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        if relative.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = without_tests(&text);
+        let lines: Vec<&str> = code
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect();
+        let code = lines.join("\n");
+        let mut count = 0;
+        let mut at = 0;
+        while at < code.len() {
+            let next = DIRECT_READS
+                .iter()
+                .filter_map(|call| code[at..].find(call).map(|i| (i, call.len())))
+                .min();
+            let Some((i, len)) = next else { break };
+            count += 1;
+            at += i + len;
+        }
+        if count > 0 {
+            found.insert(relative, count);
+        }
+    }
+    let expected: BTreeMap<String, usize> = DIRECT_READERS
+        .iter()
+        .map(|(file, count, _)| (file.to_string(), *count))
+        .collect();
+    let unexpected: Vec<String> = found
+        .iter()
+        .filter(|(file, count)| expected.get(*file) != Some(count))
+        .map(|(file, count)| {
+            format!(
+                "  {file}: {count} direct reads (listed: {})",
+                expected
+                    .get(file)
+                    .map_or("none".to_string(), |c| c.to_string())
+            )
+        })
+        .collect();
+    let stale: Vec<&String> = expected
+        .keys()
+        .filter(|f| !found.contains_key(*f))
+        .collect();
+    assert!(
+        unexpected.is_empty() && stale.is_empty(),
+        "direct file reads outside the repository reader (read repository files through \
+         fsutil::repo::RepoFiles, or list the file in DIRECT_READERS with its reason):\n{}\n\
+         listed but gone: {stale:?}",
+        unexpected.join("\n")
+    );
+}

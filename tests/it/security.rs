@@ -3,6 +3,7 @@
 
 mod files;
 mod install;
+mod links;
 mod redaction;
 mod resources;
 mod team;

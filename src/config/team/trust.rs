@@ -102,8 +102,8 @@ fn load(path: &Path) -> Result<TrustFile, TeamConfigError> {
             path.display()
         )));
     }
-    toml::from_str(&text)
-        .map_err(|e| TeamConfigError::Invalid(format!("{} is not valid: {e}", path.display())))
+    crate::config::parse_toml(&text, &path.display().to_string())
+        .map_err(|e| TeamConfigError::Invalid(format!("{e:#}")))
 }
 
 fn save(path: &Path, file: &TrustFile) -> Result<(), TeamConfigError> {
