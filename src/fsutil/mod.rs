@@ -2,9 +2,11 @@
 //! directories are 0700 and the files in them 0600, set by cairn itself rather than left to
 //! the user's umask (the stores hold every memory and review, the token opens the daemon).
 //!
+//! - [`jsonl`] — append-only JSON-lines files read back byte by byte, written on fresh lines.
 //! - [`repo`] — the one reader of the repository's own files (links kept inside, limits).
 //! - [`rotation`] — append-only files that roll over at a size limit.
 
+pub mod jsonl;
 pub mod repo;
 pub mod rotation;
 
@@ -67,9 +69,10 @@ pub fn options() -> std::fs::OpenOptions {
     options
 }
 
-/// Opens `path` for appending, created as 0600 (and narrowed to 0600 if it was wider).
+/// Opens `path` for appending, created as 0600 (and narrowed to 0600 if it was wider); open
+/// for reading too, so a writer can see whether the file ends inside a line.
 pub fn append(path: &Path) -> std::io::Result<std::fs::File> {
-    let file = options().append(true).create(true).open(path)?;
+    let file = options().read(true).append(true).create(true).open(path)?;
     // Through the descriptor, not the path: a writer rolling the file over may have renamed
     // it since it was opened.
     #[cfg(unix)]

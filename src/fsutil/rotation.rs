@@ -19,13 +19,15 @@ pub fn previous(path: &Path) -> PathBuf {
 }
 
 /// Appends `bytes` to `path` in one `write` (the file created 0600), first rolling the file
-/// over when it has reached `limit`.
+/// over when it has reached `limit`, and on a fresh line when the file ends inside one (cut
+/// short by a crash).
 pub fn append(path: &Path, bytes: &[u8], limit: u64) -> std::io::Result<()> {
     let mut file = crate::fsutil::append(path)?;
     if file.metadata()?.len() >= limit {
         file = roll_over(path, file)?;
     }
-    file.write_all(bytes)
+    let bytes = super::jsonl::on_fresh_line(&file, bytes)?;
+    file.write_all(&bytes)
 }
 
 /// Moves the full file at `path` to its previous generation and opens a new one. Writers that
@@ -126,6 +128,15 @@ mod tests {
         append(&path, b"fifth\n", 10).unwrap();
         assert_eq!(std::fs::read_to_string(&old).unwrap(), "third\nfourth\n");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "fifth\n");
+    }
+
+    #[test]
+    fn a_line_cut_short_keeps_the_next_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hook.log");
+        std::fs::write(&path, "first\nsec").unwrap();
+        append(&path, b"third\n", 100).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first\nsec\nthird\n");
     }
 
     #[test]
