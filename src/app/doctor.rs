@@ -226,7 +226,10 @@ impl Cairn {
                 let line = team_line(&status);
                 Some(Check::of(
                     "team",
-                    if status.sync.error.is_some() || status.queued > 0 || status.rejected > 0 {
+                    if status.sync.error.is_some()
+                        || status.queued > 0
+                        || status.unreadable > 0
+                        || status.rejected > 0 {
                         Err(line)
                     } else {
                         Ok(line)

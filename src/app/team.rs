@@ -285,13 +285,21 @@ pub fn team_line(status: &TeamStatus) -> String {
         (None, None) => "not synced yet".to_string(),
     };
     format!(
-        "{} as {} ({}/{}, repository {}); {sync}; {} write(s) queued{}",
+        "{} as {} ({}/{}, repository {}); {sync}; {} write(s) queued{}{}",
         status.server,
         status.developer,
         status.namespace,
         status.database,
         status.repository,
         status.queued,
+        if status.unreadable > 0 {
+            format!(
+                ", {} unreadable line(s) in the outbox (set aside at the next write)",
+                status.unreadable
+            )
+        } else {
+            String::new()
+        },
         if status.rejected > 0 {
             format!(", {} refused by the server and set aside", status.rejected)
         } else {

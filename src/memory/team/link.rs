@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::outbox;
 use super::server::Server;
 use crate::config::team::TeamConfig;
+use crate::fsutil::jsonl;
 
 /// A team store in use: the server, the outbox, the local copy and the sync record.
 pub struct Link {
@@ -44,6 +45,9 @@ pub struct TeamStatus {
     pub namespace: String,
     pub database: String,
     pub queued: usize,
+    /// Lines of the outbox that are not writes (cut short by a crash), set aside at the next
+    /// write or replay.
+    pub unreadable: usize,
     pub rejected: usize,
     #[serde(flatten)]
     pub sync: SyncRecord,
@@ -133,9 +137,16 @@ impl Link {
 
     /// Team mode's state for `cairn status` / `cairn doctor`.
     pub fn status(&self) -> TeamStatus {
-        let queued = self.outbox.pending().map_or(0, |p| p.entries.len());
-        let rejected = std::fs::read_to_string(self.rejected_path())
-            .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
+        let (queued, unreadable) = match self.outbox.pending() {
+            Ok(pending) => (pending.entries.len(), pending.unreadable),
+            Err(e) => {
+                tracing::warn!("cannot read {}: {e}", self.outbox.path().display());
+                (0, 0)
+            }
+        };
+        let rejected = jsonl::read_if_present(&self.rejected_path()).map_or(0, |bytes| {
+            jsonl::segments::<serde::de::IgnoredAny>(&bytes).len()
+        });
         TeamStatus {
             server: self.config.url.clone(),
             developer: self.config.credentials.developer.clone(),
@@ -143,6 +154,7 @@ impl Link {
             namespace: self.config.identity.namespace.clone(),
             database: self.config.identity.database.clone(),
             queued,
+            unreadable,
             rejected,
             sync: self.sync_record(),
         }
@@ -150,12 +162,11 @@ impl Link {
 
     /// Keeps entries the server will never take, so nothing is silently dropped.
     pub fn reject(&self, entry: &outbox::Entry, reason: &str) -> std::io::Result<()> {
-        use std::io::Write;
-        let mut line = serde_json::to_value(entry).map_err(std::io::Error::other)?;
-        line["rejected"] = serde_json::Value::String(reason.to_string());
+        let mut record = serde_json::to_value(entry).map_err(std::io::Error::other)?;
+        record["rejected"] = serde_json::Value::String(reason.to_string());
+        let mut line = record.to_string().into_bytes();
+        line.push(b'\n');
         crate::fsutil::private_dir(&self.dir)?;
-        let mut file = crate::fsutil::append(&self.rejected_path())?;
-        writeln!(file, "{line}")?;
-        file.sync_data()
+        jsonl::append_line(&self.rejected_path(), &line)
     }
 }

@@ -4,12 +4,12 @@
 //! transaction, so an entry sent twice (the answer was lost, the process died after the
 //! server committed) is applied once.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsutil::jsonl::{self, Segment};
 use crate::memory::Memory;
 use crate::memory::reviews::ReviewRecord;
 
@@ -94,7 +94,8 @@ pub struct Outbox {
 #[derive(Debug, Default)]
 pub struct Pending {
     pub entries: Vec<Entry>,
-    /// Lines that are not entries (a torn last line after a crash), left in place.
+    /// Lines that are not entries (a line cut short by a crash, a byte that is not UTF-8),
+    /// left in place until the next write or replay sets them aside.
     pub unreadable: usize,
 }
 
@@ -126,74 +127,88 @@ impl Outbox {
         result
     }
 
-    /// Appends entries and syncs them to disk before returning. A line left torn by a crash
-    /// mid-append is first moved aside ([`Outbox::torn_path`]), so the new entry starts a line
-    /// of its own and replays.
+    /// Appends entries and syncs them to disk before returning. Lines that are not entries (a
+    /// line left torn by a crash mid-append) are first moved aside ([`Outbox::torn_path`]), so
+    /// the new entries start a line of their own and replay.
     pub fn append(&self, entries: &[Entry]) -> std::io::Result<()> {
-        let mut text = String::new();
+        let mut text = Vec::new();
         for entry in entries {
-            text.push_str(&serde_json::to_string(entry).map_err(std::io::Error::other)?);
-            text.push('\n');
+            serde_json::to_writer(&mut text, entry)?;
+            text.push(b'\n');
         }
         self.locked(|| {
-            let mut file = crate::fsutil::options()
-                .read(true)
-                .append(true)
-                .create(true)
-                .open(&self.path)?;
-            self.set_aside_torn_tail(&mut file)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_data()
+            let on_disk = jsonl::read_if_present(&self.path)?;
+            let sorted = self.sort(&on_disk, |_| true)?;
+            if sorted.set_aside == 0 {
+                let mut file = crate::fsutil::append(&self.path)?;
+                file.write_all(&jsonl::on_fresh_line(&file, &text)?)?;
+                return file.sync_data();
+            }
+            let mut kept = sorted.kept;
+            kept.extend_from_slice(&text);
+            crate::fsutil::write_atomic(&self.path, &kept)
         })
     }
 
-    /// Where fragments of torn lines are kept, one JSON line each with when it was found.
+    /// Where lines that are not entries are kept, one JSON line each with when it was found.
     pub fn torn_path(&self) -> PathBuf {
         self.path.with_extension("torn.jsonl")
     }
 
-    /// Cuts an unfinished last line off the file, keeping it in [`Outbox::torn_path`].
-    fn set_aside_torn_tail(&self, file: &mut File) -> std::io::Result<()> {
-        let length = file.metadata()?.len();
-        let Some(start) = torn_tail_start(file, length)? else {
-            return Ok(());
-        };
-        let mut fragment = Vec::new();
-        file.seek(SeekFrom::Start(start))?;
-        file.take(length - start).read_to_end(&mut fragment)?;
+    /// The entry lines of `on_disk` that pass `keep`, each ended by a newline; every line that
+    /// is not an entry is moved to [`Outbox::torn_path`] with a warning. Runs under the lock,
+    /// where no write is under way, so a cut last line is torn for good.
+    fn sort(&self, on_disk: &[u8], keep: impl Fn(&Entry) -> bool) -> std::io::Result<Sorted> {
+        let mut sorted = Sorted::default();
+        for segment in jsonl::segments::<Entry>(on_disk) {
+            match segment {
+                Segment::Record { bytes, record } => {
+                    if keep(&record) {
+                        sorted.kept.extend_from_slice(bytes);
+                        sorted.kept.push(b'\n');
+                    }
+                }
+                Segment::Unreadable { bytes, line, flaw } => {
+                    self.set_aside(bytes, &format!("line {line} is not a queued write ({flaw})"))?;
+                    sorted.set_aside += 1;
+                }
+                Segment::Torn { bytes } => {
+                    self.set_aside(bytes, "it ended in a line torn by a crash mid-write")?;
+                    sorted.set_aside += 1;
+                }
+            }
+        }
+        Ok(sorted)
+    }
+
+    /// Keeps `fragment` in [`Outbox::torn_path`] (as text; a cut character becomes U+FFFD)
+    /// and says so.
+    fn set_aside(&self, fragment: &[u8], why: &str) -> std::io::Result<()> {
         let note = serde_json::json!({
             "found_at": crate::clock::now_ms(),
-            "fragment": String::from_utf8_lossy(&fragment),
+            "fragment": String::from_utf8_lossy(fragment),
         });
-        let mut torn = crate::fsutil::append(&self.torn_path())?;
-        writeln!(torn, "{note}")?;
-        torn.sync_data()?;
+        let mut line = note.to_string().into_bytes();
+        line.push(b'\n');
+        jsonl::append_line(&self.torn_path(), &line)?;
         tracing::warn!(
-            "the team outbox {} ended in a torn line ({} bytes, from a crash mid-write); it was set aside in {}",
+            "the team outbox {}: {why} ({} bytes); it was set aside in {}",
             self.path.display(),
             fragment.len(),
             self.torn_path().display()
         );
-        file.set_len(start)?;
-        file.sync_data()
+        Ok(())
     }
 
-    /// Every queued entry, oldest first.
+    /// Every queued entry, oldest first. Never fails on what the file holds: lines that are
+    /// not entries are counted in [`Pending::unreadable`].
     pub fn pending(&self) -> std::io::Result<Pending> {
-        let file = match File::open(&self.path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Pending::default()),
-            Err(e) => return Err(e),
-        };
+        let on_disk = jsonl::read_if_present(&self.path)?;
         let mut pending = Pending::default();
-        for line in BufReader::new(file).lines() {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Entry>(&line) {
-                Ok(entry) => pending.entries.push(entry),
-                Err(_) => pending.unreadable += 1,
+        for segment in jsonl::segments::<Entry>(&on_disk) {
+            match segment {
+                Segment::Record { record, .. } => pending.entries.push(record),
+                Segment::Unreadable { .. } | Segment::Torn { .. } => pending.unreadable += 1,
             }
         }
         Ok(pending)
@@ -205,56 +220,31 @@ impl Outbox {
         Some((meta.len(), meta.modified().ok()?))
     }
 
-    /// Removes the entries with these keys (they reached the server), keeping everything
-    /// else, including entries appended meanwhile; the file is replaced atomically.
+    /// Removes the entries with these keys (they reached the server), keeping every other
+    /// entry, including entries appended meanwhile, and setting aside lines that are not
+    /// entries; the file is replaced atomically.
     pub fn remove(&self, keys: &std::collections::HashSet<String>) -> std::io::Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
         self.locked(|| {
-            let text = match std::fs::read_to_string(&self.path) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-                Err(e) => return Err(e),
-            };
-            let kept: String = text
-                .lines()
-                .filter(|line| {
-                    serde_json::from_str::<KeyOnly>(line)
-                        .map_or(!line.trim().is_empty(), |e| !keys.contains(&e.key))
-                })
-                .flat_map(|line| [line, "\n"])
-                .collect();
-            crate::fsutil::write_atomic(&self.path, kept.as_bytes())
+            if !self.path.exists() {
+                return Ok(());
+            }
+            let on_disk = jsonl::read_if_present(&self.path)?;
+            let sorted = self.sort(&on_disk, |entry| !keys.contains(&entry.key))?;
+            crate::fsutil::write_atomic(&self.path, &sorted.kept)
         })
     }
 }
 
-/// Where the unfinished last line of a file of `length` bytes starts; `None` when the file is
-/// empty or ends in a newline.
-fn torn_tail_start(file: &mut File, length: u64) -> std::io::Result<Option<u64>> {
-    const CHUNK: u64 = 64 * 1024;
-    let mut end = length;
-    let mut buffer = Vec::new();
-    while end > 0 {
-        let start = end.saturating_sub(CHUNK);
-        buffer.resize((end - start) as usize, 0);
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buffer)?;
-        if end == length && buffer.last() == Some(&b'\n') {
-            return Ok(None);
-        }
-        if let Some(newline) = buffer.iter().rposition(|&b| b == b'\n') {
-            return Ok(Some(start + newline as u64 + 1));
-        }
-        end = start;
-    }
-    Ok((length > 0).then_some(0))
-}
-
-#[derive(Deserialize)]
-struct KeyOnly {
-    key: String,
+/// The outbox's lines sorted under its lock.
+#[derive(Default)]
+struct Sorted {
+    /// The entry lines that stay, each ended by a newline.
+    kept: Vec<u8>,
+    /// How many lines were moved aside.
+    set_aside: usize,
 }
 
 #[cfg(test)]
@@ -333,6 +323,127 @@ mod tests {
         let torn = std::fs::read_to_string(outbox.torn_path()).unwrap();
         let note: serde_json::Value = serde_json::from_str(torn.trim()).unwrap();
         assert_eq!(note["fragment"], fragment);
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_counted_then_set_aside_by_the_next_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::new(dir.path());
+        let (a, b) = (entry("a"), entry("b"));
+        outbox.append(std::slice::from_ref(&a)).unwrap();
+        let mut file = crate::fsutil::append(outbox.path()).unwrap();
+        file.write_all(b"{\"key\":\"caf\xc3\"}\n").unwrap();
+        outbox.append(std::slice::from_ref(&b)).unwrap_or_else(|e| panic!("{e}"));
+        // Appending moved it aside already: the file holds entries only.
+        let pending = outbox.pending().unwrap();
+        assert_eq!(pending.entries, vec![a.clone(), b.clone()]);
+        assert_eq!(pending.unreadable, 0);
+        let torn = std::fs::read_to_string(outbox.torn_path()).unwrap();
+        let note: serde_json::Value = serde_json::from_str(torn.trim()).unwrap();
+        assert_eq!(note["fragment"], "{\"key\":\"caf\u{fffd}\"}");
+
+        // One written by something else after the last append is counted, and a replay that
+        // rewrites the file sets it aside.
+        let mut file = crate::fsutil::append(outbox.path()).unwrap();
+        file.write_all(b"\xff\xfe\n").unwrap();
+        let pending = outbox.pending().unwrap();
+        assert_eq!(pending.entries, vec![a.clone(), b.clone()]);
+        assert_eq!(pending.unreadable, 1);
+        outbox.remove(&[a.key.clone()].into_iter().collect()).unwrap();
+        let pending = outbox.pending().unwrap();
+        assert_eq!((pending.entries, pending.unreadable), (vec![b], 0));
+        let notes = std::fs::read_to_string(outbox.torn_path()).unwrap();
+        assert_eq!(notes.lines().count(), 2);
+    }
+
+    #[test]
+    fn a_last_entry_missing_only_its_newline_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::new(dir.path());
+        let (a, b) = (entry("a"), entry("b"));
+        outbox.append(std::slice::from_ref(&a)).unwrap();
+        let whole = std::fs::read(outbox.path()).unwrap();
+        std::fs::write(outbox.path(), &whole[..whole.len() - 1]).unwrap();
+        assert_eq!(outbox.pending().unwrap().entries, vec![a.clone()]);
+        outbox.append(std::slice::from_ref(&b)).unwrap();
+        assert_eq!(outbox.pending().unwrap().entries, vec![a, b]);
+        assert!(!outbox.torn_path().exists());
+    }
+
+    /// Writes `entries` to a fresh outbox, cuts the file after `cut(length)` bytes, and checks
+    /// that the entries before the cut are all still queued, that an append works, and that
+    /// the cut line went to the torn file.
+    fn check_cut(entries: &[Entry], cut: impl FnOnce(usize) -> usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::new(dir.path());
+        outbox.append(entries).unwrap();
+        let whole = std::fs::read(outbox.path()).unwrap();
+        let cut = cut(whole.len());
+        std::fs::write(outbox.path(), &whole[..cut]).unwrap();
+        let line_start = whole[..cut]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let complete = whole[..cut].iter().filter(|&&b| b == b'\n').count();
+        // A line cut just before its newline is a whole entry still.
+        let only_newline_lost = whole.get(cut) == Some(&b'\n');
+        let kept = complete + usize::from(only_newline_lost);
+        let torn = cut > line_start && !only_newline_lost;
+
+        let pending = outbox.pending().unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        assert_eq!(pending.entries, entries[..kept], "cut at {cut}");
+        assert_eq!(pending.unreadable, usize::from(torn), "cut at {cut}");
+
+        let later = entry("later, café ✓ 日本");
+        outbox.append(std::slice::from_ref(&later)).unwrap();
+        let pending = outbox.pending().unwrap();
+        let mut expected = entries[..kept].to_vec();
+        expected.push(later);
+        assert_eq!(pending.entries, expected, "cut at {cut}");
+        assert_eq!(pending.unreadable, 0, "cut at {cut}");
+        match std::fs::read_to_string(outbox.torn_path()) {
+            Ok(notes) => {
+                assert!(torn, "cut at {cut}: nothing was torn");
+                let note: serde_json::Value = serde_json::from_str(notes.trim()).unwrap();
+                let fragment = String::from_utf8_lossy(&whole[line_start..cut]);
+                assert_eq!(note["fragment"], *fragment, "cut at {cut}");
+            }
+            Err(_) => assert!(!torn, "cut at {cut}: the torn line was not kept"),
+        }
+    }
+
+    #[test]
+    fn a_cut_at_any_byte_loses_at_most_the_cut_entry_and_never_blocks_a_write() {
+        let entries = [entry("café ✓ 日本"), entry("日本 ✓")];
+        let length = {
+            let mut text = Vec::new();
+            for entry in &entries {
+                serde_json::to_writer(&mut text, entry).unwrap();
+                text.push(b'\n');
+            }
+            text.len()
+        };
+        for cut in 0..=length {
+            check_cut(&entries, |_| cut);
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+
+            #[test]
+            fn any_cut_of_any_outbox_loses_at_most_the_cut_entry(
+                titles in prop::collection::vec("[a-z é✓日本]{1,12}", 1..5),
+                cut in any::<prop::sample::Index>(),
+            ) {
+                let entries: Vec<Entry> = titles.iter().map(|t| entry(t)).collect();
+                check_cut(&entries, |length| cut.index(length + 1));
+            }
+        }
     }
 
     #[test]
