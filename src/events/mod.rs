@@ -6,7 +6,9 @@
 //! written by one `write` call on an `O_APPEND` descriptor, so concurrent hooks never
 //! interleave. At [`rotation::LIMIT`] it rolls over to `events.jsonl.1`, one generation kept.
 //! Readers keep their place and read only what was appended since, a line at a time through
-//! a fixed buffer; after a roll-over they finish the previous generation first.
+//! a fixed buffer; after a roll-over they finish the previous generation first. A line that is
+//! not an event (cut short by a crash, not UTF-8) is skipped with a warning, and the next
+//! event is written on a fresh line after it.
 
 pub mod hook;
 
@@ -18,6 +20,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsutil::jsonl;
 use crate::fsutil::rotation::{self, identity};
 use crate::graph::score::Access;
 
@@ -83,6 +86,8 @@ pub struct Tally {
     partial: Vec<u8>,
     /// The line being read outgrew [`MAX_LINE`]: it is skipped to its end.
     skipping: bool,
+    /// Lines skipped as no event since the last warning.
+    skipped: usize,
     access: Arc<HashMap<String, Access>>,
 }
 
@@ -131,6 +136,14 @@ impl Tally {
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!("reading {}: {e}", self.path.display());
+        }
+        if self.skipped > 0 {
+            tracing::warn!(
+                "skipped {} line(s) of {} that are not events (cut short by a crash, or not written by cairn)",
+                self.skipped,
+                self.path.display()
+            );
+            self.skipped = 0;
         }
         self.access.clone()
     }
@@ -217,6 +230,7 @@ impl Tally {
                 if self.partial.len() + piece.len() > MAX_LINE {
                     // Not a line cairn wrote: skipped rather than held.
                     self.skipping = true;
+                    self.skipped += 1;
                     self.partial.clear();
                 } else {
                     self.partial.extend_from_slice(piece);
@@ -224,7 +238,11 @@ impl Tally {
             }
             if end.is_some() {
                 if !self.skipping {
-                    count(access, &self.partial);
+                    match jsonl::decode::<Event>(&self.partial) {
+                        Some(Ok(event)) => count(access, event),
+                        Some(Err(_)) => self.skipped += 1,
+                        None => {}
+                    }
                 }
                 self.partial.clear();
                 self.skipping = false;
@@ -236,11 +254,8 @@ impl Tally {
     }
 }
 
-/// Adds one line's event to the tally, if it is one that counts as access.
-fn count(access: &mut HashMap<String, Access>, line: &[u8]) {
-    let Ok(event) = serde_json::from_slice::<Event>(line) else {
-        return;
-    };
+/// Adds an event to the tally, if it is one that counts as access.
+fn count(access: &mut HashMap<String, Access>, event: Event) {
     if !matches!(
         event.kind,
         Kind::Read | Kind::Edit | Kind::Search | Kind::Command
@@ -435,6 +450,93 @@ mod tests {
         writeln!(file, "\n{line}").unwrap();
         assert_eq!(tally.current()["a.py"], Access { count: 1, last: 7 });
         assert!(tally.partial.is_empty() && !tally.skipping);
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_skipped_and_counted_as_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let good = serde_json::to_string(&event(5, Kind::Read, &["a.py"])).unwrap();
+        let bad = b"{\"t\":1,\"kind\":\"read\",\"paths\":[\"caf\xc3\"]}\n";
+        std::fs::write(&path, [bad.as_slice(), good.as_bytes(), b"\n"].concat()).unwrap();
+        let mut tally = Tally::new(path.clone());
+        tally.catch_up().unwrap();
+        assert_eq!(tally.skipped, 1);
+        assert_eq!(tally.current()["a.py"], Access { count: 1, last: 5 });
+        assert_eq!(tally.skipped, 0, "warned about once");
+    }
+
+    /// What a tally of `events` holds.
+    fn tallied(events: &[Event]) -> HashMap<String, Access> {
+        let mut access = HashMap::new();
+        for event in events {
+            count(&mut access, event.clone());
+        }
+        access
+    }
+
+    /// Writes `events`, cuts the file after `cut(length)` bytes, and checks that a tally
+    /// counts the events before the cut, and after one more event was appended, those and it.
+    fn check_cut(events: &[Event], cut: impl FnOnce(usize) -> usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        for event in events {
+            append(&path, event).unwrap();
+        }
+        let whole = std::fs::read(&path).unwrap();
+        let cut = cut(whole.len());
+        std::fs::write(&path, &whole[..cut]).unwrap();
+        let complete = whole[..cut].iter().filter(|&&b| b == b'\n').count();
+        // An event cut just before its newline is whole once the next write ends its line.
+        let only_newline_lost = whole.get(cut) == Some(&b'\n');
+
+        let mut reading = Tally::new(path.clone());
+        assert_eq!(*reading.current(), tallied(&events[..complete]), "cut at {cut}");
+        let later = event(99, Kind::Edit, &["later/café ✓.py"]);
+        append(&path, &later).unwrap();
+        let mut now = events[..complete + usize::from(only_newline_lost)].to_vec();
+        now.push(later);
+        assert_eq!(*reading.current(), tallied(&now), "cut at {cut}");
+        assert_eq!(*Tally::new(path).current(), tallied(&now), "cut at {cut}");
+    }
+
+    #[test]
+    fn a_cut_at_any_byte_loses_at_most_the_cut_event_and_never_blocks_a_write() {
+        let events = [
+            event(1, Kind::Read, &["src/café.py"]),
+            event(2, Kind::Edit, &["src/日本/✓.py", "src/café.py"]),
+            event(3, Kind::Read, &["src/日本/✓.py"]),
+        ];
+        let length: usize = events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap().len() + 1)
+            .sum();
+        for cut in 0..=length {
+            check_cut(&events, |_| cut);
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn any_cut_of_any_event_log_loses_at_most_the_cut_event(
+                paths in prop::collection::vec(("[a-zé✓日本]{1,8}", 0usize..2), 1..8),
+                cut in any::<prop::sample::Index>(),
+            ) {
+                let kinds = [Kind::Read, Kind::Edit];
+                let events: Vec<Event> = paths
+                    .iter()
+                    .enumerate()
+                    .map(|(t, (path, kind))| event(t as i64, kinds[*kind], &[path.as_str()]))
+                    .collect();
+                check_cut(&events, |length| cut.index(length + 1));
+            }
+        }
     }
 
     #[test]
