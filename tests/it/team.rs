@@ -2,7 +2,8 @@
 //! which `cargo test` builds; started on 127.0.0.1 inside each test): two clones
 //! sharing project memories, developer privacy against hand-written queries, the server
 //! killed in the middle of a run of writes, wrong credentials, a guideline change whose
-//! addressed patterns reach every member while the change stays in its recorder's copy.
+//! addressed patterns reach every member while the change stays in its recorder's copy; and,
+//! with no server at all, an outbox cut inside a character by a crash.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -877,4 +878,120 @@ async fn an_accepted_guideline_change_addresses_the_patterns_for_every_member() 
     // The change itself stays in Alice's copy.
     assert_eq!(naming(alice)["changes"][0]["id"], change_id.as_str());
     assert!(naming(bob).get("changes").is_none());
+}
+
+/// An outbox whose last line a crash cut inside a character: status counts the write still
+/// queued and the cut line, reads and writes go on with the server away, and the cut line is
+/// set aside by the next write.
+#[test]
+fn an_outbox_cut_inside_a_character_never_blocks_reads_or_writes() {
+    use cairn::config::team::{Credentials, Identity, Secret, TeamConfig};
+    use cairn::memory::team::Link;
+    use cairn::memory::team::outbox::{Entry, Row};
+    use cairn::memory::{Memory, MemoryType};
+
+    // A port nothing listens on: the server is away.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("ws://127.0.0.1:{port}");
+    let repo = TestRepo::new();
+    repo.git(&["remote", "add", "origin", "https://github.com/acme/app"]);
+    let config = TeamConfig {
+        url: url.clone(),
+        identity: Identity::new("github.com/acme/app", None).unwrap(),
+        credentials: Credentials {
+            developer: "alice".to_string(),
+            password: Secret::new("a-password-for-tests"),
+        },
+    };
+    let outbox = Link::new(std::sync::Arc::new(config), repo.data_dir()).outbox;
+    let entry = |id: &str, title: &str| {
+        let memory = Memory::new(
+            id.to_string(),
+            MemoryType::Decision,
+            title.to_string(),
+            format!("{title}: amounts are integers of cents"),
+            1,
+        );
+        let row = Row {
+            memory,
+            vector: None,
+            base: None,
+        };
+        Entry::new(vec![row], Vec::new(), None)
+    };
+    outbox
+        .append(&[entry("m_00000000000000c1", "Queued café decision")])
+        .unwrap();
+    let cut = serde_json::to_vec(&entry("m_00000000000000c2", "Cut café ✓ 日本 decision")).unwrap();
+    let check = cut.windows(3).position(|w| w == "✓".as_bytes()).unwrap();
+    let fragment = &cut[..check + 2];
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(outbox.path())
+        .unwrap();
+    std::io::Write::write_all(&mut file, fragment).unwrap();
+
+    let cairn = |args: &[&str]| {
+        repo.cairn_command(repo.data_dir())
+            .arg("--db")
+            .arg(&url)
+            .env_remove("CAIRN_DB")
+            .env("CAIRN_TEAM_DEVELOPER", "alice")
+            .env("CAIRN_TEAM_PASSWORD", "a-password-for-tests")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = |args: &[&str]| {
+        let output = cairn(args);
+        assert!(
+            output.status.success(),
+            "cairn {args:?} failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let json = |args: &[&str]| -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&ok(&all)).unwrap()
+    };
+
+    let status = json(&["status"]);
+    assert_eq!(status["team"]["queued"], 1, "{status}");
+    assert_eq!(status["team"]["unreadable"], 1, "{status}");
+    let listed = ok(&["memory", "list"]);
+    assert!(listed.contains("Queued café decision"), "{listed}");
+    assert!(!listed.contains("Cut café"), "{listed}");
+
+    ok(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "--title",
+        "Written after the crash",
+        "Refunds are recorded as negative integers of cents, never as floats",
+    ]);
+    let status = json(&["status"]);
+    assert_eq!(status["team"]["queued"], 2, "{status}");
+    assert_eq!(status["team"]["unreadable"], 0, "{status}");
+    let listed = ok(&["memory", "list"]);
+    assert!(
+        listed.contains("Queued café decision") && listed.contains("Written after the crash"),
+        "{listed}"
+    );
+    let torn = std::fs::read_to_string(outbox.torn_path()).unwrap();
+    let note: Value = serde_json::from_str(torn.trim()).unwrap();
+    let kept = String::from_utf8_lossy(fragment);
+    assert_eq!(note["fragment"], *kept, "{torn}");
+
+    // The writes stay queued while the server is away: sync says so, and does not fail.
+    let sync = cairn(&["team", "sync"]);
+    assert_eq!(sync.status.code(), Some(2), "{sync:?}");
 }
