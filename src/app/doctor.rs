@@ -229,7 +229,8 @@ impl Cairn {
                     if status.sync.error.is_some()
                         || status.queued > 0
                         || status.unreadable > 0
-                        || status.rejected > 0 {
+                        || status.rejected > 0
+                    {
                         Err(line)
                     } else {
                         Ok(line)

@@ -491,7 +491,11 @@ mod tests {
         let only_newline_lost = whole.get(cut) == Some(&b'\n');
 
         let mut reading = Tally::new(path.clone());
-        assert_eq!(*reading.current(), tallied(&events[..complete]), "cut at {cut}");
+        assert_eq!(
+            *reading.current(),
+            tallied(&events[..complete]),
+            "cut at {cut}"
+        );
         let later = event(99, Kind::Edit, &["later/café ✓.py"]);
         append(&path, &later).unwrap();
         let mut now = events[..complete + usize::from(only_newline_lost)].to_vec();

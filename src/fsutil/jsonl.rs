@@ -46,10 +46,12 @@ pub fn decode<T: DeserializeOwned>(line: &[u8]) -> Option<Result<T, Flaw>> {
     if let Err(e) = std::str::from_utf8(line) {
         return Some(Err(Flaw::NotUtf8(e.valid_up_to())));
     }
-    Some(serde_json::from_slice(line).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => Flaw::OtherShape,
-        _ => Flaw::NotJson,
-    }))
+    Some(
+        serde_json::from_slice(line).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => Flaw::OtherShape,
+            _ => Flaw::NotJson,
+        }),
+    )
 }
 
 /// The pieces of a file's bytes, in order.

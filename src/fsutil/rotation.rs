@@ -136,7 +136,10 @@ mod tests {
         let path = dir.path().join("hook.log");
         std::fs::write(&path, "first\nsec").unwrap();
         append(&path, b"third\n", 100).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first\nsec\nthird\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "first\nsec\nthird\n"
+        );
     }
 
     #[test]

@@ -29,7 +29,10 @@ fn records_lines_that_hold_none_and_a_cut_tail_are_told_apart() {
     check(b"\n\n  \n", &[]);
     check(b"{\"n\":1,\"text\":\"a\"}\n", &["R1"]);
     // A whole record whose newline never came is a record.
-    check(b"{\"n\":1,\"text\":\"a\"}\n{\"n\":2,\"text\":\"b\"}", &["R1", "R2"]);
+    check(
+        b"{\"n\":1,\"text\":\"a\"}\n{\"n\":2,\"text\":\"b\"}",
+        &["R1", "R2"],
+    );
     check(b"{\"n\":1,\"text\":\"a\"}\n{\"n\":2,\"te", &["R1", "T10"]);
     check(
         b"junk\n{\"n\":2,\"text\":\"b\"}\n[1]\n{\"n\":3,\"text\":\"c\xff\"}\n",
@@ -45,7 +48,10 @@ fn records_lines_that_hold_none_and_a_cut_tail_are_told_apart() {
 fn flaws_say_what_is_wrong_without_quoting_the_line() {
     assert_eq!(decode::<Note>(b"  "), None);
     assert_eq!(decode::<Note>(b"ab\xc3"), Some(Err(Flaw::NotUtf8(2))));
-    assert_eq!(decode::<Note>(b"password=hunter2"), Some(Err(Flaw::NotJson)));
+    assert_eq!(
+        decode::<Note>(b"password=hunter2"),
+        Some(Err(Flaw::NotJson))
+    );
     let other = decode::<Note>(b"{\"n\":\"hunter2\"}").unwrap().unwrap_err();
     assert_eq!(other, Flaw::OtherShape);
     assert!(!other.to_string().contains("hunter2"));
@@ -62,8 +68,14 @@ fn a_write_after_a_cut_line_starts_on_a_fresh_one() {
         b"{\"n\":1,\"text\":\"a\"}\n{\"n\":2,\"text\":\"b\"}\n"
     );
     let mut file = crate::fsutil::append(&path).unwrap();
-    file.write_all("{\"n\":3,\"text\":\"caf\u{e9}".as_bytes().split_last().unwrap().1)
-        .unwrap();
+    file.write_all(
+        "{\"n\":3,\"text\":\"caf\u{e9}"
+            .as_bytes()
+            .split_last()
+            .unwrap()
+            .1,
+    )
+    .unwrap();
     append_line(&path, b"{\"n\":4,\"text\":\"d\"}\n").unwrap();
     check(&std::fs::read(&path).unwrap(), &["R1", "R2", "U3", "R4"]);
 }

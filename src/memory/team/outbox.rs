@@ -169,7 +169,10 @@ impl Outbox {
                     }
                 }
                 Segment::Unreadable { bytes, line, flaw } => {
-                    self.set_aside(bytes, &format!("line {line} is not a queued write ({flaw})"))?;
+                    self.set_aside(
+                        bytes,
+                        &format!("line {line} is not a queued write ({flaw})"),
+                    )?;
                     sorted.set_aside += 1;
                 }
                 Segment::Torn { bytes } => {
@@ -333,7 +336,9 @@ mod tests {
         outbox.append(std::slice::from_ref(&a)).unwrap();
         let mut file = crate::fsutil::append(outbox.path()).unwrap();
         file.write_all(b"{\"key\":\"caf\xc3\"}\n").unwrap();
-        outbox.append(std::slice::from_ref(&b)).unwrap_or_else(|e| panic!("{e}"));
+        outbox
+            .append(std::slice::from_ref(&b))
+            .unwrap_or_else(|e| panic!("{e}"));
         // Appending moved it aside already: the file holds entries only.
         let pending = outbox.pending().unwrap();
         assert_eq!(pending.entries, vec![a.clone(), b.clone()]);
@@ -349,7 +354,9 @@ mod tests {
         let pending = outbox.pending().unwrap();
         assert_eq!(pending.entries, vec![a.clone(), b.clone()]);
         assert_eq!(pending.unreadable, 1);
-        outbox.remove(&[a.key.clone()].into_iter().collect()).unwrap();
+        outbox
+            .remove(&[a.key.clone()].into_iter().collect())
+            .unwrap();
         let pending = outbox.pending().unwrap();
         assert_eq!((pending.entries, pending.unreadable), (vec![b], 0));
         let notes = std::fs::read_to_string(outbox.torn_path()).unwrap();
@@ -390,7 +397,9 @@ mod tests {
         let kept = complete + usize::from(only_newline_lost);
         let torn = cut > line_start && !only_newline_lost;
 
-        let pending = outbox.pending().unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        let pending = outbox
+            .pending()
+            .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
         assert_eq!(pending.entries, entries[..kept], "cut at {cut}");
         assert_eq!(pending.unreadable, usize::from(torn), "cut at {cut}");
 
