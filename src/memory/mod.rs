@@ -356,7 +356,7 @@ impl Memories {
                 semantic: false,
                 model_dir: None,
                 detail: format!(
-                    "keyword (BM25) only: no model at {} (run .ci/fetch-model or set {})",
+                    "keyword (BM25) only: no model at {} (install it with `pip install 'cairn-mcp[semantic]'`, run .ci/fetch-model, or set {})",
                     embed::default_model_dir().display(),
                     embed::MODEL_DIR_ENV
                 ),

@@ -21,6 +21,7 @@ mod layers;
 mod mcp;
 mod memory;
 mod org;
+mod packaging;
 mod resolution;
 mod review;
 mod security;
