@@ -59,7 +59,7 @@ async fn main() -> anyhow::Result<()> {
     let sessions = Arc::new(Sessions::default());
     let code = sessions.issue_code()?;
     let logged_in = sessions.exchange(&code)?.expect("a fresh code works");
-    let cookie = format!("{}={}", ui::COOKIE, logged_in.id);
+    let cookie = format!("{}={}", ui::cookie_name(&cairn.repo.data_dir), logged_in.id);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let router = ui::router(cairn.clone(), Arc::new(Vec::new), sessions);

@@ -217,7 +217,7 @@ async fn a_one_time_code_logs_in_once_before_it_expires_and_nothing_opens_withou
 
     let code = code_of(&log_in_address(&repo));
     let (cookie, attributes) = log_in(&daemon, &code).await;
-    assert!(cookie.starts_with("cairn_ui="), "{cookie}");
+    assert!(cookie.starts_with("cairn_ui_"), "{cookie}");
     for wanted in ["HttpOnly", "SameSite=Strict", "Path=/ui"] {
         assert!(
             attributes.iter().any(|a| a == wanted),
@@ -238,7 +238,8 @@ async fn a_one_time_code_logs_in_once_before_it_expires_and_nothing_opens_withou
     let (status, css) = get_with(&daemon, "/ui/style.css", Some(&cookie)).await;
     assert_eq!(status, 200);
     assert!(css.contains("font-family"), "{css}");
-    let forged = format!("cairn_ui={}", "a".repeat(64));
+    let (name, _) = cookie.split_once('=').unwrap();
+    let forged = format!("{name}={}", "a".repeat(64));
     let (status, _) = get_with(&daemon, "/ui/", Some(&forged)).await;
     assert_eq!(status, 401, "a made-up session");
 
@@ -248,6 +249,41 @@ async fn a_one_time_code_logs_in_once_before_it_expires_and_nothing_opens_withou
     let expired = fetch(&daemon, &format!("/ui/login?code={late}"), &[]).await;
     assert_eq!(expired.status(), 401, "an expired code");
     assert!(daemon.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_daemons_name_their_cookies_apart_and_each_reads_only_its_own() {
+    let (one, _) = repository_with_memories();
+    let two = TestRepo::with_fixture("mixed");
+    two.index();
+    let (first, second) = (Daemon::start(&one), Daemon::start(&two));
+    let (cookie_one, _) = log_in(&first, &code_of(&log_in_address(&one))).await;
+    let (cookie_two, _) = log_in(&second, &code_of(&log_in_address(&two))).await;
+    let name_of = |cookie: &str| cookie.split_once('=').unwrap().0.to_string();
+    let value_of = |cookie: &str| cookie.split_once('=').unwrap().1.to_string();
+    assert_ne!(name_of(&cookie_one), name_of(&cookie_two));
+
+    // A browser sends both `127.0.0.1` cookies to either port: each page keeps its login.
+    let both = format!("{cookie_one}; {cookie_two}");
+    let (status, page) = get_with(&first, "/ui/", Some(&both)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Cart totals are cents"), "{page}");
+    let (status, page) = get_with(&second, "/ui/", Some(&both)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(!page.contains("Cart totals are cents"), "{page}");
+
+    // A daemon reads no cookie but its own: not the other's, not its own session under the
+    // other's name or the old shared name.
+    for cookie in [
+        cookie_two.clone(),
+        format!("{}={}", name_of(&cookie_two), value_of(&cookie_one)),
+        format!("cairn_ui={}", value_of(&cookie_one)),
+    ] {
+        let (status, _) = get_with(&first, "/ui/", Some(&cookie)).await;
+        assert_eq!(status, 401, "{cookie}");
+    }
+    assert!(first.stop().success());
+    assert!(second.stop().success());
 }
 
 #[tokio::test(flavor = "multi_thread")]

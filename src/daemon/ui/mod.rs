@@ -1,9 +1,9 @@
 //! The daemon's page for people at `/ui`: search the memories, read one, forget one. A browser
 //! logs in with a one-time code that `cairn ui` asks for over the token-guarded API
 //! (`POST /login-code`) and exchanges at `/ui/login` for a session cookie (`HttpOnly;
-//! SameSite=Strict; Path=/ui`); every other `/ui` route needs that session, and every POST its
-//! CSRF token. The cookie opens nothing outside `/ui`. Answers come from the same use cases as
-//! the MCP tools; the HTML is written in [`pages`].
+//! SameSite=Strict; Path=/ui`) named for this daemon ([`cookie_name`]); every other `/ui` route
+//! needs that session, and every POST its CSRF token. The cookie opens nothing outside `/ui`.
+//! Answers come from the same use cases as the MCP tools; the HTML is written in [`pages`].
 
 pub mod approval;
 pub mod attention;
@@ -35,8 +35,8 @@ use crate::review::stats::is_high_rejection;
 use pages::SearchForm;
 pub use session::{Session, Sessions};
 
-/// The session cookie's name.
-pub const COOKIE: &str = "cairn_ui";
+/// The start of every session cookie's name; [`cookie_name`] adds the daemon's own part.
+pub const COOKIE_PREFIX: &str = "cairn_ui_";
 /// How many memories a search shows.
 const SEARCH_LIMIT: usize = 50;
 /// The search's token budget (the most a search answers).
@@ -61,6 +61,17 @@ struct Shared {
     registrations: Registrations,
     sessions: Arc<Sessions>,
     repository: String,
+    /// This daemon's session cookie name ([`cookie_name`]).
+    cookie: Arc<str>,
+}
+
+/// The session cookie's name for the daemon of the data directory `data_dir`. A browser
+/// sends a `127.0.0.1` cookie to every port there, so each daemon (one per data directory,
+/// which its lock holds) names its own: two repositories' pages keep their logins apart,
+/// and a page reads only the cookie it set.
+pub fn cookie_name(data_dir: &std::path::Path) -> String {
+    let hash = xxhash_rust::xxh3::xxh3_64(data_dir.as_os_str().as_encoded_bytes());
+    format!("{COOKIE_PREFIX}{hash:016x}")
 }
 
 /// The `/ui` routes. The caller adds the Host and Origin checks.
@@ -70,9 +81,10 @@ pub fn router(cairn: Arc<Cairn>, registrations: Registrations, sessions: Arc<Ses
         |n| n.to_string_lossy().into_owned(),
     );
     let shared = Shared {
+        cookie: cookie_name(&cairn.repo.data_dir).into(),
         cairn,
         registrations,
-        sessions: sessions.clone(),
+        sessions,
         repository,
     };
     let pages = Router::new()
@@ -95,7 +107,7 @@ pub fn router(cairn: Arc<Cairn>, registrations: Registrations, sessions: Arc<Ses
         .route("/ui/health", get(health::health))
         .merge(approval::routes())
         .route_layer(axum::middleware::from_fn_with_state(
-            sessions,
+            shared.clone(),
             require_session,
         ));
     Router::new()
@@ -130,11 +142,12 @@ async fn protect(request: Request, next: Next) -> Response {
 
 /// Lets a request through only with a live session's cookie; the session goes along with it.
 async fn require_session(
-    State(sessions): State<Arc<Sessions>>,
+    State(shared): State<Shared>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let session = cookie_value(request.headers()).and_then(|id| sessions.session(&id));
+    let session =
+        cookie_value(request.headers(), &shared.cookie).and_then(|id| shared.sessions.session(&id));
     let Some(session) = session else {
         return (StatusCode::UNAUTHORIZED, pages::log_in_first()).into_response();
     };
@@ -142,16 +155,16 @@ async fn require_session(
     next.run(request).await
 }
 
-/// The session cookie's value among the request's cookies.
-fn cookie_value(headers: &axum::http::HeaderMap) -> Option<String> {
+/// The value of the cookie named `name` among the request's cookies.
+fn cookie_value(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|h| h.to_str().ok())
         .flat_map(|h| h.split(';'))
         .find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == COOKIE).then(|| value.to_string())
+            let (key, value) = pair.trim().split_once('=')?;
+            (key == name).then(|| value.to_string())
         })
 }
 
@@ -166,7 +179,8 @@ async fn login(State(shared): State<Shared>, Query(query): Query<LoginQuery>) ->
     match shared.sessions.exchange(query.code.trim()) {
         Ok(Some(logged_in)) => {
             let cookie = format!(
-                "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={}",
+                "{}={}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={}",
+                shared.cookie,
                 logged_in.id,
                 session::SESSION_LIFETIME.as_secs()
             );
@@ -470,10 +484,24 @@ mod tests {
         let mut headers = axum::http::HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_static("a=1; cairn_ui=abc; cairn_uix=no"),
+            HeaderValue::from_static("a=1; cairn_ui_1=abc; cairn_ui_12=no"),
         );
-        assert_eq!(cookie_value(&headers).as_deref(), Some("abc"));
-        headers.insert(header::COOKIE, HeaderValue::from_static("cairn_uix=no"));
-        assert_eq!(cookie_value(&headers), None);
+        assert_eq!(cookie_value(&headers, "cairn_ui_1").as_deref(), Some("abc"));
+        headers.insert(header::COOKIE, HeaderValue::from_static("cairn_ui_12=no"));
+        assert_eq!(cookie_value(&headers, "cairn_ui_1"), None);
+    }
+
+    #[test]
+    fn each_data_directory_names_its_own_cookie() {
+        let one = cookie_name(std::path::Path::new("/data/repos/one-1"));
+        let two = cookie_name(std::path::Path::new("/data/repos/two-2"));
+        assert_ne!(one, two);
+        assert_eq!(one, cookie_name(std::path::Path::new("/data/repos/one-1")));
+        assert!(one.starts_with(COOKIE_PREFIX), "{one}");
+        // A cookie name is a token: letters, digits and `_` only.
+        assert!(
+            one.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{one}"
+        );
     }
 }
