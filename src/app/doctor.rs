@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Cairn, team_line};
 use crate::config::team::TeamSetup;
 use crate::context::Freshness;
-use crate::memory::Approval;
+use crate::memory::{Approval, MemoryType};
 use crate::running::{self, client};
 
 /// Checks made elsewhere (the assistants' registrations, the token, the service), made on
@@ -111,6 +111,7 @@ impl Cairn {
         checks.extend(self.store_and_index_checks().await);
         checks.push(self.memories_check().await);
         checks.push(self.approval_check().await);
+        checks.push(self.org_types_check());
         checks.push(Check::new(
             "search",
             Verdict::Note,
@@ -214,6 +215,52 @@ impl Cairn {
             Err(e) => format!("pending memories unreadable: {e}"),
         };
         Check::of("approval", Ok(format!("required for {gated}; {waiting}")))
+    }
+
+    /// Which memory types go to the organisation's memories by default; a repository's ask
+    /// beyond what the user allows (ignored) or a list that does not parse is a problem.
+    fn org_types_check(&self) -> Check {
+        let names = |types: &[MemoryType]| {
+            types
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self.org_scope() {
+            Err(e) => Check::new(
+                "org types",
+                Verdict::Problem,
+                format!("{e}; writes that take the default scope fail until it is mended"),
+                Some("list memory types, e.g. `org_types = [\"developer_pattern\"]`"),
+            ),
+            Ok(scope) if !scope.refused.is_empty() => Check::new(
+                "org types",
+                Verdict::Problem,
+                format!(
+                    "cairn.toml asks to send {} to the organisation's memories, which every repository of the organisation reads; ignored: your own configuration does not allow it",
+                    names(&scope.refused)
+                ),
+                Some(
+                    "to allow it, list the types in `[memory] org_types` of ~/.config/cairn/config.toml; otherwise nothing to do",
+                ),
+            ),
+            Ok(scope) if scope.types.is_empty() => Check::new(
+                "org types",
+                Verdict::Note,
+                "none: every memory stays in the repository unless a write names `org`",
+                None,
+            ),
+            Ok(scope) => Check::new(
+                "org types",
+                Verdict::Note,
+                format!(
+                    "to the organisation's memories unless a write names its scope: {}",
+                    names(&scope.types)
+                ),
+                None,
+            ),
+        }
     }
 
     /// Team mode's configuration and sync state; none in solo mode.

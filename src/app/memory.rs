@@ -22,6 +22,57 @@ pub const DEFAULT_SEARCH_TOKENS: usize = 2_000;
 /// How many memories a search returns unless asked for another number.
 const DEFAULT_SEARCH_LIMIT: usize = 10;
 
+/// The memory types that default to the organisation's memories. The organisation's store is
+/// read by every repository of the organisation (on a team server, by the whole team), so a
+/// repository's `cairn.toml`, its authors' text, may narrow the list but never widen it: the
+/// user's own `[memory] org_types` (`~/.config/cairn/config.toml`), else the default
+/// ([`memory::model::DEFAULT_ORG_TYPES`]), is the most it may ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrgTypes {
+    /// The types that default to the organisation.
+    pub types: Vec<MemoryType>,
+    /// Types the repository asked for that the user's configuration does not allow: ignored.
+    pub refused: Vec<MemoryType>,
+}
+
+impl OrgTypes {
+    /// The list `repository` asks for (`None`: the user's), within what `user` allows
+    /// (`None`: the default list).
+    pub fn resolve(
+        repository: Option<&[String]>,
+        user: Option<&[String]>,
+    ) -> Result<OrgTypes, MemoryError> {
+        let allowed = match user {
+            Some(names) => parse_types(names, "the user's config.toml")?,
+            None => memory::model::DEFAULT_ORG_TYPES.to_vec(),
+        };
+        let Some(names) = repository else {
+            return Ok(OrgTypes {
+                types: allowed,
+                refused: Vec::new(),
+            });
+        };
+        let (types, refused) = parse_types(names, "cairn.toml")?
+            .into_iter()
+            .partition(|kind| allowed.contains(kind));
+        Ok(OrgTypes { types, refused })
+    }
+}
+
+/// `[memory] org_types` as types; `file` names the file in the error.
+fn parse_types(names: &[String], file: &str) -> Result<Vec<MemoryType>, MemoryError> {
+    let mut types = Vec::new();
+    for name in names {
+        let kind = name
+            .parse::<MemoryType>()
+            .map_err(|e| MemoryError::Invalid(format!("{file} [memory] org_types: {e}")))?;
+        if !types.contains(&kind) {
+            types.push(kind);
+        }
+    }
+    Ok(types)
+}
+
 /// A learning to store.
 #[derive(Debug, Clone, Default)]
 pub struct RememberRequest {
@@ -352,17 +403,16 @@ impl Cairn {
 
     /// The memory types that default to the organisation's scope (`[memory] org_types`).
     pub(super) fn org_types(&self) -> Result<Vec<MemoryType>, MemoryError> {
-        match &self.repo.settings.memory.org_types {
-            None => Ok(memory::model::DEFAULT_ORG_TYPES.to_vec()),
-            Some(names) => names
-                .iter()
-                .map(|name| {
-                    name.parse::<MemoryType>().map_err(|e| {
-                        MemoryError::Invalid(format!("cairn.toml [memory] org_types: {e}"))
-                    })
-                })
-                .collect(),
-        }
+        self.org_scope().map(|scope| scope.types)
+    }
+
+    /// Which memory types default to the organisation's scope, and which the repository's
+    /// `cairn.toml` asked for beyond what the user allows (ignored).
+    pub fn org_scope(&self) -> Result<OrgTypes, MemoryError> {
+        OrgTypes::resolve(
+            self.repo.settings.memory.org_types.as_deref(),
+            self.repo.user.memory.org_types.as_deref(),
+        )
     }
 
     /// Which assistant-written memories wait for approval: the user's `[memory] approval`
@@ -383,7 +433,8 @@ impl Cairn {
     }
 
     /// The scope a write goes to: the one it asks for, else its type's default; the
-    /// repository's, with a note, when the organisation's memories are unavailable.
+    /// repository's, with a note, when the organisation's memories are unavailable or only
+    /// the repository's `cairn.toml` (not the user) would have sent it there.
     pub(super) fn scope_of(
         &self,
         kind: MemoryType,
@@ -392,7 +443,21 @@ impl Cairn {
     ) -> Result<(Scope, Option<String>), MemoryError> {
         let scope = match asked {
             Some(scope) => scope,
-            None => Scope::default_for(kind, file_pattern, &self.org_types()?),
+            None => {
+                let org = self.org_scope()?;
+                let scope = Scope::default_for(kind, file_pattern, &org.types);
+                if scope == Scope::Repository
+                    && Scope::default_for(kind, file_pattern, &org.refused) == Scope::Org
+                {
+                    return Ok((
+                        scope,
+                        Some(format!(
+                            "stored in the repository's memories: cairn.toml's [memory] org_types asks to send {kind} to the organisation's, which your own configuration does not allow"
+                        )),
+                    ));
+                }
+                scope
+            }
         };
         if scope == Scope::Org
             && let Err(why) = self.org_memories()
@@ -778,6 +843,41 @@ impl Cairn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repositorys_org_types_only_narrow_what_the_user_allows() {
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let resolve = |repository: Option<&[&str]>, user: Option<&[&str]>| {
+            let (repository, user) = (repository.map(list), user.map(list));
+            OrgTypes::resolve(repository.as_deref(), user.as_deref())
+        };
+        let default = memory::model::DEFAULT_ORG_TYPES.to_vec();
+        assert_eq!(resolve(None, None).unwrap().types, default);
+        // Narrowing is the repository's to choose.
+        let narrowed = resolve(Some(&["developer_pattern"]), None).unwrap();
+        assert_eq!(narrowed.types, [MemoryType::DeveloperPattern]);
+        assert!(narrowed.refused.is_empty());
+        assert!(resolve(Some(&[]), None).unwrap().types.is_empty());
+        // Widening needs the user's consent.
+        let widened = resolve(Some(&["decision", "developer_pattern"]), None).unwrap();
+        assert_eq!(widened.types, [MemoryType::DeveloperPattern]);
+        assert_eq!(widened.refused, [MemoryType::Decision]);
+        let consented = resolve(Some(&["decision"]), Some(&["decision"])).unwrap();
+        assert_eq!(consented.types, [MemoryType::Decision]);
+        assert!(consented.refused.is_empty());
+        // The user's list is the default too, and the most any repository gets.
+        assert!(resolve(None, Some(&[])).unwrap().types.is_empty());
+        let refused = resolve(Some(&["developer_pattern"]), Some(&[])).unwrap();
+        assert_eq!(refused.refused, [MemoryType::DeveloperPattern]);
+        // A name that is no type names its file.
+        let error = resolve(Some(&["decisions"]), None).unwrap_err().to_string();
+        assert!(error.contains("cairn.toml [memory] org_types"), "{error}");
+        let error = resolve(None, Some(&["decisions"])).unwrap_err().to_string();
+        assert!(
+            error.contains("the user's config.toml [memory] org_types"),
+            "{error}"
+        );
+    }
 
     fn found(i: usize, content: &str) -> Found {
         Found {

@@ -47,7 +47,7 @@ pub use guidelines::{
 pub use index::IndexRequest;
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
-    ListRequest, MemoryHistory, MemoryList, MemoryRequest, RememberRequest, SearchAnswer,
+    ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,
     SearchBody, SearchRequest, Shared,
 };
 pub use render::Text;

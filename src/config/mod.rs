@@ -166,7 +166,8 @@ pub struct MemorySettings {
     /// Memory types written to the organisation's memories unless a write names its
     /// `scope` (`framework_knowledge` and `rejection_pattern` only when their file pattern is
     /// generic); `[]` keeps every memory in its repository. `None`: the default set
-    /// (`memory::model::DEFAULT_ORG_TYPES`).
+    /// (`memory::model::DEFAULT_ORG_TYPES`). Only narrows: a type beyond the user's own
+    /// `[memory] org_types` (else the default set) is ignored.
     #[serde(default)]
     pub org_types: Option<Vec<String>>,
     /// Which memories written by assistants wait for a person's approval: `"required"` (all
@@ -198,7 +199,7 @@ pub enum ApprovalSetting {
 }
 
 /// The user's own settings (`$XDG_CONFIG_HOME/cairn/config.toml`), which no repository can
-/// loosen: for now the approval gate alone.
+/// loosen: the approval gate and the memory types allowed to go to the organisation.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct UserSettings {
@@ -213,6 +214,10 @@ pub struct UserMemorySettings {
     /// As `cairn.toml`'s `[memory] approval`; a type either gates waits for approval.
     #[serde(default)]
     pub approval: Option<ApprovalSetting>,
+    /// The memory types that default to the organisation's memories, and the most a
+    /// repository's `[memory] org_types` may ask for. `None`: the default set.
+    #[serde(default)]
+    pub org_types: Option<Vec<String>>,
 }
 
 /// The user's settings file: `$XDG_CONFIG_HOME/cairn/config.toml`.

@@ -560,3 +560,60 @@ fn scope_defaults_follow_cairn_toml_and_bad_scopes_are_refused() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn a_repository_cannot_widen_its_org_types_without_the_users_own_configuration() {
+    let repo = acme_repo("four");
+    let config = tempfile::tempdir().unwrap();
+    let cairn = |args: &[&str]| {
+        repo.cairn_command(repo.data_dir())
+            .env("XDG_CONFIG_HOME", config.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let decide = |text: &str| {
+        let output = cairn(&["memory", "add", "-t", "decision", "--json", text]);
+        assert!(output.status.success(), "{output:?}");
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    // A decision stays in its repository by default; cairn.toml asks for the organisation.
+    repo.write("cairn.toml", "[memory]\norg_types = [\"decision\"]\n");
+
+    let ignored = decide("Payments retry three times, then park the job.");
+    assert_eq!(ignored["memory"]["scope"], "repository", "{ignored}");
+    assert!(
+        ignored
+            .to_string()
+            .contains("your own configuration does not allow"),
+        "{ignored}"
+    );
+    let doctor = String::from_utf8_lossy(&cairn(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains("org types:  PROBLEM — cairn.toml asks to send decision"),
+        "{doctor}"
+    );
+    assert!(doctor.contains("~/.config/cairn/config.toml"), "{doctor}");
+    // Narrowing needs no consent: developer patterns stay home without a word.
+    repo.write("cairn.toml", "[memory]\norg_types = []\n");
+    let doctor = String::from_utf8_lossy(&cairn(&["doctor"]).stdout).into_owned();
+    assert!(doctor.contains("org types:  none"), "{doctor}");
+
+    // The user's own configuration allows it: the repository's ask is honoured.
+    repo.write("cairn.toml", "[memory]\norg_types = [\"decision\"]\n");
+    std::fs::create_dir_all(config.path().join("cairn")).unwrap();
+    std::fs::write(
+        config.path().join("cairn/config.toml"),
+        "[memory]\norg_types = [\"decision\", \"developer_pattern\"]\n",
+    )
+    .unwrap();
+    let honoured = decide("Invoices are immutable once sent; corrections are credit notes.");
+    assert_eq!(honoured["memory"]["scope"], "org", "{honoured}");
+    let doctor = String::from_utf8_lossy(&cairn(&["doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains(
+            "org types:  to the organisation's memories unless a write names its scope: decision\n"
+        ),
+        "{doctor}"
+    );
+}
