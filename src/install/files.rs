@@ -8,6 +8,33 @@ use std::path::{Path, PathBuf};
 
 use super::Error;
 
+/// Who reads a file install writes, which decides the modes it creates: the repository's
+/// files are for everyone who clones or works in it, whatever cairn's own private umask;
+/// those in the user's configuration directories (`~/.codex`, a service's) are the user's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Readers {
+    /// Directories 0755, files 0644.
+    Everyone,
+    /// Directories 0700, files 0600.
+    Owner,
+}
+
+impl Readers {
+    fn dir_mode(self) -> u32 {
+        match self {
+            Readers::Everyone => 0o755,
+            Readers::Owner => crate::fsutil::DIR_MODE,
+        }
+    }
+
+    fn file_mode(self) -> u32 {
+        match self {
+            Readers::Everyone => 0o644,
+            Readers::Owner => crate::fsutil::FILE_MODE,
+        }
+    }
+}
+
 /// The file's bytes; `None` if there is no such file.
 pub(super) fn read(path: &Path) -> Result<Option<Vec<u8>>, Error> {
     match fs::read(path) {
@@ -63,19 +90,24 @@ fn resolve(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
-/// Replaces the file's contents at once, creating the directories it needs; returns those it
-/// created, outermost first. The file must stay inside `within` ([`confine`]); the new bytes
-/// go to a randomly named staging file created exclusively (`O_EXCL`, so never through a link
-/// planted there) and renamed over the file, which keeps its permissions.
-pub(super) fn write(path: &Path, bytes: &[u8], within: &Path) -> Result<Vec<PathBuf>, Error> {
+/// Replaces the file's contents at once, creating the directories it needs (with the modes
+/// of its `readers`); returns those it created, outermost first. The file must stay inside
+/// `within` ([`confine`]); the new bytes go to a randomly named staging file created
+/// exclusively (`O_EXCL`, so never through a link planted there) and renamed over the file,
+/// which keeps its permissions (a new file gets its `readers`' mode).
+pub(super) fn write(
+    path: &Path,
+    bytes: &[u8],
+    within: &Path,
+    readers: Readers,
+) -> Result<Vec<PathBuf>, Error> {
     let failed = |source| Error::Write {
         path: path.to_path_buf(),
         source,
     };
     confine(path, within)?;
     let parent = path.parent().unwrap_or(Path::new("."));
-    let created = missing_dirs(parent);
-    fs::create_dir_all(parent).map_err(failed)?;
+    let created = create_dirs(parent, readers.dir_mode()).map_err(failed)?;
     // A directory created just now could have been swapped for a link: check again.
     confine(path, within)?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -88,25 +120,59 @@ pub(super) fn write(path: &Path, bytes: &[u8], within: &Path) -> Result<Vec<Path
     staging.as_file().sync_all().map_err(failed)?;
     let permissions = match fs::symlink_metadata(path) {
         Ok(metadata) => metadata.permissions(),
-        Err(_) => new_file_permissions(staging.as_file()).map_err(failed)?,
+        Err(_) => new_file_permissions(staging.as_file(), readers).map_err(failed)?,
     };
     fs::set_permissions(staging.path(), permissions).map_err(failed)?;
     staging.persist(path).map_err(|e| failed(e.error))?;
     Ok(created)
 }
 
-/// What a file cairn creates gets: readable by all, as an editor would make it (the staging
-/// file starts private).
-fn new_file_permissions(staging: &fs::File) -> std::io::Result<fs::Permissions> {
+/// What a file cairn creates gets: its readers' mode (the staging file starts private).
+fn new_file_permissions(staging: &fs::File, readers: Readers) -> std::io::Result<fs::Permissions> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let _ = staging;
-        Ok(fs::Permissions::from_mode(0o644))
+        Ok(fs::Permissions::from_mode(readers.file_mode()))
     }
     #[cfg(not(unix))]
     {
+        let _ = readers;
         staging.metadata().map(|m| m.permissions())
+    }
+}
+
+/// Creates the directories from `dir` up that do not exist, outermost first, each with `mode`
+/// whatever the process's umask; returns those it found missing.
+fn create_dirs(dir: &Path, mode: u32) -> std::io::Result<Vec<PathBuf>> {
+    let missing = missing_dirs(dir);
+    for missing_dir in &missing {
+        match fs::create_dir(missing_dir) {
+            Ok(()) => set_dir_mode(missing_dir, mode)?,
+            // Made meanwhile by someone else: theirs, left as it is.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(missing)
+}
+
+/// Sets a directory's mode through the directory itself, opened without following a link, so
+/// a link put in its place is never followed to change something else.
+fn set_dir_mode(dir: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let handle = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
+            .open(dir)?;
+        handle.set_permissions(fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, mode);
+        Ok(())
     }
 }
 

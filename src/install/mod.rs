@@ -220,7 +220,7 @@ fn install_with(
     }
 
     for change in changes {
-        write_change(&setup.data_dir, &mut manifest, &change)?;
+        write_change(setup, &mut manifest, &change)?;
         outcome.steps.push(change.step());
     }
     ensure_token(&setup.data_dir).map_err(|source| Error::Write {
@@ -271,7 +271,8 @@ fn plan_change(target: Target) -> Result<Change, Error> {
 }
 
 /// Records the file (backing up its original bytes the first time), then writes it.
-fn write_change(data_dir: &Path, manifest: &mut Manifest, change: &Change) -> Result<(), Error> {
+fn write_change(setup: &Setup, manifest: &mut Manifest, change: &Change) -> Result<(), Error> {
+    let data_dir = &setup.data_dir;
     let path = &change.target.path;
     if change.action == Action::Unchanged {
         // Already as cairn would write it; if the user changed it since cairn last wrote it,
@@ -288,7 +289,8 @@ fn write_change(data_dir: &Path, manifest: &mut Manifest, change: &Change) -> Re
     }
     manifest.prepare(data_dir, &change.target, change.before.as_deref())?;
     manifest.save(data_dir)?;
-    let created = files::write(path, &change.after, &change.target.within)?;
+    let within = &change.target.within;
+    let created = files::write(path, &change.after, within, readers(setup, within))?;
     let record = manifest.record_mut(path).expect("prepare records the file");
     record.written = hash(&change.after);
     record.created_dirs.extend(created);
@@ -367,7 +369,12 @@ fn uninstall_with(
         if !matches!(undo.action, Action::Unchanged | Action::Kept) {
             match &undo.after {
                 Some(bytes) => {
-                    files::write(&undo.path, bytes, &undo.within)?;
+                    files::write(
+                        &undo.path,
+                        bytes,
+                        &undo.within,
+                        readers(setup, &undo.within),
+                    )?;
                 }
                 None => files::remove(&undo.path)?,
             }
@@ -462,6 +469,16 @@ fn plan_untracked_undo(setup: &Setup, target: Target) -> Result<Option<Undo>, Er
         action,
         record: None,
     }))
+}
+
+/// Who reads the files written inside `within`: everyone for the repository's, the user
+/// alone for those in the user's own configuration directories.
+fn readers(setup: &Setup, within: &Path) -> files::Readers {
+    if within == setup.repo_root {
+        files::Readers::Everyone
+    } else {
+        files::Readers::Owner
+    }
 }
 
 /// The directory a recorded file must stay inside: that of the target it was written for

@@ -150,3 +150,67 @@ fn a_dry_run_writes_nothing() {
     assert_eq!(setup.files(), before);
     assert!(!setup.repo.data_dir().join("install.json").exists());
 }
+
+/// Every path under `dir` (but .git) with its permission bits.
+fn modes(dir: &Path) -> BTreeMap<PathBuf, u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files = BTreeMap::new();
+    snapshot(dir, &mut files);
+    files
+        .into_keys()
+        .map(|path| {
+            let mode = std::fs::symlink_metadata(&path)
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            (path, mode)
+        })
+        .collect()
+}
+
+#[test]
+fn what_install_creates_in_the_repository_is_readable_by_all_and_in_home_by_the_user() {
+    use std::os::unix::process::CommandExt;
+    let setup = Setup::new();
+    let (repo_before, home_before) = (modes(setup.repo.path()), modes(setup.home.path()));
+    let mut install = setup.cairn(&["install", "--client", "all", "--service", "--json"]);
+    // A private umask, as cairn sets for its own data (and as a careful user may have).
+    // SAFETY: umask only sets the child's file-creation mask between fork and exec.
+    unsafe {
+        install.pre_exec(|| {
+            libc::umask(0o077);
+            Ok(())
+        });
+    }
+    let output = install.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+
+    let created = |dir: &Path, before: &BTreeMap<PathBuf, u32>| {
+        modes(dir)
+            .into_iter()
+            .filter(|(path, _)| !before.contains_key(path))
+            .collect::<Vec<_>>()
+    };
+    let in_repository = created(setup.repo.path(), &repo_before);
+    let claude = setup.repo.path().join(".claude");
+    assert!(
+        in_repository.contains(&(claude.clone(), 0o755)),
+        "{in_repository:?}"
+    );
+    assert!(
+        in_repository.contains(&(claude.join("settings.json"), 0o644)),
+        "{in_repository:?}"
+    );
+    for (path, mode) in &in_repository {
+        let wanted = if path.is_dir() { 0o755 } else { 0o644 };
+        assert_eq!(*mode, wanted, "{} is {mode:o}", path.display());
+    }
+    // The user's own configuration directories stay the user's.
+    let in_home = created(setup.home.path(), &home_before);
+    assert!(!in_home.is_empty());
+    for (path, mode) in &in_home {
+        let wanted = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(*mode, wanted, "{} is {mode:o}", path.display());
+    }
+}
