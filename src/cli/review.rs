@@ -94,22 +94,34 @@ pub async fn rules(cairn: &Cairn, args: RulesArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A file's text, or stdin's for `-`.
+/// A file's text, or stdin's for `-`; more than [`MAX_DIFF_BYTES`] is refused before it is
+/// parsed, with the limit named.
+///
+/// [`MAX_DIFF_BYTES`]: cairn::review::diff::MAX_DIFF_BYTES
 fn read_input(path: &Path) -> anyhow::Result<String> {
     use std::io::Read as _;
-    const LIMIT: u64 = cairn::review::diff::MAX_DIFF_BYTES as u64 + 1;
-    let mut text = String::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .take(LIMIT)
-            .read_to_string(&mut text)
-            .context("cannot read stdin as text")?;
+    const LIMIT: usize = cairn::review::diff::MAX_DIFF_BYTES;
+    let name = if path.as_os_str() == "-" {
+        "stdin".to_string()
     } else {
-        std::fs::File::open(path)
-            .and_then(|f| f.take(LIMIT).read_to_string(&mut text))
-            .with_context(|| format!("cannot read {} as text", path.display()))?;
+        path.display().to_string()
+    };
+    let mut bytes = Vec::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin()
+            .take(LIMIT as u64 + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(LIMIT as u64 + 1).read_to_end(&mut bytes))
+    };
+    read.with_context(|| format!("cannot read {name}"))?;
+    if bytes.len() > LIMIT {
+        anyhow::bail!(
+            "{name} is larger than the limit of {} MiB",
+            LIMIT / (1024 * 1024)
+        );
     }
-    Ok(text)
+    String::from_utf8(bytes).with_context(|| format!("cannot read {name} as text"))
 }
 
 /// The `cairn rules` report: categories by rejection rate, high ones marked.

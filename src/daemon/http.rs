@@ -123,7 +123,10 @@ async fn gate(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> 
     if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
         return refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "the request body is too large",
+            &format!(
+                "the request body is larger than the limit of {} KiB",
+                MAX_BODY_BYTES / 1024
+            ),
         );
     }
     next.run(request).await

@@ -223,3 +223,41 @@ fn a_rust_file_repeating_one_re_export_indexes_in_bounded_time() {
         stats["calls_unresolved"].as_u64().unwrap() + stats["calls_external"].as_u64().unwrap();
     assert_eq!(calls, 1, "{stats}");
 }
+
+#[test]
+fn an_oversized_record_review_names_the_limit_not_a_json_column() {
+    const LIMIT: usize = 8 * 1024 * 1024;
+    let repo = TestRepo::new();
+    // Valid JSON one byte over the limit: read whole, it would parse.
+    let head = r#"{"verdict": "approve", "author": ""#;
+    let tail = r#""}"#;
+    let over = format!(
+        "{head}{}{tail}",
+        "a".repeat(LIMIT + 1 - head.len() - tail.len())
+    );
+    assert_eq!(over.len(), LIMIT + 1);
+    repo.write("review.json", &over);
+    let file = repo.path().join("review.json");
+    let from_file = repo.cairn(&["record-review", file.to_str().unwrap()]);
+    let from_stdin = repo.cairn_with_stdin(&["record-review", "-"], over.as_bytes());
+    for (output, name) in [(from_file, file.to_str().unwrap()), (from_stdin, "stdin")] {
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("{name} is larger than the limit of 8 MiB")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("column"), "{stderr}");
+    }
+    // At the limit it is read and parsed (and its author, far too long, refused as such).
+    let at = format!("{}{tail}", &over[..LIMIT - tail.len()]);
+    assert_eq!(at.len(), LIMIT);
+    repo.write("review.json", &at);
+    let output = repo.cairn(&["record-review", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("larger than the limit of 8 MiB"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("column"), "{stderr}");
+}

@@ -284,7 +284,7 @@ async fn http_needs_the_token_a_loopback_host_and_no_foreign_origin() {
         .unwrap();
     assert_eq!(rebound.status(), 403);
     // An oversized body is refused from its declared length, before it is read.
-    let huge = raw_status(
+    let (huge, refusal) = raw_response(
         daemon.port,
         &format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -294,6 +294,10 @@ async fn http_needs_the_token_a_loopback_host_and_no_foreign_origin() {
         ),
     );
     assert_eq!(huge, 413);
+    assert!(
+        refusal.contains("larger than the limit of 8256 KiB"),
+        "{refusal}"
+    );
     let health = http
         .get(format!("http://127.0.0.1:{}/health", daemon.port))
         .header("authorization", format!("Bearer {}", daemon.token))
@@ -356,18 +360,39 @@ async fn killed_while_indexing_the_next_daemon_leaves_the_store_consistent() {
     repo.assert_store_is_fresh().await;
 }
 
-/// Sends a raw HTTP request head and returns the response status.
-fn raw_status(port: u16, head: &str) -> u16 {
+/// Sends a raw HTTP request head and returns the response's status and body.
+fn raw_response(port: u16, head: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.write_all(head.as_bytes()).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    let mut response = [0u8; 64];
-    let n = stream.read(&mut response).unwrap();
-    let line = String::from_utf8_lossy(&response[..n]).into_owned();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    let mut response = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let (head, body) = loop {
+        let n = stream.read(&mut chunk).unwrap();
+        response.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&response).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|line| {
+                    line.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= length || n == 0 {
+                break (head.to_string(), body.to_string());
+            }
+        }
+        assert!(n > 0, "the connection closed mid-answer: {text}");
+    };
+    (
+        head.split_whitespace().nth(1).unwrap().parse().unwrap(),
+        body,
+    )
 }
 
 /// Runs `cairn hook` with `event` on stdin; returns its exit status and stdout.
