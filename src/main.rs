@@ -76,7 +76,12 @@ fn repository(global: &Global) -> anyhow::Result<Repo> {
 async fn dispatch(cairn: &Cairn, command: Command, global: Global) -> anyhow::Result<ExitCode> {
     let (repo, model_dir) = (cairn.repo.clone(), global.model_dir.clone());
     match command {
-        Command::Index { json, wait, quiet } => cli::index::index(cairn, json, wait, quiet).await,
+        Command::Index {
+            json,
+            wait,
+            quiet,
+            rebuild,
+        } => cli::index::index(cairn, json, wait, quiet, rebuild).await,
         Command::Serve => cli::index::serve(repo, model_dir).await,
         Command::Daemon { port } => cli::index::daemon(repo, model_dir, port).await,
         Command::Ui { no_open } => cli::ui::ui(&repo, &global, no_open).await,

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Cairn, team_line};
+use super::{AskError, Cairn, team_line};
 use crate::config::team::TeamSetup;
 use crate::context::Freshness;
 use crate::memory::{Approval, MemoryType};
 use crate::running::{self, client};
+use crate::storage::StoreError;
 
 /// Checks made elsewhere (the assistants' registrations, the token, the service), made on
 /// every call: the daemon's page runs them again on each visit.
@@ -158,7 +159,11 @@ impl Cairn {
                 "store",
                 Verdict::Problem,
                 e.to_string(),
-                Some("run `cairn index`"),
+                Some(if is_damaged(&e) {
+                    "run `cairn index --rebuild`"
+                } else {
+                    "run `cairn index`"
+                }),
             )],
         }
     }
@@ -286,6 +291,16 @@ impl Cairn {
             }
         }
     }
+}
+
+/// Whether the graph store failed on its contents (a rebuild mends it).
+fn is_damaged(error: &AskError) -> bool {
+    let AskError::Store(error) = error else {
+        return false;
+    };
+    error
+        .chain()
+        .any(|cause| matches!(cause.downcast_ref(), Some(StoreError::Damaged { .. })))
 }
 
 /// Whether the index is in step with HEAD and the files on disk.

@@ -10,12 +10,14 @@ use crate::running::{self, client};
 /// Told once, with the holder's pid if known, when another run holds the lock.
 pub type Waiting = Box<dyn FnOnce(Option<&str>) + Send>;
 
-/// One index run: how long to wait for another run to finish, what to do meanwhile, and
-/// where the run says how far it is.
+/// One index run: how long to wait for another run to finish, what to do meanwhile, where
+/// the run says how far it is, and whether it starts from an empty graph store.
 pub struct IndexRequest {
     pub patience: Duration,
     pub waiting: Waiting,
     pub progress: Arc<Progress>,
+    /// Discard the graph store first (a damaged one); the memories are another store, kept.
+    pub rebuild: bool,
 }
 
 impl Default for IndexRequest {
@@ -24,6 +26,7 @@ impl Default for IndexRequest {
             patience: Duration::from_secs(60),
             waiting: Box::new(|_| {}),
             progress: Arc::default(),
+            rebuild: false,
         }
     }
 }
@@ -32,17 +35,28 @@ impl Default for IndexRequest {
 const HANDOFF_TIMEOUT: Duration = Duration::from_secs(900);
 
 impl Cairn {
-    /// Indexes the repository (only changed files are parsed again) and tells readers. When
-    /// a daemon serves the repository, it does the run against the index it holds.
+    /// Indexes the repository (only changed files are parsed again, or every file after a
+    /// rebuild) and tells readers. When a daemon serves the repository, it does an
+    /// incremental run against the index it holds; a rebuild runs here, and the daemon
+    /// reloads what it wrote.
     pub async fn index(&self, request: IndexRequest) -> Result<Report, AskError> {
-        if let Some(report) = self.index_by_daemon(&request.progress).await {
+        if !request.rebuild
+            && let Some(report) = self.index_by_daemon(&request.progress).await
+        {
             return Ok(report);
         }
+        let run = if request.rebuild {
+            self.refuse_rebuild_under_daemon()?;
+            index::Run::Rebuild
+        } else {
+            index::Run::Incremental
+        };
         index::index_repository(
             &self.repo,
             request.patience,
             request.waiting,
             request.progress,
+            run,
         )
         .await
         .map_err(AskError::Index)
@@ -50,6 +64,18 @@ impl Cairn {
 }
 
 impl Cairn {
+    /// A rebuild while a daemon serves the repository is refused: the daemon holds the index
+    /// in memory and would write its changes onto the rebuilt store as if onto its own.
+    fn refuse_rebuild_under_daemon(&self) -> Result<(), AskError> {
+        match running::DaemonRecord::running(&self.repo.data_dir) {
+            Some(record) => Err(AskError::Index(anyhow::anyhow!(
+                "the daemon (pid {}) serves this repository from the index it holds: stop it, run `cairn index --rebuild`, then start it again",
+                record.pid
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The report of an index run done by the daemon serving this repository; `None` when no
     /// daemon runs or it did not take the run (then the caller indexes itself).
     async fn index_by_daemon(&self, progress: &Progress) -> Option<Report> {

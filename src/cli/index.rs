@@ -14,9 +14,15 @@ use cairn::index::{Progress, Report};
 
 use super::output;
 
-/// `cairn index`: one run, its summary or its report as JSON; a progress line on a terminal
-/// unless `quiet`.
-pub async fn index(cairn: &Cairn, json: bool, wait: u64, quiet: bool) -> anyhow::Result<ExitCode> {
+/// `cairn index`: one run (from an empty graph store when `rebuild`), its summary or its
+/// report as JSON; a progress line on a terminal unless `quiet`.
+pub async fn index(
+    cairn: &Cairn,
+    json: bool,
+    wait: u64,
+    quiet: bool,
+    rebuild: bool,
+) -> anyhow::Result<ExitCode> {
     let progress = Arc::new(Progress::default());
     let line = (!quiet && std::io::stderr().is_terminal()).then(|| ProgressLine::show(&progress));
     let result = cairn
@@ -29,6 +35,7 @@ pub async fn index(cairn: &Cairn, json: bool, wait: u64, quiet: bool) -> anyhow:
                 );
             }),
             progress,
+            rebuild,
         })
         .await;
     drop(line);

@@ -61,6 +61,10 @@ pub enum Command {
         /// No progress line (it is drawn only on a terminal, for runs over a second).
         #[arg(long, short)]
         quiet: bool,
+        /// Discard the graph store and index afresh (for a damaged store); memories and
+        /// reviews are kept.
+        #[arg(long)]
+        rebuild: bool,
     },
     /// Serve MCP over stdio (for an assistant to spawn).
     Serve,

@@ -774,6 +774,16 @@ async fn commit(
     Ok((report, generation))
 }
 
+/// Where an index run starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    /// The stored index: only changed files are parsed again.
+    Incremental,
+    /// An empty graph store: the stored one (graph, parse cache, mined history) is discarded
+    /// first, as a damaged store must be. The memories live in stores of their own.
+    Rebuild,
+}
+
 /// Indexes under the repository's writer lock, then tells readers (the generation file) that
 /// the store changed. `on_wait` is told once if another writer holds the lock.
 pub async fn index_repository(
@@ -781,8 +791,9 @@ pub async fn index_repository(
     patience: std::time::Duration,
     on_wait: impl FnOnce(Option<&str>),
     progress: Arc<Progress>,
+    run: Run,
 ) -> anyhow::Result<Report> {
-    load_live(repo, patience, on_wait, progress)
+    index_and_keep(repo, patience, on_wait, progress, run)
         .await
         .map(|(report, _)| report)
 }
@@ -795,8 +806,21 @@ pub async fn load_live(
     on_wait: impl FnOnce(Option<&str>),
     progress: Arc<Progress>,
 ) -> anyhow::Result<(Report, Live)> {
+    index_and_keep(repo, patience, on_wait, progress, Run::Incremental).await
+}
+
+async fn index_and_keep(
+    repo: &Repo,
+    patience: std::time::Duration,
+    on_wait: impl FnOnce(Option<&str>),
+    progress: Arc<Progress>,
+    run: Run,
+) -> anyhow::Result<(Report, Live)> {
     let started = Instant::now();
     let _lock = crate::lock::acquire(&repo.lock_path(), patience, on_wait)?;
+    if run == Run::Rebuild {
+        discard_graph_store(repo)?;
+    }
     progress.enter(Phase::Loading);
     let store = Store::open(&repo.store_dir()).await?;
     let mut held = None;
@@ -819,6 +843,26 @@ pub async fn load_live(
         report,
         held.expect("the index loaded when the report is ready"),
     ))
+}
+
+/// Removes the graph store and the generation file (under the writer lock), so the run
+/// that follows writes both afresh and readers load what it wrote.
+fn discard_graph_store(repo: &Repo) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let store = repo.store_dir();
+    match std::fs::remove_dir_all(&store) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("cannot remove {}", store.display()));
+        }
+        _ => {}
+    }
+    let marker = crate::datadir::DataDir::at(&repo.data_dir).generation();
+    match std::fs::remove_file(&marker) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", marker.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Why changes held in memory were not written.

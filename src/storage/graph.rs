@@ -212,25 +212,47 @@ fn parts(graph: &Graph, changed: Option<&rustc_hash::FxHashSet<&str>>) -> Vec<Pa
 /// An open graph store (`ns cairn`, `db repo`).
 pub struct Store {
     db: Surreal<Db>,
+    /// Where it lives (`memory` for an in-memory one), for the errors that say it is damaged.
+    dir: PathBuf,
     /// The engine's lock file, for persistent stores: released once the engine has flushed
     /// and closed.
     lock_file: Option<PathBuf>,
+}
+
+/// An open or a read of the graph store that failed on its contents, said so with the way out
+/// (the graph store only mirrors the repository, so a rebuild loses nothing); a store locked
+/// by another process or written by a newer cairn is left as it is.
+fn damaged(dir: &Path) -> impl FnOnce(StoreError) -> StoreError + '_ {
+    move |error| match error {
+        StoreError::Open { message, .. } => StoreError::Damaged {
+            path: dir.to_path_buf(),
+            cause: message,
+        },
+        StoreError::Decode { .. } | StoreError::Query { .. } => StoreError::Damaged {
+            path: dir.to_path_buf(),
+            cause: error.to_string(),
+        },
+        other => other,
+    }
 }
 
 impl Store {
     /// Opens (creating if needed) the persistent store in `dir`, waiting while another process
     /// holds it, and migrates its schema forward.
     pub async fn open(dir: &Path) -> Result<Store> {
-        let db = super::open_engine(dir, super::OPEN_PATIENCE).await?;
-        let mut store = Store::prepare(db, dir).await?;
-        store.lock_file = Some(dir.join("LOCK"));
-        Ok(store)
+        let opened = async {
+            let db = super::open_engine(dir, super::OPEN_PATIENCE).await?;
+            let mut store = Store::prepare(db, dir).await?;
+            store.lock_file = Some(dir.join("LOCK"));
+            Ok(store)
+        };
+        opened.await.map_err(damaged(dir))
     }
 
     /// Closes the store and waits until the engine has flushed its log and let go of the
     /// files, so the next process finds a cleanly closed store.
     pub async fn close(self) {
-        let Store { db, lock_file } = self;
+        let Store { db, lock_file, .. } = self;
         super::close_engine(db, lock_file).await;
     }
 
@@ -252,6 +274,7 @@ impl Store {
             .map_err(query_error("selecting the database"))?;
         let store = Store {
             db,
+            dir: dir.to_path_buf(),
             lock_file: None,
         };
         let found = migrate::stored_version(&store.db, &SCHEMA).await?;
@@ -279,6 +302,10 @@ impl Store {
 
     /// The stored graph.
     pub async fn load_graph(&self) -> Result<Graph> {
+        self.read_graph().await.map_err(damaged(&self.dir))
+    }
+
+    async fn read_graph(&self) -> Result<Graph> {
         let doing = "loading the graph";
         let rows: Vec<Vec<Bytes>> = self
             .db
@@ -325,8 +352,11 @@ impl Store {
             .await
             .and_then(|r| r.check())
             .and_then(|mut r| r.take(0))
-            .map_err(query_error(doing))?;
-        rows.iter().map(|row| unpack(row, doing)).collect()
+            .map_err(query_error(doing))
+            .map_err(damaged(&self.dir))?;
+        rows.iter()
+            .map(|row| unpack(row, doing).map_err(damaged(&self.dir)))
+            .collect()
     }
 
     /// The graph as schema versions 1-3 stored it: a row per node, a relation per edge.

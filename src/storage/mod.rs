@@ -46,6 +46,10 @@ pub enum StoreError {
     Query { doing: String, message: String },
     #[error("stored data is unreadable while {doing}: {message}")]
     Decode { doing: String, message: String },
+    #[error(
+        "the graph store at {path} is damaged or unreadable ({cause}); `cairn index --rebuild` discards it and indexes afresh (memories and reviews are kept)"
+    )]
+    Damaged { path: PathBuf, cause: String },
 }
 
 pub(crate) type Result<T> = std::result::Result<T, StoreError>;

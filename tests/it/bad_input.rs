@@ -261,3 +261,65 @@ fn an_oversized_record_review_names_the_limit_not_a_json_column() {
     );
     assert!(!stderr.contains("column"), "{stderr}");
 }
+
+/// Cuts every file of the graph store's manifest short, as a crash or a full disk would.
+fn damage_graph_store(data_dir: &std::path::Path) {
+    let manifests = data_dir.join("store/manifest");
+    let mut cut = 0;
+    for entry in std::fs::read_dir(&manifests).unwrap() {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(entry.unwrap().path())
+            .unwrap();
+        file.set_len(10).unwrap();
+        cut += 1;
+    }
+    assert!(cut > 0, "no manifest in {}", manifests.display());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_graph_store_names_the_rebuild_which_keeps_the_memories() {
+    let repo = TestRepo::with_fixture("mixed");
+    repo.index();
+    let added: serde_json::Value = serde_json::from_str(&repo.cairn_ok(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "--json",
+        "Cart totals are cents.",
+    ]))
+    .unwrap();
+    let id = added["id"].as_str().unwrap().to_string();
+    damage_graph_store(repo.data_dir());
+
+    let store = repo.data_dir().join("store");
+    for args in [&["index"][..], &["context"]] {
+        let failed = repo.cairn(args);
+        assert!(!failed.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "the graph store at {} is damaged",
+                store.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("`cairn index --rebuild` discards it")
+                && stderr.contains("memories and reviews are kept"),
+            "{stderr}"
+        );
+    }
+    let doctor = String::from_utf8_lossy(&repo.cairn(&["doctor"]).stdout).into_owned();
+    assert!(doctor.contains("— run `cairn index --rebuild`"), "{doctor}");
+
+    let rebuilt: serde_json::Value =
+        serde_json::from_str(&repo.cairn_ok(&["index", "--rebuild", "--json"])).unwrap();
+    assert_eq!(rebuilt["parsed"], rebuilt["files"], "{rebuilt}");
+    repo.assert_store_is_fresh().await;
+    let context = repo.cairn_ok(&["context"]);
+    assert!(context.contains("Cart totals are cents."), "{context}");
+    let shown = repo.cairn_ok(&["memory", "show", &id]);
+    assert!(shown.contains("Cart totals are cents."), "{shown}");
+}
