@@ -8,6 +8,7 @@ use std::str::FromStr;
 use jsonc_parser::cst::CstInputValue;
 use serde::{Deserialize, Serialize};
 
+use super::launch::Launch;
 use super::piece::Piece;
 use super::{Error, Item, Setup};
 
@@ -129,7 +130,7 @@ pub(super) struct Target {
 /// Everything install writes for `client`, its MCP server entry first.
 pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
     let (repo, home) = (&setup.repo_root, &setup.home);
-    let binary = setup.binary.to_string_lossy().into_owned();
+    let launch = Launch::for_binary(&setup.binary);
     let codex_dir = home.join(".codex");
     let windsurf_dir = home.join(".codeium/windsurf");
     let target = |item, path: PathBuf, piece| Target {
@@ -148,10 +149,16 @@ pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
         if with_type {
             entry.push(("type".to_string(), "stdio".into()));
         }
-        entry.push(("command".to_string(), binary.as_str().into()));
+        entry.push(("command".to_string(), launch.program_text().into()));
         entry.push((
             "args".to_string(),
-            CstInputValue::Array(vec!["serve".into()]),
+            CstInputValue::Array(
+                launch
+                    .args(&["serve"])
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+            ),
         ));
         target(
             Item::McpServer,
@@ -172,7 +179,7 @@ pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
             target(
                 Item::Hooks,
                 repo.join(".claude/settings.json"),
-                Piece::ClaudeHooks(setup.binary.clone()),
+                Piece::ClaudeHooks(launch.clone()),
             ),
             block(repo.join("CLAUDE.md")),
         ],
@@ -190,7 +197,7 @@ pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
             target(
                 Item::McpServer,
                 codex_dir.join("config.toml"),
-                Piece::CodexServer(binary.clone()),
+                Piece::CodexServer(launch.clone()),
             ),
             block(repo.join("AGENTS.md")),
         ],

@@ -7,23 +7,25 @@ use serde_json::Value;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use super::Error;
+use super::launch::Launch;
 use super::piece::Stripped;
 
 const SERVERS: &str = "mcp_servers";
 const NAME: &str = "cairn";
 
-/// `text` with `[mcp_servers.cairn]` running `binary serve`, in place of any older one.
+/// `text` with `[mcp_servers.cairn]` running `cairn serve` as `launch` says, in place of any
+/// older one.
 pub(super) fn set_server(
     path: &Path,
     current: Option<&str>,
-    binary: &str,
+    launch: &Launch,
 ) -> Result<String, Error> {
     let text = current.unwrap_or_default();
     let mut doc = parse(path, text)?;
     if doc
         .get(SERVERS)
         .and_then(|servers| servers.get(NAME))
-        .is_some_and(|entry| runs(entry, binary))
+        .is_some_and(|entry| runs(entry, launch))
     {
         return Ok(text.to_string());
     }
@@ -31,7 +33,7 @@ pub(super) fn set_server(
     implicit.set_implicit(true);
     match doc.entry(SERVERS).or_insert(Item::Table(implicit)) {
         Item::Table(servers) => {
-            let mut entry = server_table(binary);
+            let mut entry = server_table(launch);
             if let Some(Item::Table(old)) = servers.get(NAME) {
                 if let Some(position) = old.position() {
                     entry.set_position(position);
@@ -43,7 +45,7 @@ pub(super) fn set_server(
         Item::Value(toml_edit::Value::InlineTable(servers)) => {
             servers.insert(
                 NAME,
-                toml_edit::Value::InlineTable(server_table(binary).into_inline_table()),
+                toml_edit::Value::InlineTable(server_table(launch).into_inline_table()),
             );
         }
         _ => {
@@ -99,21 +101,24 @@ pub(super) fn server(path: &Path, text: &str) -> Result<Option<Value>, Error> {
     Ok(Some(Value::Object(fields)))
 }
 
-/// Whether an entry is exactly `command = binary`, `args = ["serve"]`.
-fn runs(entry: &Item, binary: &str) -> bool {
+/// Whether an entry is exactly `command` and `args` as `launch` runs `cairn serve`.
+fn runs(entry: &Item, launch: &Launch) -> bool {
     let Some(entry) = entry.as_table_like() else {
         return false;
     };
+    let wanted = launch.args(&["serve"]);
     let args = entry.get("args").and_then(Item::as_array);
     entry.len() == 2
-        && entry.get("command").and_then(Item::as_str) == Some(binary)
-        && args.is_some_and(|a| a.len() == 1 && a.get(0).and_then(|s| s.as_str()) == Some("serve"))
+        && entry.get("command").and_then(Item::as_str) == Some(launch.program_text().as_str())
+        && args.is_some_and(|a| {
+            a.len() == wanted.len() && a.iter().zip(&wanted).all(|(v, w)| v.as_str() == Some(w))
+        })
 }
 
-fn server_table(binary: &str) -> Table {
+fn server_table(launch: &Launch) -> Table {
     let mut table = Table::new();
-    table.insert("command", value(binary));
-    table.insert("args", value(Array::from_iter(["serve"])));
+    table.insert("command", value(launch.program_text()));
+    table.insert("args", value(Array::from_iter(launch.args(&["serve"]))));
     table
 }
 

@@ -1,12 +1,13 @@
 //! The install as `cairn doctor` sees it: each assistant's registration, hooks and
 //! instructions, the HTTP token and the service file, each with the command that fixes it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::clients::{self, Target};
+use super::launch::{self, Launch};
 use super::manifest::Manifest;
 use super::piece::Piece;
 use super::service::ServiceRecord;
@@ -98,8 +99,8 @@ fn check_target(client: Client, target: &Target) -> Check {
     let found = match &target.piece {
         Piece::JsonServer(_) => jsonc::server(path, &text).map(|entry| server(path, entry)),
         Piece::CodexServer(_) => codex::server(path, &text).map(|entry| server(path, entry)),
-        Piece::ClaudeHooks(binary) => {
-            jsonc::missing_hook_events(path, &text, binary).map(|missing| {
+        Piece::ClaudeHooks(launch) => {
+            jsonc::missing_hook_events(path, &text, launch).map(|missing| {
                 if missing.is_empty() {
                     Ok(format!("hooks in {}", path.display()))
                 } else {
@@ -131,7 +132,9 @@ fn check_target(client: Client, target: &Target) -> Check {
     }
 }
 
-/// Whether a server entry runs an existing cairn binary with `serve`.
+/// Whether a server entry runs `cairn serve` with a program that is there: an existing cairn
+/// binary (a path that no longer exists, as after an upgrade moved it, is a problem), or a
+/// package runner found on `PATH` running cairn's package.
 fn server(path: &Path, entry: Option<Value>) -> Result<String, String> {
     let Some(entry) = entry else {
         return Err(format!("cairn is not registered in {}", path.display()));
@@ -142,20 +145,41 @@ fn server(path: &Path, entry: Option<Value>) -> Result<String, String> {
             path.display()
         ));
     };
-    if !files::is_executable(Path::new(command)) {
-        return Err(format!(
-            "{command} (in {}) is not an executable file",
-            path.display()
-        ));
-    }
     let args = entry.get("args").cloned().unwrap_or(Value::Null);
-    if args != serde_json::json!(["serve"]) {
+    let words: Option<Vec<String>> = args
+        .as_array()
+        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect());
+    let Some((last, prefix)) = words.as_deref().and_then(<[String]>::split_last) else {
         return Err(format!(
             "cairn's args in {} are {args} instead of [\"serve\"]",
             path.display()
         ));
+    };
+    let launch = Launch {
+        program: PathBuf::from(command),
+        prefix: prefix.to_vec(),
+    };
+    if last != "serve" || (!launch.is_runner() && !prefix.is_empty()) {
+        return Err(format!(
+            "cairn's args in {} are {args}, which do not end in \"serve\"",
+            path.display()
+        ));
     }
-    Ok(format!("{command} serve, registered in {}", path.display()))
+    if !launch.exists(&launch::path_dirs()) {
+        let what = if launch.is_runner() {
+            "is not on PATH"
+        } else if Path::new(command).exists() {
+            "is not an executable file"
+        } else {
+            "no longer exists (moved by an upgrade?)"
+        };
+        return Err(format!("{command} (in {}) {what}", path.display()));
+    }
+    Ok(format!(
+        "{} serve, registered in {}",
+        launch.command_line(&[]),
+        path.display()
+    ))
 }
 
 fn check_token(data_dir: &Path) -> Check {

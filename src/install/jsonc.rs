@@ -11,8 +11,9 @@ use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions};
 use serde_json::Value;
 
 use super::Error;
+use super::launch::Launch;
 use super::piece::Stripped;
-use super::shell::{shell_quote, shell_unquote};
+use super::shell::shell_unquote;
 
 /// The key MCP clients keep their servers under.
 const SERVERS: &str = "mcpServers";
@@ -84,27 +85,27 @@ pub(super) fn server(path: &Path, text: &str) -> Result<Option<Value>, Error> {
 pub(super) fn set_hooks(
     path: &Path,
     current: Option<&str>,
-    binary: &Path,
+    launch: &Launch,
 ) -> Result<String, Error> {
     let root = parse(path, current)?;
     let hooks = object_in(path, &root_object(path, &root)?, "hooks")?;
-    let command = hook_command(binary);
+    let command = hook_command(launch);
     for (event, matcher) in HOOK_EVENTS {
         let entries = hooks
             .array_value_or_create(event)
             .ok_or_else(|| shape(path, &format!("hooks.{event}"), "an array"))?;
         let wanted = hook_entry(matcher, &command);
-        if holds_only(&entries, &input_to_json(&wanted), binary) {
+        if holds_only(&entries, &input_to_json(&wanted), launch) {
             continue;
         }
-        remove_cairn_hooks(&entries, binary);
+        remove_cairn_hooks(&entries, launch);
         entries.append(wanted);
     }
     Ok(root.to_string())
 }
 
 /// `text` without cairn's hooks; entries, events and `hooks` they leave empty go too.
-pub(super) fn remove_hooks(path: &Path, text: &str, binary: &Path) -> Result<Stripped, Error> {
+pub(super) fn remove_hooks(path: &Path, text: &str, launch: &Launch) -> Result<Stripped, Error> {
     let root = parse(path, Some(text))?;
     if let Some(object) = root.object_value()
         && let Some(hooks) = object.object_value("hooks")
@@ -112,7 +113,7 @@ pub(super) fn remove_hooks(path: &Path, text: &str, binary: &Path) -> Result<Str
         let mut removed = false;
         for event in hooks.properties() {
             if let Some(entries) = event.array_value()
-                && remove_cairn_hooks(&entries, binary)
+                && remove_cairn_hooks(&entries, launch)
             {
                 removed = true;
                 if entries.elements().is_empty() {
@@ -131,11 +132,11 @@ pub(super) fn remove_hooks(path: &Path, text: &str, binary: &Path) -> Result<Str
 pub(super) fn missing_hook_events(
     path: &Path,
     text: &str,
-    binary: &Path,
+    launch: &Launch,
 ) -> Result<Vec<&'static str>, Error> {
     let root = parse(path, Some(text))?;
     let hooks = root.object_value().and_then(|o| o.object_value("hooks"));
-    let command = hook_command(binary);
+    let command = hook_command(launch);
     Ok(HOOK_EVENTS
         .into_iter()
         .filter(|(event, matcher)| {
@@ -151,22 +152,32 @@ pub(super) fn missing_hook_events(
         .collect())
 }
 
-/// The shell command Claude Code runs for a hook: the binary (quoted if it needs to be) and
-/// `hook`.
-pub(super) fn hook_command(binary: &Path) -> String {
-    format!("{} hook", shell_quote(&binary.to_string_lossy()))
+/// The shell command Claude Code runs for a hook: `cairn hook` as `launch` runs it (each word
+/// quoted if it needs to be).
+pub(super) fn hook_command(launch: &Launch) -> String {
+    launch.command_line(&["hook"])
 }
 
-/// Whether a hook command is cairn's: `… hook` run by this binary or by any binary named like
-/// it (an install from another path).
-fn is_cairn_hook(command: &str, binary: &Path) -> bool {
-    let Some(program) = command.trim_end().strip_suffix(" hook") else {
+/// Whether a hook command is cairn's: `… hook` run as `launch` runs cairn, by any binary named
+/// like it (an install from another path), or through a package runner running cairn.
+fn is_cairn_hook(command: &str, launch: &Launch) -> bool {
+    let command = command.trim_end();
+    if command == hook_command(launch) {
+        return true;
+    }
+    let Some(program) = command.strip_suffix(" hook") else {
         return false;
     };
-    let program = shell_unquote(program.trim());
-    let name = Path::new(&program).file_name();
-    Path::new(&program) == binary
-        || name.is_some_and(|n| Some(n) == binary.file_name() || n == "cairn")
+    let single = shell_unquote(program.trim());
+    let name = Path::new(&single).file_name();
+    let named_like = name.is_some_and(|n| Some(n) == launch.program.file_name() || n == "cairn");
+    let words: Vec<&str> = program.split_whitespace().collect();
+    let through_runner = words.len() > 1
+        && ["npx", "uvx", "pipx"].contains(&words[0])
+        && words
+            .last()
+            .is_some_and(|w| *w == "cairn" || *w == "cairn-mcp");
+    named_like || through_runner
 }
 
 fn hook_entry(matcher: Option<&str>, command: &str) -> CstInputValue {
@@ -184,21 +195,21 @@ fn hook_entry(matcher: Option<&str>, command: &str) -> CstInputValue {
 }
 
 /// Whether the event's entries hold `wanted` and no other cairn hook.
-fn holds_only(entries: &CstArray, wanted: &Value, binary: &Path) -> bool {
+fn holds_only(entries: &CstArray, wanted: &Value, launch: &Launch) -> bool {
     let elements = entries.elements();
     let cairn_hooks: usize = elements
         .iter()
-        .map(|element| cairn_hooks_in(element, binary).len())
+        .map(|element| cairn_hooks_in(element, launch).len())
         .sum();
     cairn_hooks == 1 && elements.iter().any(|e| to_json(e).as_ref() == Some(wanted))
 }
 
 /// Takes cairn's hooks out of an event's entries, and entries left with no hooks; whether it
 /// took any.
-fn remove_cairn_hooks(entries: &CstArray, binary: &Path) -> bool {
+fn remove_cairn_hooks(entries: &CstArray, launch: &Launch) -> bool {
     let mut removed = false;
     for element in entries.elements() {
-        let found = cairn_hooks_in(&element, binary);
+        let found = cairn_hooks_in(&element, launch);
         if found.is_empty() {
             continue;
         }
@@ -215,7 +226,7 @@ fn remove_cairn_hooks(entries: &CstArray, binary: &Path) -> bool {
 }
 
 /// The hooks of one entry (`{"matcher": …, "hooks": [{"command": …}]}`) that are cairn's.
-fn cairn_hooks_in(entry: &CstNode, binary: &Path) -> Vec<CstNode> {
+fn cairn_hooks_in(entry: &CstNode, launch: &Launch) -> Vec<CstNode> {
     let Some(hooks) = entry.as_object().and_then(|o| o.array_value("hooks")) else {
         return Vec::new();
     };
@@ -228,7 +239,7 @@ fn cairn_hooks_in(entry: &CstNode, binary: &Path) -> Vec<CstNode> {
                 .and_then(|prop| prop.value())
                 .and_then(|value| value.as_string_lit())
                 .and_then(|s| s.decoded_value().ok())
-                .is_some_and(|command| is_cairn_hook(&command, binary))
+                .is_some_and(|command| is_cairn_hook(&command, launch))
         })
         .collect()
 }
@@ -386,17 +397,23 @@ mod tests {
 
     #[test]
     fn hook_commands_quote_paths_with_spaces_and_are_recognised() {
-        let plain = Path::new("/usr/local/bin/cairn");
-        assert_eq!(hook_command(plain), "/usr/local/bin/cairn hook");
-        let spaced = Path::new("/Users/me/My Tools/cairn");
-        let command = hook_command(spaced);
+        let plain = Launch::binary(Path::new("/usr/local/bin/cairn"));
+        assert_eq!(hook_command(&plain), "/usr/local/bin/cairn hook");
+        let spaced = Launch::binary(Path::new("/Users/me/My Tools/cairn"));
+        let command = hook_command(&spaced);
         assert_eq!(command, "'/Users/me/My Tools/cairn' hook");
-        assert!(is_cairn_hook(&command, spaced));
-        assert!(is_cairn_hook("/old/place/cairn hook", spaced));
-        assert!(!is_cairn_hook("/usr/bin/other hook", plain));
-        assert!(!is_cairn_hook("/usr/local/bin/cairn serve", plain));
-        let quote = Path::new("/tmp/it's/cairn");
-        assert!(is_cairn_hook(&hook_command(quote), quote));
+        assert!(is_cairn_hook(&command, &spaced));
+        assert!(is_cairn_hook("/old/place/cairn hook", &spaced));
+        assert!(!is_cairn_hook("/usr/bin/other hook", &plain));
+        assert!(!is_cairn_hook("/usr/local/bin/cairn serve", &plain));
+        let quote = Launch::binary(Path::new("/tmp/it's/cairn"));
+        assert!(is_cairn_hook(&hook_command(&quote), &quote));
+        // Through a runner, and an install through a runner seen by a binary install.
+        let npx = Launch::for_binary(Path::new("/h/.npm/_npx/1/node_modules/x/bin/cairn"));
+        assert_eq!(hook_command(&npx), "npx -y cairn-mcp hook");
+        assert!(is_cairn_hook("npx -y cairn-mcp hook", &plain));
+        assert!(is_cairn_hook("uvx --from cairn-mcp cairn hook", &npx));
+        assert!(!is_cairn_hook("npx -y other-tool hook", &plain));
     }
 
     #[test]
@@ -437,9 +454,19 @@ mod tests {
     #[test]
     fn a_config_that_is_not_an_object_is_refused() {
         let path = Path::new("settings.json");
-        let err = set_hooks(path, Some("[1, 2]"), Path::new("/bin/cairn")).unwrap_err();
+        let err = set_hooks(
+            path,
+            Some("[1, 2]"),
+            &Launch::binary(Path::new("/bin/cairn")),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("not an object"), "{err}");
-        let err = set_hooks(path, Some("{\"hooks\": []}"), Path::new("/bin/cairn")).unwrap_err();
+        let err = set_hooks(
+            path,
+            Some("{\"hooks\": []}"),
+            &Launch::binary(Path::new("/bin/cairn")),
+        )
+        .unwrap_err();
         assert!(
             err.to_string().contains("`hooks` is not an object"),
             "{err}"

@@ -11,6 +11,7 @@ mod codex;
 mod doctor;
 mod files;
 mod jsonc;
+mod launch;
 mod manifest;
 mod outcome;
 mod piece;
@@ -18,6 +19,8 @@ mod service;
 mod shell;
 
 use std::path::{Path, PathBuf};
+
+use launch::Launch;
 
 pub use clients::{Client, detect_clients, parse_clients};
 pub use doctor::{Check, check};
@@ -37,7 +40,8 @@ pub struct Setup {
     pub repo_root: PathBuf,
     /// The user's home directory (user-level configs and the service file live under it).
     pub home: PathBuf,
-    /// The absolute path of the cairn binary the assistants and the service run.
+    /// The absolute path of the running cairn binary: what the assistants and the service
+    /// run, or, when it runs from a package runner's cache, the runner ([`launch::Launch`]).
     pub binary: PathBuf,
     /// cairn's data directory for this repository (outside it): the token, the install
     /// manifest and the backups.
@@ -424,7 +428,10 @@ fn plan_undo(setup: &Setup, record: &Record) -> Result<Undo, Error> {
         (true, true, Some(original)) => (Some(original), Action::Restored),
         _ => {
             let text = files::text(&record.path, &current)?;
-            let stripped = record.kind.strip(&record.path, text, &setup.binary)?;
+            let stripped =
+                record
+                    .kind
+                    .strip(&record.path, text, &Launch::for_binary(&setup.binary))?;
             if stripped.empty && !record.existed {
                 (None, Action::Removed)
             } else {
@@ -451,7 +458,10 @@ fn plan_untracked_undo(setup: &Setup, target: Target) -> Result<Option<Undo>, Er
         Piece::File(text) if text.as_bytes() == current => None,
         Piece::File(_) => Some(current.clone()),
         piece => {
-            let stripped = piece.kind().strip(&target.path, text, &setup.binary)?;
+            let stripped =
+                piece
+                    .kind()
+                    .strip(&target.path, text, &Launch::for_binary(&setup.binary))?;
             Some(stripped.text.into_bytes())
         }
     };

@@ -1,11 +1,12 @@
 //! The pieces cairn puts into files — a JSON server entry, Claude Code hooks, a Codex TOML
 //! table, a marked instruction block, a whole file — and how each is put in and taken out.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jsonc_parser::cst::CstInputValue;
 use serde::{Deserialize, Serialize};
 
+use super::launch::Launch;
 use super::{Error, block, codex, jsonc};
 
 /// One piece of cairn in one file, with the content it should have.
@@ -13,10 +14,10 @@ use super::{Error, block, codex, jsonc};
 pub(super) enum Piece {
     /// `mcpServers.cairn` in a JSON or JSONC file.
     JsonServer(CstInputValue),
-    /// cairn's hook entries in Claude Code's settings, running this binary.
-    ClaudeHooks(PathBuf),
-    /// `[mcp_servers.cairn]` in Codex's config, running this binary.
-    CodexServer(String),
+    /// cairn's hook entries in Claude Code's settings, running cairn as `Launch` says.
+    ClaudeHooks(Launch),
+    /// `[mcp_servers.cairn]` in Codex's config, running cairn as `Launch` says.
+    CodexServer(Launch),
     /// The instruction block between cairn's markers in a markdown file.
     Block(String),
     /// A file that is wholly cairn's: rules files and service definitions.
@@ -57,8 +58,8 @@ impl Piece {
     pub fn apply(&self, path: &Path, current: Option<&str>) -> Result<String, Error> {
         match self {
             Piece::JsonServer(entry) => jsonc::set_server(path, current, entry),
-            Piece::ClaudeHooks(binary) => jsonc::set_hooks(path, current, binary),
-            Piece::CodexServer(binary) => codex::set_server(path, current, binary),
+            Piece::ClaudeHooks(launch) => jsonc::set_hooks(path, current, launch),
+            Piece::CodexServer(launch) => codex::set_server(path, current, launch),
             Piece::Block(body) => block::set_block(path, current, body),
             Piece::File(text) => Ok(text.clone()),
         }
@@ -67,10 +68,10 @@ impl Piece {
 
 impl Kind {
     /// `text` without cairn's piece, everything else kept as it was.
-    pub fn strip(self, path: &Path, text: &str, binary: &Path) -> Result<Stripped, Error> {
+    pub fn strip(self, path: &Path, text: &str, launch: &Launch) -> Result<Stripped, Error> {
         match self {
             Kind::JsonServer => jsonc::remove_server(path, text),
-            Kind::ClaudeHooks => jsonc::remove_hooks(path, text, binary),
+            Kind::ClaudeHooks => jsonc::remove_hooks(path, text, launch),
             Kind::CodexServer => codex::remove_server(path, text),
             Kind::Block => block::remove_block(path, text),
             Kind::File => Ok(Stripped {

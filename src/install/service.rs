@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 use super::clients::Target;
+use super::launch::{Launch, path_dirs};
 use super::manifest::hash;
 use super::piece::Piece;
 use super::shell::shell_quote;
@@ -234,25 +235,35 @@ pub(super) fn render_plist(setup: &Setup, label: &str) -> String {
         PLIST_TEMPLATE,
         &[
             ("label", xml_escape(label)),
-            ("binary", text(&setup.binary)),
+            (
+                "program_arguments",
+                daemon_args(setup)
+                    .iter()
+                    .map(|arg| format!("<string>{}</string>", xml_escape(arg)))
+                    .collect::<Vec<_>>()
+                    .join("\n\t\t"),
+            ),
             ("repo", text(&setup.repo_root)),
-            ("data_dir", text(&setup.data_dir)),
             ("log", text(&log_path(setup))),
         ],
     )
 }
 
-/// `cairn daemon` for this repository and its data directory.
+/// `cairn daemon` for this repository and its data directory: the program first. A service has
+/// no shell to search `PATH`, so a package runner (cairn running from npx's or uvx's cache) is
+/// written as the absolute path `PATH` gives it now.
 fn daemon_args(setup: &Setup) -> Vec<String> {
     let path = |p: &Path| p.to_string_lossy().into_owned();
-    vec![
-        path(&setup.binary),
-        "daemon".into(),
-        "--repo".into(),
-        path(&setup.repo_root),
-        "--data-dir".into(),
-        path(&setup.data_dir),
-    ]
+    let launch = Launch::for_binary(&setup.binary);
+    let launch = launch.resolved(&path_dirs()).unwrap_or(launch);
+    let args = launch.args(&[
+        "daemon",
+        "--repo",
+        &path(&setup.repo_root),
+        "--data-dir",
+        &path(&setup.data_dir),
+    ]);
+    std::iter::once(launch.program_text()).chain(args).collect()
 }
 
 fn log_path(setup: &Setup) -> PathBuf {

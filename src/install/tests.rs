@@ -839,7 +839,8 @@ fn check_reports_what_is_missing_and_how_to_fix_it() {
         .iter()
         .find(|c| c.name == "claude mcp server")
         .unwrap();
-    assert!(claude.detail.contains("not an executable"), "{claude:?}");
+    // The binary the registration names is gone, as after an upgrade moved it.
+    assert!(claude.detail.contains("no longer exists"), "{claude:?}");
 }
 
 #[test]
@@ -992,7 +993,7 @@ mod properties {
         #[test]
         fn toml_edits_keep_every_byte_of_the_users(text in toml_config()) {
             let path = Path::new("config.toml");
-            let with = codex::set_server(path, Some(&text), "/bin/cairn").unwrap();
+            let with = codex::set_server(path, Some(&text), &launch::Launch::binary(Path::new("/bin/cairn"))).unwrap();
             prop_assert!(only_separators(taken_away(&text, &with)), "{text:?} -> {with:?}");
             let without = codex::remove_server(path, &with).unwrap().text;
             prop_assert_eq!(without.trim_end(), text.trim_end());
@@ -1011,10 +1012,51 @@ mod properties {
             let path = Path::new("any");
             let _ = jsonc::set_server(path, Some(&text), &entry());
             let _ = jsonc::remove_server(path, &text);
-            let _ = codex::set_server(path, Some(&text), "/bin/cairn");
+            let _ = codex::set_server(path, Some(&text), &launch::Launch::binary(Path::new("/bin/cairn")));
             let _ = codex::remove_server(path, &text);
             let _ = block::set_block(path, Some(&text), "use cairn");
             let _ = block::remove_block(path, &text);
         }
     }
+}
+
+/// The window between install's check and its write is closed: a directory swapped for a link
+/// to elsewhere after the check is never written through, and a link planted at the file's
+/// name is replaced or refused, never followed.
+#[test]
+fn a_directory_swapped_for_a_link_after_the_check_is_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let repo = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir_all(repo.path().join(".claude")).unwrap();
+    let target = repo.path().join(".claude/settings.json");
+    files::confine(&target, repo.path()).unwrap();
+    let placement = files::Placement::open(&target, repo.path(), files::Readers::Everyone).unwrap();
+    fs::rename(repo.path().join(".claude"), repo.path().join("moved")).unwrap();
+    symlink(outside.path(), repo.path().join(".claude")).unwrap();
+    placement.write(b"{}\n").unwrap();
+    assert!(!outside.path().join("settings.json").exists());
+    assert_eq!(
+        fs::read_to_string(repo.path().join("moved/settings.json")).unwrap(),
+        "{}\n"
+    );
+
+    // A link planted at the name after the check: refused, the link's target untouched.
+    fs::create_dir_all(repo.path().join("docs")).unwrap();
+    let file = repo.path().join("docs/AGENTS.md");
+    let placement = files::Placement::open(&file, repo.path(), files::Readers::Everyone).unwrap();
+    let victim = outside.path().join("victim.txt");
+    fs::write(&victim, "keep").unwrap();
+    symlink(&victim, &file).unwrap();
+    assert!(matches!(placement.write(b"x"), Err(Error::Link { .. })));
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+
+    // A directory on the way that is a link out, from the start: refused before any write.
+    symlink(outside.path(), repo.path().join("away")).unwrap();
+    let escaping = repo.path().join("away/sub/file.json");
+    assert!(matches!(
+        files::Placement::open(&escaping, repo.path(), files::Readers::Everyone),
+        Err(Error::Escapes { .. })
+    ));
+    assert!(!outside.path().join("sub").exists());
 }

@@ -214,3 +214,118 @@ fn what_install_creates_in_the_repository_is_readable_by_all_and_in_home_by_the_
         assert_eq!(*mode, wanted, "{} is {mode:o}", path.display());
     }
 }
+
+/// The cairn binary placed where a package runner keeps it (a hard link, or a copy where the
+/// directories are on different file systems).
+fn binary_at(dir: &Path, relative: &str) -> PathBuf {
+    let path = dir.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let built = Path::new(env!("CARGO_BIN_EXE_cairn"));
+    if std::fs::hard_link(built, &path).is_err() {
+        std::fs::copy(built, &path).unwrap();
+    }
+    path
+}
+
+/// An executable script named `name` in `dir` (a stand-in runner for `PATH`).
+fn runner_on_path(dir: &Path, name: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn cairn_run_from_a_runners_cache_registers_the_runner_and_doctor_checks_it() {
+    let setup = Setup::new();
+    let runners = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    for (relative, command, args, hook) in [
+        (
+            ".npm/_npx/1a2b/node_modules/@cairn-mcp/linux-x64-gnu/bin/cairn",
+            "npx",
+            vec!["-y", "cairn-mcp", "serve"],
+            "npx -y cairn-mcp hook",
+        ),
+        (
+            ".cache/uv/archive-v0/Xy12/bin/cairn",
+            "uvx",
+            vec!["--from", "cairn-mcp", "cairn", "serve"],
+            "uvx --from cairn-mcp cairn hook",
+        ),
+    ] {
+        let binary = binary_at(cache.path(), relative);
+        let run = |args: &[&str], path: &str| {
+            Command::new(&binary)
+                .arg("--repo")
+                .arg(setup.repo.path())
+                .arg("--data-dir")
+                .arg(setup.repo.data_dir())
+                .args(args)
+                .env("HOME", setup.home.path())
+                .env("CAIRN_SERVICE_MANAGER", "none")
+                .env("CAIRN_ORGS_DIR", setup.repo.data_dir().join("orgs"))
+                .env("PATH", path)
+                .output()
+                .unwrap()
+        };
+        runner_on_path(runners.path(), command);
+        let path = runners.path().display().to_string();
+        let installed = run(
+            &["install", "--client", "claude", "--client", "codex"],
+            &path,
+        );
+        assert!(installed.status.success(), "{installed:?}");
+        let mcp: Value = serde_json::from_str(&setup.repo.read(".mcp.json")).unwrap();
+        assert_eq!(mcp["mcpServers"]["cairn"]["command"], command);
+        assert_eq!(mcp["mcpServers"]["cairn"]["args"], serde_json::json!(args));
+        let settings = setup.repo.read(".claude/settings.json");
+        assert!(settings.contains(hook), "{settings}");
+        let codex = std::fs::read_to_string(setup.home.path().join(".codex/config.toml")).unwrap();
+        assert!(
+            codex.contains(&format!("command = \"{command}\"")),
+            "{codex}"
+        );
+
+        let doctor = run(&["doctor"], &path);
+        let said = String::from_utf8_lossy(&doctor.stdout).into_owned();
+        let line = said
+            .lines()
+            .find(|l| l.starts_with("claude mcp server"))
+            .unwrap_or_default();
+        assert!(!line.contains("PROBLEM"), "{said}");
+        // The runner gone from PATH: doctor says so.
+        let empty = tempfile::tempdir().unwrap();
+        let doctor = run(&["doctor"], &empty.path().display().to_string());
+        let said = String::from_utf8_lossy(&doctor.stdout).into_owned();
+        assert!(
+            said.contains(&format!("{command} (in ")) && said.contains("is not on PATH"),
+            "{said}"
+        );
+        std::fs::remove_file(runners.path().join(command)).unwrap();
+    }
+
+    // Installed in place, the registration names the binary itself; once it is gone (an
+    // upgrade moved it), doctor says so.
+    let binary = binary_at(cache.path(), "opt/cairn/bin/cairn");
+    let output = Command::new(&binary)
+        .arg("--repo")
+        .arg(setup.repo.path())
+        .arg("--data-dir")
+        .arg(setup.repo.data_dir())
+        .args(["install", "--client", "claude"])
+        .env("HOME", setup.home.path())
+        .env("CAIRN_SERVICE_MANAGER", "none")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let mcp: Value = serde_json::from_str(&setup.repo.read(".mcp.json")).unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["cairn"]["command"],
+        binary.display().to_string()
+    );
+    std::fs::remove_file(&binary).unwrap();
+    let said =
+        String::from_utf8_lossy(&setup.cairn(&["doctor"]).output().unwrap().stdout).into_owned();
+    assert!(said.contains("no longer exists"), "{said}");
+}

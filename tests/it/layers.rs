@@ -228,6 +228,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
         "cairn's own data directory (modes) and /dev/urandom",
     ),
     (
+        "fsutil/jsonl.rs",
+        1,
+        "cairn's own append-only files in the data directory, read bytewise",
+    ),
+    (
         "fsutil/rotation.rs",
         2,
         "cairn's own rotated logs in the data directory",
@@ -266,7 +271,7 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     (
         "install/files.rs",
-        6,
+        9,
         "assistant configs in the home and the repository, opened without following links",
     ),
     (
@@ -286,7 +291,7 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     (
         "cli/review.rs",
-        3,
+        1,
         "a file the user names on the command line",
     ),
     ("cli/install.rs", 1, "the path of the cairn binary itself"),
@@ -303,12 +308,12 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ("memory/mod.rs", 1, "the store marker in the data directory"),
     (
         "memory/team/outbox.rs",
-        3,
+        1,
         "the team outbox in the data directory",
     ),
     (
         "memory/team/link.rs",
-        2,
+        1,
         "team sync state in the data directory",
     ),
 ];
