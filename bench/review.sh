@@ -3,7 +3,7 @@
 # small realistic diffs, beside code-review-graph's detect-changes / get_review_context outputs
 # on the same diffs (measured separately, saved as text, counted here with the same tokenizer).
 #
-# Needs (from bench/run.sh and a one-time setup, see README "Benchmarks"):
+# Needs (from bench/run.sh and a one-time setup, see docs/src/benchmarks.md):
 #   $CACHE/review/{flask,django}-git   git repositories of the corpora (one commit each)
 #   $CACHE/review/*.diff               flask-dispatch, flask-helpers, django-count, django-middleware
 #   $CACHE/review/crg-*-{detect,review}.txt   code-review-graph's outputs for those diffs

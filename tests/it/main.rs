@@ -9,6 +9,7 @@ mod closed_pipe;
 mod contract;
 mod daemon;
 mod dedup;
+mod docs;
 mod embed;
 mod focus;
 mod grammars;
