@@ -17,6 +17,11 @@
   benchtool.py report --out results.json --log FILE [--log FILE ...]
       Aggregates the records (medians over runs), writes results.json and
       prints the Markdown tables to stdout.
+
+  benchtool.py results set --file bench/results.json --section build --commit C --log FILE
+      Writes one section of the project's results file (the one docs/src/benchmarks.md is
+      generated from) from the records in FILE; rows not measured this time keep their
+      previous figures.
 """
 
 from __future__ import annotations
@@ -463,6 +468,64 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _minutes(seconds) -> str:
+    return f"{int(seconds) / 60:.1f} min"
+
+
+# What each record of bench/build_times.sh becomes in the "build" section: (row label, figure).
+BUILD_ROWS = {
+    "release": ("release build, cold (`cargo build --release`)", lambda r: _minutes(r["seconds"])),
+    "tests": (
+        "the README's test command, cold (`.ci/deps && .ci/fetch-model && cargo test`)",
+        lambda r: _minutes(r["seconds"]),
+    ),
+    "ci": ("`.ci/run`, cold (formatting, clippy, the tests)", lambda r: _minutes(r["seconds"])),
+    "size": (
+        "release binary: as built / stripped / tar.xz archive",
+        lambda r: f"{r['binary_mb']} / {r['stripped_mb']} / {r['archive_mb']} MB",
+    ),
+    "version": ("`cairn --version` (median of 30)", lambda r: f"{r['version_ms']} ms"),
+    "bloat": ("largest crates in the stripped binary (cargo bloat)", lambda r: r["crates"]),
+}
+
+
+def cmd_results(args) -> int:
+    path = Path(args.file)
+    results = json.loads(path.read_text())
+    records = []
+    for line in Path(args.log).read_text().splitlines():
+        if line.strip():
+            records.append(json.loads(line))
+    if args.section != "build":
+        sys.exit(f"benchtool: results set knows the build section only, not {args.section!r}")
+    previous = results["sections"].get(args.section, {})
+    rows = {row[0]: row for row in previous.get("rows", [])}
+    for record in records:
+        step = record.get("step")
+        if step == "size" and record.get("version_ms") not in (None, ""):
+            label, figure = BUILD_ROWS["version"]
+            rows[label] = [label, figure(record)]
+        if step in BUILD_ROWS and (step != "bloat" or record.get("crates")):
+            label, figure = BUILD_ROWS[step]
+            rows[label] = [label, figure(record)]
+    order = [label for label, _ in BUILD_ROWS.values()]
+    machine = json.loads(subprocess.run([sys.executable, __file__, "machine"], capture_output=True, text=True).stdout or "{}")
+    results["sections"][args.section] = {
+        "title": "Building cairn",
+        "date": _dt.date.today().isoformat(),
+        "commit": args.commit,
+        "machine": f"{machine.get('nproc', '?')} cores ({machine.get('cpu_model', 'unknown CPU')}), "
+        f"{machine.get('mem_total_gb', '?')} GB, empty target directory, a fresh clone",
+        "corpus": "cairn itself",
+        "command": "bench/build_times.sh",
+        "columns": ["what", "figure"],
+        "rows": sorted(rows.values(), key=lambda r: order.index(r[0]) if r[0] in order else len(order)),
+    }
+    path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps(results["sections"][args.section], indent=2, ensure_ascii=False))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="benchtool.py")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -492,6 +555,14 @@ def main() -> int:
     p.add_argument("--note", action="append", default=[])
     p.add_argument("--setup", action="append", default=[], help="KEY=VALUE describing the run")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("results")
+    p.add_argument("action", choices=("set",))
+    p.add_argument("--file", required=True)
+    p.add_argument("--section", required=True)
+    p.add_argument("--commit", required=True)
+    p.add_argument("--log", required=True)
+    p.set_defaults(func=cmd_results)
 
     args = parser.parse_args()
     return args.func(args)

@@ -131,7 +131,10 @@ fn every_relative_link_reaches_a_file_and_a_heading() {
 fn the_readme_is_a_front_page() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let lines = readme.lines().count();
-    assert!(lines <= 250, "README.md has {lines} lines; the guide under docs/ holds the rest");
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; the guide under docs/ holds the rest"
+    );
     // The two setup commands: cairn's main job on the embedded store, and the tests.
     assert!(readme.contains("index && cargo run --release -- --repo /path/to/your/repo context"));
     assert!(readme.contains(".ci/deps && .ci/fetch-model && cargo test"));
