@@ -5,26 +5,35 @@
 //! Secrets are never stored: [`redact`] replaces each one with `[REDACTED:<kind>]` and reports
 //! which kinds it found, and the write goes on with the redacted text.
 //!
-//! For `key = value` assignments, `Authorization` headers and URL passwords only the secret
-//! value is replaced, so the sentence keeps its meaning
+//! For `key = value` assignments, `Authorization` headers, URL passwords, command-line flags
+//! and stated passwords only the secret value is replaced, so the sentence keeps its meaning
 //! (`postgres://app:[REDACTED:url-password]@db.internal/prod`).
 //!
-//! Detection runs in three tiers, earlier tiers winning where matches overlap:
+//! Detection runs in five tiers, earlier tiers winning where matches overlap:
 //!
 //! 1. PEM private key blocks and well-known token formats (AWS access key ids, GitHub,
 //!    GitLab, Slack, JWT, Stripe, Google, OpenAI, Anthropic, npm, PyPI, Hugging Face,
-//!    SendGrid), recognised by their fixed prefixes and shapes;
+//!    SendGrid, Twilio, Discord, Telegram and the prefixed tokens of [`PROVIDER_TOKENS`]),
+//!    recognised by their fixed prefixes and shapes, multi-segment tokens whole;
 //! 2. context: passwords in URLs, connection-string passwords and account keys, AWS secret
 //!    keys next to "aws … secret", `Authorization` headers (`Bearer`, `Basic`, `Token`),
 //!    `.env`-style lines (`DB_PASSWORD=…`, `export API_TOKEN="…"`, `SMTP_PASS: …`) whose key
 //!    names a secret, whatever the value, 32 or more hex digits after a secret-named key, and
 //!    other assignments to secret-looking names (`password =`, `api_key:`,
 //!    `"client_secret": "…"`), where the value must itself look like a secret;
-//! 3. generic high-entropy tokens.
+//! 3. command lines: the password flags and arguments of common clients
+//!    ([`command_line`]: `mysql -pSECRET`, `sshpass -p`, `curl -u user:SECRET`,
+//!    `--password SECRET`, `htpasswd -b file user SECRET`, …);
+//! 4. prose that names a password, passphrase, secret, token or key and then states its value
+//!    ([`prose`]: "the password is hunter2", "use token T0k3n!");
+//! 5. generic high-entropy tokens, a dot-joined one (`<id>.<time>.<hmac>`) whole.
 //!
 //! False positives matter as much as misses, because these texts are about code: identifiers,
 //! paths, commit ids, UUIDs, versions, URLs, e-mail addresses and plain English about tokens
 //! and passwords must survive untouched. The guards are documented on each detector.
+
+mod command_line;
+mod prose;
 
 use std::fmt;
 use std::ops::Range;
@@ -79,6 +88,21 @@ pub enum SecretKind {
     HuggingfaceToken,
     /// SendGrid API key: `SG.<22>.<43>`.
     SendgridKey,
+    /// Twilio API key or account SID: `SK`/`AC` + 32 lower-case hex digits.
+    TwilioKey,
+    /// Discord bot token, all three segments: `<base64 of the bot's id>.<6>.<27 or more>`.
+    DiscordToken,
+    /// Telegram bot token: `<bot id>:AA<33>`.
+    TelegramToken,
+    /// A token of another provider recognised by its fixed prefix and shape
+    /// (the `PROVIDER_TOKENS` table: DigitalOcean, Shopify, Databricks, Vault, Grafana, …).
+    ProviderToken,
+    /// A password or token given to a program on its command line (`mysql -pSECRET`,
+    /// `sshpass -p SECRET`, `curl -u user:SECRET`, `--password SECRET`).
+    CommandPassword,
+    /// A password, passphrase, secret, token or key stated in prose ("the password is
+    /// hunter2", "use token T0k3n!").
+    StatedSecret,
 }
 
 impl SecretKind {
@@ -106,6 +130,12 @@ impl SecretKind {
             SecretKind::PypiToken => "pypi-token",
             SecretKind::HuggingfaceToken => "huggingface-token",
             SecretKind::SendgridKey => "sendgrid-key",
+            SecretKind::TwilioKey => "twilio-key",
+            SecretKind::DiscordToken => "discord-token",
+            SecretKind::TelegramToken => "telegram-token",
+            SecretKind::ProviderToken => "provider-token",
+            SecretKind::CommandPassword => "command-password",
+            SecretKind::StatedSecret => "stated-secret",
         }
     }
 }
@@ -205,6 +235,12 @@ fn find(text: &str) -> Vec<Span> {
                 claim(range, detector.kind);
             }
         }
+    }
+    for range in command_line::passwords(text) {
+        claim(range, SecretKind::CommandPassword);
+    }
+    for range in prose::stated_secrets(text) {
+        claim(range, SecretKind::StatedSecret);
     }
     for range in high_entropy_tokens(text) {
         claim(range, SecretKind::HighEntropy);
@@ -353,6 +389,22 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r"(?-u:\b)(SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|\z)",
             group1,
         ),
+        d(
+            TwilioKey,
+            r"(?-u:\b)((?:SK|AC)[0-9a-f]{32})(?-u:\b)",
+            group1,
+        ),
+        d(
+            DiscordToken,
+            r"(?-u:\b)([MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})(?:[^A-Za-z0-9_.-]|\z)",
+            discord_token,
+        ),
+        d(
+            TelegramToken,
+            r"(?-u:\b)([0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|\z)",
+            group1,
+        ),
+        d(ProviderToken, &provider_tokens(), group1),
         // Tier 2: context.
         //
         // `scheme://user:` — the password and host are read by `url_password`; the user may
@@ -420,6 +472,78 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
     ]
 });
+
+/// Tokens of providers recognised by a fixed prefix and an exact shape, each one with the
+/// provider's published format; the whole token is redacted, dots and all.
+const PROVIDER_TOKENS: &[&str] = &[
+    // DigitalOcean personal, OAuth and refresh tokens.
+    r"do[por]_v1_[a-f0-9]{64}",
+    // Shopify admin, custom-app, private-app tokens and shared secrets.
+    r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    // Mailgun (legacy) and Mailchimp API keys.
+    r"key-[a-f0-9]{32}",
+    r"[a-f0-9]{32}-us[0-9]{1,2}",
+    // Databricks.
+    r"dapi[a-f0-9]{32}(?:-[0-9])?",
+    // Linear, Postman, Notion, Airtable, Figma, Supabase, Pulumi, Buildkite, RubyGems,
+    // Docker Hub, PlanetScale.
+    r"lin_api_[A-Za-z0-9]{40}",
+    r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+    r"secret_[A-Za-z0-9]{43}",
+    r"ntn_[A-Za-z0-9]{46}",
+    r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+    r"figd_[A-Za-z0-9_-]{40}",
+    r"sbp_[a-f0-9]{40}",
+    r"pul-[a-f0-9]{40}",
+    r"bkua_[a-f0-9]{40}",
+    r"rubygems_[a-f0-9]{48}",
+    r"dckr_pat_[A-Za-z0-9_-]{27,}",
+    r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}",
+    // HashiCorp Vault service, batch and recovery tokens; Terraform Cloud.
+    r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
+    r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}",
+    // Doppler.
+    r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.-]{40,}",
+    // Grafana service-account and cloud tokens.
+    r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+    r"glc_[A-Za-z0-9+/]{32,}={0,2}",
+    // New Relic user keys, Sentry auth tokens, age secret keys, Fly.io, Atlassian.
+    r"NRAK-[A-Z0-9]{27}",
+    r"sntry[su]_[A-Za-z0-9+/=_.-]{40,}",
+    r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+    r"fo1_[A-Za-z0-9_-]{43}",
+    r"ATATT3[A-Za-z0-9_=-]{100,}",
+    // Square, Heroku, Mapbox secret tokens (`pk.` tokens are public).
+    r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}",
+    r"HRKU-[A-Za-z0-9_-]{30,}",
+    r"sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}",
+    // Groq, xAI, Replicate, Perplexity, LangSmith.
+    r"gsk_[A-Za-z0-9]{52}",
+    r"xai-[A-Za-z0-9]{80}",
+    r"r8_[A-Za-z0-9]{37}",
+    r"pplx-[A-Za-z0-9]{48}",
+    r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+    // Azure AD client secrets (`…8Q~…`).
+    r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{30,33}[A-Za-z0-9_~-]",
+];
+
+/// One pattern for every [`PROVIDER_TOKENS`] entry: the token in group 1, not running on into
+/// more token characters.
+fn provider_tokens() -> String {
+    format!(
+        r"(?-u:\b)({})(?:[^A-Za-z0-9_~.+/=-]|[.](?:[^A-Za-z0-9_-]|\z)|\z)",
+        PROVIDER_TOKENS.join("|")
+    )
+}
+
+/// A Discord bot token: its first segment is the bot's numeric id in base64, which no
+/// dotted identifier is.
+fn discord_token(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
+    let m = caps.get(1)?;
+    let id = m.as_str().split('.').next()?;
+    let decoded = decode_base64(&id.replace('-', "+").replace('_', "/"))?;
+    (decoded.len() >= 17 && decoded.iter().all(u8::is_ascii_digit)).then(|| m.range())
+}
 
 fn whole(_: &str, caps: &Captures<'_>) -> Option<Range<usize>> {
     caps.get(0).map(|m| m.range())
@@ -660,13 +784,26 @@ const ABOUT_A_SECRET: &[&str] = &[
     "version",
 ];
 
+/// Environment variables that hold a password without a secret word of their own.
+const SECRET_VARIABLES: &[&str] = &["sshpass", "rediscli_auth"];
+
 /// A key ending in a secret word (`DB_PASSWORD`, `SMTP_PASS`, `GITHUB_TOKEN`, `PWD`,
-/// `dbPassword`) or in `key` after a qualifier (`API_KEY`, `stripe.key`), not a public one.
+/// `dbPassword`, `PGPASSWORD`, where the word closes a longer one) or in `key` after a
+/// qualifier (`API_KEY`, `stripe.key`), not a public one, or a client's password variable
+/// (`SSHPASS`, `REDISCLI_AUTH`).
 fn names_a_secret(key: &str) -> bool {
+    if SECRET_VARIABLES.contains(&key.to_ascii_lowercase().as_str()) {
+        return true;
+    }
     let words = words_of(key);
     match words.as_slice() {
         [.., before, last] if last == "key" => !PUBLIC_KEY_WORDS.contains(&before.as_str()),
-        [.., last] => SECRET_WORDS.contains(&last.as_str()),
+        [.., last] => {
+            SECRET_WORDS.contains(&last.as_str())
+                || ["password", "passwd", "passphrase"]
+                    .iter()
+                    .any(|word| last.ends_with(word))
+        }
         [] => false,
     }
 }
@@ -927,13 +1064,36 @@ const MIN_TOKEN: usize = 24;
 static TOKEN_RUN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_-]{24,}={0,2}").expect("valid token pattern"));
 
+/// Dot-joined runs of token segments, four characters or more each: `<id>.<time>.<hmac>`.
+static DOTTED_RUN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]{4,})+").expect("valid dotted pattern")
+});
+
 /// Random-looking tokens: runs of `[A-Za-z0-9+/_-]` (with trailing `=` padding) of 24 or
 /// more characters, judged by [`looks_random`]. A run that reads as a path (some `/`-segment
 /// is a plain lower-case word or a number: `github.com/org/repo/commit/<sha>`) is judged one
 /// segment at a time, so only a random segment is replaced.
+///
+/// Tokens made of dot-joined segments (Discord's, Fernet's, many session tokens) go whole:
+/// a dotted run whose segments together look random is one token, so no segment of it is
+/// left behind; these come first.
+///
+/// Random-looking data that is no credential is left: see [`is_public_data`].
 fn high_entropy_tokens(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
+    let public_blocks: Vec<Range<usize>> =
+        PUBLIC_BLOCK.find_iter(text).map(|m| m.range()).collect();
+    let public = |start: usize, token: &str| {
+        public_blocks.iter().any(|b| b.contains(&start)) || is_public_data(text, start, token)
+    };
+    let mut out: Vec<Range<usize>> = DOTTED_RUN
+        .find_iter(text)
+        .filter(|run| {
+            let joined = run.as_str().replace('.', "");
+            joined.len() >= MIN_TOKEN && looks_random(&joined) && !public(run.start(), &joined)
+        })
+        .map(|run| run.range())
+        .collect();
     for run in TOKEN_RUN.find_iter(text) {
         let body_end = run.start() + run.as_str().trim_end_matches('=').len();
         let (start, trimmed_end) = trim_token(bytes, run.start(), body_end);
@@ -945,16 +1105,22 @@ fn high_entropy_tokens(text: &str) -> Vec<Range<usize>> {
         };
         let token = &text[start..trimmed_end];
         // Most runs in prose about code are identifiers and paths without digits.
-        if token.len() < MIN_TOKEN || !has_letter_and_digit(token) || is_digest(text, start) {
+        if token.len() < MIN_TOKEN
+            || !has_letter_and_digit(token)
+            || is_digest(text, start)
+            || public(start, token)
+        {
             continue;
         }
+        // A one-letter segment is as likely a piece of base64 (`…/TkB/y`) as a path's.
         let path_like = token.contains('/')
             && token.split('/').any(|seg| {
                 !seg.is_empty()
                     && (seg.bytes().all(|b| b.is_ascii_digit())
-                        || seg
-                            .split(['-', '_'])
-                            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase())))
+                        || (seg.len() >= 2
+                            && seg.split(['-', '_']).all(|w| {
+                                !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase())
+                            })))
             });
         if path_like {
             let mut at = start;
@@ -980,6 +1146,59 @@ fn is_digest(text: &str, start: usize) -> bool {
         .iter()
         .any(|prefix| token.starts_with(prefix));
     algorithm || text[..start].ends_with("h1:")
+}
+
+/// PEM blocks of public material: public keys, certificates and their requests, CRLs, PGP
+/// public keys and signatures.
+static PUBLIC_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"-----BEGIN (?:[A-Z0-9 ]*PUBLIC KEY(?: BLOCK)?|(?:TRUSTED |X509 )?CERTIFICATE(?: REQUEST)?|NEW CERTIFICATE REQUEST|X509 CRL|PGP SIGNATURE|PGP MESSAGE)-----(?s:.*?)(?:-----END [A-Z0-9 ]*-----|\z)",
+    )
+    .expect("valid public block pattern")
+});
+
+/// Base64 headers of binary files fixtures embed: PNG, GIF, JPEG, PDF, gzip, zip, WebP.
+const FILE_HEADERS: &[&str] = &[
+    "iVBORw0KGgo",
+    "R0lGOD",
+    "/9j/",
+    "JVBERi0",
+    "H4sI",
+    "UEsDB",
+    "UklGR",
+];
+
+/// Random-looking data that is not a credential: an SSH public key (`ssh-ed25519 AAAA…`),
+/// a base64 data URI or file (`data:image/png;base64,…`, a PNG or PDF header), or base64 of
+/// readable prose (`SGVsbG8sIFdvcmxkIQ==` in a test fixture). A credential encoded in base64
+/// is still found by its key (`password: aHVudGVyMg==`) in the tiers before.
+fn is_public_data(text: &str, start: usize, token: &str) -> bool {
+    let before = text[..start].trim_end_matches([' ', '\t']);
+    let key_type = before.rsplit(char::is_whitespace).next().is_some_and(|w| {
+        w.starts_with("ssh-")
+            || w.starts_with("ecdsa-sha2-")
+            || w.starts_with("sk-ssh-")
+            || w.starts_with("sk-ecdsa-")
+    });
+    key_type
+        || text[..start].ends_with("base64,")
+        || FILE_HEADERS.iter().any(|h| token.starts_with(h))
+        || decodes_to_prose(token)
+}
+
+/// Whether a token is base64 of readable text: printable, with spaces between words, mostly
+/// letters.
+fn decodes_to_prose(token: &str) -> bool {
+    let Some(decoded) = decode_base64(&token.replace('-', "+").replace('_', "/")) else {
+        return false;
+    };
+    let printable = decoded.iter().all(|b| (0x20..0x7f).contains(b));
+    let spaces = decoded.iter().filter(|&&b| b == b' ').count();
+    let wordy = decoded
+        .iter()
+        .filter(|b| b.is_ascii_alphabetic() || **b == b' ')
+        .count();
+    printable && spaces >= 2 && wordy * 4 >= decoded.len() * 3
 }
 
 /// Drops leading and trailing `+ / _ -` (option dashes, path slashes).
@@ -1726,6 +1945,122 @@ mod tests {
         assert_redacts(&format!("mail {sg} key"), &sg, SecretKind::SendgridKey);
     }
 
+    #[test]
+    fn twilio_discord_telegram() {
+        let sk = format!("{}{}", "SK", "2f6d1c8e9b0a47f3a5e4d2c1b0f9e8d7");
+        assert_redacts(&format!("Twilio key {sk} here"), &sk, SecretKind::TwilioKey);
+        let ac = format!("{}{}", "AC", "7c1e5b9a3d2f48e6b0a4c8d2e6f1a3b5");
+        assert_redacts(&format!("account {ac}."), &ac, SecretKind::TwilioKey);
+        let discord = format!(
+            "{}.{}",
+            "MTk4NjIyNDgzNDcxOTI1MjQ4", "GbQxYz.k3j9x0q2m8v7n1b5z4l6p0w2r8t3y7u1abc"
+        );
+        assert_redacts(
+            &format!("bot token {discord} for releases"),
+            &discord,
+            SecretKind::DiscordToken,
+        );
+        let telegram = format!("{}:{}", "123456789", "AASc7Tvo-hBKqFYY-kv5ZJr3J1TWDtkwtDD");
+        assert_redacts(
+            &format!("bot {telegram} answers"),
+            &telegram,
+            SecretKind::TelegramToken,
+        );
+        // A dotted name whose first segment is no base64 id, a time, a port.
+        assert_untouched("NotificationsServiceClient.handle.retryWithBackoffAndJitter");
+        assert_untouched("started 12:30:45, port 123456789:80 refused");
+    }
+
+    #[test]
+    fn provider_tokens() {
+        for (prefix, body) in [
+            (
+                "dop_v1_",
+                "786e4d3cea27d26934b484e73cf575dcad6ba2b0aee0ca923732881584d8c4fa",
+            ),
+            ("shpat_", "2815d2802827283e0ad8417358156996"),
+            ("dapi", "9e58b081006f7e3dfc967a64cb14028d"),
+            ("hvs.", "CAESIKMGHZEM9YpvujA-C5Q52ryFlwRlOEV"),
+            ("glsa_", "F54Fzbka8FRCztUjAwyuh1vauWv1zh87_6098b2cc"),
+            ("NRAK-", "9MTF4BS3E62RYNNEFJ7QXI6RHXO"),
+            (
+                "AGE-SECRET-KEY-1",
+                "BCIXGY29DB8P5QA3E68F7E4QEQPNO35YE4SCMEJVQTIA4D5RGN5S7S333H",
+            ),
+            ("lin_api_", "bjL5DZPjN0MEQ7wjJJibaZUPgHV7iB3m03nbqnsG"),
+            (
+                "PMAK-",
+                "512c9791e558e08baa7196b5-0ac2f86702824c1c099724caf4941d4072",
+            ),
+            (
+                "gsk_",
+                "aF1LlqsajAIxNKu8iS2G8NPRVdD53X83RZJzzzzgEOzdmenCkhvM",
+            ),
+            ("r8_", "YW2mZp0zVZomHFwUbbYrEqmSM9wCZ7Uw9xfog"),
+            ("jU2", "8Q~JngKtFI3~OyV2dZAkg05rK_gqv81Rab"),
+            ("key-", "9e58b081006f7e3dfc967a64cb14028d"),
+        ] {
+            let token = format!("{prefix}{body}");
+            assert_redacts(
+                &format!("the deploy uses {token}. Rotate it."),
+                &token,
+                SecretKind::ProviderToken,
+            );
+        }
+        // Prefixes in prose, and a token's prefix with too short a body.
+        assert_untouched("hvs. tokens and dop_v1_ tokens are rotated by the vault");
+        assert_untouched("shpat_abc is truncated; key-value stores");
+    }
+
+    #[test]
+    fn multi_segment_tokens_go_whole() {
+        for token in [
+            "Ab3dE6gH9Jk.2Mn5Pq8St1.Vw4Yz7Ac0Df3",
+            "Zx8vQ2mN4pL7rT1wK9sB3dF6hJ0gY5cA.Qm7Rt2.oEmvnEN5N1aE6PwZPf1Qh6yYTWmE4lBY",
+        ] {
+            assert_redacts(
+                &format!("session {token} from staging"),
+                token,
+                SecretKind::HighEntropy,
+            );
+        }
+        for text in [
+            "at com.example.service.PaymentServiceImpl2.process",
+            "ip-10-0-1-23.eu-west-1.compute.internal",
+            "ec2-54-123-45-67.compute-1.amazonaws.com",
+            "django.contrib.auth.backends.ModelBackend2",
+        ] {
+            assert_untouched(text);
+        }
+    }
+
+    #[test]
+    fn public_and_fixture_data_is_not_high_entropy() {
+        for text in [
+            "FIXTURE = \"SGVsbG8sIFdvcmxkISBUaGlzIGlzIGEgdGVzdCBmaXh0dXJlLg==\"",
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ci@x",
+            "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+            "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUXk3p7Lz9Q2mN4pL7rT1wK9sB3dF6hJ0wCgYIKoZIzj0E\n-----END CERTIFICATE-----",
+        ] {
+            assert_untouched(text);
+        }
+        // …but base64 of a credential is still found by its key.
+        let r = check("password: aHVudGVyMjAyNA==");
+        assert_eq!(r.text, "password: [REDACTED:assigned-secret]");
+    }
+
+    #[test]
+    fn client_password_variables() {
+        for (text, secret) in [
+            ("PGPASSWORD=pgpw psql -h db", "pgpw"),
+            ("SSHPASS=Ssh!pw sshpass -e ssh web1", "Ssh!pw"),
+            ("REDISCLI_AUTH=redisauth1 redis-cli ping", "redisauth1"),
+        ] {
+            assert_redacts(text, secret, SecretKind::AssignedSecret);
+        }
+        assert_untouched("BYPASS=1 make test");
+    }
+
     // --- tier 2: context ----------------------------------------------------------------------
 
     #[test]
@@ -1834,7 +2169,6 @@ mod tests {
             "token: refresh tokens expire after 30 days",
             "password: see the vault",
             "Password: ask in #infra",
-            "we found password=hunter2 in an old log",
             "token: str",
             "def login(user: str, password: str) -> Token:",
             "api_key: Optional[str] = None",
@@ -1908,7 +2242,7 @@ mod tests {
             "Zx8vQ2mN4pL7rT1wK9sB3dF6hJ0gY5cA",
             "k3j9x0q2m8v7n1b5z4l6p0w2r8t3y7u1",
             "Q7XK2M9PZ4RW8LT3VN6BJ1HD5FC0GS2Y",
-            "dGhpcyBpcyBhIHZlcnkgc2VjcmV0IHZhbHVlMTIz",
+            "UvImZaYMEtKJGF2VDuiBNgkWb2sRPReNbA/TkB/y",
             "Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Ac0Df3Gi6Lo9",
         ] {
             assert_redacts(
@@ -2161,6 +2495,12 @@ mod tests {
             PypiToken,
             HuggingfaceToken,
             SendgridKey,
+            TwilioKey,
+            DiscordToken,
+            TelegramToken,
+            ProviderToken,
+            CommandPassword,
+            StatedSecret,
         ] {
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.as_str()));

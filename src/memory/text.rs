@@ -104,7 +104,8 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("impl", "implementation"),
 ];
 
-fn is_stop_word(word: &str) -> bool {
+/// Whether a lower-case word is a function word ([`STOP_WORDS`]).
+pub(super) fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
