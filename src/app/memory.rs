@@ -587,7 +587,10 @@ impl Cairn {
             .as_deref()
             .map(|p| {
                 context::normalise(p).ok_or_else(|| {
-                    memory::MemoryError::Invalid(format!("path `{p}` is outside the repository"))
+                    memory::MemoryError::Invalid(format!(
+                        "path {} is outside the repository",
+                        memory::secrets::quoted(p)
+                    ))
                 })
             })
             .transpose()?;
@@ -732,7 +735,8 @@ impl Cairn {
         let id = request.id.trim();
         if !memory::model::is_memory_id(id) {
             return Err(MemoryError::Invalid(format!(
-                "`{id}` is not a memory id (ids look like m_0123456789abcdef)"
+                "{} is not a memory id (ids look like m_0123456789abcdef)",
+                memory::secrets::quoted(id)
             ))
             .into());
         }

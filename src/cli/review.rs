@@ -9,6 +9,7 @@ use cairn::app::{
     AddressedRequest, Cairn, GuidelineChangeRequest, ProposeRequest, RecordReviewRequest,
     ReviewRequest, Rules, RulesRequest,
 };
+use cairn::memory::secrets;
 use cairn::review::stats::{ChangeEffect, RuleStat, Window, is_high_rejection};
 
 use super::{ReviewArgs, RulesArgs, output};
@@ -32,8 +33,7 @@ pub async fn review(cairn: &Cairn, args: ReviewArgs) -> anyhow::Result<ExitCode>
 /// `cairn record-review`: the `record_review` arguments as JSON, from a file or stdin.
 pub async fn record_review(cairn: &Cairn, file: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let text = read_input(file)?;
-    let mut request: RecordReviewRequest = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a record_review JSON object", file.display()))?;
+    let mut request: RecordReviewRequest = from_json(file, &text, "record_review")?;
     request.written_by = std::env::var("USER").ok();
     let recorded = cairn.record_review(request).await?;
     output::answer(&recorded, json)?;
@@ -55,12 +55,7 @@ pub async fn rules(cairn: &Cairn, args: RulesArgs) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.record {
         let text = read_input(file)?;
         let mut request: GuidelineChangeRequest =
-            serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{} is not a record_guideline_change JSON object",
-                    file.display()
-                )
-            })?;
+            from_json(file, &text, "record_guideline_change")?;
         request.written_by = std::env::var("USER").ok();
         output::answer(&cairn.record_guideline_change(request).await?, args.json)?;
         return Ok(ExitCode::SUCCESS);
@@ -122,6 +117,22 @@ fn read_input(path: &Path) -> anyhow::Result<String> {
         );
     }
     String::from_utf8(bytes).with_context(|| format!("cannot read {name} as text"))
+}
+
+/// `text`, read from `file`, as the JSON object of the tool `tool`; an error says what is
+/// wrong and where without quoting the input.
+fn from_json<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    text: &str,
+    tool: &str,
+) -> anyhow::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a {tool} JSON object: {}",
+            file.display(),
+            secrets::json_error(text, &e)
+        )
+    })
 }
 
 /// The `cairn rules` report: categories by rejection rate, high ones marked.

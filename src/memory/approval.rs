@@ -55,7 +55,8 @@ impl Memories {
         let id = id.trim().to_string();
         if !super::model::is_memory_id(&id) {
             return Err(MemoryError::Invalid(format!(
-                "`{id}` is not a memory id (ids look like m_0123456789abcdef)"
+                "{} is not a memory id (ids look like m_0123456789abcdef)",
+                super::secrets::quoted(&id)
             )));
         }
         let reason = reason.map(str::trim).filter(|r| !r.is_empty());

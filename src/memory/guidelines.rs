@@ -62,7 +62,8 @@ impl std::str::FromStr for Outcome {
             "accepted" | "accept" => Ok(Outcome::Accepted),
             "rejected" | "reject" => Ok(Outcome::Rejected),
             other => Err(invalid(format!(
-                "unknown outcome `{other}`: use proposed, accepted or rejected"
+                "unknown outcome {}: use proposed, accepted or rejected",
+                secrets::quoted(other)
             ))),
         }
     }
@@ -170,8 +171,8 @@ fn guideline_path(raw: &str) -> Result<String> {
         || path.split('/').any(|p| p == ".." || p.is_empty());
     if escapes || path.len() > MAX_FILE {
         return Err(invalid(format!(
-            "guideline file `{}` must be a repository-relative path (at most {MAX_FILE} bytes)",
-            crate::tokens::truncate(raw, 120)
+            "guideline file {} must be a repository-relative path (at most {MAX_FILE} bytes)",
+            secrets::quoted(raw)
         )));
     }
     Ok(path)
@@ -204,8 +205,8 @@ fn support_ids(ids: Vec<String>) -> Result<Vec<String>> {
         let id = id.trim().to_string();
         if !model::is_memory_id(&id) {
             return Err(invalid(format!(
-                "`{}` is not a memory id (m_ and 16 hex digits)",
-                crate::tokens::truncate(&id, 60)
+                "{} is not a memory id (m_ and 16 hex digits)",
+                secrets::quoted(&id)
             )));
         }
         if seen.insert(id.clone()) {
@@ -464,8 +465,8 @@ impl Memories {
             && !is_change_id(id.trim())
         {
             return Err(invalid(format!(
-                "`{}` is not a guideline change id (g_ and 16 hex digits)",
-                crate::tokens::truncate(id, 60)
+                "{} is not a guideline change id (g_ and 16 hex digits)",
+                secrets::quoted(id)
             )));
         }
         let mut state = self.state.lock().await;
@@ -539,8 +540,8 @@ impl Memories {
     pub async fn mark_addressed_by(&self, ids: &[String], change: &str) -> Result<Vec<String>> {
         if !is_change_id(change) {
             return Err(invalid(format!(
-                "`{}` is not a guideline change id",
-                crate::tokens::truncate(change, 60)
+                "{} is not a guideline change id",
+                secrets::quoted(change)
             )));
         }
         let mut state = self.state.lock().await;

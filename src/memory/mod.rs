@@ -892,7 +892,8 @@ impl Memories {
         let ids: Vec<String> = ids.iter().map(|id| id.trim().to_string()).collect();
         if let Some(bad) = ids.iter().find(|id| !model::is_memory_id(id)) {
             return Err(MemoryError::Invalid(format!(
-                "`{bad}` is not a memory id (ids look like m_0123456789abcdef)"
+                "{} is not a memory id (ids look like m_0123456789abcdef)",
+                secrets::quoted(bad)
             )));
         }
         if ids.is_empty() {
@@ -1470,7 +1471,14 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
             continue;
         }
         let mut record: ExportRecord = serde_json::from_str(line).map_err(|e| {
-            MemoryError::Invalid(format!("line {}: not a cairn memory: {e}", n + 1))
+            // The record flattens its memory, so serde places the memory's errors at the
+            // object's end: the memory alone, read again, says which field is wrong.
+            let e = serde_json::from_str::<Memory>(line).err().unwrap_or(e);
+            MemoryError::Invalid(format!(
+                "line {}: not a cairn memory: {}",
+                n + 1,
+                secrets::json_error(line, &e)
+            ))
         })?;
         write::validate_stored(&record.memory)
             .and_then(|()| model::bound_imported(&mut record.memory))

@@ -1,5 +1,6 @@
 //! What a memory is: its type, scope, anchors, provenance, validity, statistics and history.
 
+use super::secrets::quoted;
 use serde::{Deserialize, Serialize};
 
 /// The ten kinds of memory.
@@ -160,7 +161,8 @@ impl std::str::FromStr for Scope {
             "repository" | "repo" => Ok(Scope::Repository),
             "org" | "organisation" | "organization" => Ok(Scope::Org),
             other => Err(MemoryError::Invalid(format!(
-                "unknown scope `{other}`: use repository or org"
+                "unknown scope {}: use repository or org",
+                quoted(other)
             ))),
         }
     }
@@ -227,12 +229,8 @@ impl FilePattern {
     /// characters, at most [`MAX_FILE_PATTERN_BYTES`], a valid glob.
     pub fn compile(raw: &str) -> Result<FilePattern, MemoryError> {
         let pattern = raw.trim();
-        let bad = |why: &str| {
-            MemoryError::Invalid(format!(
-                "`file_pattern` `{}` {why}",
-                pattern.chars().take(80).collect::<String>()
-            ))
-        };
+        let bad =
+            |why: &str| MemoryError::Invalid(format!("`file_pattern` {} {why}", quoted(pattern)));
         if pattern.is_empty() {
             return Err(bad("is empty"));
         }
@@ -304,7 +302,8 @@ impl std::str::FromStr for Source {
             "import" => Ok(Source::Import),
             "hook" => Ok(Source::Hook),
             other => Err(MemoryError::Invalid(format!(
-                "unknown source `{other}`: use review, manual, import or hook"
+                "unknown source {}: use review, manual, import or hook",
+                quoted(other)
             ))),
         }
     }
@@ -361,7 +360,8 @@ impl Approval {
                     "required" | "all" => Ok(Approval::All),
                     "off" | "none" => Ok(Approval::Off),
                     other => Err(MemoryError::Invalid(format!(
-                        "approval = \"{other}\": use \"required\", \"off\" or a list of memory types"
+                        "approval = {}: use \"required\", \"off\" or a list of memory types",
+                        quoted(other)
                     ))),
                 }
             }
@@ -629,12 +629,13 @@ pub const PROJECT_PARTITION: &str = "project";
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     #[error(
-        "unknown memory type `{0}`: use one of project_pattern, decision, developer_pattern, developer_strength, risk_module, contributor_profile, rejection_pattern, framework_knowledge, review_outcome, rule_effectiveness"
+        "unknown memory type {}: use one of project_pattern, decision, developer_pattern, developer_strength, risk_module, contributor_profile, rejection_pattern, framework_knowledge, review_outcome, rule_effectiveness",
+        super::secrets::quoted(.0)
     )]
     UnknownType(String),
     #[error("{0}")]
     Invalid(String),
-    #[error("no memory with id `{0}`")]
+    #[error("no memory with id {}", super::secrets::quoted(.0))]
     NotFound(String),
     #[error("{0:#}")]
     Store(anyhow::Error),

@@ -31,9 +31,15 @@
 //! False positives matter as much as misses, because these texts are about code: identifiers,
 //! paths, commit ids, UUIDs, versions, URLs, e-mail addresses and plain English about tokens
 //! and passwords must survive untouched. The guards are documented on each detector.
+//!
+//! Error messages quote a value from the user only through [`quoted`] and describe a JSON
+//! error only through [`json_error`], so no error repeats a secret.
 
 mod command_line;
+mod echo;
 mod prose;
+
+pub use echo::{json_error, quoted};
 
 use std::fmt;
 use std::ops::Range;

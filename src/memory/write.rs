@@ -32,6 +32,7 @@ use super::model::{
     Status, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
+use super::secrets::quoted;
 use super::{embed, secrets, text};
 use crate::clock::now_ms;
 use crate::graph::Graph;
@@ -496,7 +497,10 @@ fn validate(new: &NewMemory) -> Result<(MemoryType, Option<String>), MemoryError
     if let Some(id) = &new.supersedes
         && !is_memory_id(id.trim())
     {
-        return Err(invalid(format!("`supersedes`: `{id}` is not a memory id")));
+        return Err(invalid(format!(
+            "`supersedes`: {} is not a memory id",
+            quoted(id)
+        )));
     }
     Ok((kind, developer))
 }
@@ -626,7 +630,7 @@ fn anchors(
 
 /// A repo-relative path, or an error for one outside the repository.
 fn repo_relative(raw: &str, root: &Path) -> Result<String, MemoryError> {
-    let outside = || invalid(format!("path `{raw}` is outside the repository"));
+    let outside = || invalid(format!("path {} is outside the repository", quoted(raw)));
     let relative = if Path::new(raw).is_absolute() {
         let absolute = Path::new(raw);
         let stripped = absolute
@@ -1178,7 +1182,10 @@ pub(super) fn scrub(memory: &mut Memory) {
 pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
     refuse_secret("the id", &memory.id)?;
     if !is_memory_id(&memory.id) {
-        return Err(invalid(format!("`{}` is not a memory id", memory.id)));
+        return Err(invalid(format!(
+            "{} is not a memory id",
+            quoted(&memory.id)
+        )));
     }
     if memory.content.trim().is_empty() {
         return Err(invalid("empty content"));
@@ -1199,8 +1206,8 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
         && !super::guidelines::is_change_id(change)
     {
         return Err(invalid(format!(
-            "`addressed_by` `{}` is not a guideline change id",
-            crate::tokens::truncate(change, 60)
+            "`addressed_by` {} is not a guideline change id",
+            quoted(change)
         )));
     }
     if let Some(pattern) = &memory.file_pattern {
@@ -1210,7 +1217,8 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
         && person("`developer`", dev)? != *dev
     {
         return Err(invalid(format!(
-            "developer `{dev}` is not normalised (lowercase, no leading @)"
+            "developer {} is not normalised (lowercase, no leading @)",
+            quoted(dev)
         )));
     }
     // Between 2000 and 2200, in milliseconds.
@@ -1231,7 +1239,10 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
     }
     for path in &memory.paths {
         if crate::context::normalise(path).as_deref() != Some(path.as_str()) {
-            return Err(invalid(format!("path `{path}` is not repo-relative")));
+            return Err(invalid(format!(
+                "path {} is not repo-relative",
+                quoted(path)
+            )));
         }
     }
     Ok(())

@@ -351,7 +351,8 @@ pub fn developer_id(raw: &str) -> Result<String, String> {
         Ok(id)
     } else {
         Err(format!(
-            "invalid developer `{raw}`: use a handle or email (letters, digits, . _ - @ +)"
+            "invalid developer {}: use a handle or email (letters, digits, . _ - @ +)",
+            crate::memory::secrets::quoted(raw)
         ))
     }
 }

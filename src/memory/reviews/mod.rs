@@ -74,7 +74,8 @@ fn finding_path(raw: &str) -> Result<String> {
         || path.is_empty();
     if escapes || path.len() > model::MAX_ANCHOR_BYTES {
         return Err(invalid(format!(
-            "finding file `{raw}` must be a repository-relative path"
+            "finding file {} must be a repository-relative path",
+            super::secrets::quoted(raw)
         )));
     }
     Ok(path)
@@ -92,7 +93,8 @@ fn review_id(raw: &str) -> Result<String> {
         Ok(id.to_string())
     } else {
         Err(invalid(format!(
-            "invalid review_id `{raw}`: up to 100 letters, digits, . _ - : / # !"
+            "invalid review_id {}: up to 100 letters, digits, . _ - : / # !",
+            super::secrets::quoted(raw)
         )))
     }
 }

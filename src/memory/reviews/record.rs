@@ -71,7 +71,8 @@ impl std::str::FromStr for Verdict {
             }
             "comment" | "commented" => Ok(Verdict::Comment),
             other => Err(MemoryError::Invalid(format!(
-                "unknown verdict `{other}`: use approve, request_changes or comment"
+                "unknown verdict {}: use approve, request_changes or comment",
+                super::super::secrets::quoted(other)
             ))),
         }
     }
@@ -132,7 +133,8 @@ pub fn normalise_category(raw: &str) -> Result<String, MemoryError> {
         Ok(category)
     } else {
         Err(MemoryError::Invalid(format!(
-            "invalid finding category `{raw}`: up to 64 letters, digits, - _ / . :"
+            "invalid finding category {}: up to 64 letters, digits, - _ / . :",
+            super::super::secrets::quoted(raw)
         )))
     }
 }
