@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::{Event, Kind};
 use crate::config::Repo;
 use crate::datadir::DataDir;
+use crate::memory::secrets;
 
 /// The fields of a Claude Code hook event cairn reads.
 #[derive(Debug, Deserialize)]
@@ -25,8 +26,15 @@ pub struct HookInput {
 }
 
 impl HookInput {
+    /// Reads a hook event; an error describes the JSON without quoting it.
     pub fn parse(bytes: &[u8]) -> anyhow::Result<HookInput> {
-        serde_json::from_slice(bytes).context("the hook event is not Claude Code hook JSON")
+        serde_json::from_slice(bytes).map_err(|e| {
+            let text = String::from_utf8_lossy(bytes);
+            anyhow::anyhow!(
+                "the hook event is not Claude Code hook JSON: {}",
+                secrets::json_error(&text, &e)
+            )
+        })
     }
 
     pub fn is_session_start(&self) -> bool {
@@ -66,13 +74,12 @@ pub fn event_of(root: &Path, input: &HookInput, now: i64) -> Option<Event> {
     };
     match event.kind {
         Kind::Command => {
-            let command = field("command")?;
-            // Only the program and the repository files it names: commands can carry secrets.
+            // Only the program and the repository files it names, read from the command with
+            // its secrets redacted: commands carry passwords, tokens and URLs with
+            // credentials, and a token can be typed where a program goes.
+            let command = secrets::redact(field("command")?).text;
             let mut words = command.split_whitespace();
-            event.command = words
-                .by_ref()
-                .find(|w| !w.contains('='))
-                .map(|w| w.chars().take(100).collect());
+            event.command = words.by_ref().find(|w| !w.contains('=')).and_then(program);
             event.paths = words
                 .filter(|w| !w.starts_with('-') && w.contains('.'))
                 .filter_map(|w| super::relative(root, w.trim_matches(['"', '\''])))
@@ -90,6 +97,17 @@ pub fn event_of(root: &Path, input: &HookInput, now: i64) -> Option<Event> {
         _ => event.paths = vec![super::relative(root, file?)?],
     }
     Some(event)
+}
+
+/// The first word of a redacted command as the event keeps it: a program's name or path
+/// (`cargo`, `./scripts/test.sh`), or the word with a redaction in it (a token or a URL with
+/// credentials where a program goes, `[REDACTED:github-token]`); any other word (a password
+/// typed at a shell prompt, a URL) is not kept. At most 100 characters.
+fn program(word: &str) -> Option<String> {
+    let name = word
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'+' | b'/'));
+    (name || word.contains("[REDACTED:")).then(|| word.chars().take(100).collect())
 }
 
 /// Appends the event the input stands for, if any; says whether the session is starting.
@@ -141,6 +159,46 @@ mod tests {
         assert_eq!(event.paths, ["src/a.py"]);
         assert_eq!(event.command.as_deref(), Some("pytest"));
         assert!(!serde_json::to_string(&event).unwrap().contains("sk-secret"));
+    }
+
+    #[test]
+    fn commands_are_recorded_after_redaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("dump.sql"), "").unwrap();
+        let token = ["gh", "p_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+        for (command, recorded, secret) in [
+            (
+                token.clone(),
+                Some("[REDACTED:github-token]"),
+                token.as_str(),
+            ),
+            (
+                "postgres://app:Pg-s3cret@db.internal/prod".to_string(),
+                Some("postgres://app:[REDACTED:url-password]@db.internal/prod"),
+                "Pg-s3cret",
+            ),
+            ("S3cr3t!pass".to_string(), None, "S3cr3t!pass"),
+            (
+                "mysql -u root -pS3cretPass shop < dump.sql".to_string(),
+                Some("mysql"),
+                "S3cretPass",
+            ),
+            (
+                "PGPASSWORD=hunter2 ./scripts/psql.sh dump.sql".to_string(),
+                Some("./scripts/psql.sh"),
+                "hunter2",
+            ),
+        ] {
+            let bash = input(serde_json::json!({
+                "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                "tool_input": {"command": command}
+            }));
+            let event = event_of(root, &bash, 7).unwrap();
+            assert_eq!(event.command.as_deref(), recorded, "{command}");
+            let line = serde_json::to_string(&event).unwrap();
+            assert!(!line.contains(secret), "{line}");
+        }
     }
 
     #[test]

@@ -51,7 +51,8 @@ pub struct Event {
     /// Repository-relative paths the event touched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
-    /// The shell command, for `Command` (cut to 300 characters).
+    /// The program of a shell command, for `Command`: its first word after redaction (see
+    /// `hook::event_of`), at most 100 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
