@@ -417,3 +417,107 @@ fn ordinary_text_survives_byte_for_byte() {
         "{exported}"
     );
 }
+
+/// Passwords given on command lines or stated in prose, and tokens of the shapes added with
+/// them: never stored, whether written with `memory add` or typed as a shell command the hook
+/// records; an import line with a token where a memory type goes is refused without the error
+/// quoting it.
+#[test]
+fn commands_and_stated_passwords_never_reach_the_store_or_the_event_log() {
+    let repo = repo();
+    let twilio = ["SK", "2f6d1c8e9b0a47f3a5e4d2c1b0f9e8d7"].concat();
+    let discord = [
+        "MTk4NjIyNDgzNDcxOTI1MjQ4",
+        ".GbQxYz.k3j9x0q2m8v7n1b5z4l6p0w2r8t3y7u1abc",
+    ]
+    .concat();
+    let secrets = vec![
+        secret(
+            "Ops note: the password is {} for the staging db.",
+            &["hunter2"],
+        ),
+        secret(
+            "Restore with mysql -u root -p{} shop < dump.sql",
+            &["S3cr3tPass"],
+        ),
+        secret("The passphrase was '{}' until May.", &["correct horse"]),
+        secret("Sends SMS with {} (Twilio).", &[twilio.as_str()]),
+        secret("The release bot runs as {}.", &[discord.as_str()]),
+    ];
+    let mut printed = String::new();
+    for s in &secrets {
+        let added = run(
+            &repo,
+            &[
+                "memory",
+                "add",
+                "--json",
+                "--type",
+                "decision",
+                s.text.as_str(),
+            ],
+            true,
+        );
+        let answer: Value = serde_json::from_str(&added.stdout).unwrap();
+        assert!(
+            answer["memory"]["content"]
+                .as_str()
+                .unwrap()
+                .contains("[REDACTED:"),
+            "{answer}"
+        );
+        printed += &added.all;
+    }
+    let listed = run(&repo, &["memory", "list", "--json"], true);
+    assert!(
+        listed
+            .stdout
+            .contains("Ops note: the password is [REDACTED:stated-secret]")
+    );
+    assert!(
+        listed
+            .stdout
+            .contains("mysql -u root -p[REDACTED:command-password] shop")
+    );
+    printed += &listed.all;
+
+    let token = ["gh", "p_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+    let url_password = "Pg-s3cret";
+    for command in [
+        token.clone(),
+        format!("postgres://app:{url_password}@db.internal/prod"),
+        format!("{token} --verbose"),
+    ] {
+        let event = json!({
+            "hook_event_name": "PostToolUse", "session_id": "s1", "cwd": repo.path(),
+            "tool_name": "Bash", "tool_input": {"command": command}
+        });
+        let hook = repo.cairn_with_stdin(&["hook"], event.to_string().as_bytes());
+        assert!(hook.status.success());
+    }
+    let events = std::fs::read_to_string(repo.data_dir().join("events.jsonl")).unwrap();
+    assert_eq!(events.lines().count(), 3, "{events}");
+    assert!(events.contains("[REDACTED:github-token]"), "{events}");
+    assert!(
+        events.contains("postgres://app:[REDACTED:url-password]@db.internal/prod"),
+        "{events}"
+    );
+
+    let exported: Value =
+        serde_json::from_str(repo.cairn_ok(&["memory", "export"]).lines().next().unwrap()).unwrap();
+    let mut bad = exported.clone();
+    bad["id"] = json!("m_00000000000000fe");
+    bad["type"] = json!(token);
+    let refused = import(&repo, &[bad], false);
+    assert!(refused.all.contains("field `type`"), "{}", refused.all);
+    printed += &refused.all;
+    let review = json!({"verdict": token, "author": "bob@example.com", "review_id": "PR-9",
+                        "findings": []});
+    let refused = record_review(&repo, &review, false);
+    assert!(refused.all.contains("verdict"), "{}", refused.all);
+    printed += &refused.all;
+
+    let mut all = values(&secrets);
+    all.extend([token, url_password.to_string()]);
+    check(&repo, &printed, &all, "Ops note: the password is");
+}
