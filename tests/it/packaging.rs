@@ -180,12 +180,10 @@ fn the_semantic_extra_brings_a_model_cairn_finds_on_its_own() {
             .env("XDG_DATA_HOME", work.path().join("xdg"));
         let output = command.output().unwrap();
         let said = String::from_utf8_lossy(&output.stdout).into_owned();
-        let search = said
-            .lines()
+        said.lines()
             .find(|l| l.starts_with("search"))
             .unwrap_or_default()
-            .to_string();
-        search
+            .to_string()
     };
     run(Command::new(venv.join("bin/pip"))
         .args(["install", "--quiet", "--no-index", "--find-links"])
