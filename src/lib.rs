@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod memory;
 pub mod review;
 pub mod running;
+pub mod secrets;
 pub mod storage;
 pub mod tokens;
 pub mod words;

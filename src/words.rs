@@ -74,3 +74,35 @@ pub fn humps(word: &str) -> Vec<&str> {
     parts.push(&word[start..]);
     parts
 }
+
+/// Words that carry no meaning for search or deduplication: function words, quantifiers
+/// (`every`, `all`, `each`) and the ways of saying "by means of" (`via`, `through`, `using`),
+/// so "every X through Y" and "all Xs via Y" have one fingerprint.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "also", "always", "an", "and", "any", "are", "aren", "as", "at", "be",
+    "been", "being", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing",
+    "don", "each", "every", "for", "from", "had", "has", "have", "having", "here", "how", "i",
+    "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "may", "might", "must",
+    "mustn", "my", "never", "no", "not", "of", "on", "or", "other", "our", "ours", "out", "own",
+    "per", "s", "same", "shall", "should", "shouldn", "so", "some", "such", "t", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "up", "using", "very", "via", "was", "wasn", "we", "were", "weren", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "won", "would", "you", "your",
+];
+
+/// Whether a lower-case word is a function word ([`STOP_WORDS`]).
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+    }
+}

@@ -236,7 +236,7 @@ fn read_manifest(files: &RepoFiles, path: &str) -> Result<String, String> {
 mod tests {
     use super::*;
     use crate::memory::model::{MAX_CONTENT_BYTES, MAX_LABEL_BYTES, MAX_TITLE_BYTES};
-    use crate::memory::secrets;
+    use crate::secrets;
 
     /// Every shipped memory passes a write's checks untouched: within the limits, nothing a
     /// secret detector would redact, a source link that fits a label.

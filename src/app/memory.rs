@@ -589,7 +589,7 @@ impl Cairn {
                 context::normalise(p).ok_or_else(|| {
                     memory::MemoryError::Invalid(format!(
                         "path {} is outside the repository",
-                        memory::secrets::quoted(p)
+                        crate::secrets::quoted(p)
                     ))
                 })
             })
@@ -736,7 +736,7 @@ impl Cairn {
         if !memory::model::is_memory_id(id) {
             return Err(MemoryError::Invalid(format!(
                 "{} is not a memory id (ids look like m_0123456789abcdef)",
-                memory::secrets::quoted(id)
+                crate::secrets::quoted(id)
             ))
             .into());
         }

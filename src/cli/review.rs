@@ -9,8 +9,8 @@ use cairn::app::{
     AddressedRequest, Cairn, GuidelineChangeRequest, ProposeRequest, RecordReviewRequest,
     ReviewRequest, Rules, RulesRequest,
 };
-use cairn::memory::secrets;
 use cairn::review::stats::{ChangeEffect, RuleStat, Window, is_high_rejection};
+use cairn::secrets;
 
 use super::{ReviewArgs, RulesArgs, output};
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::{Event, Kind};
 use crate::config::Repo;
 use crate::datadir::DataDir;
-use crate::memory::secrets;
+use crate::secrets;
 
 /// The fields of a Claude Code hook event cairn reads.
 #[derive(Debug, Deserialize)]

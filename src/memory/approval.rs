@@ -56,7 +56,7 @@ impl Memories {
         if !super::model::is_memory_id(&id) {
             return Err(MemoryError::Invalid(format!(
                 "{} is not a memory id (ids look like m_0123456789abcdef)",
-                super::secrets::quoted(&id)
+                crate::secrets::quoted(&id)
             )));
         }
         let reason = reason.map(str::trim).filter(|r| !r.is_empty());
@@ -69,7 +69,7 @@ impl Memories {
             )));
         }
         // A reason is kept in the history: no secret in it reaches the store.
-        let reason = reason.map(|r| super::secrets::redact(r).text);
+        let reason = reason.map(|r| crate::secrets::redact(r).text);
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {

@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use super::reviews::record::{self, ReviewRecord};
 use super::write;
-use super::{Memories, Memory, MemoryError, MemoryType, Result, model, secrets, store_error};
+use super::{Memories, Memory, MemoryError, MemoryType, Result, model, store_error};
 use crate::clock::now_ms;
 use crate::review::stats::{ChangeEffect, Window};
+use crate::secrets;
 
 /// Longest current or proposed guideline text, in bytes.
 pub const MAX_GUIDELINE_TEXT: usize = 16_000;

@@ -14,7 +14,6 @@ pub mod guidelines;
 pub mod model;
 pub mod reviews;
 pub mod search;
-pub mod secrets;
 pub mod store;
 pub mod team;
 pub mod text;
@@ -893,7 +892,7 @@ impl Memories {
         if let Some(bad) = ids.iter().find(|id| !model::is_memory_id(id)) {
             return Err(MemoryError::Invalid(format!(
                 "{} is not a memory id (ids look like m_0123456789abcdef)",
-                secrets::quoted(bad)
+                crate::secrets::quoted(bad)
             )));
         }
         if ids.is_empty() {
@@ -1477,7 +1476,7 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
             MemoryError::Invalid(format!(
                 "line {}: not a cairn memory: {}",
                 n + 1,
-                secrets::json_error(line, &e)
+                crate::secrets::json_error(line, &e)
             ))
         })?;
         write::validate_stored(&record.memory)

@@ -1,6 +1,6 @@
 //! What a memory is: its type, scope, anchors, provenance, validity, statistics and history.
 
-use super::secrets::quoted;
+use crate::secrets::quoted;
 use serde::{Deserialize, Serialize};
 
 /// The ten kinds of memory.
@@ -630,12 +630,12 @@ pub const PROJECT_PARTITION: &str = "project";
 pub enum MemoryError {
     #[error(
         "unknown memory type {}: use one of project_pattern, decision, developer_pattern, developer_strength, risk_module, contributor_profile, rejection_pattern, framework_knowledge, review_outcome, rule_effectiveness",
-        super::secrets::quoted(.0)
+        crate::secrets::quoted(.0)
     )]
     UnknownType(String),
     #[error("{0}")]
     Invalid(String),
-    #[error("no memory with id {}", super::secrets::quoted(.0))]
+    #[error("no memory with id {}", crate::secrets::quoted(.0))]
     NotFound(String),
     #[error("{0:#}")]
     Store(anyhow::Error),

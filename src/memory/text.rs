@@ -8,20 +8,7 @@
 
 use std::collections::BTreeSet;
 
-/// Words that carry no meaning for search or deduplication: function words, quantifiers
-/// (`every`, `all`, `each`) and the ways of saying "by means of" (`via`, `through`, `using`),
-/// so "every X through Y" and "all Xs via Y" have one fingerprint.
-const STOP_WORDS: &[&str] = &[
-    "a", "about", "all", "also", "always", "an", "and", "any", "are", "aren", "as", "at", "be",
-    "been", "being", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing",
-    "don", "each", "every", "for", "from", "had", "has", "have", "having", "here", "how", "i",
-    "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "may", "might", "must",
-    "mustn", "my", "never", "no", "not", "of", "on", "or", "other", "our", "ours", "out", "own",
-    "per", "s", "same", "shall", "should", "shouldn", "so", "some", "such", "t", "than", "that",
-    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
-    "too", "up", "using", "very", "via", "was", "wasn", "we", "were", "weren", "what", "when",
-    "where", "which", "while", "who", "whom", "why", "will", "with", "won", "would", "you", "your",
-];
+use crate::words::is_stop_word;
 
 /// Words that flip a statement's meaning: two near-identical learnings that differ in these
 /// contradict each other.
@@ -103,11 +90,6 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("errors", "error"),
     ("impl", "implementation"),
 ];
-
-/// Whether a lower-case word is a function word ([`STOP_WORDS`]).
-pub(super) fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
-}
 
 /// Folds review vocabulary written two ways, then stems ([`crate::words::stem`]).
 fn stem(word: &str) -> String {
@@ -279,13 +261,6 @@ mod tests {
 
     fn has(text: &str, term: &str) -> bool {
         terms(text).iter().any(|t| t == term)
-    }
-
-    #[test]
-    fn stop_words_are_sorted_for_binary_search() {
-        let mut sorted = STOP_WORDS.to_vec();
-        sorted.sort_unstable();
-        assert_eq!(sorted, STOP_WORDS);
     }
 
     #[test]

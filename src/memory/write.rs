@@ -32,10 +32,11 @@ use super::model::{
     Status, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
-use super::secrets::quoted;
-use super::{embed, secrets, text};
+use super::{embed, text};
 use crate::clock::now_ms;
 use crate::graph::Graph;
+use crate::secrets;
+use crate::secrets::quoted;
 
 /// Jaccard similarity from which two texts are the same learning (when one holds the other's
 /// terms).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// The top-level modules, lowest layer first. `cli` is the binary (`src/main.rs`, `src/cli/`).
 const LAYERS: &[(&str, &[&str])] = &[
     ("base", &["clock", "fsutil", "tokens", "words"]),
-    ("base helpers", &["answer", "datadir", "lock"]),
+    ("base helpers", &["answer", "datadir", "lock", "secrets"]),
     ("domain roots", &["languages", "history", "running"]),
     ("domain", &["extract", "config", "frameworks"]),
     ("graph", &["graph"]),

@@ -352,7 +352,7 @@ pub fn developer_id(raw: &str) -> Result<String, String> {
     } else {
         Err(format!(
             "invalid developer {}: use a handle or email (letters, digits, . _ - @ +)",
-            crate::memory::secrets::quoted(raw)
+            crate::secrets::quoted(raw)
         ))
     }
 }

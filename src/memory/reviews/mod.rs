@@ -75,7 +75,7 @@ fn finding_path(raw: &str) -> Result<String> {
     if escapes || path.len() > model::MAX_ANCHOR_BYTES {
         return Err(invalid(format!(
             "finding file {} must be a repository-relative path",
-            super::secrets::quoted(raw)
+            crate::secrets::quoted(raw)
         )));
     }
     Ok(path)
@@ -94,7 +94,7 @@ fn review_id(raw: &str) -> Result<String> {
     } else {
         Err(invalid(format!(
             "invalid review_id {}: up to 100 letters, digits, . _ - : / # !",
-            super::secrets::quoted(raw)
+            crate::secrets::quoted(raw)
         )))
     }
 }
@@ -111,7 +111,7 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
                 text.len()
             )));
         }
-        let clean = super::secrets::redact(text.trim());
+        let clean = crate::secrets::redact(text.trim());
         redacted.extend(clean.kinds.iter().map(|k| k.to_string()));
         Ok(clean.text)
     };
@@ -128,7 +128,7 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
     write::refuse_secret("a finding's `category`", &f.category)?;
     let file = match f.file.as_deref() {
         Some(raw) => {
-            let kinds = super::secrets::redact(raw).kinds;
+            let kinds = crate::secrets::redact(raw).kinds;
             redacted.extend(kinds.iter().map(|k| k.to_string()));
             kinds.is_empty().then(|| finding_path(raw)).transpose()?
         }

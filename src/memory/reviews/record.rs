@@ -72,7 +72,7 @@ impl std::str::FromStr for Verdict {
             "comment" | "commented" => Ok(Verdict::Comment),
             other => Err(MemoryError::Invalid(format!(
                 "unknown verdict {}: use approve, request_changes or comment",
-                super::super::secrets::quoted(other)
+                crate::secrets::quoted(other)
             ))),
         }
     }
@@ -134,7 +134,7 @@ pub fn normalise_category(raw: &str) -> Result<String, MemoryError> {
     } else {
         Err(MemoryError::Invalid(format!(
             "invalid finding category {}: up to 64 letters, digits, - _ / . :",
-            super::super::secrets::quoted(raw)
+            crate::secrets::quoted(raw)
         )))
     }
 }

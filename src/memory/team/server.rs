@@ -84,7 +84,7 @@ impl Server {
 /// decoding errors quote values).
 fn decoded<T>(row: Result<T, StoreError>) -> Option<T> {
     row.inspect_err(|e| {
-        let message = crate::memory::secrets::redact(&e.to_string()).text;
+        let message = crate::secrets::redact(&e.to_string()).text;
         tracing::warn!("skipped a row from the team server that does not decode: {message}");
     })
     .ok()

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cairn::memory::secrets::redact;
+use cairn::secrets::redact;
 
 /// The corpus, relative to this crate.
 const CORPUS: &str = "tests/fixtures/secrets/corpus.tsv";

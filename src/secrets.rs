@@ -2314,7 +2314,7 @@ mod tests {
             "src/auth/token.py is security-critical; every change needs a second reviewer",
             "Prefer select_related over prefetch_related in QuerySet.select_related callers \
              (see tests/queries/test_select_related_prefetch_objects_with_filter.py).",
-            "crate::memory::secrets::redact",
+            "crate::secrets::redact",
             "TokenService.refreshAccessToken",
             "PASSWORD_HASHERS",
             "AUTH_PASSWORD_VALIDATORS",

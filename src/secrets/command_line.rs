@@ -38,7 +38,7 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use super::{is_env_var_name, is_placeholder, is_template, names_a_secret};
-use crate::memory::text::is_stop_word;
+use crate::words::is_stop_word;
 
 /// How a client takes its secret.
 #[derive(Clone, Copy)]
