@@ -407,6 +407,9 @@ pub struct MemorySearchArgs {
 
 fn parse_include(text: &str) -> Result<Include, String> {
     serde_json::from_value(serde_json::Value::String(text.to_string())).map_err(|_| {
-        format!("unknown section {text:?}: use source, callers, callees, tests, history, memories")
+        format!(
+            "unknown section {}: use source, callers, callees, tests, history, memories",
+            cairn::secrets::quoted(text)
+        )
     })
 }

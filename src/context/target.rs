@@ -2,20 +2,21 @@
 //! node, refusing paths that leave the repository and suggesting near matches for unknown ones.
 
 use crate::graph::{Graph, Node, NodeKind, short_name};
+use crate::secrets::quoted;
 
 /// Why a target could not be found.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum TargetError {
     #[error("target is empty")]
     Empty,
-    #[error("{0:?} is outside the repository: targets are repository-relative paths")]
+    #[error("{} is outside the repository: targets are repository-relative paths", quoted(.0))]
     OutsideRepository(String),
-    #[error("no file or symbol {target:?} in the index{}", suggest(.suggestions))]
+    #[error("no file or symbol {} in the index{}", quoted(.target), suggest(.suggestions))]
     Unknown {
         target: String,
         suggestions: Vec<String>,
     },
-    #[error("{target:?} names {} symbols; pick one: {}", .candidates.len(), .candidates.join(", "))]
+    #[error("{} names {} symbols; pick one: {}", quoted(.target), .candidates.len(), .candidates.join(", "))]
     Ambiguous {
         target: String,
         candidates: Vec<String>,
@@ -155,6 +156,24 @@ fn contains_lowercase(text: &str, lowercase: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_target_is_named_unless_it_holds_a_secret() {
+        let unknown = |target: &str| {
+            TargetError::Unknown {
+                target: target.to_string(),
+                suggestions: Vec::new(),
+            }
+            .to_string()
+        };
+        assert!(unknown("App.run").contains("`App.run`"));
+        let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+        let said = unknown(token);
+        assert!(!said.contains(token), "{said}");
+        assert!(said.contains("withheld"), "{said}");
+        let outside = TargetError::OutsideRepository(format!("../{token}")).to_string();
+        assert!(!outside.contains(token), "{outside}");
+    }
 
     #[test]
     fn a_near_name_is_found_in_any_case() {
