@@ -51,6 +51,17 @@ SUPPORTED = {
 }
 
 
+# The release targets (dist-workspace.toml) and the platform each is a wheel for.
+TARGETS = {
+    "x86_64-unknown-linux-gnu": ("Linux", "x86_64", "glibc"),
+    "aarch64-unknown-linux-gnu": ("Linux", "aarch64", "glibc"),
+    "x86_64-unknown-linux-musl": ("Linux", "x86_64", "musl"),
+    "aarch64-unknown-linux-musl": ("Linux", "aarch64", "musl"),
+    "x86_64-apple-darwin": ("Darwin", "x86_64", ""),
+    "aarch64-apple-darwin": ("Darwin", "arm64", ""),
+}
+
+
 def cargo_version() -> str:
     text = (ROOT / "Cargo.toml").read_text()
     match = re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE)
@@ -90,6 +101,17 @@ def platform_tag(binary: Path) -> str:
             return tag
     supported = ", ".join(f"{s} {m}{' ' + c if c else ''}" for s, m, c in SUPPORTED)
     sys.exit(f"wheel.py: no wheel for {system} {machine}; cairn ships wheels for: {supported}")
+
+
+def target_tag(binary: Path, target: str) -> str:
+    """The platform tag for a binary built for the Rust `target` (on any machine: releases
+    wrap every target's binary on one runner)."""
+    if target not in TARGETS:
+        sys.exit(f"wheel.py: no wheel for target {target}; cairn ships wheels for: {', '.join(TARGETS)}")
+    system, machine, libc = TARGETS[target]
+    if libc == "glibc":
+        return linux_tag(binary, machine)
+    return SUPPORTED[(system, machine, libc)]
 
 
 def record_line(name: str, data: bytes) -> str:
@@ -204,7 +226,9 @@ def main() -> None:
     cairn = sub.add_parser("cairn", help="the cairn-mcp wheel around a built binary")
     cairn.add_argument("--binary", type=Path, required=True)
     cairn.add_argument("--out", type=Path, required=True)
-    cairn.add_argument("--platform-tag", help="the wheel's platform tag (default: this machine's)")
+    which = cairn.add_mutually_exclusive_group()
+    which.add_argument("--platform-tag", help="the wheel's platform tag (default: this machine's)")
+    which.add_argument("--target", help="the Rust target the binary was built for (a release target)")
     model = sub.add_parser("model", help="the cairn-mcp-minilm wheel from the pinned model wheel")
     model.add_argument("--from", dest="source", type=Path, required=True)
     model.add_argument("--out", type=Path, required=True)
@@ -212,7 +236,8 @@ def main() -> None:
     if args.what == "cairn":
         if not os.access(args.binary, os.X_OK):
             sys.exit(f"wheel.py: {args.binary} is not an executable binary")
-        print(cairn_wheel(args.binary, args.out, args.platform_tag))
+        tag = target_tag(args.binary, args.target) if args.target else args.platform_tag
+        print(cairn_wheel(args.binary, args.out, tag))
     else:
         print(model_wheel(args.source, args.out))
 
