@@ -79,6 +79,7 @@ pub enum ModuleKind {
 
 /// One side-effect category's triggers.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SideEffectRule {
     #[serde(default)]
     pub modules: Vec<String>,
@@ -87,6 +88,7 @@ pub struct SideEffectRule {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TestsTable {
     #[serde(default)]
     files: Vec<String>,
@@ -97,6 +99,7 @@ struct TestsTable {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct BuiltinsTable {
     #[serde(default)]
     names: Vec<String>,
@@ -107,6 +110,7 @@ struct BuiltinsTable {
 /// Values of the language's own types that carry one of another type (Rust's `Result<T, _>`,
 /// `Option<T>`, named where a function declares what it returns).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CarriersTable {
     /// Methods that give the carried value (`unwrap`, `expect`).
     #[serde(default)]
@@ -120,6 +124,7 @@ pub struct CarriersTable {
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct LanguageTable {
     name: String,
     extensions: Vec<String>,
@@ -611,6 +616,20 @@ mod tests {
         assert!(python.queries().pattern_count(QueryKind::Calls) > 0);
         assert!(compiled("python"));
         assert!(!compiled("go"), "go's queries wait for a Go file");
+    }
+
+    #[test]
+    fn a_misspelled_key_in_a_language_table_is_refused_by_name() {
+        let misspelled = "name = \"x\"\nextensions = [\"x\"]\nmodule_sytem = \"dotted\"\n";
+        let error = toml::from_str::<LanguageTable>(misspelled)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("unknown field `module_sytem`"), "{error}");
+        let nested = "name = \"x\"\nextensions = [\"x\"]\n[tests]\nglob = [\"*_test.x\"]\n";
+        let error = toml::from_str::<LanguageTable>(nested)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("unknown field `glob`"), "{error}");
     }
 
     #[test]
