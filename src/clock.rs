@@ -37,6 +37,21 @@ pub fn time_of_ms(ms: i64) -> String {
     )
 }
 
+/// RFC 3339 of a time in milliseconds since the epoch, in UTC with milliseconds:
+/// `2024-05-01T09:30:00.250+00:00`.
+pub fn rfc3339_of_ms(ms: i64) -> String {
+    let seconds = ms.div_euclid(1_000);
+    let of_day = seconds.rem_euclid(86_400);
+    format!(
+        "{}T{:02}:{:02}:{:02}.{:03}+00:00",
+        date_of(seconds),
+        of_day / 3_600,
+        of_day % 3_600 / 60,
+        of_day % 60,
+        ms.rem_euclid(1_000)
+    )
+}
+
 /// `YYYY-MM-DD` of a time in seconds since the epoch (UTC).
 pub fn date_of(seconds: i64) -> String {
     let days = seconds.div_euclid(86_400);
@@ -63,6 +78,11 @@ mod tests {
         assert_eq!(date_of(951_782_400), "2000-02-29");
         assert_eq!(date_of(-86_400), "1969-12-31");
         assert_eq!(time_of_ms(1_700_000_000_123), "2023-11-14 22:13:20 UTC");
+        assert_eq!(
+            rfc3339_of_ms(1_700_000_000_123),
+            "2023-11-14T22:13:20.123+00:00"
+        );
+        assert_eq!(rfc3339_of_ms(-1), "1969-12-31T23:59:59.999+00:00");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! An edit is a write like any other: it goes through [`Cairn::write_memory`] with the old
 //! memory named in `supersedes`, so validation, anchor checks and the supersede rules are
 //! those of `remember`. It keeps what the text does not say (type, developer, scope, file
-//! pattern, category, where the learning came from) and refuses a text holding a secret
+//! pattern, category, metadata, where the learning came from) and refuses a text holding a secret
 //! rather than storing it redacted: the person editing sees the refusal and can take it out.
 
 use std::collections::HashSet;
@@ -80,6 +80,7 @@ impl Cairn {
             org: old.org.clone(),
             agent: None,
             run: None,
+            metadata: old.metadata.clone(),
             paths: request.paths,
             symbols: request.symbols,
             supersedes: Some(old.id.clone()),

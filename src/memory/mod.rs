@@ -32,7 +32,7 @@ pub use model::{
     Action, Approval, FilePattern, Memory, MemoryError, MemoryType, Revision, Scope, Source, Status,
 };
 pub use reviews::{RecordedReview, ReviewInput};
-pub use write::{Nearest, NewMemory, WriteOutcome};
+pub use write::{Nearest, NewMemory, Rewrite, WriteOutcome};
 
 use embed::Embedder;
 use search::{Entry, Filter, SearchIndex};
@@ -651,6 +651,52 @@ impl Memories {
         self.write_alone(&prepared).await
     }
 
+    /// Checks a write as [`Memories::remember`] would (its type, sizes, owner, labels,
+    /// metadata and anchors), storing nothing.
+    pub fn check(&self, new: &NewMemory) -> Result<()> {
+        write::prepare(new.clone(), &self.root, None).map(drop)
+    }
+
+    /// Changes a live memory in place, keeping its id: a new text (validated and redacted as a
+    /// write's) or new metadata; the text it had goes to its history as an UPDATE. NONE when
+    /// nothing changes; refused for a superseded memory.
+    pub async fn rewrite(&self, id: &str, change: &Rewrite) -> Result<WriteOutcome> {
+        let id = id.trim().to_string();
+        let old = self.get(&id).await?;
+        let mut prepared = write::prepare(write::rewritten(&old, change), &self.root, None)?;
+        if change.content.is_some() {
+            self.embed_write(&mut prepared).await;
+        }
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        let outcome = self
+            .with_store(true, async |store| {
+                self.catch_up(store, state).await?;
+                let current = state
+                    .memories
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| MemoryError::NotFound(id.clone()))?;
+                if let Some(newer) = &current.superseded_by {
+                    return Err(MemoryError::Invalid(format!(
+                        "{id} was superseded by {newer}: change that one"
+                    )));
+                }
+                let plan = write::rewrite(&current, &prepared);
+                let mut vectors = HashMap::new();
+                if let Some(vector) = prepared.vector() {
+                    vectors.insert(id.clone(), vector.to_vec());
+                }
+                if !plan.changed.is_empty() {
+                    self.commit(store, state, plan.changed, &vectors).await?;
+                }
+                Ok(plan.outcome)
+            })
+            .await?
+            .expect("the store is created for writes");
+        Ok(outcome.finish(&state.memories))
+    }
+
     /// Decides and commits one prepared write in this store, taking the lock and the store.
     async fn write_alone(&self, prepared: &write::Prepared) -> Result<WriteOutcome> {
         let mut state = self.state.lock().await;
@@ -1120,6 +1166,20 @@ impl Memories {
     /// counts do not show these reads yet).
     pub async fn unflushed_reads(&self) -> std::collections::HashSet<String> {
         self.state.lock().await.access.keys().cloned().collect()
+    }
+
+    /// Counts memories as read now (a search that narrowed what it ranked before answering);
+    /// ids this store does not hold are passed over.
+    pub async fn count_reads(&self, ids: &[&str]) {
+        let mut state = self.state.lock().await;
+        let now = crate::clock::now_ms();
+        for id in ids {
+            if state.memories.contains_key(*id) {
+                let entry = state.access.entry(id.to_string()).or_default();
+                entry.0 += 1;
+                entry.1 = now;
+            }
+        }
     }
 
     /// The stored vector of a memory, if it has one.

@@ -1,5 +1,7 @@
 //! What a memory is: its type, scope, anchors, provenance, validity, statistics and history.
 
+use std::collections::BTreeMap;
+
 use crate::secrets::quoted;
 use serde::{Deserialize, Serialize};
 
@@ -454,6 +456,9 @@ pub struct Memory {
     pub agent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// Labels its writer attached (a client's own keys and values, kept and filterable).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: Metadata,
     /// Repo-relative paths it is about.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
@@ -530,6 +535,7 @@ impl Memory {
             org: None,
             agent: None,
             run: None,
+            metadata: Metadata::new(),
             paths: Vec::new(),
             symbols: Vec::new(),
             unknown_anchors: Vec::new(),
@@ -656,6 +662,18 @@ pub const MAX_HISTORY: usize = 50;
 pub const MAX_LABEL_BYTES: usize = 200;
 /// Longest note on a revision, in bytes.
 pub const MAX_NOTE_BYTES: usize = 1_024;
+/// Largest metadata, in bytes of its JSON.
+pub const MAX_METADATA_BYTES: usize = 2_048;
+/// Longest metadata key, in bytes.
+pub const MAX_METADATA_KEY_BYTES: usize = 64;
+
+/// A memory's metadata: its writer's keys and JSON values.
+pub type Metadata = BTreeMap<String, serde_json::Value>;
+
+/// The size of metadata as stored: the bytes of its JSON.
+pub fn metadata_bytes(metadata: &Metadata) -> usize {
+    serde_json::to_string(metadata).map_or(usize::MAX, |json| json.len())
+}
 
 /// Holds an imported memory to the limits a write applies: a text, label or anchor over its
 /// limit is refused, naming the memory and the field; what cairn itself lets grow (the
@@ -712,6 +730,8 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
     for kind in &memory.redacted {
         check("`redacted`", kind, MAX_LABEL_BYTES)?;
     }
+    check_metadata_size(&memory.metadata)
+        .map_err(|e| MemoryError::Invalid(format!("memory {}: {e}", memory.id)))?;
     for (n, revision) in memory.history.iter().enumerate() {
         let field = |name: &str| format!("`history[{n}].{name}`");
         check(&field("title"), &revision.title, MAX_TITLE_BYTES)?;
@@ -723,6 +743,27 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
         )?;
     }
     clip_history(&mut memory.history);
+    Ok(())
+}
+
+/// Refuses metadata over [`MAX_METADATA_BYTES`] or with a key over [`MAX_METADATA_KEY_BYTES`]
+/// or empty.
+pub fn check_metadata_size(metadata: &Metadata) -> Result<(), MemoryError> {
+    if let Some(key) = metadata
+        .keys()
+        .find(|k| k.trim().is_empty() || k.len() > MAX_METADATA_KEY_BYTES)
+    {
+        return Err(MemoryError::Invalid(format!(
+            "`metadata` key `{}` is empty or over {MAX_METADATA_KEY_BYTES} bytes",
+            crate::tokens::truncate(key, 40)
+        )));
+    }
+    let bytes = metadata_bytes(metadata);
+    if bytes > MAX_METADATA_BYTES {
+        return Err(MemoryError::Invalid(format!(
+            "`metadata` is {bytes} bytes as JSON; at most {MAX_METADATA_BYTES}"
+        )));
+    }
     Ok(())
 }
 

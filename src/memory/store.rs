@@ -172,7 +172,7 @@ fn review_row(record: &ReviewRecord) -> ReviewRow {
 }
 
 /// A memory as a row of the `memory` table (also the body the team server stores): lists
-/// are stored even when empty, the type as `kind`, the vector as base64.
+/// and metadata are stored even when empty, the type as `kind`, the vector as base64.
 pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Row {
     let mut row = fields(memory);
     row.insert("kind".to_string(), memory.kind.as_str().into());
@@ -181,6 +181,8 @@ pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Row {
         row.entry(field)
             .or_insert_with(|| serde_json::Value::Array(Vec::new()));
     }
+    row.entry("metadata")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
     if let Some(vector) = vector {
         row.insert("vector".to_string(), encode_vector(vector).into());
     }

@@ -28,8 +28,8 @@ use serde::Serialize;
 
 use super::model::{
     Action, FilePattern, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY,
-    MAX_LABEL_BYTES, MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Revision, Scope, Source,
-    Status, developer_id, is_memory_id,
+    MAX_LABEL_BYTES, MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Metadata, Revision, Scope,
+    Source, Status, check_metadata_size, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
 use super::{embed, text};
@@ -74,6 +74,8 @@ pub struct NewMemory {
     pub org: Option<String>,
     pub agent: Option<String>,
     pub run: Option<String>,
+    /// The writer's own keys and values (secrets in string values redacted).
+    pub metadata: Metadata,
     pub paths: Vec<String>,
     pub symbols: Vec<String>,
     pub supersedes: Option<String>,
@@ -117,6 +119,16 @@ pub struct WriteOutcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nearest: Vec<Nearest>,
     pub memory: Option<Memory>,
+}
+
+/// A change of a live memory in place, keeping its id: a new text, new metadata, or both.
+#[derive(Debug, Clone, Default)]
+pub struct Rewrite {
+    pub content: Option<String>,
+    /// Replaces the memory's metadata whole.
+    pub metadata: Option<Metadata>,
+    /// Who changes it (kept in the memory's history).
+    pub by: Option<String>,
 }
 
 /// A memory close to a write, and how close.
@@ -334,6 +346,50 @@ pub(super) fn person(what: &str, raw: &str) -> Result<String, MemoryError> {
     developer_id(raw)
 }
 
+/// Metadata as stored: keys secret-free (they are matched as written), secrets in string
+/// values redacted, the whole bounded.
+fn metadata(raw: Metadata, kinds: &mut BTreeSet<String>) -> Result<Metadata, MemoryError> {
+    let mut out = Metadata::new();
+    for (key, value) in raw {
+        refuse_secret("a `metadata` key", &key)?;
+        out.insert(key, redact_value(value, kinds));
+    }
+    check_metadata_size(&out)?;
+    Ok(out)
+}
+
+/// A JSON value with the secrets of every string in it redacted.
+fn redact_value(value: serde_json::Value, kinds: &mut BTreeSet<String>) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => Value::String(redact(&text, kinds)),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| redact_value(v, kinds)).collect())
+        }
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (redact(&k, kinds), redact_value(v, kinds)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Adds `from`'s keys to `into` (replacing those it has when `replace`), unless the result
+/// would be over the size limit: then `into` is left as it was.
+fn merge_metadata(into: &mut Metadata, from: &Metadata, replace: bool) {
+    let mut merged = into.clone();
+    for (key, value) in from {
+        if replace || !merged.contains_key(key) {
+            merged.insert(key.clone(), value.clone());
+        }
+    }
+    if check_metadata_size(&merged).is_ok() {
+        *into = merged;
+    }
+}
+
 fn redact(text: &str, kinds: &mut BTreeSet<String>) -> String {
     let redacted = secrets::redact(text);
     kinds.extend(redacted.kinds.iter().map(|k| k.as_str().to_string()));
@@ -392,6 +448,7 @@ pub(super) fn prepare(
         org: label(new.org, "`org`", &mut kinds)?,
         agent: label(new.agent, "`agent`", &mut kinds)?,
         run: label(new.run, "`run`", &mut kinds)?,
+        metadata: metadata(new.metadata, &mut kinds)?,
         paths,
         symbols,
         unknown_anchors: unknown,
@@ -1090,6 +1147,7 @@ fn reinforce(old: &Memory, new: &Memory, mut outcome: WriteOutcome) -> Plan {
     }
     merge(&mut kept.unknown_anchors, &new.unknown_anchors);
     merge(&mut kept.redacted, &new.redacted);
+    merge_metadata(&mut kept.metadata, &new.metadata, false);
     if grew {
         outcome.event = Action::Update;
         kept.updated_at = new.created_at;
@@ -1128,12 +1186,65 @@ fn update(old: &Memory, new: &Memory, outcome: WriteOutcome) -> Plan {
     merge(&mut kept.symbols, &new.symbols);
     merge(&mut kept.unknown_anchors, &new.unknown_anchors);
     merge(&mut kept.redacted, &new.redacted);
+    merge_metadata(&mut kept.metadata, &new.metadata, true);
     if new.file_pattern.is_some() {
         kept.file_pattern = new.file_pattern.clone();
     }
     Plan {
         changed: vec![kept],
         outcome,
+    }
+}
+
+/// The write a rewrite of `old` is validated and redacted as: the old memory's type, owner
+/// and scope with the new text (its title then its first sentence) or metadata.
+pub(super) fn rewritten(old: &Memory, change: &Rewrite) -> NewMemory {
+    NewMemory {
+        kind: Some(old.kind),
+        title: change.content.is_none().then(|| old.title.clone()),
+        content: change
+            .content
+            .clone()
+            .unwrap_or_else(|| old.content.clone()),
+        developer: old.developer.clone(),
+        metadata: change
+            .metadata
+            .clone()
+            .unwrap_or_else(|| old.metadata.clone()),
+        scope: old.scope,
+        written_by: change.by.clone(),
+        ..NewMemory::default()
+    }
+}
+
+/// A rewrite of live memory `old` as `prepared` (see [`rewritten`]): the text it had goes to
+/// its history as an UPDATE, its id stays; NONE when neither its text nor its metadata
+/// changes.
+pub(super) fn rewrite(old: &Memory, prepared: &Prepared) -> Plan {
+    let new = &prepared.memory;
+    let text_changes = new.content != old.content;
+    if !text_changes && new.metadata == old.metadata {
+        return prepared.unchanged(
+            &old.id,
+            format!("{} already says this: nothing was changed", old.id),
+        );
+    }
+    let mut kept = old.clone();
+    let note = (!text_changes).then(|| "metadata changed".to_string());
+    push_history(
+        &mut kept,
+        revision(old, Action::Update, &new.written_by, note),
+    );
+    if text_changes {
+        kept.title = new.title.clone();
+        kept.content = new.content.clone();
+    }
+    kept.metadata = new.metadata.clone();
+    kept.updated_at = new.created_at;
+    merge(&mut kept.redacted, &new.redacted);
+    Plan {
+        changed: vec![kept],
+        outcome: prepared.outcome(Action::Update, &old.id),
     }
 }
 
@@ -1161,6 +1272,12 @@ pub(super) fn scrub(memory: &mut Memory) {
     {
         *field = redact(field, &mut kinds);
     }
+    let metadata = std::mem::take(&mut memory.metadata);
+    memory.metadata = metadata
+        .into_iter()
+        .filter(|(key, _)| !secrets::contains_secret(key))
+        .map(|(key, value)| (key, redact_value(value, &mut kinds)))
+        .collect();
     memory.paths.retain(|p| !secrets::contains_secret(p));
     memory.symbols.retain(|s| !secrets::contains_secret(s));
     memory
@@ -1353,6 +1470,75 @@ mod tests {
         );
         let clean = refusing("Deploys read the vault.", Vec::new());
         assert!(prepare(clean, root, None).is_ok());
+    }
+
+    #[test]
+    fn metadata_is_kept_with_its_secrets_redacted_and_its_size_bounded() {
+        let key = ["AKIA", "Z7Q4", "K2M9", "XW3T", "R8PB"].concat();
+        let mut new = write(MemoryType::Decision, "Deploys read the vault.");
+        new.metadata = Metadata::from([
+            ("pr".to_string(), serde_json::json!(12)),
+            (
+                "env".to_string(),
+                serde_json::json!({"aws": [format!("key {key}")]}),
+            ),
+        ]);
+        let root = Path::new("/work/repo");
+        let memory = prepare(new.clone(), root, None).unwrap().memory;
+        assert_eq!(memory.metadata["pr"], serde_json::json!(12));
+        let env = memory.metadata["env"].to_string();
+        assert!(!env.contains(&key) && env.contains("REDACTED"), "{env}");
+        assert!(!memory.redacted.is_empty());
+        let refused = [
+            Metadata::from([(key.clone(), serde_json::json!(1))]),
+            Metadata::from([(String::new(), serde_json::json!(1))]),
+            Metadata::from([("big".to_string(), serde_json::json!("x".repeat(3_000)))]),
+        ];
+        for metadata in refused {
+            let write = NewMemory {
+                metadata,
+                ..new.clone()
+            };
+            let Err(MemoryError::Invalid(why)) = prepare(write, root, None) else {
+                panic!("refused");
+            };
+            assert!(why.contains("metadata") && !why.contains(&key), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_id_and_puts_the_text_it_had_in_history() {
+        let mut old = stored(MemoryType::Decision, "Use UTC everywhere.");
+        old.metadata.insert("pr".into(), serde_json::json!(1));
+        let root = Path::new("/work/repo");
+        let change = |content: Option<&str>, metadata: Option<Metadata>| {
+            let asked = Rewrite {
+                content: content.map(str::to_string),
+                metadata,
+                by: Some("mem0".to_string()),
+            };
+            let prepared = prepare(rewritten(&old, &asked), root, None).unwrap();
+            rewrite(&old, &prepared)
+        };
+        let plan = change(Some("Use UTC in storage and logs."), None);
+        assert_eq!(plan.outcome.event, Action::Update);
+        assert_eq!(plan.outcome.id, old.id);
+        let kept = &plan.changed[0];
+        assert_eq!(kept.id, old.id);
+        assert_eq!(kept.content, "Use UTC in storage and logs.");
+        assert_eq!(kept.title, "Use UTC in storage and logs");
+        assert_eq!(kept.metadata, old.metadata);
+        assert_eq!(kept.history.last().unwrap().content, "Use UTC everywhere.");
+        let plan = change(
+            None,
+            Some(Metadata::from([("pr".into(), serde_json::json!(2))])),
+        );
+        assert_eq!(plan.outcome.event, Action::Update);
+        assert_eq!(plan.changed[0].content, old.content);
+        assert_eq!(plan.changed[0].metadata["pr"], serde_json::json!(2));
+        let plan = change(Some("Use UTC everywhere."), None);
+        assert_eq!(plan.outcome.event, Action::None);
+        assert!(plan.changed.is_empty());
     }
 
     #[test]
