@@ -65,6 +65,8 @@ pub struct Check {
 pub enum Verdict {
     Ok,
     Problem,
+    /// A choice the user made that weakens a protection: not a fault, said every time.
+    Warning,
     /// Worth knowing, not a fault (where things are, what is optional and missing).
     Note,
 }
@@ -113,6 +115,7 @@ impl Cairn {
         checks.push(self.memories_check().await);
         checks.push(self.approval_check().await);
         checks.push(self.org_types_check());
+        checks.extend(self.mem0_check());
         checks.push(Check::new(
             "search",
             Verdict::Note,
@@ -266,6 +269,19 @@ impl Cairn {
                 None,
             ),
         }
+    }
+
+    /// A warning while the user's own configuration opens the mem0 routes without the
+    /// daemon's token; none otherwise.
+    fn mem0_check(&self) -> Option<Check> {
+        self.repo.user.mem0.allow_without_token.then(|| {
+            Check::new(
+                "mem0",
+                Verdict::Warning,
+                "the mem0 routes answer without the daemon's token (`[mem0] allow_without_token` in your config.toml): any program on this machine can read and write memories through them",
+                Some("remove `allow_without_token` once every mem0 client sends the token"),
+            )
+        })
     }
 
     /// Team mode's configuration and sync state; none in solo mode.

@@ -104,6 +104,8 @@ pub struct RememberRequest {
     /// Written by an assistant: it waits for approval when `[memory] approval` gates its
     /// type. A person's write (the command line, the pages) is never gated.
     pub by_assistant: bool,
+    /// The writer's own keys and values, kept and filterable.
+    pub metadata: memory::model::Metadata,
 }
 
 /// What to forget: one memory by id, or every live memory matching a filter (listed unless
@@ -335,6 +337,15 @@ impl Cairn {
     /// Stores a learning (deduplicated, secrets redacted), its anchors checked against the
     /// code graph when there is one; its vector is computed after answering.
     pub async fn remember(&self, request: RememberRequest) -> Result<WriteOutcome, AskError> {
+        let (new, asked) = self.new_memory(request)?;
+        self.write_memory(new, asked).await
+    }
+
+    /// The write a request asks for, and the scope it names; the approval gate applied.
+    pub(super) fn new_memory(
+        &self,
+        request: RememberRequest,
+    ) -> Result<(memory::NewMemory, Option<Scope>), AskError> {
         let new = memory::NewMemory {
             kind: Some(request.kind.parse::<MemoryType>()?),
             title: request.title,
@@ -351,6 +362,7 @@ impl Cairn {
             org: request.org,
             agent: request.agent,
             run: request.run,
+            metadata: request.metadata,
             written_by: request.written_by,
             category: None,
             file_pattern: request.file_pattern,
@@ -365,8 +377,7 @@ impl Cairn {
             .transpose()?;
         let kind = new.kind.expect("set above");
         let pending = request.by_assistant && self.approval()?.gates(kind);
-        self.write_memory(memory::NewMemory { pending, ..new }, asked)
-            .await
+        Ok((memory::NewMemory { pending, ..new }, asked))
     }
 
     /// The one write path of every memory a person or an assistant writes: the scope

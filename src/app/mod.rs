@@ -30,6 +30,7 @@ mod context;
 mod doctor;
 mod guidelines;
 mod index;
+mod labels;
 mod memory;
 pub mod render;
 mod review;
@@ -45,6 +46,10 @@ pub use guidelines::{
     CategoryBrief, Evidence, GuidelineBrief, GuidelineChangeRequest, ProposeRequest, SectionText,
 };
 pub use index::IndexRequest;
+pub use labels::{
+    Condition, Entity, EntityKind, FindRequest, LabelFilter, LearnRequest, MAX_FOUND,
+    MAX_LEARNINGS, RewriteRequest, SelectRequest, Selected,
+};
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,

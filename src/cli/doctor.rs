@@ -56,8 +56,8 @@ pub fn registrations(repo: &Repo) -> Registrations {
     })
 }
 
-/// `name: ok — detail`, `name: PROBLEM — detail — fix`, or `name: detail — fix` for what is
-/// worth knowing but not a fault.
+/// `name: ok — detail`, `name: PROBLEM — detail — fix`, `name: WARNING — detail — fix`, or
+/// `name: detail — fix` for what is worth knowing but not a fault.
 fn check_line(check: &Check) -> String {
     let fix = check
         .fix
@@ -68,6 +68,7 @@ fn check_line(check: &Check) -> String {
     match check.verdict {
         Verdict::Ok => format!("{label}ok — {}", check.detail),
         Verdict::Problem => format!("{label}PROBLEM — {}{fix}", check.detail),
+        Verdict::Warning => format!("{label}WARNING — {}{fix}", check.detail),
         Verdict::Note => format!("{label}{}{fix}", check.detail),
     }
 }

@@ -95,6 +95,7 @@ async fn add(cairn: &Cairn, args: MemoryAddArgs) -> anyhow::Result<()> {
             file_pattern: args.file_pattern,
             scope: args.scope,
             by_assistant: false,
+            metadata: Default::default(),
         })
         .await?;
     output::answer(&outcome, args.json)?;

@@ -199,12 +199,26 @@ pub enum ApprovalSetting {
 }
 
 /// The user's own settings (`$XDG_CONFIG_HOME/cairn/config.toml`), which no repository can
-/// loosen: the approval gate and the memory types allowed to go to the organisation.
+/// loosen: the approval gate, the memory types allowed to go to the organisation, and
+/// whether mem0 clients may call without the token.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct UserSettings {
     #[serde(default)]
     pub memory: UserMemorySettings,
+    #[serde(default)]
+    pub mem0: UserMem0Settings,
+}
+
+/// The user's `[mem0]` table: the daemon's mem0-compatible routes.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UserMem0Settings {
+    /// Lets clients that cannot send a header call the mem0 routes without the daemon's
+    /// token (the Host and Origin checks stay). Off unless the user sets it; `cairn doctor`
+    /// warns while it is on.
+    #[serde(default)]
+    pub allow_without_token: bool,
 }
 
 /// The user's `[memory]` table.
@@ -467,5 +481,27 @@ mod tests {
             error.contains("config.toml is not valid cairn configuration"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn only_the_users_own_file_opens_the_mem0_routes_without_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        assert!(
+            !read_user_settings(Some(&file))
+                .unwrap()
+                .mem0
+                .allow_without_token
+        );
+        std::fs::write(&file, "[mem0]\nallow_without_token = true\n").unwrap();
+        assert!(
+            read_user_settings(Some(&file))
+                .unwrap()
+                .mem0
+                .allow_without_token
+        );
+        // A repository's cairn.toml cannot say it: the table is refused there.
+        let repository = toml::from_str::<Settings>("[mem0]\nallow_without_token = true");
+        assert!(repository.is_err());
     }
 }

@@ -441,6 +441,7 @@ impl Server {
             file_pattern: args.file_pattern,
             scope: args.scope,
             by_assistant: true,
+            metadata: Default::default(),
         };
         Ok(reply(self.cairn.remember(request).await))
     }

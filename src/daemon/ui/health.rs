@@ -58,6 +58,7 @@ fn row(check: &Check) -> Markup {
     let (class, word) = match check.verdict {
         Verdict::Ok => ("ok", "ok"),
         Verdict::Problem => ("problem", "problem"),
+        Verdict::Warning => ("warning", "warning"),
         Verdict::Note => ("note", "note"),
     };
     html! {
