@@ -1,9 +1,11 @@
 //! The daemon's HTTP face on 127.0.0.1: MCP over streamable HTTP at `/mcp`, the session-start
 //! context at `/context`, Claude Code hook events at `/hook`, `cairn index` runs handed over
 //! at `/index` (POST), `/health`, the page's one-time log-in codes at `/login-code` (POST), and
-//! the page itself under `/ui` ([`super::ui`]). Every request must carry a loopback `Host`
-//! naming the daemon's port (DNS rebinding), no foreign `Origin`, and a body under the size
-//! limit; the API routes need the bearer token, the page's routes its session cookie instead.
+//! the page itself under `/ui` ([`super::ui`]), and mem0's REST surface ([`super::mem0`]).
+//! Every request must carry a loopback `Host` naming the daemon's port (DNS rebinding), no
+//! foreign `Origin`, and a body under the size limit; the API routes need the bearer token,
+//! the page's routes its session cookie instead, the mem0 routes the token as mem0 clients
+//! send keys.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +22,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use super::handoff::Reindex;
+use super::mem0;
 use super::ui::session::same;
 use super::ui::{self, Sessions};
 use crate::app::{Cairn, Registrations};
@@ -77,6 +80,7 @@ pub fn router(
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    let mem0 = mem0::router(cairn.clone(), token.clone());
     let guard = Arc::new(Guard {
         token,
         hosts,
@@ -99,11 +103,20 @@ pub fn router(
         .with_state(shared)
         .route_layer(axum::middleware::from_fn_with_state(guard.clone(), bearer));
     api.merge(ui::router(cairn, registrations, sessions))
+        .merge(mem0)
         .layer(axum::middleware::from_fn_with_state(guard, gate))
 }
 
-/// Every request: a served Host, no foreign Origin, a body under the limit.
+/// Every request: a served Host, no foreign Origin, a body under the limit. Refusals on the
+/// mem0 routes come in mem0's error shape.
 async fn gate(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let refuse = |status: StatusCode, message: &str| {
+        if mem0::serves(request.uri().path()) {
+            mem0::Refusal::new(status, message).into_response()
+        } else {
+            refuse(status, message)
+        }
+    };
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
     if !host.is_some_and(|h| guard.hosts.iter().any(|allowed| allowed == h)) {

@@ -10,6 +10,7 @@
 
 pub mod handoff;
 pub mod http;
+pub mod mem0;
 pub mod ui;
 pub mod watch;
 
