@@ -26,9 +26,15 @@ pub struct Daemon {
 impl Daemon {
     /// Starts `cairn daemon` and waits until it serves.
     pub fn start(repo: &TestRepo) -> Daemon {
+        Daemon::start_with(repo, &[])
+    }
+
+    /// Starts `cairn daemon` with these environment variables set, and waits until it serves.
+    pub fn start_with(repo: &TestRepo, env: &[(&str, &std::path::Path)]) -> Daemon {
         let log = std::fs::File::create(repo.data_dir().join("test-daemon.log")).unwrap();
         let child = repo
             .cairn_command(repo.data_dir())
+            .envs(env.iter().copied())
             .env("CAIRN_LOG", "info")
             .arg("daemon")
             .stdin(Stdio::null())

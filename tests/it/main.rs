@@ -20,6 +20,7 @@ mod indexing;
 mod install;
 mod layers;
 mod mcp;
+mod mem0;
 mod memory;
 mod org;
 mod packaging;
