@@ -342,7 +342,18 @@ async fn bad_input_gets_a_clear_4xx_in_mem0s_shape_and_stores_nothing() {
         "messages": [{"role": "user", "content": "a".repeat(300 * 1024)}],
         "user_id": "alice",
     });
+    // A secret anywhere in what would be stored refuses the request whole, and no answer
+    // repeats it.
+    let key = ["AKIA", "Z7Q4", "K2M9", "XW3T", "R8PB"].concat();
+    let with_key = format!("Deploys read the key {key} from the vault.");
     let cases: Vec<(Method, &str, Option<String>, u16, &str)> = vec![
+        (Method::POST, "/memories", Some(json!({"messages": [{"role": "user", "content": "Tabs."}, {"role": "user", "content": with_key}], "user_id": "alice"}).to_string()), 400, "messages[1].content holds what looks like a secret (aws-access-key)"),
+        (Method::POST, "/memories", Some(json!({"messages": "Tabs.", "user_id": "alice", "metadata": {"note": with_key}}).to_string()), 400, "`metadata` holds what looks like a secret"),
+        (Method::POST, "/memories", Some(json!({"messages": "Tabs.", "user_id": key}).to_string()), 400, "secret"),
+        (Method::POST, "/memories", Some(json!({"messages": [{"role": key, "content": "Tabs."}], "user_id": "alice"}).to_string()), 400, "role (value withheld)"),
+        (Method::POST, "/memories", Some(json!({"messages": "Tabs.", "user_id": "alice", "infer": key}).to_string()), 422, "expected a boolean"),
+        (Method::POST, "/memories", Some(format!("{{\"messages\": \"{key}")), 422, "not valid JSON"),
+        (Method::PUT, "/memories/m_0000000000000000", Some(json!({"text": with_key}).to_string()), 400, "`text` holds what looks like a secret"),
         (Method::POST, "/memories", Some("{\"messages\": [".into()), 422, "not valid JSON"),
         (Method::POST, "/memories", Some("".into()), 422, "empty"),
         (Method::POST, "/memories", Some(json!({"user_id": "alice"}).to_string()), 422, "missing field `messages`"),
@@ -379,32 +390,24 @@ async fn bad_input_gets_a_clear_4xx_in_mem0s_shape_and_stores_nothing() {
             .unwrap_or_else(|| panic!("{answer}"));
         assert_eq!(got, status, "{method} {path} {body:?}: {answer}");
         assert!(said.contains(detail), "{method} {path}: {said}");
+        assert!(
+            !said.to_lowercase().contains(&key.to_lowercase()),
+            "{method} {path}: {said}"
+        );
     }
     assert!(
         every_memory(&repo).is_empty(),
         "a refused call stored nothing"
     );
 
-    // Unknown fields are ignored; a secret is redacted, never stored as written, and the
-    // answer says so.
-    let key = ["AKIA", "Z7Q4", "K2M9", "XW3T", "R8PB"].concat();
-    let mut body = user(&format!("Deploys read the key {key} from the vault."));
+    // Unknown fields are ignored, as mem0 ignores them.
+    let mut body = user("Alice prefers tabs over spaces.");
     body["prompt"] = json!("Extract the user's preferences.");
     body["unheard_of"] = json!({"nested": true});
     let (status, added) = reply(request(&daemon, Method::POST, "/memories", Some(body))).await;
     assert_eq!(status, 200, "{added}");
-    let result = &added["results"][0];
-    assert_eq!(result["event"], "ADD");
-    assert!(
-        !result["memory"].as_str().unwrap().contains(&key),
-        "{added}"
-    );
-    assert!(result["notes"].to_string().contains("redacted"), "{added}");
-    let exported = repo.cairn_ok(&["memory", "export"]);
-    assert!(
-        !exported.contains(&key) && exported.contains("REDACTED"),
-        "{exported}"
-    );
+    assert_eq!(added["results"][0]["event"], "ADD", "{added}");
+    assert_eq!(every_memory(&repo).len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -21,7 +21,7 @@ use crate::app::{
     MemoryRequest, RememberRequest, RewriteRequest, SelectRequest,
 };
 use crate::memory::model::Metadata;
-use crate::memory::secrets::{json_error, quoted};
+use crate::memory::secrets::{self, json_error, quoted};
 use crate::memory::{Action, MemoryType, WriteOutcome};
 
 type Answer = Result<Response, Refusal>;
@@ -285,15 +285,16 @@ fn said(messages: &Value) -> Result<(Vec<String>, Vec<String>), Refusal> {
                         "messages[{n}].content is empty: nothing was stored"
                     )));
                 }
+                refuse_secrets(&format!("messages[{n}].content"), content)?;
                 texts.push(content.to_string());
             }
             "assistant" | "system" | "tool" | "function" | "developer" => {
                 skipped.push(role.trim().to_ascii_lowercase());
             }
-            other => {
+            _ => {
                 return Err(Refusal::bad(format!(
                     "messages[{n}].role {} is not user, assistant, system or tool",
-                    quoted(other)
+                    quoted(role.trim())
                 )));
             }
         }
@@ -304,6 +305,21 @@ fn said(messages: &Value) -> Result<(Vec<String>, Vec<String>), Refusal> {
         ));
     }
     Ok((texts, skipped))
+}
+
+/// Refuses a text that holds what looks like a secret, naming its kinds, never its value.
+/// Through mem0 the whole request is refused rather than stored redacted: a client sending
+/// conversation turns by the batch would never see the redaction.
+fn refuse_secrets(what: &str, text: &str) -> Result<(), Refusal> {
+    let kinds = secrets::redact(text).kinds;
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+    Err(Refusal::bad(format!(
+        "{what} holds what looks like a secret ({}): nothing was stored; take it out and send again",
+        kinds.join(", ")
+    )))
 }
 
 /// The type of memories written through mem0: the cairn type `metadata.type` (or
@@ -342,6 +358,10 @@ pub(super) async fn add(State(cairn): State<Arc<Cairn>>, request: Request) -> An
     }
     let (texts, skipped) = said(&body.messages)?;
     let metadata = body.metadata.unwrap_or_default();
+    refuse_secrets(
+        "`metadata`",
+        &Value::from_iter(metadata.clone()).to_string(),
+    )?;
     let kind = kind_of(&metadata, selection.user.is_some())?;
     let outcomes = cairn
         .learn(LearnRequest {
@@ -554,6 +574,15 @@ pub(super) async fn update(
     if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
         return Err(Refusal::bad("`text` is empty: nothing was changed"));
     }
+    if let Some(text) = &text {
+        refuse_secrets("`text`", text)?;
+    }
+    if let Some(metadata) = &body.metadata {
+        refuse_secrets(
+            "`metadata`",
+            &Value::from_iter(metadata.clone()).to_string(),
+        )?;
+    }
     let outcome = cairn
         .rewrite(RewriteRequest {
             id,
@@ -710,6 +739,10 @@ mod tests {
                 400,
             ),
             (json!([{"content": "no role"}]), 422),
+            (
+                json!([{"role": "user", "content": format!("The key is {}.", ["AKIA", "Z7Q4K2M9XW3TR8PB"].concat())}]),
+                400,
+            ),
             (json!(3), 422),
         ] {
             let refusal = said(&messages).unwrap_err();
