@@ -1,7 +1,7 @@
-//! mem0 clients against the real daemon: the `mem0ai` SDK from PyPI (pinned) in a venv the
-//! test makes, a Ruby Faraday client making pikuri's calls, raw HTTP for bad input and for
-//! the keys, and MCP and the command line reading what mem0 clients wrote (and mem0 clients
-//! reading what they wrote).
+//! mem0 clients against the real daemon: the pinned `mem0ai` SDK in a venv the test makes
+//! from `.ci/fetch-mem0ai`'s wheels, a Ruby Faraday client making pikuri's calls, raw HTTP for
+//! bad input and for the keys, and MCP, the command line and the pages reading what mem0
+//! clients wrote (and mem0 clients reading what MCP wrote).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::daemon::{Daemon, http_client};
 use crate::mcp::{call, text};
 use crate::support::TestRepo;
+use crate::ui;
 
 /// The `mem0ai` release the SDK test runs (`.ci/fetch-mem0ai` fetches its wheels).
 pub const MEM0AI: &str = "2.2.1";
@@ -200,7 +201,7 @@ async fn pikuris_rest_calls_from_ruby_read_mem0s_shapes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn what_mem0_clients_write_mcp_and_the_command_line_read_and_the_other_way_round() {
+async fn what_mem0_clients_write_mcp_the_command_line_and_the_pages_read_and_the_other_way_round() {
     let repo = TestRepo::with_fixture("mixed");
     repo.index();
     let daemon = Daemon::start(&repo);
@@ -220,6 +221,15 @@ async fn what_mem0_clients_write_mcp_and_the_command_line_read_and_the_other_way
     )
     .await;
     assert_eq!(project[0]["type"], "decision", "{project:?}");
+
+    // The memories page shows it, with its writer and agent.
+    let (cookie, _) = ui::log_in(&daemon, &ui::code_of(&ui::log_in_address(&repo))).await;
+    let id = project[0]["id"].as_str().unwrap();
+    let (status, page) = ui::get_with(&daemon, &format!("/ui/memories/{id}"), Some(&cookie)).await;
+    assert_eq!(status, 200, "{page}");
+    for shown in [rule, "mem0", "nectr"] {
+        assert!(page.contains(shown), "{shown}: {page}");
+    }
 
     // MCP reads them in their scopes.
     let client = http_client(&daemon).await;
