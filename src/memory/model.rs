@@ -749,13 +749,13 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
 /// Refuses metadata over [`MAX_METADATA_BYTES`] or with a key over [`MAX_METADATA_KEY_BYTES`]
 /// or empty.
 pub fn check_metadata_size(metadata: &Metadata) -> Result<(), MemoryError> {
-    if let Some(key) = metadata
+    // The key is not repeated: one that is empty or that long is nothing to show.
+    if metadata
         .keys()
-        .find(|k| k.trim().is_empty() || k.len() > MAX_METADATA_KEY_BYTES)
+        .any(|k| k.trim().is_empty() || k.len() > MAX_METADATA_KEY_BYTES)
     {
         return Err(MemoryError::Invalid(format!(
-            "`metadata` key `{}` is empty or over {MAX_METADATA_KEY_BYTES} bytes",
-            crate::tokens::truncate(key, 40)
+            "a `metadata` key is empty or over {MAX_METADATA_KEY_BYTES} bytes"
         )));
     }
     let bytes = metadata_bytes(metadata);
