@@ -21,8 +21,8 @@ use crate::app::{
     MemoryRequest, RememberRequest, RewriteRequest, SelectRequest,
 };
 use crate::memory::model::Metadata;
-use crate::memory::secrets::{self, json_error, quoted};
 use crate::memory::{Action, MemoryType, WriteOutcome};
+use crate::secrets::{self, json_error, quoted};
 
 type Answer = Result<Response, Refusal>;
 
