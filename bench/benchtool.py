@@ -480,13 +480,28 @@ BUILD_ROWS = {
         lambda r: _minutes(r["seconds"]),
     ),
     "ci": ("`.ci/run`, cold (formatting, clippy, the tests)", lambda r: _minutes(r["seconds"])),
+    "test_build": ("the tests' build alone, cold (`cargo test --no-run`)", lambda r: _minutes(r["seconds"])),
+    "test_run": ("the test suite's run, built (`cargo test`)", lambda r: _minutes(r["seconds"])),
     "size": (
         "release binary: as built / stripped / tar.xz archive",
         lambda r: f"{r['binary_mb']} / {r['stripped_mb']} / {r['archive_mb']} MB",
     ),
     "version": ("`cairn --version` (median of 30)", lambda r: f"{r['version_ms']} ms"),
-    "bloat": ("largest crates in the stripped binary (cargo bloat)", lambda r: r["crates"]),
+    "dist": (
+        "shipped binary (`--profile dist`: fat LTO, stripped): binary / tar.xz archive; its cold build",
+        lambda r: f"{r['binary_mb']} / {r['archive_mb']} MB; {_minutes(r['seconds'])}",
+    ),
+    "bloat": ("largest parts of the release binary, by crate (bench/bloat.py)", lambda r: r["crates"]),
 }
+
+
+def _dump(results) -> str:
+    """The results file as it is kept: indented, with each list of plain values (a row, the
+    columns) on one line, so a change of figures is a one-line diff."""
+    text = json.dumps(results, indent=2, ensure_ascii=False)
+    scalar = r'(?:"(?:[^"\\]|\\.)*"|-?[0-9.eE+-]+|true|false|null)'
+    flat = re.compile(r"\[\n\s*(" + scalar + r"(?:,\n\s*" + scalar + r")*)\n\s*\]")
+    return flat.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 
 
 def cmd_results(args) -> int:
@@ -523,13 +538,14 @@ def cmd_results(args) -> int:
         "date": _dt.date.today().isoformat(),
         "commit": args.commit,
         "machine": f"{machine.get('nproc', '?')} cores ({machine.get('cpu_model', 'unknown CPU')}), "
-        f"{machine.get('mem_total_gb', '?')} GB, empty target directory, a fresh clone",
+        f"{machine.get('mem_total_gb', '?')} GB; builds from an empty target directory and a fresh clone"
+        + (f"; {args.note}" if args.note else ""),
         "corpus": "cairn itself",
         "command": "bench/build_times.sh",
         "columns": ["what", "figure"],
         "rows": sorted(rows.values(), key=lambda r: order.index(r[0]) if r[0] in order else len(order)),
     }
-    path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    path.write_text(_dump(results) + "\n")
     print(json.dumps(results["sections"][args.section], indent=2, ensure_ascii=False))
     return 0
 
@@ -570,6 +586,7 @@ def main() -> int:
     p.add_argument("--section", required=True)
     p.add_argument("--commit", required=True)
     p.add_argument("--log", required=True)
+    p.add_argument("--note", help="how this run's machine differed (busy, another build, …)")
     p.set_defaults(func=cmd_results)
 
     args = parser.parse_args()
