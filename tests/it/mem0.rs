@@ -4,7 +4,7 @@
 //! clients wrote (and mem0 clients reading what MCP wrote).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Mutex;
 
 use reqwest::Method;
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::daemon::{Daemon, http_client};
 use crate::mcp::{call, text};
-use crate::support::TestRepo;
+use crate::support::{TestRepo, run};
 use crate::ui;
 
 /// The `mem0ai` release the SDK test runs (`.ci/fetch-mem0ai` fetches its wheels).
@@ -83,19 +83,6 @@ fn every_memory(repo: &TestRepo) -> Vec<Value> {
     let listed: Value =
         serde_json::from_str(&repo.cairn_ok(&["memory", "list", "--all", "--json"])).unwrap();
     listed.as_array().unwrap().clone()
-}
-
-fn run(command: &mut Command) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?}: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// Where `.ci/fetch-mem0ai` keeps the SDK's wheels and those it depends on.

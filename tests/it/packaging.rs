@@ -11,23 +11,10 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use crate::mcp::{call, text};
-use crate::support::TestRepo;
+use crate::support::{TestRepo, run};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(command: &mut Command) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 fn stdout(output: &Output) -> String {

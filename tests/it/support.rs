@@ -254,3 +254,17 @@ pub fn rule_of(rules: &serde_json::Value, category: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("{category} has no statistics: {rules}"))
         .clone()
 }
+
+/// Runs `command` to its end, asserting it succeeded (its output in the message otherwise).
+pub fn run(command: &mut std::process::Command) -> std::process::Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}

@@ -12,8 +12,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::wire::{
-    self, AddBody, Change, EntityItem, Item, ListBody, Message, Page, Ping, Results, SearchBody,
-    UpdateBody, Updated,
+    self, AddBody, Change, EntityItem, Ids, Item, ListBody, Message, Page, Ping, Results,
+    SearchBody, UpdateBody, Updated,
 };
 use super::{MAX_BODY_BYTES, Refusal, WRITER};
 use crate::app::{
@@ -97,14 +97,14 @@ const OPERATORS: [&str; 10] = [
 
 impl Selection {
     /// The ids given at the top of a body or in a query, then those of `filters`.
-    fn of(
-        user: Option<String>,
-        agent: Option<String>,
-        run: Option<String>,
-        filters: Option<&Value>,
-    ) -> Result<Selection, Refusal> {
+    fn of(ids: Ids) -> Result<Selection, Refusal> {
         let mut selection = Selection::default();
-        for (name, value) in [("user_id", user), ("agent_id", agent), ("run_id", run)] {
+        let filters = ids.filters.as_ref();
+        for (name, value) in [
+            ("user_id", ids.user_id),
+            ("agent_id", ids.agent_id),
+            ("run_id", ids.run_id),
+        ] {
             if let Some(value) = value.filter(|v| !v.trim().is_empty()) {
                 selection.id(name, &Value::String(value))?;
             }
@@ -118,7 +118,12 @@ impl Selection {
     /// From a query string's `user_id`, `agent_id` and `run_id`.
     fn of_query(params: &HashMap<String, String>) -> Result<Selection, Refusal> {
         let get = |name: &str| params.get(name).cloned();
-        Selection::of(get("user_id"), get("agent_id"), get("run_id"), None)
+        Selection::of(Ids {
+            user_id: get("user_id"),
+            agent_id: get("agent_id"),
+            run_id: get("run_id"),
+            filters: None,
+        })
     }
 
     fn has_ids(&self) -> bool {
@@ -345,12 +350,7 @@ fn kind_of(metadata: &Metadata, for_user: bool) -> Result<MemoryType, Refusal> {
 /// `POST /memories`: the user's turns learnt, one result per memory the writes touched.
 pub(super) async fn add(State(cairn): State<Arc<Cairn>>, request: Request) -> Answer {
     let body: AddBody = body(request, None).await?;
-    let selection = Selection::of(
-        body.user_id,
-        body.agent_id,
-        body.run_id,
-        body.filters.as_ref(),
-    )?;
+    let selection = Selection::of(body.ids)?;
     if !selection.has_ids() {
         return Err(Refusal::bad(
             "at least one identifier (user_id, agent_id, run_id) is required",
@@ -447,12 +447,7 @@ pub(super) async fn search(State(cairn): State<Arc<Cairn>>, request: Request) ->
     if limit == 0 {
         return Err(Refusal::bad("`top_k` is at least 1"));
     }
-    let selection = Selection::of(
-        body.user_id,
-        body.agent_id,
-        body.run_id,
-        body.filters.as_ref(),
-    )?;
+    let selection = Selection::of(body.ids)?;
     let found = cairn
         .find(FindRequest {
             text: text.to_string(),
@@ -530,12 +525,7 @@ pub(super) async fn list_page(
     let path = request.uri().path().to_string();
     let body: ListBody = body(request, Some(ListBody::default())).await?;
     let (page, size) = paging(&params)?;
-    let selection = Selection::of(
-        body.user_id,
-        body.agent_id,
-        body.run_id,
-        body.filters.as_ref(),
-    )?;
+    let selection = Selection::of(body.ids)?;
     let selected = cairn
         .select(SelectRequest {
             filter: selection.filter(None),
@@ -699,7 +689,12 @@ pub(super) async fn delete_entity(
             )));
         }
     };
-    let selection = Selection::of(user, agent, run, None)?;
+    let selection = Selection::of(Ids {
+        user_id: user,
+        agent_id: agent,
+        run_id: run,
+        filters: None,
+    })?;
     let removed = cairn.forget_written(selection.filter(Some(WRITER))).await?;
     json(&Message {
         message: "Entity deleted successfully.",
@@ -752,7 +747,12 @@ mod tests {
 
     #[test]
     fn filters_read_ids_metadata_and_refuse_what_cairn_cannot_honour() {
-        let read = |filters: Value| Selection::of(None, None, None, Some(&filters));
+        let read = |filters: Value| {
+            Selection::of(Ids {
+                filters: Some(filters),
+                ..Ids::default()
+            })
+        };
         let selection = read(json!({
             "AND": [{"user_id": "alice"}, {"agent_id": {"eq": "nectr"}}],
             "project_id": "acme/app",
@@ -786,12 +786,11 @@ mod tests {
             assert_eq!(read(refused.clone()).unwrap_err().status, 400, "{refused}");
         }
         assert_eq!(read(json!([1])).unwrap_err().status, 422);
-        let top = Selection::of(
-            Some("alice".into()),
-            None,
-            None,
-            Some(&json!({"user_id": "bob"})),
-        );
+        let top = Selection::of(Ids {
+            user_id: Some("alice".into()),
+            filters: Some(json!({"user_id": "bob"})),
+            ..Ids::default()
+        });
         assert!(top.is_err(), "the ids of a body and its filters must agree");
     }
 

@@ -10,11 +10,10 @@ use crate::clock::rfc3339_of_ms;
 use crate::memory::model::Metadata;
 use crate::memory::{Action, Memory, Status};
 
-/// `POST /memories` and the hosted add paths.
-#[derive(Debug, Deserialize)]
-pub struct AddBody {
-    /// A list of `{role, content}` turns, one turn, or a text (a user turn).
-    pub messages: Value,
+/// Whose memories a call is about: mem0's ids at the top of the body, or in `filters` (where
+/// the hosted API takes them, with metadata conditions).
+#[derive(Debug, Default, Deserialize)]
+pub struct Ids {
     #[serde(default)]
     pub user_id: Option<String>,
     #[serde(default)]
@@ -22,21 +21,29 @@ pub struct AddBody {
     #[serde(default)]
     pub run_id: Option<String>,
     #[serde(default)]
+    pub filters: Option<Value>,
+}
+
+/// `POST /memories` and the hosted add paths.
+#[derive(Debug, Deserialize)]
+pub struct AddBody {
+    /// A list of `{role, content}` turns, one turn, or a text (a user turn).
+    pub messages: Value,
+    #[serde(flatten)]
+    pub ids: Ids,
+    #[serde(default)]
     pub metadata: Option<Metadata>,
     /// `false`: each user turn is stored as written (after redaction), not split.
     #[serde(default)]
     pub infer: Option<bool>,
-    /// Where the hosted API takes the ids.
-    #[serde(default)]
-    pub filters: Option<Value>,
 }
 
 /// `POST /search` and the hosted search paths.
 #[derive(Debug, Deserialize)]
 pub struct SearchBody {
     pub query: String,
-    #[serde(default)]
-    pub filters: Option<Value>,
+    #[serde(flatten)]
+    pub ids: Ids,
     #[serde(default)]
     pub top_k: Option<usize>,
     /// What older clients call `top_k`.
@@ -44,12 +51,6 @@ pub struct SearchBody {
     pub limit: Option<usize>,
     #[serde(default)]
     pub threshold: Option<f64>,
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    #[serde(default)]
-    pub run_id: Option<String>,
 }
 
 /// `PUT /memories/{id}`: a new text (`text`, or `data` and `memory` as older clients call
@@ -69,14 +70,8 @@ pub struct UpdateBody {
 /// The hosted API's listing (`POST /v2/memories/`, `/v3/memories/`).
 #[derive(Debug, Default, Deserialize)]
 pub struct ListBody {
-    #[serde(default)]
-    pub filters: Option<Value>,
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    #[serde(default)]
-    pub run_id: Option<String>,
+    #[serde(flatten)]
+    pub ids: Ids,
 }
 
 /// A memory as mem0 answers it, with cairn's type (and its status while it is not served).
