@@ -486,14 +486,16 @@ fn number(params: &HashMap<String, String>, names: &[&str]) -> Result<Option<usi
     Ok(None)
 }
 
-/// `page` (from 1) and `page_size` of a listing.
-fn paging(params: &HashMap<String, String>) -> Result<(usize, usize), Refusal> {
+/// `page` (from 1) and `page_size` of a listing, and the offset they start at (a page past any
+/// listing starts past its end, never wraps).
+fn paging(params: &HashMap<String, String>) -> Result<(usize, usize, usize), Refusal> {
     let page = number(params, &["page"])?.unwrap_or(1);
     let size = number(params, &["page_size", "top_k", "limit"])?.unwrap_or(DEFAULT_LISTED);
     if page == 0 || size == 0 {
         return Err(Refusal::bad("`page` and `page_size` are at least 1"));
     }
-    Ok((page, size.min(MAX_LISTED)))
+    let size = size.min(MAX_LISTED);
+    Ok((page, size, (page - 1).saturating_mul(size)))
 }
 
 /// `GET /memories`: the served memories the ids select, newest first (the project's when
@@ -502,11 +504,11 @@ pub(super) async fn list(
     State(cairn): State<Arc<Cairn>>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Answer {
-    let (page, size) = paging(&params)?;
+    let (_, size, offset) = paging(&params)?;
     let selected = cairn
         .select(SelectRequest {
             filter: Selection::of_query(&params)?.filter(None),
-            offset: (page - 1) * size,
+            offset,
             limit: size,
         })
         .await?;
@@ -524,19 +526,19 @@ pub(super) async fn list_page(
 ) -> Answer {
     let path = request.uri().path().to_string();
     let body: ListBody = body(request, Some(ListBody::default())).await?;
-    let (page, size) = paging(&params)?;
+    let (page, size, offset) = paging(&params)?;
     let selection = Selection::of(body.ids)?;
     let selected = cairn
         .select(SelectRequest {
             filter: selection.filter(None),
-            offset: (page - 1) * size,
+            offset,
             limit: size,
         })
         .await?;
     let link = |page: usize| format!("{path}?page={page}&page_size={size}");
     json(&Page {
         count: selected.total,
-        next: (page * size < selected.total).then(|| link(page + 1)),
+        next: (page.saturating_mul(size) < selected.total).then(|| link(page + 1)),
         previous: (page > 1).then(|| link(page - 1)),
         results: selected.memories.iter().map(Item::of).collect(),
     })
@@ -792,6 +794,18 @@ mod tests {
             ..Ids::default()
         });
         assert!(top.is_err(), "the ids of a body and its filters must agree");
+    }
+
+    #[test]
+    fn a_page_past_every_listing_starts_past_its_end() {
+        let params = |page: &str| HashMap::from([("page".to_string(), page.to_string())]);
+        assert_eq!(
+            paging(&params("3")).unwrap(),
+            (3, DEFAULT_LISTED, 2 * DEFAULT_LISTED)
+        );
+        let last = paging(&params(&usize::MAX.to_string())).unwrap();
+        assert_eq!(last.2, usize::MAX);
+        assert_eq!(paging(&params("0")).unwrap_err().status, 400);
     }
 
     #[test]
