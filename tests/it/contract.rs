@@ -175,7 +175,7 @@ fn difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 }
 
 /// `cairn serve` for the repository with the MCP face's data directory.
-async fn serve(repo: &TestRepo, data: &Path) -> RunningService<rmcp::RoleClient, ()> {
+pub(crate) async fn serve(repo: &TestRepo, data: &Path) -> RunningService<rmcp::RoleClient, ()> {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     command
         .arg("--repo")
@@ -193,7 +193,7 @@ async fn serve(repo: &TestRepo, data: &Path) -> RunningService<rmcp::RoleClient,
 }
 
 /// A small Python shop with a few weeks of history by two authors.
-fn shop() -> TestRepo {
+pub(crate) fn shop() -> TestRepo {
     let repo = TestRepo::new();
     repo.write("src/shop/__init__.py", "");
     repo.write(

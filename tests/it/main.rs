@@ -12,6 +12,7 @@ mod dedup;
 mod docs;
 mod embed;
 mod focus;
+mod golden;
 mod grammars;
 mod guidelines;
 mod impact;
