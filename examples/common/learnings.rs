@@ -103,19 +103,18 @@ pub fn text(rng: &mut fastrand::Rng) -> (MemoryType, String, String) {
 pub fn record(rng: &mut fastrand::Rng, i: usize) -> ExportRecord {
     let (kind, content, path) = text(rng);
     let now = cairn::clock::now_ms();
+    let mut memory = Memory::new(
+        format!("m_{:016x}", i as u64 * 2654435761 + 1),
+        kind,
+        content.chars().take(60).collect(),
+        content,
+        now,
+    );
+    memory.anchors.paths = vec![path];
+    memory.provenance.source = cairn::memory::Source::Review;
+    memory.validity.created_at = now - rng.i64(0..86_400_000 * 365);
     ExportRecord {
-        memory: Memory {
-            paths: vec![path],
-            source: cairn::memory::Source::Review,
-            created_at: now - rng.i64(0..86_400_000 * 365),
-            ..Memory::new(
-                format!("m_{:016x}", i as u64 * 2654435761 + 1),
-                kind,
-                content.chars().take(60).collect(),
-                content,
-                now,
-            )
-        },
+        memory,
         vector: None,
     }
 }

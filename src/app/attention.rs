@@ -133,7 +133,7 @@ pub fn assess(
         Some(known) => live
             .iter()
             .filter_map(|m| {
-                let anchors: Vec<String> = m.anchors().filter(|a| !known(a)).cloned().collect();
+                let anchors: Vec<String> = m.anchors.all().filter(|a| !known(a)).cloned().collect();
                 (!anchors.is_empty()).then_some((*m, anchors))
             })
             .collect(),
@@ -146,7 +146,9 @@ pub fn assess(
     let cutoff = now - i64::from(stale_days) * 86_400_000;
     let never_read: Vec<&Memory> = live
         .iter()
-        .filter(|m| m.access_count == 0 && !read.contains(&m.id) && m.created_at <= cutoff)
+        .filter(|m| {
+            m.reads.access_count == 0 && !read.contains(&m.id) && m.validity.created_at <= cutoff
+        })
         .copied()
         .collect();
     Attention {
@@ -193,7 +195,8 @@ impl Cairn {
             .into_iter()
             .filter(|m| m.is_live())
             .filter(|m| {
-                !m.kind.developer_scoped() || (developer.is_some() && m.developer == developer)
+                !m.kind.developer_scoped()
+                    || (developer.is_some() && m.owner.developer == developer)
             })
             .collect();
         let near = self
@@ -289,22 +292,22 @@ mod tests {
     #[test]
     fn each_list_takes_only_what_belongs_in_it() {
         let mut cart = memory("m_cart", NOW - 200 * DAY);
-        cart.paths = vec!["src/cart.py".to_string()];
-        cart.access_count = 3;
+        cart.anchors.paths = vec!["src/cart.py".to_string()];
+        cart.reads.access_count = 3;
         let mut gone = memory("m_gone", NOW - 3 * DAY);
-        gone.paths = vec!["src/old.py".to_string()];
-        gone.symbols = vec![
+        gone.anchors.paths = vec!["src/old.py".to_string()];
+        gone.anchors.symbols = vec![
             "src/cart.py::Cart.total".to_string(),
             "src/old.py::f".to_string(),
         ];
         let mut symbol = memory("m_symbol", NOW - 10 * DAY);
-        symbol.symbols = vec!["src/cart.py::Cart.total".to_string()];
+        symbol.anchors.symbols = vec!["src/cart.py::Cart.total".to_string()];
         let never = memory("m_never", NOW - 91 * DAY);
         let young = memory("m_young", NOW - 89 * DAY);
         let read_lately = memory("m_read_lately", NOW - 300 * DAY);
         let mut superseded = memory("m_superseded", NOW - 400 * DAY);
-        superseded.invalidated_at = Some(NOW - 100 * DAY);
-        superseded.paths = vec!["src/old.py".to_string()];
+        superseded.validity.invalidated_at = Some(NOW - 100 * DAY);
+        superseded.anchors.paths = vec!["src/old.py".to_string()];
         let memories = [cart, gone, symbol, never, young, read_lately, superseded];
         let history = History::new(vec![
             commit("c_before", NOW - 300 * DAY, &["src/cart.py"]),
@@ -362,7 +365,7 @@ mod tests {
     #[test]
     fn without_an_index_no_anchor_is_called_gone_and_days_move_the_cutoff() {
         let mut anchored = memory("m_a", NOW - 30 * DAY);
-        anchored.paths = vec!["src/nowhere.py".to_string()];
+        anchored.anchors.paths = vec!["src/nowhere.py".to_string()];
         let memories = [anchored];
         let history = History::default();
         let found = assess(&memories, &[], None, &history, &HashSet::new(), NOW, 90);

@@ -275,7 +275,12 @@ impl Cairn {
         let mut patterns = self.memories.open_rejection_patterns(category).await?;
         if let Ok(org) = self.org_memories() {
             patterns.extend(org.open_rejection_patterns(category).await?);
-            patterns.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+            patterns.sort_by(|a, b| {
+                b.validity
+                    .updated_at
+                    .cmp(&a.validity.updated_at)
+                    .then(a.id.cmp(&b.id))
+            });
         }
         Ok(patterns)
     }
@@ -352,8 +357,8 @@ fn category_brief(stat: RuleStat, patterns: &[Memory], files: &[GuidelineFile]) 
                 id: m.id.clone(),
                 title: m.title.clone(),
                 content: tokens::truncate(&m.content, EVIDENCE_SHOWN),
-                source_ref: m.source_ref.clone(),
-                paths: m.paths.clone(),
+                source_ref: m.provenance.source_ref.clone(),
+                paths: m.anchors.paths.clone(),
             })
             .collect(),
         sections: scored

@@ -71,10 +71,10 @@ impl LabelFilter {
                 .as_deref()
                 .is_none_or(|asked| held.as_deref() == Some(asked.trim()))
         };
-        same(&self.developer, &memory.developer)
-            && same(&self.agent, &memory.agent)
-            && same(&self.run, &memory.run)
-            && same(&self.written_by, &memory.written_by)
+        same(&self.developer, &memory.owner.developer)
+            && same(&self.agent, &memory.owner.agent)
+            && same(&self.run, &memory.owner.run)
+            && same(&self.written_by, &memory.provenance.written_by)
             && self
                 .metadata
                 .iter()
@@ -294,9 +294,9 @@ impl Cairn {
         let mut entities: HashMap<(EntityKind, String), Entity> = HashMap::new();
         for memory in self.all_scopes().await?.iter().filter(|m| m.is_served()) {
             let labels = [
-                (EntityKind::Developer, &memory.developer),
-                (EntityKind::Agent, &memory.agent),
-                (EntityKind::Run, &memory.run),
+                (EntityKind::Developer, &memory.owner.developer),
+                (EntityKind::Agent, &memory.owner.agent),
+                (EntityKind::Run, &memory.owner.run),
             ];
             for (kind, name) in labels {
                 let Some(name) = name else { continue };
@@ -306,12 +306,12 @@ impl Cairn {
                         kind,
                         name: name.clone(),
                         memories: 0,
-                        created_at: memory.created_at,
-                        updated_at: memory.updated_at,
+                        created_at: memory.validity.created_at,
+                        updated_at: memory.validity.updated_at,
                     });
                 entity.memories += 1;
-                entity.created_at = entity.created_at.min(memory.created_at);
-                entity.updated_at = entity.updated_at.max(memory.updated_at);
+                entity.created_at = entity.created_at.min(memory.validity.created_at);
+                entity.updated_at = entity.updated_at.max(memory.validity.updated_at);
             }
         }
         let mut entities: Vec<Entity> = entities.into_values().collect();
@@ -443,8 +443,8 @@ mod tests {
             "Alice forgets to close files.".into(),
             1,
         );
-        memory.developer = Some("alice".into());
-        memory.agent = Some("reviewer".into());
+        memory.owner.developer = Some("alice".into());
+        memory.owner.agent = Some("reviewer".into());
         memory.metadata.insert("pr".into(), serde_json::json!(12));
         let filter = |developer: Option<&str>| LabelFilter {
             developer: developer.map(str::to_string),

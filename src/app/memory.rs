@@ -222,7 +222,7 @@ fn search_answer(
     if let Some(profile) = &profile {
         page.force(format!(
             "## Profile of @{}",
-            profile.developer.as_deref().unwrap_or("?")
+            profile.owner.developer.as_deref().unwrap_or("?")
         ));
         page.force(profile.content.clone());
     }
@@ -567,7 +567,12 @@ impl Cairn {
                 m.scope = Scope::Org;
                 m
             }));
-            all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+            all.sort_by(|a, b| {
+                a.validity
+                    .created_at
+                    .cmp(&b.validity.created_at)
+                    .then(a.id.cmp(&b.id))
+            });
         }
         Ok(all)
     }
@@ -618,10 +623,11 @@ impl Cairn {
             // Another developer's memories are only reachable through their developer.
             .filter(|m| developer.is_some() || !m.kind.developer_scoped())
             .filter(|m| kind.is_none_or(|k| m.kind == k))
-            .filter(|m| developer.is_none() || m.developer == developer)
+            .filter(|m| developer.is_none() || m.owner.developer == developer)
             .filter(|m| {
                 path.as_ref().is_none_or(|p| {
-                    m.paths
+                    m.anchors
+                        .paths
                         .iter()
                         .any(|q| q == p || q.starts_with(&format!("{p}/")))
                 })
@@ -720,7 +726,7 @@ impl Cairn {
                 (false, false) => m.is_served(),
             })
             .filter(|m| kind.is_none_or(|k| m.kind == k))
-            .filter(|m| developer.is_none() || m.developer == developer)
+            .filter(|m| developer.is_none() || m.owner.developer == developer)
             .collect();
         listed.reverse();
         Ok(MemoryList(listed))
@@ -777,7 +783,12 @@ impl Cairn {
                 })),
                 Err(e) => tracing::warn!("organisation memories left out: {e}"),
             }
-            pending.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+            pending.sort_by(|a, b| {
+                a.validity
+                    .created_at
+                    .cmp(&b.validity.created_at)
+                    .then(a.id.cmp(&b.id))
+            });
         }
         Ok(pending)
     }
@@ -819,7 +830,7 @@ impl Cairn {
     /// Flags found memories whose anchored code changed after they were written (the
     /// newest such commit in the history at HEAD).
     async fn flag_changed_code(&self, found: &mut [Found]) {
-        if found.iter().all(|f| f.memory.anchored_paths().is_empty()) {
+        if found.iter().all(|f| f.memory.anchors.files().is_empty()) {
             return;
         }
         let Some(snapshot) = self.graph_if_indexed().await else {
@@ -840,17 +851,18 @@ impl Cairn {
         let graph = &snapshot.graph;
         for m in found.iter_mut().map(|f| &mut f.memory) {
             let gone: Vec<String> = m
+                .anchors
                 .paths
                 .iter()
                 .filter(|p| {
                     graph.node(p).is_none()
                         && !graph.files().any(|f| f.path.starts_with(&format!("{p}/")))
                 })
-                .chain(m.symbols.iter().filter(|s| graph.node(s).is_none()))
-                .filter(|a| !m.unknown_anchors.contains(a))
+                .chain(m.anchors.symbols.iter().filter(|s| graph.node(s).is_none()))
+                .filter(|a| !m.anchors.unknown_anchors.contains(a))
                 .cloned()
                 .collect();
-            m.unknown_anchors.extend(gone);
+            m.anchors.unknown_anchors.extend(gone);
         }
     }
 }
@@ -999,7 +1011,7 @@ mod tests {
     #[test]
     fn a_developer_search_shows_the_profile_then_the_memories() {
         let mut profile = found(9, "Alice writes small, well-tested changes").memory;
-        profile.developer = Some("alice".to_string());
+        profile.owner.developer = Some("alice".to_string());
         let answer = search_answer(Some(profile), Vec::new(), None, None, false).unwrap();
         assert_eq!(
             answer.text,

@@ -482,8 +482,9 @@ pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
         kind: memory.kind.to_string(),
         content: memory.content.clone(),
         anchors: memory
-            .anchors()
-            .chain(memory.file_pattern.as_ref())
+            .anchors
+            .all()
+            .chain(memory.rule.file_pattern.as_ref())
             .cloned()
             .collect(),
         code_changed_since: None,
@@ -506,7 +507,7 @@ pub fn code_changed_since(
     memory: &crate::memory::Memory,
     history: &History,
 ) -> Option<crate::context::CodeChanged> {
-    crate::context::CodeChanged::of(history, &memory.anchored_paths(), memory.stated_at())
+    crate::context::CodeChanged::of(history, &memory.anchors.files(), memory.stated_at())
 }
 
 /// The commit history the store holds and the HEAD it was mined at.

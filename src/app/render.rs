@@ -82,27 +82,27 @@ impl Text for RecordedReview {
 /// One memory on one line: `- [type] id: content (anchors) · scope · provenance`.
 pub fn memory_line(memory: &Memory) -> String {
     let mut line = format!("- [{}] {}: {}", memory.kind, memory.id, memory.content);
-    let anchors: Vec<&str> = memory.anchors().map(String::as_str).collect();
+    let anchors: Vec<&str> = memory.anchors.all().map(String::as_str).collect();
     if !anchors.is_empty() {
         line.push_str(&format!(" ({})", anchors.join(", ")));
     }
     let mut facts = Vec::new();
-    if let Some(dev) = &memory.developer {
+    if let Some(dev) = &memory.owner.developer {
         facts.push(format!("@{dev}"));
     }
     if !memory.status.is_approved() {
         facts.push(memory.status.to_string());
     }
-    if let Some(by) = &memory.superseded_by {
+    if let Some(by) = &memory.validity.superseded_by {
         facts.push(format!("superseded by {by}"));
     }
-    if let Some(source_ref) = &memory.source_ref {
+    if let Some(source_ref) = &memory.provenance.source_ref {
         facts.push(source_ref.clone());
     }
-    if !memory.unknown_anchors.is_empty() {
+    if !memory.anchors.unknown_anchors.is_empty() {
         facts.push(format!(
             "unknown anchors: {}",
-            memory.unknown_anchors.join(", ")
+            memory.anchors.unknown_anchors.join(", ")
         ));
     }
     if !facts.is_empty() {
@@ -160,21 +160,22 @@ fn memory_detail(memory: &Memory) -> String {
     text.push_str(&format!(
         "\ntitle: {}\nsource: {:?}{} · confidence {:.1} · read {} times",
         memory.title,
-        memory.source,
+        memory.provenance.source,
         memory
+            .provenance
             .source_ref
             .as_deref()
             .map(|r| format!(" ({r})"))
             .unwrap_or_default(),
         memory.confidence,
-        memory.access_count
+        memory.reads.access_count
     ));
-    if let Some(old) = &memory.supersedes {
+    if let Some(old) = &memory.validity.supersedes {
         text.push_str(&format!("\nsupersedes {old}"));
     }
-    match &memory.addressed_by {
+    match &memory.rule.addressed_by {
         Some(change) => text.push_str(&format!("\naddressed by guideline change {change}")),
-        None if memory.addressed => text.push_str("\naddressed by a guideline update"),
+        None if memory.rule.addressed => text.push_str("\naddressed by a guideline update"),
         None => {}
     }
     if !memory.history.is_empty() {

@@ -352,10 +352,10 @@ impl Cairn {
             match m.kind {
                 MemoryType::RiskModule => extras.risks.push(briefing::Risk {
                     kind: "risk_module".to_string(),
-                    subject: m.anchors().next().cloned().unwrap_or_default(),
+                    subject: m.anchors.all().next().cloned().unwrap_or_default(),
                     detail: format!("{}: {}", m.id, m.content),
                 }),
-                MemoryType::RejectionPattern if !m.addressed => extras.rejections.push(note),
+                MemoryType::RejectionPattern if !m.rule.addressed => extras.rejections.push(note),
                 MemoryType::ProjectPattern
                 | MemoryType::Decision
                 | MemoryType::FrameworkKnowledge => extras.memories.push(note),
@@ -406,7 +406,7 @@ impl Cairn {
                 &mut extras.memories
             };
             for f in found {
-                if list.len() >= limit || (rejection && f.memory.addressed) {
+                if list.len() >= limit || (rejection && f.memory.rule.addressed) {
                     continue;
                 }
                 if !list.iter().any(|n| n.id == f.memory.id) {

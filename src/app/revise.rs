@@ -44,13 +44,16 @@ impl Cairn {
     /// since `seen`, when nothing changed, or when the text holds a secret.
     pub async fn revise(&self, request: ReviseRequest) -> Result<WriteOutcome, AskError> {
         let old = self.memory_by_id(request.id.trim()).await?;
-        if let Some(newer) = &old.superseded_by {
+        if let Some(newer) = &old.validity.superseded_by {
             return Err(invalid(format!(
                 "{} was superseded by {newer} already: nothing was stored; edit the newer one",
                 old.id
             )));
         }
-        if request.seen.is_some_and(|seen| seen != old.updated_at) {
+        if request
+            .seen
+            .is_some_and(|seen| seen != old.validity.updated_at)
+        {
             return Err(invalid(format!(
                 "{} changed since this form was opened: nothing was stored; open it again to see the change",
                 old.id
@@ -62,8 +65,8 @@ impl Cairn {
             .filter(|t| !t.is_empty());
         let unchanged = request.content.trim() == old.content
             && title.as_ref().is_none_or(|t| *t == old.title)
-            && request.paths == old.paths
-            && request.symbols == old.symbols;
+            && request.paths == old.anchors.paths
+            && request.symbols == old.anchors.symbols;
         if unchanged {
             return Err(invalid(format!(
                 "the text and anchors of {} are unchanged: nothing was stored",
@@ -76,8 +79,8 @@ impl Cairn {
             kind: Some(old.kind),
             title,
             content: request.content,
-            developer: old.developer.clone(),
-            org: old.org.clone(),
+            developer: old.owner.developer.clone(),
+            org: old.owner.org.clone(),
             agent: None,
             run: None,
             metadata: old.metadata.clone(),
@@ -85,10 +88,10 @@ impl Cairn {
             symbols: request.symbols,
             supersedes: Some(old.id.clone()),
             source: memory::Source::Manual,
-            source_ref: old.source_ref.clone(),
+            source_ref: old.provenance.source_ref.clone(),
             written_by: request.written_by,
-            category: old.category.clone(),
-            file_pattern: old.file_pattern.clone(),
+            category: old.rule.category.clone(),
+            file_pattern: old.rule.file_pattern.clone(),
             scope: old.scope,
             refuse_secrets: true,
         };
@@ -101,10 +104,18 @@ impl Cairn {
         let start = self.memory_by_id(id.trim()).await?;
         let mut seen: HashSet<String> = HashSet::from([start.id.clone()]);
         let mut older = self
-            .chain_from(start.supersedes.clone(), |m| &m.supersedes, &mut seen)
+            .chain_from(
+                start.validity.supersedes.clone(),
+                |m| &m.validity.supersedes,
+                &mut seen,
+            )
             .await;
         let newer = self
-            .chain_from(start.superseded_by.clone(), |m| &m.superseded_by, &mut seen)
+            .chain_from(
+                start.validity.superseded_by.clone(),
+                |m| &m.validity.superseded_by,
+                &mut seen,
+            )
             .await;
         older.reverse();
         let at = older.len();

@@ -217,7 +217,7 @@ async fn import(cairn: &Cairn, file: &Path) -> anyhow::Result<()> {
 
 /// A memory's texts, oldest first, and what it says now.
 fn history_text(MemoryHistory(m): &MemoryHistory) -> String {
-    let mut text = format!("{} [{}] created {}\n", m.id, m.kind, m.created_at);
+    let mut text = format!("{} [{}] created {}\n", m.id, m.kind, m.validity.created_at);
     for r in &m.history {
         let _ = writeln!(
             text,
@@ -234,7 +234,8 @@ fn history_text(MemoryHistory(m): &MemoryHistory) -> String {
     let _ = writeln!(
         text,
         "  now{}: {}",
-        m.superseded_by
+        m.validity
+            .superseded_by
             .as_deref()
             .map(|s| format!(" (superseded by {s})"))
             .unwrap_or_default(),

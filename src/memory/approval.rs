@@ -105,7 +105,7 @@ pub(super) fn decided(
             memory.status
         )));
     }
-    if let Some(newer) = &memory.superseded_by {
+    if let Some(newer) = &memory.validity.superseded_by {
         return Err(MemoryError::Invalid(format!(
             "{id} was replaced by {newer} while it waited: decide that one"
         )));
@@ -113,7 +113,7 @@ pub(super) fn decided(
     let now = crate::clock::now_ms();
     let who = by.map(|b| format!(" by {b}")).unwrap_or_default();
     let mut decided = memory.clone();
-    decided.updated_at = now;
+    decided.validity.updated_at = now;
     let note = match decision {
         Decision::Approve => {
             decided.status = Status::Approved;
@@ -121,7 +121,7 @@ pub(super) fn decided(
         }
         Decision::Reject => {
             decided.status = Status::Rejected;
-            decided.invalidated_at = Some(now);
+            decided.validity.invalidated_at = Some(now);
             match reason {
                 Some(reason) => format!("rejected{who}: {reason}"),
                 None => format!("rejected{who}"),
@@ -139,6 +139,7 @@ pub(super) fn decided(
     let mut changed = vec![decided];
     if decision == Decision::Approve
         && let Some(old) = memory
+            .validity
             .supersedes
             .as_deref()
             .and_then(|old| memories.get(old))
@@ -153,9 +154,9 @@ pub(super) fn decided(
             by: by.map(str::to_string),
             note: Some(format!("superseded by {id}, approved{who}")),
         });
-        old.invalidated_at = Some(now);
-        old.superseded_by = Some(id.to_string());
-        old.updated_at = now;
+        old.validity.invalidated_at = Some(now);
+        old.validity.superseded_by = Some(id.to_string());
+        old.validity.updated_at = now;
         changed.push(old);
     }
     Ok(changed)
@@ -189,8 +190,8 @@ mod tests {
         let pending = "m_0000000000000002";
         let rejected = "m_0000000000000003";
         let mut replaced = memory("m_0000000000000004", Status::Pending);
-        replaced.superseded_by = Some(pending.to_string());
-        replaced.invalidated_at = Some(2);
+        replaced.validity.superseded_by = Some(pending.to_string());
+        replaced.validity.invalidated_at = Some(2);
         let memories = by_id(vec![
             memory(approved, Status::Approved),
             memory(pending, Status::Pending),
@@ -245,12 +246,15 @@ mod tests {
     fn an_approval_supersedes_the_memory_the_write_replaces() {
         let old = memory("m_0000000000000001", Status::Approved);
         let mut new = memory("m_0000000000000002", Status::Pending);
-        new.supersedes = Some(old.id.clone());
+        new.validity.supersedes = Some(old.id.clone());
         let memories = by_id(vec![old.clone(), new.clone()]);
         let changed = decided(&memories, &new.id, Decision::Approve, None, None).unwrap();
         assert_eq!(changed.len(), 2);
         assert_eq!(changed[1].id, old.id);
-        assert_eq!(changed[1].superseded_by.as_deref(), Some(new.id.as_str()));
+        assert_eq!(
+            changed[1].validity.superseded_by.as_deref(),
+            Some(new.id.as_str())
+        );
         assert!(!changed[1].is_live());
         // A rejection leaves the old memory served.
         let changed = decided(&memories, &new.id, Decision::Reject, None, None).unwrap();

@@ -125,7 +125,8 @@ pub(super) fn near_pairs(
                 _ if by_terms >= NEAR_TERMS => (by_terms, "terms"),
                 _ => continue,
             };
-            let (older, newer) = if (memory.created_at, &memory.id) <= (other.created_at, &other.id)
+            let (older, newer) = if (memory.validity.created_at, &memory.id)
+                <= (other.validity.created_at, &other.id)
             {
                 (memory, other)
             } else {
@@ -290,7 +291,7 @@ mod tests {
         assert_eq!(near_pairs(&memories, &index, "project").len(), 1);
         assert!(near_pairs(&memories, &index, "dev:alice").is_empty());
         let old = memories.get_mut("m_a").unwrap();
-        old.invalidated_at = Some(1_700_000_100_000);
+        old.validity.invalidated_at = Some(1_700_000_100_000);
         index.upsert(&Entry {
             approved: true,
             id: "m_a",

@@ -369,14 +369,14 @@ fn check_support_in<'a>(
                 memory.kind
             )));
         }
-        if memory.category.as_deref() != Some(change.category.as_str()) {
+        if memory.rule.category.as_deref() != Some(change.category.as_str()) {
             return Err(invalid(format!(
                 "`{id}` is a rejection pattern of `{}`, not of `{}`",
-                memory.category.as_deref().unwrap_or("no category"),
+                memory.rule.category.as_deref().unwrap_or("no category"),
                 change.category
             )));
         }
-        if let Some(newer) = &memory.superseded_by {
+        if let Some(newer) = &memory.validity.superseded_by {
             return Err(invalid(format!(
                 "`{id}` was superseded by {newer}: name the live pattern"
             )));
@@ -385,12 +385,12 @@ fn check_support_in<'a>(
             return Err(invalid(format!("`{id}` is no longer live")));
         }
         if change.outcome == Outcome::Accepted
-            && memory.addressed
-            && memory.addressed_by.as_deref() != Some(change.id.as_str())
+            && memory.rule.addressed
+            && memory.rule.addressed_by.as_deref() != Some(change.id.as_str())
         {
             return Err(invalid(format!(
                 "`{id}` is already addressed ({})",
-                memory.addressed_by.as_deref().map_or_else(
+                memory.rule.addressed_by.as_deref().map_or_else(
                     || "by `cairn rules --addressed`".to_string(),
                     |by| format!("by guideline change {by}")
                 )
@@ -513,12 +513,13 @@ impl Memories {
                     .memories
                     .iter()
                     .filter_map(|id| state.memories.get(id))
-                    .filter(|m| m.addressed_by.as_deref() != Some(change.id.as_str()))
-                    .map(|m| Memory {
-                        addressed: true,
-                        addressed_by: Some(change.id.clone()),
-                        updated_at: 0,
-                        ..m.clone()
+                    .filter(|m| m.rule.addressed_by.as_deref() != Some(change.id.as_str()))
+                    .map(|m| {
+                        let mut m = m.clone();
+                        m.rule.addressed = true;
+                        m.rule.addressed_by = Some(change.id.clone());
+                        m.validity.updated_at = 0;
+                        m
                     })
                     .collect();
                 addressed = marked.iter().map(|m| m.id.clone()).collect();
@@ -553,12 +554,13 @@ impl Memories {
                 .iter()
                 .filter_map(|id| state.memories.get(id))
                 .filter(|m| m.kind == MemoryType::RejectionPattern && m.is_live())
-                .filter(|m| m.addressed_by.as_deref() != Some(change))
-                .map(|m| Memory {
-                    addressed: true,
-                    addressed_by: Some(change.to_string()),
-                    updated_at: 0,
-                    ..m.clone()
+                .filter(|m| m.rule.addressed_by.as_deref() != Some(change))
+                .map(|m| {
+                    let mut m = m.clone();
+                    m.rule.addressed = true;
+                    m.rule.addressed_by = Some(change.to_string());
+                    m.validity.updated_at = 0;
+                    m
                 })
                 .collect();
             let marked_ids = marked.iter().map(|m| m.id.clone()).collect();
@@ -599,7 +601,12 @@ impl Memories {
         let mut open: Vec<Memory> = super::reviews::open_rejections(&state.memories, &category)
             .cloned()
             .collect();
-        open.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        open.sort_by(|a, b| {
+            b.validity
+                .updated_at
+                .cmp(&a.validity.updated_at)
+                .then(a.id.cmp(&b.id))
+        });
         Ok(open)
     }
 }
@@ -635,7 +642,7 @@ mod tests {
             "c".to_string(),
             1,
         );
-        m.category = Some(category.to_string());
+        m.rule.category = Some(category.to_string());
         m
     }
 
@@ -768,7 +775,7 @@ mod tests {
                 .contains("of `security`")
         );
         let mut addressed = pattern("m_0000000000000001", "naming");
-        addressed.addressed = true;
+        addressed.rule.addressed = true;
         memories.insert(addressed.id.clone(), addressed.clone());
         assert!(check(&change, &memories).is_ok(), "a proposal may cite it");
         change.outcome = Outcome::Accepted;
@@ -777,7 +784,7 @@ mod tests {
                 .unwrap_err()
                 .contains("already addressed")
         );
-        addressed.addressed_by = Some(change.id.clone());
+        addressed.rule.addressed_by = Some(change.id.clone());
         memories.insert(addressed.id.clone(), addressed);
         assert!(
             check(&change, &memories).is_ok(),
@@ -788,15 +795,15 @@ mod tests {
     #[test]
     fn an_imported_memory_names_only_a_change_id() {
         let mut memory = pattern("m_0000000000000001", "naming");
-        memory.created_at = 1_700_000_000_000;
-        memory.updated_at = memory.created_at;
-        memory.valid_from = memory.created_at;
-        memory.addressed = true;
-        memory.addressed_by = Some("g_00000000000000ab".to_string());
+        memory.validity.created_at = 1_700_000_000_000;
+        memory.validity.updated_at = memory.validity.created_at;
+        memory.validity.valid_from = memory.validity.created_at;
+        memory.rule.addressed = true;
+        memory.rule.addressed_by = Some("g_00000000000000ab".to_string());
         let line = |m: &Memory| serde_json::to_string(m).unwrap();
         let parsed = crate::memory::parse_jsonl(&line(&memory)).unwrap();
-        assert_eq!(parsed[0].memory.addressed_by, memory.addressed_by);
-        memory.addressed_by = Some("../../etc/passwd".to_string());
+        assert_eq!(parsed[0].memory.rule.addressed_by, memory.rule.addressed_by);
+        memory.rule.addressed_by = Some("../../etc/passwd".to_string());
         let error = crate::memory::parse_jsonl(&line(&memory)).unwrap_err();
         assert!(
             error.to_string().contains("not a guideline change id"),

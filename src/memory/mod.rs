@@ -29,7 +29,8 @@ use tokio::sync::Mutex;
 
 pub use guidelines::{ChangeInput, GuidelineChange, Outcome, RecordedChange};
 pub use model::{
-    Action, Approval, FilePattern, Memory, MemoryError, MemoryType, Revision, Scope, Source, Status,
+    Action, Anchors, Approval, FilePattern, Memory, MemoryError, MemoryType, Owner, Provenance,
+    Reads, Revision, Rule, Scope, Source, Status, Validity,
 };
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, Rewrite, WriteOutcome};
@@ -176,7 +177,7 @@ impl State {
             return;
         }
         let memory = stored.memory;
-        let anchors: Vec<String> = memory.anchors().cloned().collect();
+        let anchors: Vec<String> = memory.anchors.all().cloned().collect();
         let partition = memory.partition();
         self.index.upsert(&Entry {
             id: &memory.id,
@@ -567,11 +568,11 @@ impl Memories {
                 memory.seq = seq;
             }
             if let Some((count, last)) = state.access.remove(&memory.id) {
-                memory.access_count = memory.access_count.saturating_add(count);
-                memory.last_access = Some(memory.last_access.unwrap_or(0).max(last));
+                memory.reads.access_count = memory.reads.access_count.saturating_add(count);
+                memory.reads.last_access = Some(memory.reads.last_access.unwrap_or(0).max(last));
             }
-            if memory.updated_at == 0 {
-                memory.updated_at = now;
+            if memory.validity.updated_at == 0 {
+                memory.validity.updated_at = now;
             }
         }
         // A memory keeps its vector only while the text it was computed from is unchanged.
@@ -677,7 +678,7 @@ impl Memories {
                     .get(&id)
                     .cloned()
                     .ok_or_else(|| MemoryError::NotFound(id.clone()))?;
-                if let Some(newer) = &current.superseded_by {
+                if let Some(newer) = &current.validity.superseded_by {
                     return Err(MemoryError::Invalid(format!(
                         "{id} was superseded by {newer}: change that one"
                     )));
@@ -892,10 +893,11 @@ impl Memories {
                 let mut updated = memory.clone();
                 let mut notes = Vec::new();
                 for anchor in updated
+                    .anchors
                     .paths
                     .iter_mut()
-                    .chain(updated.symbols.iter_mut())
-                    .chain(updated.unknown_anchors.iter_mut())
+                    .chain(updated.anchors.symbols.iter_mut())
+                    .chain(updated.anchors.unknown_anchors.iter_mut())
                 {
                     if let Some(to) = moved(anchor) {
                         notes.push(format!("{anchor} → {to}"));
@@ -964,7 +966,7 @@ impl Memories {
                     .map(|m| team::outbox::Tombstone {
                         id: m.id.clone(),
                         kind: m.kind.as_str().to_string(),
-                        developer: m.developer.clone(),
+                        developer: m.owner.developer.clone(),
                     })
                     .collect();
                 self.team_write(link, store, state, Vec::new(), tombstones, None)
@@ -990,8 +992,8 @@ impl Memories {
             let restored: Vec<Memory> = removed
                 .iter()
                 .filter_map(|gone| {
-                    let previous = state.memories.get(gone.supersedes.as_ref()?)?;
-                    (previous.superseded_by.as_deref() == Some(gone.id.as_str()))
+                    let previous = state.memories.get(gone.validity.supersedes.as_ref()?)?;
+                    (previous.validity.superseded_by.as_deref() == Some(gone.id.as_str()))
                         .then(|| restore(previous, &gone.id))
                 })
                 .collect();
@@ -1028,9 +1030,9 @@ impl Memories {
             }
             let mut shared = memory.clone();
             shared.shared = true;
-            shared.updated_at = crate::clock::now_ms();
+            shared.validity.updated_at = crate::clock::now_ms();
             shared.history.push(Revision {
-                at: shared.updated_at,
+                at: shared.validity.updated_at,
                 event: Action::Update,
                 title: memory.title.clone(),
                 content: memory.content.clone(),
@@ -1061,7 +1063,12 @@ impl Memories {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
         let mut all: Vec<Memory> = state.memories.values().cloned().collect();
-        all.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        all.sort_by(|a, b| {
+            a.validity
+                .created_at
+                .cmp(&b.validity.created_at)
+                .then(a.id.cmp(&b.id))
+        });
         Ok(all)
     }
 
@@ -1246,7 +1253,8 @@ impl Memories {
             .filter_map(|(id, base)| {
                 let memory = state.memories.get(&id).filter(|m| m.status.is_approved())?;
                 let overlap = anchor_overlap(memory, &named_paths);
-                let age_days = now.saturating_sub(memory.updated_at).max(0) as f64 / 86_400_000.0;
+                let age_days =
+                    now.saturating_sub(memory.validity.updated_at).max(0) as f64 / 86_400_000.0;
                 let recency = 1.0 + 0.2 * (-age_days / 90.0).exp();
                 let score = base * (1.0 + 0.5 * overlap) * recency;
                 Some(Found {
@@ -1283,11 +1291,11 @@ impl Memories {
             .values()
             .filter(|m| m.is_served() && !m.kind.developer_scoped())
             .filter(|m| {
-                m.paths.iter().any(|p| {
+                m.anchors.paths.iter().any(|p| {
                     paths
                         .iter()
                         .any(|q| q == p || q.starts_with(&format!("{p}/")))
-                }) || m.symbols.iter().any(|s| symbols.contains(s))
+                }) || m.anchors.symbols.iter().any(|s| symbols.contains(s))
                     || pattern_matches(globs, m, paths)
             })
             .collect();
@@ -1310,7 +1318,7 @@ impl Memories {
             .find(|m| {
                 m.kind == MemoryType::ContributorProfile
                     && m.is_served()
-                    && m.developer.as_deref() == Some(developer.as_str())
+                    && m.owner.developer.as_deref() == Some(developer.as_str())
             })
             .cloned())
     }
@@ -1333,7 +1341,7 @@ impl Memories {
                         && state.memories.values().chain(changed.iter()).any(|m| {
                             m.kind == MemoryType::ContributorProfile
                                 && m.is_live()
-                                && m.developer == record.memory.developer
+                                && m.owner.developer == record.memory.owner.developer
                         });
                     if state.memories.contains_key(id) || second_profile {
                         report.skipped.push(id.clone());
@@ -1502,9 +1510,10 @@ fn spawn_closer(
 }
 
 /// One line of a JSON Lines export: the memory as stored, and its vector (base64 of
-/// little-endian f32s) when it has one.
+/// little-endian f32s) when it has one. A key it does not know is refused by
+/// [`parse_jsonl`] (serde's `deny_unknown_fields` cannot see through the memory's flattened
+/// parts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ExportRecord {
     #[serde(flatten)]
     pub memory: Memory,
@@ -1529,6 +1538,13 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
         if line.trim().is_empty() {
             continue;
         }
+        if let Some(key) = unknown_key(line) {
+            return Err(MemoryError::Invalid(format!(
+                "line {}: not a cairn memory: unknown field {}",
+                n + 1,
+                crate::secrets::quoted(&key)
+            )));
+        }
         let mut record: ExportRecord = serde_json::from_str(line).map_err(|e| {
             // The record flattens its memory, so serde places the memory's errors at the
             // object's end: the memory alone, read again, says which field is wrong.
@@ -1545,6 +1561,17 @@ pub fn parse_jsonl(text: &str) -> Result<Vec<ExportRecord>> {
         records.push(record);
     }
     Ok(records)
+}
+
+/// The first key of an export line that is not a memory's, if the line is an object.
+fn unknown_key(line: &str) -> Option<String> {
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).ok()?;
+    let known = |key: &str| {
+        matches!(key, "id" | "type")
+            || (crate::storage::memory::MEMORY_FIELDS.contains(&key)
+                && !matches!(key, "kind" | "forgotten" | "rev"))
+    };
+    object.keys().find(|key| !known(key)).cloned()
 }
 
 /// Starts comparing a partition's memories for near-duplicates on the blocking pool, over a
@@ -1586,9 +1613,9 @@ fn restore(previous: &Memory, gone: &str) -> Memory {
             "valid again: {gone}, which superseded it, was forgotten"
         )),
     });
-    restored.invalidated_at = None;
-    restored.superseded_by = None;
-    restored.updated_at = crate::clock::now_ms();
+    restored.validity.invalidated_at = None;
+    restored.validity.superseded_by = None;
+    restored.validity.updated_at = crate::clock::now_ms();
     restored
 }
 
@@ -1603,10 +1630,10 @@ fn embedding_text(memory: &Memory) -> String {
 
 /// How much a memory counts without a query: type, confidence, use and age.
 fn standing(memory: &Memory, now: i64) -> f64 {
-    let age_days = now.saturating_sub(memory.updated_at).max(0) as f64 / 86_400_000.0;
+    let age_days = now.saturating_sub(memory.validity.updated_at).max(0) as f64 / 86_400_000.0;
     memory.kind.weight()
         * (0.5 + 0.5 * memory.confidence)
-        * (1.0 + 0.1 * (memory.access_count as f64).ln_1p())
+        * (1.0 + 0.1 * (memory.reads.access_count as f64).ln_1p())
         * (0.5 + (-age_days / 180.0).exp())
 }
 
@@ -1617,7 +1644,7 @@ fn pattern_matches(
     memory: &Memory,
     paths: &[String],
 ) -> bool {
-    let Some(pattern) = memory.file_pattern.as_deref() else {
+    let Some(pattern) = memory.rule.file_pattern.as_deref() else {
         return false;
     };
     if !globs.contains_key(pattern) {
@@ -1630,13 +1657,13 @@ fn pattern_matches(
 
 /// The share of `paths` a memory is anchored on (or anchored under).
 fn anchor_overlap(memory: &Memory, paths: &[String]) -> f64 {
-    if paths.is_empty() || memory.paths.is_empty() {
+    if paths.is_empty() || memory.anchors.paths.is_empty() {
         return 0.0;
     }
     let hit = paths
         .iter()
         .filter(|q| {
-            memory.paths.iter().any(|p| {
+            memory.anchors.paths.iter().any(|p| {
                 *q == p || q.starts_with(&format!("{p}/")) || p.starts_with(&format!("{q}/"))
             })
         })

@@ -439,7 +439,8 @@ pub struct Revision {
     pub note: Option<String>,
 }
 
-/// A stored memory.
+/// A stored memory. Its parts are flattened into one JSON object: the stored rows, the
+/// exports and the answers keep the field layout they had before the parts existed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
     pub id: String,
@@ -447,65 +448,26 @@ pub struct Memory {
     pub kind: MemoryType,
     pub title: String,
     pub content: String,
-    /// The developer a developer-scoped memory belongs to (or whom a project memory is about).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub developer: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub org: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run: Option<String>,
+    #[serde(flatten)]
+    pub owner: Owner,
     /// Labels its writer attached (a client's own keys and values, kept and filterable).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: Metadata,
-    /// Repo-relative paths it is about.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
-    /// Symbols it is about (`path::Name` where the graph knows them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub symbols: Vec<String>,
-    /// Anchors the code graph does not know (flagged, not refused).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unknown_anchors: Vec<String>,
-    pub source: Source,
-    /// PR, commit or review id the learning came from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_ref: Option<String>,
-    /// Who wrote it (the assistant or person calling `remember`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub written_by: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub valid_from: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invalidated_at: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub superseded_by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub supersedes: Option<String>,
-    #[serde(default)]
-    pub access_count: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_access: Option<i64>,
+    #[serde(flatten)]
+    pub anchors: Anchors,
+    #[serde(flatten)]
+    pub provenance: Provenance,
+    #[serde(flatten)]
+    pub validity: Validity,
+    #[serde(flatten)]
+    pub reads: Reads,
     /// 0–1; grows when the same learning is written again.
     pub confidence: f64,
     /// Which store it lives in (rows written before scopes existed are the repository's).
     #[serde(default)]
     pub scope: Scope,
-    /// The files it applies to, as a gitignore-style glob (rejection patterns and framework
-    /// knowledge): `*.py`, `tests/**`, `src/api/**/*.ts`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_pattern: Option<String>,
-    /// The review rule category a rejection pattern is about (`naming`, `security`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
-    /// A rejection pattern consumed by a guideline update.
-    #[serde(default)]
-    pub addressed: bool,
-    /// The accepted guideline change (`g_…`) that addressed this rejection pattern.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub addressed_by: Option<String>,
+    #[serde(flatten)]
+    pub rule: Rule,
     /// A developer memory its developer shared with the team (team mode: readable by all
     /// members; only its developer can change it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -523,69 +485,43 @@ pub struct Memory {
     pub seq: u64,
 }
 
-impl Memory {
-    /// A live memory written at `now` (milliseconds), with no anchors, labels or history.
-    pub fn new(id: String, kind: MemoryType, title: String, content: String, now: i64) -> Memory {
-        Memory {
-            id,
-            kind,
-            title,
-            content,
-            developer: None,
-            org: None,
-            agent: None,
-            run: None,
-            metadata: Metadata::new(),
-            paths: Vec::new(),
-            symbols: Vec::new(),
-            unknown_anchors: Vec::new(),
-            source: Source::Manual,
-            source_ref: None,
-            written_by: None,
-            created_at: now,
-            updated_at: now,
-            valid_from: now,
-            invalidated_at: None,
-            superseded_by: None,
-            supersedes: None,
-            access_count: 0,
-            last_access: None,
-            confidence: 0.5,
-            scope: Scope::Repository,
-            file_pattern: None,
-            category: None,
-            addressed: false,
-            addressed_by: None,
-            shared: false,
-            redacted: Vec::new(),
-            status: Status::Approved,
-            history: Vec::new(),
-            seq: 0,
-        }
-    }
+/// Whose memory it is: the developer, organisation, agent and run it belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Owner {
+    /// The developer a developer-scoped memory belongs to (or whom a project memory is about).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub developer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+}
 
-    pub fn is_live(&self) -> bool {
-        self.invalidated_at.is_none()
-    }
+/// What in the code a memory is about.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Anchors {
+    /// Repo-relative paths it is about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Symbols it is about (`path::Name` where the graph knows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    /// Anchors the code graph does not know (flagged, not refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_anchors: Vec<String>,
+}
 
-    /// Live and approved: a memory cairn may serve.
-    pub fn is_served(&self) -> bool {
-        self.is_live() && self.status.is_approved()
-    }
-
-    /// The index partition the memory is searched in: the project, or one developer.
-    pub fn partition(&self) -> String {
-        partition(self.kind, self.developer.as_deref())
-    }
-
-    /// Every anchor, for display and search.
-    pub fn anchors(&self) -> impl Iterator<Item = &String> {
+impl Anchors {
+    /// Every anchor, paths first, for display and search.
+    pub fn all(&self) -> impl Iterator<Item = &String> {
         self.paths.iter().chain(self.symbols.iter())
     }
 
-    /// The files and folders its anchors are in: its paths, and the file of each symbol
+    /// The files and folders the anchors are in: the paths, and the file of each symbol
     /// (`path::Name` → `path`).
-    pub fn anchored_paths(&self) -> Vec<&str> {
+    pub fn files(&self) -> Vec<&str> {
         let mut paths: Vec<&str> = self
             .paths
             .iter()
@@ -601,11 +537,111 @@ impl Memory {
         paths.dedup();
         paths
     }
+}
+
+/// Where a memory came from and who wrote it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub source: Source,
+    /// PR, commit or review id the learning came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_ref: Option<String>,
+    /// Who wrote it (the assistant or person calling `remember`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<String>,
+}
+
+/// When a memory holds: written, changed, valid from, and replaced (milliseconds since the
+/// Unix epoch).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Validity {
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub valid_from: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalidated_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
+}
+
+/// How often and when a memory was last read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reads {
+    #[serde(default)]
+    pub access_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_access: Option<i64>,
+}
+
+/// What a rule-like memory (a rejection pattern, framework knowledge) applies to, and the
+/// guideline change that took it up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// The files it applies to, as a gitignore-style glob (rejection patterns and framework
+    /// knowledge): `*.py`, `tests/**`, `src/api/**/*.ts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_pattern: Option<String>,
+    /// The review rule category a rejection pattern is about (`naming`, `security`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// A rejection pattern consumed by a guideline update.
+    #[serde(default)]
+    pub addressed: bool,
+    /// The accepted guideline change (`g_…`) that addressed this rejection pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addressed_by: Option<String>,
+}
+
+impl Memory {
+    /// A live memory written at `now` (milliseconds), with no anchors, labels or history.
+    pub fn new(id: String, kind: MemoryType, title: String, content: String, now: i64) -> Memory {
+        Memory {
+            id,
+            kind,
+            title,
+            content,
+            owner: Owner::default(),
+            metadata: Metadata::new(),
+            anchors: Anchors::default(),
+            provenance: Provenance::default(),
+            validity: Validity {
+                created_at: now,
+                updated_at: now,
+                valid_from: now,
+                ..Validity::default()
+            },
+            reads: Reads::default(),
+            confidence: 0.5,
+            scope: Scope::Repository,
+            rule: Rule::default(),
+            shared: false,
+            redacted: Vec::new(),
+            status: Status::Approved,
+            history: Vec::new(),
+            seq: 0,
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.validity.invalidated_at.is_none()
+    }
+
+    /// Live and approved: a memory cairn may serve.
+    pub fn is_served(&self) -> bool {
+        self.is_live() && self.status.is_approved()
+    }
+
+    /// The index partition the memory is searched in: the project, or one developer.
+    pub fn partition(&self) -> String {
+        partition(self.kind, self.owner.developer.as_deref())
+    }
 
     /// When its text was last written (milliseconds): its creation, or the last revision
     /// that changed the text. Re-reads, new anchors and sharing do not count.
     pub fn stated_at(&self) -> i64 {
-        let mut stated = self.created_at;
+        let mut stated = self.validity.created_at;
         let later_texts = self
             .history
             .iter()
@@ -694,25 +730,25 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
     check("`title`", &memory.title, MAX_TITLE_BYTES)?;
     check("`content`", &memory.content, MAX_CONTENT_BYTES)?;
     let labels = [
-        ("`org`", &memory.org),
-        ("`agent`", &memory.agent),
-        ("`run`", &memory.run),
-        ("`source_ref`", &memory.source_ref),
-        ("`written_by`", &memory.written_by),
-        ("`category`", &memory.category),
-        ("`file_pattern`", &memory.file_pattern),
-        ("`supersedes`", &memory.supersedes),
-        ("`superseded_by`", &memory.superseded_by),
+        ("`org`", &memory.owner.org),
+        ("`agent`", &memory.owner.agent),
+        ("`run`", &memory.owner.run),
+        ("`source_ref`", &memory.provenance.source_ref),
+        ("`written_by`", &memory.provenance.written_by),
+        ("`category`", &memory.rule.category),
+        ("`file_pattern`", &memory.rule.file_pattern),
+        ("`supersedes`", &memory.validity.supersedes),
+        ("`superseded_by`", &memory.validity.superseded_by),
     ];
     for (field, label) in labels {
         check(field, label.as_deref().unwrap_or_default(), MAX_LABEL_BYTES)?;
     }
-    let anchors = memory.paths.len() + memory.symbols.len();
+    let anchors = memory.anchors.paths.len() + memory.anchors.symbols.len();
     for (field, list, max) in [
         ("`paths` and `symbols`", anchors, MAX_ANCHORS),
         (
             "`unknown_anchors`",
-            memory.unknown_anchors.len(),
+            memory.anchors.unknown_anchors.len(),
             MAX_ANCHORS,
         ),
         ("`redacted`", memory.redacted.len(), MAX_ANCHORS),
@@ -724,7 +760,7 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
             )));
         }
     }
-    for anchor in memory.anchors().chain(&memory.unknown_anchors) {
+    for anchor in memory.anchors.all().chain(&memory.anchors.unknown_anchors) {
         check("an anchor", anchor, MAX_ANCHOR_BYTES)?;
     }
     for kind in &memory.redacted {
@@ -881,7 +917,10 @@ mod tests {
             "confidence": 0.5,
         }))
         .unwrap();
-        assert_eq!((old.scope, old.file_pattern), (Scope::Repository, None));
+        assert_eq!(
+            (old.scope, old.rule.file_pattern),
+            (Scope::Repository, None)
+        );
     }
 
     #[test]
@@ -932,9 +971,9 @@ mod tests {
             "Use UTC.".into(),
             1_000,
         );
-        memory.symbols = vec!["src/time.py::now".into(), "src/time.py::today".into()];
-        memory.paths = vec!["src/db".into()];
-        assert_eq!(memory.anchored_paths(), ["src/db", "src/time.py"]);
+        memory.anchors.symbols = vec!["src/time.py::now".into(), "src/time.py::today".into()];
+        memory.anchors.paths = vec!["src/db".into()];
+        assert_eq!(memory.anchors.files(), ["src/db", "src/time.py"]);
         assert_eq!(memory.stated_at(), 1_000);
         let revision = |at: i64, content: &str| Revision {
             at,

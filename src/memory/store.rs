@@ -286,9 +286,9 @@ mod tests {
             1_700_000_000_000,
         );
         memory.seq = 1;
-        memory.developer = Some("alice".to_string());
-        memory.category = Some("release-train".to_string());
-        memory.paths = vec!["deploy/staging.yml".to_string()];
+        memory.owner.developer = Some("alice".to_string());
+        memory.rule.category = Some("release-train".to_string());
+        memory.anchors.paths = vec!["deploy/staging.yml".to_string()];
         memory.shared = true;
         memory.status = Status::Pending;
         let vector = [0.5_f32, -1.0, 2.0];
@@ -299,9 +299,9 @@ mod tests {
         assert_eq!(read[0].vector.as_deref(), Some(&vector[..]));
 
         memory.seq = 2;
-        memory.developer = None;
-        memory.category = None;
-        memory.paths.clear();
+        memory.owner.developer = None;
+        memory.rule.category = None;
+        memory.anchors.paths.clear();
         memory.shared = false;
         memory.status = Status::Approved;
         store.write(&[(&memory, None)], 2).await.unwrap();

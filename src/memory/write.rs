@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 
 use super::model::{
-    Action, FilePattern, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY,
-    MAX_LABEL_BYTES, MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Metadata, Revision, Scope,
-    Source, Status, check_metadata_size, developer_id, is_memory_id,
+    Action, Anchors, FilePattern, MAX_ANCHOR_BYTES, MAX_ANCHORS, MAX_CONTENT_BYTES, MAX_HISTORY,
+    MAX_LABEL_BYTES, MAX_TITLE_BYTES, Memory, MemoryError, MemoryType, Metadata, Owner, Provenance,
+    Revision, Rule, Scope, Source, Status, check_metadata_size, developer_id, is_memory_id,
 };
 use super::search::{Filter, SearchIndex};
 use super::{embed, text};
@@ -218,7 +218,7 @@ impl Prepared {
             id: id.to_string(),
             superseded: None,
             redacted: self.memory.redacted.clone(),
-            unknown_anchors: self.memory.unknown_anchors.clone(),
+            unknown_anchors: self.memory.anchors.unknown_anchors.clone(),
             notes: self.notes.clone(),
             nearest: Vec::new(),
             memory: None,
@@ -435,7 +435,7 @@ pub(super) fn prepare(
         Some(title) => redact(title, &mut kinds),
         None => title_of(&content),
     };
-    let (paths, symbols, unknown) = anchors(
+    let anchors = anchors(
         &new.paths,
         &new.symbols,
         root,
@@ -444,25 +444,30 @@ pub(super) fn prepare(
         &mut notes,
     )?;
     let memory = Memory {
-        developer,
-        org: label(new.org, "`org`", &mut kinds)?,
-        agent: label(new.agent, "`agent`", &mut kinds)?,
-        run: label(new.run, "`run`", &mut kinds)?,
+        owner: Owner {
+            developer,
+            org: label(new.org, "`org`", &mut kinds)?,
+            agent: label(new.agent, "`agent`", &mut kinds)?,
+            run: label(new.run, "`run`", &mut kinds)?,
+        },
         metadata: metadata(new.metadata, &mut kinds)?,
-        paths,
-        symbols,
-        unknown_anchors: unknown,
-        source: new.source,
-        source_ref: label(new.source_ref, "`source_ref`", &mut kinds)?,
-        category: new.category,
+        anchors,
+        provenance: Provenance {
+            source: new.source,
+            source_ref: label(new.source_ref, "`source_ref`", &mut kinds)?,
+            written_by: label(new.written_by, "the writer", &mut kinds)?,
+        },
         scope: new.scope,
-        file_pattern: new
-            .file_pattern
-            .as_deref()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_string),
-        written_by: label(new.written_by, "the writer", &mut kinds)?,
+        rule: Rule {
+            file_pattern: new
+                .file_pattern
+                .as_deref()
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+            category: new.category,
+            ..Rule::default()
+        },
         confidence: if new.source == Source::Review {
             0.6
         } else {
@@ -615,9 +620,6 @@ fn holds_secret(anchor: &str, kinds: &mut BTreeSet<String>, notes: &mut Vec<Stri
     true
 }
 
-/// Paths, symbols, and the anchors among them the graph does not know.
-type Anchors = (Vec<String>, Vec<String>, Vec<String>);
-
 /// Normalises anchors and splits off those the graph does not know.
 fn anchors(
     paths: &[String],
@@ -683,7 +685,11 @@ fn anchors(
     if graph.is_none() && !(paths.is_empty() && symbols.is_empty()) {
         notes.push("anchors were not checked: the repository is not indexed yet".to_string());
     }
-    Ok((out_paths, out_symbols, unknown))
+    Ok(Anchors {
+        paths: out_paths,
+        symbols: out_symbols,
+        unknown_anchors: unknown,
+    })
 }
 
 /// A repo-relative path, or an error for one outside the repository.
@@ -803,7 +809,7 @@ fn gate(prepared: &Prepared, plan: Plan, memories: &HashMap<String, Memory>) -> 
         return plan;
     }
     let mut new = prepared.memory.clone();
-    new.supersedes = Some(old.clone());
+    new.validity.supersedes = Some(old.clone());
     let mut outcome = prepared.outcome(Action::Add, &new.id);
     outcome.notes.push(format!(
         "{} Once approved, it supersedes {old}, which is served until then.",
@@ -856,7 +862,10 @@ fn decide_open(prepared: &Prepared, view: View) -> Result<Plan, MemoryError> {
             format!(
                 "this repeats {} which was superseded by {}; pass supersedes to restore it",
                 old.id,
-                old.superseded_by.as_deref().unwrap_or("another memory")
+                old.validity
+                    .superseded_by
+                    .as_deref()
+                    .unwrap_or("another memory")
             ),
         ),
         Closest::Live(candidates) => candidates
@@ -877,7 +886,7 @@ fn supersede_named(
     let old = memories
         .get(old_id)
         .ok_or_else(|| MemoryError::NotFound(old_id.to_string()))?;
-    if let Some(by) = &old.superseded_by {
+    if let Some(by) = &old.validity.superseded_by {
         return Err(invalid(format!(
             "{old_id} is already superseded by {by}; supersede that one"
         )));
@@ -891,7 +900,7 @@ fn supersede_named(
         && memories.values().any(|m| {
             m.kind == MemoryType::ContributorProfile
                 && m.is_live()
-                && m.developer == new.developer
+                && m.owner.developer == new.owner.developer
                 && m.id != old_id
         })
     {
@@ -914,7 +923,7 @@ fn replace_profile(prepared: &Prepared, memories: &HashMap<String, Memory>) -> P
     let current = memories.values().find(|m| {
         m.kind == MemoryType::ContributorProfile
             && m.is_live()
-            && m.developer == new.developer
+            && m.owner.developer == new.owner.developer
             && prepared.sees(m)
     });
     match current {
@@ -1117,17 +1126,17 @@ fn judge(prepared: &Prepared, old: &Memory, similarity: Similarity) -> Option<Pl
 fn supersede(old: &Memory, new: &Memory, mut outcome: WriteOutcome, note: Option<String>) -> Plan {
     let mut old = old.clone();
     let mut new = new.clone();
-    new.supersedes = Some(old.id.clone());
+    new.validity.supersedes = Some(old.id.clone());
     let superseded = revision(
         &old,
         Action::Supersede,
-        &new.written_by,
+        &new.provenance.written_by,
         Some(format!("superseded by {}", new.id)),
     );
     push_history(&mut old, superseded);
-    old.invalidated_at = Some(new.created_at);
-    old.superseded_by = Some(new.id.clone());
-    old.updated_at = new.created_at;
+    old.validity.invalidated_at = Some(new.validity.created_at);
+    old.validity.superseded_by = Some(new.id.clone());
+    old.validity.updated_at = new.validity.created_at;
     outcome.superseded = Some(old.id.clone());
     outcome.notes.extend(note);
     Plan {
@@ -1140,23 +1149,27 @@ fn supersede(old: &Memory, new: &Memory, mut outcome: WriteOutcome, note: Option
 fn reinforce(old: &Memory, new: &Memory, mut outcome: WriteOutcome) -> Plan {
     let mut kept = old.clone();
     kept.confidence = (kept.confidence + 0.1).min(1.0);
-    let mut grew = merge(&mut kept.paths, &new.paths) | merge(&mut kept.symbols, &new.symbols);
-    if kept.file_pattern.is_none() && new.file_pattern.is_some() {
-        kept.file_pattern = new.file_pattern.clone();
+    let mut grew = merge(&mut kept.anchors.paths, &new.anchors.paths)
+        | merge(&mut kept.anchors.symbols, &new.anchors.symbols);
+    if kept.rule.file_pattern.is_none() && new.rule.file_pattern.is_some() {
+        kept.rule.file_pattern = new.rule.file_pattern.clone();
         grew = true;
     }
-    merge(&mut kept.unknown_anchors, &new.unknown_anchors);
+    merge(
+        &mut kept.anchors.unknown_anchors,
+        &new.anchors.unknown_anchors,
+    );
     merge(&mut kept.redacted, &new.redacted);
     merge_metadata(&mut kept.metadata, &new.metadata, false);
     if grew {
         outcome.event = Action::Update;
-        kept.updated_at = new.created_at;
+        kept.validity.updated_at = new.validity.created_at;
         push_history(
             &mut kept,
             revision(
                 old,
                 Action::Update,
-                &new.written_by,
+                &new.provenance.written_by,
                 Some("anchors added".into()),
             ),
         );
@@ -1172,23 +1185,26 @@ fn update(old: &Memory, new: &Memory, outcome: WriteOutcome) -> Plan {
     let mut kept = old.clone();
     push_history(
         &mut kept,
-        revision(old, Action::Update, &new.written_by, None),
+        revision(old, Action::Update, &new.provenance.written_by, None),
     );
     kept.title = new.title.clone();
     kept.content = new.content.clone();
     kept.confidence = (kept.confidence + 0.1).min(1.0);
-    kept.updated_at = new.created_at;
-    kept.source = new.source;
-    if new.source_ref.is_some() {
-        kept.source_ref = new.source_ref.clone();
+    kept.validity.updated_at = new.validity.created_at;
+    kept.provenance.source = new.provenance.source;
+    if new.provenance.source_ref.is_some() {
+        kept.provenance.source_ref = new.provenance.source_ref.clone();
     }
-    merge(&mut kept.paths, &new.paths);
-    merge(&mut kept.symbols, &new.symbols);
-    merge(&mut kept.unknown_anchors, &new.unknown_anchors);
+    merge(&mut kept.anchors.paths, &new.anchors.paths);
+    merge(&mut kept.anchors.symbols, &new.anchors.symbols);
+    merge(
+        &mut kept.anchors.unknown_anchors,
+        &new.anchors.unknown_anchors,
+    );
     merge(&mut kept.redacted, &new.redacted);
     merge_metadata(&mut kept.metadata, &new.metadata, true);
-    if new.file_pattern.is_some() {
-        kept.file_pattern = new.file_pattern.clone();
+    if new.rule.file_pattern.is_some() {
+        kept.rule.file_pattern = new.rule.file_pattern.clone();
     }
     Plan {
         changed: vec![kept],
@@ -1206,7 +1222,7 @@ pub(super) fn rewritten(old: &Memory, change: &Rewrite) -> NewMemory {
             .content
             .clone()
             .unwrap_or_else(|| old.content.clone()),
-        developer: old.developer.clone(),
+        developer: old.owner.developer.clone(),
         metadata: change
             .metadata
             .clone()
@@ -1233,14 +1249,14 @@ pub(super) fn rewrite(old: &Memory, prepared: &Prepared) -> Plan {
     let note = (!text_changes).then(|| "metadata changed".to_string());
     push_history(
         &mut kept,
-        revision(old, Action::Update, &new.written_by, note),
+        revision(old, Action::Update, &new.provenance.written_by, note),
     );
     if text_changes {
         kept.title = new.title.clone();
         kept.content = new.content.clone();
     }
     kept.metadata = new.metadata.clone();
-    kept.updated_at = new.created_at;
+    kept.validity.updated_at = new.validity.created_at;
     merge(&mut kept.redacted, &new.redacted);
     Plan {
         changed: vec![kept],
@@ -1261,11 +1277,11 @@ pub(super) fn scrub(memory: &mut Memory) {
         }
     }
     for field in [
-        &mut memory.source_ref,
-        &mut memory.written_by,
-        &mut memory.org,
-        &mut memory.agent,
-        &mut memory.run,
+        &mut memory.provenance.source_ref,
+        &mut memory.provenance.written_by,
+        &mut memory.owner.org,
+        &mut memory.owner.agent,
+        &mut memory.owner.run,
     ]
     .into_iter()
     .flatten()
@@ -1278,13 +1294,23 @@ pub(super) fn scrub(memory: &mut Memory) {
         .filter(|(key, _)| !secrets::contains_secret(key))
         .map(|(key, value)| (key, redact_value(value, &mut kinds)))
         .collect();
-    memory.paths.retain(|p| !secrets::contains_secret(p));
-    memory.symbols.retain(|s| !secrets::contains_secret(s));
     memory
+        .anchors
+        .paths
+        .retain(|p| !secrets::contains_secret(p));
+    memory
+        .anchors
+        .symbols
+        .retain(|s| !secrets::contains_secret(s));
+    memory
+        .anchors
         .unknown_anchors
         .retain(|s| !secrets::contains_secret(s));
     memory.redacted.retain(|s| !secrets::contains_secret(s));
-    for id in [&mut memory.superseded_by, &mut memory.supersedes] {
+    for id in [
+        &mut memory.validity.superseded_by,
+        &mut memory.validity.supersedes,
+    ] {
         if id.as_deref().is_some_and(|id| !is_memory_id(id)) {
             *id = None;
         }
@@ -1314,13 +1340,13 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
             memory.content.len()
         )));
     }
-    if memory.kind.developer_scoped() && memory.developer.is_none() {
+    if memory.kind.developer_scoped() && memory.owner.developer.is_none() {
         return Err(invalid(format!("type {} needs a developer", memory.kind)));
     }
-    if let Some(category) = &memory.category {
+    if let Some(category) = &memory.rule.category {
         refuse_secret("`category`", category)?;
     }
-    if let Some(change) = &memory.addressed_by
+    if let Some(change) = &memory.rule.addressed_by
         && !super::guidelines::is_change_id(change)
     {
         return Err(invalid(format!(
@@ -1328,10 +1354,10 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
             quoted(change)
         )));
     }
-    if let Some(pattern) = &memory.file_pattern {
+    if let Some(pattern) = &memory.rule.file_pattern {
         check_file_pattern(memory.kind, pattern)?;
     }
-    if let Some(dev) = &memory.developer
+    if let Some(dev) = &memory.owner.developer
         && person("`developer`", dev)? != *dev
     {
         return Err(invalid(format!(
@@ -1341,10 +1367,14 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
     }
     // Between 2000 and 2200, in milliseconds.
     let sane = |t: i64| (946_684_800_000..7_258_118_400_000).contains(&t);
-    for t in [memory.created_at, memory.updated_at, memory.valid_from]
-        .into_iter()
-        .chain(memory.invalidated_at)
-        .chain(memory.last_access)
+    for t in [
+        memory.validity.created_at,
+        memory.validity.updated_at,
+        memory.validity.valid_from,
+    ]
+    .into_iter()
+    .chain(memory.validity.invalidated_at)
+    .chain(memory.reads.last_access)
     {
         if !sane(t) {
             return Err(invalid(format!(
@@ -1352,10 +1382,10 @@ pub(super) fn validate_stored(memory: &Memory) -> Result<(), MemoryError> {
             )));
         }
     }
-    if !(0.0..=1.0).contains(&memory.confidence) || memory.access_count > u32::MAX as u64 {
+    if !(0.0..=1.0).contains(&memory.confidence) || memory.reads.access_count > u32::MAX as u64 {
         return Err(invalid("confidence or access count out of range"));
     }
-    for path in &memory.paths {
+    for path in &memory.anchors.paths {
         if crate::context::normalise(path).as_deref() != Some(path.as_str()) {
             return Err(invalid(format!(
                 "path {} is not repo-relative",
@@ -1568,7 +1598,7 @@ mod tests {
         assert_eq!(plan.outcome.event, Action::Supersede);
         assert_eq!(plan.outcome.superseded.as_deref(), Some(old.id.as_str()));
         assert_eq!(
-            plan.changed[0].superseded_by,
+            plan.changed[0].validity.superseded_by,
             Some(plan.changed[1].id.clone())
         );
 
@@ -1633,7 +1663,7 @@ mod tests {
         let old = stored(MemoryType::ProjectPattern, "Use the shared HTTP client.");
         let other_scope = stored(MemoryType::DeveloperPattern, "Writes long functions.");
         let mut gone = stored(MemoryType::ProjectPattern, "Use requests directly.");
-        gone.superseded_by = Some(old.id.clone());
+        gone.validity.superseded_by = Some(old.id.clone());
         let memories = by_id(&[&old, &other_scope, &gone]);
         let new = prepared(
             MemoryType::ProjectPattern,
@@ -1643,7 +1673,10 @@ mod tests {
         let plan = supersede_named(&new, &old.id, &memories).unwrap();
         assert_eq!(plan.outcome.event, Action::Supersede);
         assert_eq!(plan.outcome.id, new.memory.id);
-        assert_eq!(plan.changed[0].superseded_by.as_ref(), Some(&new.memory.id));
+        assert_eq!(
+            plan.changed[0].validity.superseded_by.as_ref(),
+            Some(&new.memory.id)
+        );
         assert!(matches!(
             supersede_named(&new, "m_0000000000000000", &memories),
             Err(MemoryError::NotFound(_))
@@ -1768,7 +1801,7 @@ mod tests {
         assert_eq!(plan.changed[0].id, against.memory.id);
         assert_eq!(plan.changed[0].status, Status::Pending);
         assert_eq!(
-            plan.changed[0].supersedes.as_deref(),
+            plan.changed[0].validity.supersedes.as_deref(),
             Some(retry.id.as_str())
         );
         assert!(plan.outcome.superseded.is_none());
@@ -1793,7 +1826,7 @@ mod tests {
         let plan = decide(&named, view()).unwrap();
         assert_eq!(plan.changed.len(), 1);
         assert_eq!(
-            plan.changed[0].supersedes.as_deref(),
+            plan.changed[0].validity.supersedes.as_deref(),
             Some(retry.id.as_str())
         );
         // Something new is added pending.
@@ -1810,7 +1843,7 @@ mod tests {
         let waiting = pending(kind, "Store money as integer cents in every table.").memory;
         let mut refused = pending(kind, "Log full card numbers for debugging.").memory;
         refused.status = Status::Rejected;
-        refused.invalidated_at = Some(refused.created_at);
+        refused.validity.invalidated_at = Some(refused.validity.created_at);
         let memories = by_id(&[&waiting, &refused]);
         let index = indexed(&memories);
         let vectors = HashMap::new();

@@ -47,7 +47,7 @@ pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Fields a stored memory row may hold besides its id. A row written without one of them
 /// gets NONE, so writing a memory again clears what it no longer has.
-const MEMORY_FIELDS: [&str; 36] = [
+pub const MEMORY_FIELDS: [&str; 36] = [
     "kind",
     "title",
     "content",

@@ -58,7 +58,10 @@ async fn scopes_keep_developers_and_repositories_apart() {
         .await
         .unwrap();
     assert_eq!(for_alice.len(), 1);
-    assert_eq!(for_alice[0].memory.developer.as_deref(), Some("alice"));
+    assert_eq!(
+        for_alice[0].memory.owner.developer.as_deref(),
+        Some("alice")
+    );
 
     let mut bob = learning(
         MemoryType::DeveloperPattern,
@@ -74,7 +77,7 @@ async fn scopes_keep_developers_and_repositories_apart() {
         .await
         .unwrap();
     assert_eq!(for_bob.len(), 1, "{for_bob:?}");
-    assert_eq!(for_bob[0].memory.developer.as_deref(), Some("bob"));
+    assert_eq!(for_bob[0].memory.owner.developer.as_deref(), Some("bob"));
 
     let project = m
         .search(&search("close database connections"))
@@ -208,10 +211,10 @@ async fn superseding_keeps_history_and_hides_the_old_memory() {
     assert_eq!(with_old.len(), 2);
     let stored_old = m.get(&old.id).await.unwrap();
     assert_eq!(
-        stored_old.superseded_by.as_deref(),
+        stored_old.validity.superseded_by.as_deref(),
         Some(contra.id.as_str())
     );
-    assert!(stored_old.invalidated_at.is_some());
+    assert!(stored_old.validity.invalidated_at.is_some());
     assert!(stored_old.content.starts_with("Use select_related"));
     assert_eq!(stored_old.history.last().unwrap().event, Action::Supersede);
 
@@ -324,7 +327,7 @@ async fn secrets_never_reach_the_store() {
     );
     assert!(rows.contains("src/settings.py"));
     let stored = m.get(&outcome.id).await.unwrap();
-    assert_eq!(stored.paths, ["src/settings.py"]);
+    assert_eq!(stored.anchors.paths, ["src/settings.py"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -764,7 +767,7 @@ async fn echoes_numbers_and_polarity_are_told_apart() {
     m.forget(&no.id).await.unwrap();
     let back = m.get(&yes.id).await.unwrap();
     assert!(back.is_live(), "{back:?}");
-    assert!(back.superseded_by.is_none());
+    assert!(back.validity.superseded_by.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1019,4 +1022,15 @@ async fn a_store_written_by_the_previous_release_opens_and_round_trips() {
     let report = m.import(records).await.unwrap();
     assert_eq!(report.imported.len(), rows.len());
     assert_eq!(by_id(m.raw_rows().await.unwrap()), by_id(rows));
+
+    // A key no memory has is refused by name, whichever part of a memory it is near.
+    let first = export.lines().next().unwrap();
+    for (known, misspelt) in [("confidence", "confidance"), ("source_ref", "source_rev")] {
+        let line = first.replacen(&format!("\"{known}\""), &format!("\"{misspelt}\""), 1);
+        let error = cairn::memory::parse_jsonl(&line).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("unknown field `{misspelt}`")),
+            "{error}"
+        );
+    }
 }

@@ -112,12 +112,12 @@ impl Item {
             event: None,
             previous_memory: None,
             score: None,
-            user_id: memory.developer.clone(),
-            agent_id: memory.agent.clone(),
-            run_id: memory.run.clone(),
+            user_id: memory.owner.developer.clone(),
+            agent_id: memory.owner.agent.clone(),
+            run_id: memory.owner.run.clone(),
             metadata: memory.metadata.clone(),
-            created_at: rfc3339_of_ms(memory.created_at),
-            updated_at: rfc3339_of_ms(memory.updated_at),
+            created_at: rfc3339_of_ms(memory.validity.created_at),
+            updated_at: rfc3339_of_ms(memory.validity.updated_at),
             kind: memory.kind.as_str(),
             status: (memory.status != Status::Approved).then(|| memory.status.as_str()),
             notes: Vec::new(),
@@ -193,8 +193,8 @@ pub fn history(memory: &Memory) -> Vec<Change> {
         None,
         Some(first),
         "ADD",
-        memory.created_at,
-        &memory.written_by,
+        memory.validity.created_at,
+        &memory.provenance.written_by,
     )];
     for (revision, next) in memory.history.iter().zip(after) {
         let n = changes.len();

@@ -126,7 +126,7 @@ pub fn pending_page(repository: &str, memories: &[Memory], csrf: &str) -> Markup
                 @for memory in memories {
                     li.result {
                         (memory_summary(memory))
-                        @if let Some(old) = &memory.supersedes {
+                        @if let Some(old) = &memory.validity.supersedes {
                             p.note { "Approving it supersedes " a href=(memory_url(old)) { code { (old) } } "." }
                         }
                         div.decide {

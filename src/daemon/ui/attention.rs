@@ -154,7 +154,7 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
             ol.attention {
                 @for memory in &found.never_read.items {
                     li { (row(memory, html! {
-                        p.flag { "written " (time_of_ms(memory.created_at)) ", never read" }
+                        p.flag { "written " (time_of_ms(memory.validity.created_at)) ", never read" }
                     })) }
                 }
             }

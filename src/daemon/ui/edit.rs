@@ -52,7 +52,11 @@ pub(super) async fn edit_form(
             &format!(
                 "{} was superseded by {} already: edit the newer one.",
                 memory.id,
-                memory.superseded_by.as_deref().unwrap_or("another memory")
+                memory
+                    .validity
+                    .superseded_by
+                    .as_deref()
+                    .unwrap_or("another memory")
             ),
         ),
         Ok(memory) => html(form_page(
@@ -137,11 +141,11 @@ fn refused_form(shared: &Shared, rejection: &FormRejection) -> Response {
 fn filled(memory: &Memory) -> EditForm {
     EditForm {
         csrf: String::new(),
-        seen: Some(memory.updated_at),
+        seen: Some(memory.validity.updated_at),
         title: memory.title.clone(),
         content: memory.content.clone(),
-        paths: memory.paths.join("\n"),
-        symbols: memory.symbols.join("\n"),
+        paths: memory.anchors.paths.join("\n"),
+        symbols: memory.anchors.symbols.join("\n"),
     }
 }
 
@@ -253,7 +257,7 @@ pub(super) fn chain(chain: &[Memory], at: usize) -> Markup {
                                 a href=(memory_url(&memory.id)) { (title_of(memory)) }
                             }
                             " " code { (memory.id) }
-                            " " span.when { (crate::clock::time_of_ms(memory.created_at)) }
+                            " " span.when { (crate::clock::time_of_ms(memory.validity.created_at)) }
                             @if memory.is_live() { " " span.live { "live" } }
                             @else { " " span.superseded { "superseded" } }
                         }
@@ -282,7 +286,7 @@ mod tests {
     #[test]
     fn the_form_is_prefilled_escaped_and_carries_the_tokens() {
         let mut old = memory("m_1", "Totals are <b>cents</b>");
-        old.paths = vec!["src/cart.py".to_string(), "src/pay.py".to_string()];
+        old.anchors.paths = vec!["src/cart.py".to_string(), "src/pay.py".to_string()];
         let page = form_page("repo", &old, "c5rf", &filled(&old), None).into_string();
         for text in [
             r#"<input type="hidden" name="csrf" value="c5rf">"#,
@@ -298,7 +302,7 @@ mod tests {
     #[test]
     fn the_chain_marks_the_memory_and_links_the_others() {
         let mut old = memory("m_1", "Totals are floats");
-        old.invalidated_at = Some(1_700_000_100_000);
+        old.validity.invalidated_at = Some(1_700_000_100_000);
         let new = memory("m_2", "Totals are cents");
         let html = chain(&[old.clone(), new.clone()], 1).into_string();
         assert!(html.contains(r#"<a href="/ui/memories/m_1">"#), "{html}");

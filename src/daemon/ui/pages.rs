@@ -118,7 +118,7 @@ pub fn search(
                 }
                 @if let Some(profile) = &answer.profile {
                     div.card.profile {
-                        h2 { "Profile of @" (profile.developer.as_deref().unwrap_or("?")) }
+                        h2 { "Profile of @" (profile.owner.developer.as_deref().unwrap_or("?")) }
                         p.content { (profile.content) }
                     }
                 }
@@ -156,7 +156,7 @@ pub(super) fn memory_summary(memory: &Memory) -> Markup {
             @else if !memory.is_live() { " " span.superseded { "superseded" } }
         }
         p.content { (memory.content) }
-        @let anchors: Vec<&String> = memory.anchors().collect();
+        @let anchors: Vec<&String> = memory.anchors.all().collect();
         @if !anchors.is_empty() {
             ul.anchors {
                 @for anchor in anchors { li { code { (anchor) } } }
@@ -184,31 +184,31 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
         p.content.lead { (memory.content) }
         section {
             h2 { "Anchors" }
-            @if memory.anchors().next().is_none() && memory.file_pattern.is_none() {
+            @if memory.anchors.all().next().is_none() && memory.rule.file_pattern.is_none() {
                 p.empty { "Not anchored to code." }
             }
             ul.anchors {
-                @for path in &memory.paths { li { "file " a href=(super::code::symbol_url(path)) { code { (path) } } (gone(memory, path)) } }
-                @for symbol in &memory.symbols { li { "symbol " a href=(super::code::symbol_url(symbol)) { code { (symbol) } } (gone(memory, symbol)) } }
-                @if let Some(pattern) = &memory.file_pattern { li { "files matching " code { (pattern) } } }
+                @for path in &memory.anchors.paths { li { "file " a href=(super::code::symbol_url(path)) { code { (path) } } (gone(memory, path)) } }
+                @for symbol in &memory.anchors.symbols { li { "symbol " a href=(super::code::symbol_url(symbol)) { code { (symbol) } } (gone(memory, symbol)) } }
+                @if let Some(pattern) = &memory.rule.file_pattern { li { "files matching " code { (pattern) } } }
             }
         }
         section {
             h2 { "Provenance" }
             dl {
                 dt { "id" } dd { code { (memory.id) } }
-                dt { "source" } dd { (format!("{:?}", memory.source).to_lowercase()) }
-                @if let Some(source_ref) = &memory.source_ref { dt { "from" } dd { (source_ref) } }
-                @if let Some(by) = &memory.written_by { dt { "written by" } dd { (by) } }
-                @if let Some(developer) = &memory.developer { dt { "developer" } dd { "@" (developer) } }
-                @if let Some(agent) = &memory.agent { dt { "agent" } dd { (agent) } }
-                @if let Some(run) = &memory.run { dt { "run" } dd { (run) } }
-                @if let Some(org) = &memory.org { dt { "organisation" } dd { (org) } }
-                @if let Some(category) = &memory.category { dt { "category" } dd { (category) } }
+                dt { "source" } dd { (format!("{:?}", memory.provenance.source).to_lowercase()) }
+                @if let Some(source_ref) = &memory.provenance.source_ref { dt { "from" } dd { (source_ref) } }
+                @if let Some(by) = &memory.provenance.written_by { dt { "written by" } dd { (by) } }
+                @if let Some(developer) = &memory.owner.developer { dt { "developer" } dd { "@" (developer) } }
+                @if let Some(agent) = &memory.owner.agent { dt { "agent" } dd { (agent) } }
+                @if let Some(run) = &memory.owner.run { dt { "run" } dd { (run) } }
+                @if let Some(org) = &memory.owner.org { dt { "organisation" } dd { (org) } }
+                @if let Some(category) = &memory.rule.category { dt { "category" } dd { (category) } }
                 dt { "confidence" } dd { (format!("{:.2}", memory.confidence)) }
                 dt { "read" } dd {
-                    (memory.access_count) " times"
-                    @if let Some(last) = memory.last_access { ", last " (time_of_ms(last)) }
+                    (memory.reads.access_count) " times"
+                    @if let Some(last) = memory.reads.last_access { ", last " (time_of_ms(last)) }
                 }
                 @if !memory.redacted.is_empty() {
                     dt { "redacted" } dd { (memory.redacted.join(", ")) }
@@ -218,14 +218,14 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
         section {
             h2 { "Validity" }
             dl {
-                dt { "created" } dd { (time_of_ms(memory.created_at)) }
-                dt { "updated" } dd { (time_of_ms(memory.updated_at)) }
-                dt { "valid from" } dd { (time_of_ms(memory.valid_from)) }
-                @if let Some(until) = memory.invalidated_at { dt { "valid until" } dd { (time_of_ms(until)) } }
-                @if let Some(older) = &memory.supersedes {
+                dt { "created" } dd { (time_of_ms(memory.validity.created_at)) }
+                dt { "updated" } dd { (time_of_ms(memory.validity.updated_at)) }
+                dt { "valid from" } dd { (time_of_ms(memory.validity.valid_from)) }
+                @if let Some(until) = memory.validity.invalidated_at { dt { "valid until" } dd { (time_of_ms(until)) } }
+                @if let Some(older) = &memory.validity.supersedes {
                     dt { "supersedes" } dd { a href=(memory_url(older)) { code { (older) } } }
                 }
-                @if let Some(newer) = &memory.superseded_by {
+                @if let Some(newer) = &memory.validity.superseded_by {
                     dt { "superseded by" } dd { a href=(memory_url(newer)) { code { (newer) } } }
                 }
             }
@@ -334,7 +334,7 @@ pub(super) fn title_of(memory: &Memory) -> String {
 
 fn gone(memory: &Memory, anchor: &str) -> Markup {
     html! {
-        @if memory.unknown_anchors.iter().any(|a| a == anchor) {
+        @if memory.anchors.unknown_anchors.iter().any(|a| a == anchor) {
             " " span.flag { "not in the code graph" }
         }
     }

@@ -106,7 +106,7 @@ pub fn reviews(
                             @for memory in &group.memories {
                                 li {
                                     a href=(memory_url(&memory.id)) { (memory.content) }
-                                    @if let Some(pattern) = &memory.file_pattern { " " span.flag { "files " code { (pattern) } } }
+                                    @if let Some(pattern) = &memory.rule.file_pattern { " " span.flag { "files " code { (pattern) } } }
                                 }
                             }
                         }

@@ -192,8 +192,8 @@ pub(super) fn open_rejections<'a>(
     memories.values().filter(move |m| {
         m.kind == MemoryType::RejectionPattern
             && m.is_served()
-            && !m.addressed
-            && m.category.as_deref() == Some(category)
+            && !m.rule.addressed
+            && m.rule.category.as_deref() == Some(category)
     })
 }
 
@@ -628,7 +628,12 @@ impl Memories {
         for stat in &mut stats {
             let mut ids: Vec<&super::Memory> =
                 open_rejections(&state.memories, &stat.category).collect();
-            ids.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+            ids.sort_by(|a, b| {
+                b.validity
+                    .updated_at
+                    .cmp(&a.validity.updated_at)
+                    .then(a.id.cmp(&b.id))
+            });
             stat.memories = ids.into_iter().map(|m| m.id.clone()).collect();
         }
         Ok(stats)
@@ -664,10 +669,11 @@ impl Memories {
         self.with_store(true, async |store| {
             self.catch_up(store, state).await?;
             let changed: Vec<super::Memory> = open_rejections(&state.memories, &category)
-                .map(|m| super::Memory {
-                    addressed: true,
-                    updated_at: 0,
-                    ..m.clone()
+                .map(|m| {
+                    let mut m = m.clone();
+                    m.rule.addressed = true;
+                    m.validity.updated_at = 0;
+                    m
                 })
                 .collect();
             let ids: Vec<String> = changed.iter().map(|m| m.id.clone()).collect();

@@ -209,9 +209,12 @@ impl Memories {
             PRIVATE_KINDS.contains(&kind) && developer != Some(me)
         };
         for row in &rows {
-            if private(row.memory.kind.as_str(), row.memory.developer.as_ref()) {
+            if private(
+                row.memory.kind.as_str(),
+                row.memory.owner.developer.as_ref(),
+            ) {
                 let kind = row.memory.kind.as_str();
-                let owner = row.memory.developer.as_deref().unwrap_or("nobody");
+                let owner = row.memory.owner.developer.as_deref().unwrap_or("nobody");
                 return Err(MemoryError::Invalid(format!(
                     "in team mode a {kind} memory of {owner} can only be written by {owner}'s own cairn (this one signs in as {me})"
                 )));
@@ -586,10 +589,10 @@ mod tests {
         let rows = vec![
             row("m_0000000000000001", |m| {
                 m.content = "Staging uses DB_PASSWORD=hunter2 for now.".to_string();
-                m.written_by = Some(format!("bot {}", token()));
+                m.provenance.written_by = Some(format!("bot {}", token()));
             }),
-            row("m_0000000000000002", |m| m.developer = Some(token())),
-            row("m_0000000000000003", |m| m.category = Some(token())),
+            row("m_0000000000000002", |m| m.owner.developer = Some(token())),
+            row("m_0000000000000003", |m| m.rule.category = Some(token())),
             row("m_0000000000000004", |m| m.content = String::new()),
             row(&token(), |_| {}),
             StoredMemory {
@@ -610,7 +613,7 @@ mod tests {
             "Staging uses DB_PASSWORD=[REDACTED:assigned-secret] for now."
         );
         assert_eq!(
-            kept.written_by.as_deref(),
+            kept.provenance.written_by.as_deref(),
             Some("bot [REDACTED:github-token]")
         );
         assert_eq!(kept.redacted, ["assigned-secret", "github-token"]);
