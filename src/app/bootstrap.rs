@@ -9,7 +9,7 @@ use super::{AskError, Cairn, RememberRequest};
 use crate::frameworks::{self, Catalogue, Detection, Format, ManifestNote, Scope, Shipped};
 use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::index::walk;
-use crate::memory::{Action, MemoryType};
+use crate::memory::{self, Action, MemoryType, Source};
 
 /// A bootstrap: seed the shipped knowledge, or (`dry_run`) only say what would be written.
 #[derive(Debug, Clone, Default)]
@@ -169,15 +169,16 @@ fn seeded(framework: &str, shipped: &Shipped) -> Seeded {
 /// The write of one shipped memory, with its glob and scope.
 fn remember_request(seeded: &Seeded, written_by: Option<String>) -> RememberRequest {
     RememberRequest {
-        kind: MemoryType::FrameworkKnowledge.as_str().to_string(),
-        content: seeded.content.clone(),
         title: Some(seeded.title.clone()),
-        source: Some("import".to_string()),
+        source: Source::Import,
         source_ref: Some(seeded.source_ref.clone()),
         written_by,
         file_pattern: Some(seeded.file_pattern.clone()),
-        scope: Some(seeded.scope.as_str().to_string()),
-        ..RememberRequest::default()
+        scope: Some(match seeded.scope {
+            Scope::Org => memory::Scope::Org,
+            Scope::Repository => memory::Scope::Repository,
+        }),
+        ..RememberRequest::new(MemoryType::FrameworkKnowledge, seeded.content.clone())
     }
 }
 
@@ -259,15 +260,8 @@ mod tests {
                     assert_eq!(&secrets::redact(text).text, text);
                 }
                 assert!(memory.source.starts_with("https://"));
-                assert!(request.kind.parse::<MemoryType>().is_ok());
-                assert!(
-                    request
-                        .source
-                        .as_deref()
-                        .unwrap()
-                        .parse::<crate::memory::Source>()
-                        .is_ok()
-                );
+                assert_eq!(request.kind, MemoryType::FrameworkKnowledge);
+                assert_eq!(request.source, Source::Import);
                 count += 1;
             }
         }

@@ -89,7 +89,7 @@ impl LabelFilter {
 }
 
 /// A person's own words to learn from, as chat clients send them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LearnRequest {
     /// The texts, one a turn.
     pub texts: Vec<String>,

@@ -11,7 +11,7 @@ use crate::answer::{self, Answer, LeftOut, Page};
 use crate::context::{self, MemoryNote};
 use crate::memory::{
     self, ExportRecord, Found, ImportReport, Memories, Memory, MemoryError, MemoryType, Scope,
-    WriteOutcome,
+    Source, WriteOutcome,
 };
 use crate::tokens;
 
@@ -73,11 +73,11 @@ fn parse_types(names: &[String], file: &str) -> Result<Vec<MemoryType>, MemoryEr
     Ok(types)
 }
 
-/// A learning to store.
-#[derive(Debug, Clone, Default)]
+/// A learning to store: the one write request the command line, MCP, mem0 clients and the
+/// framework seeds map into, its labels already parsed.
+#[derive(Debug, Clone)]
 pub struct RememberRequest {
-    /// A memory type: `project_pattern`, `decision`, `developer_pattern`, …
-    pub kind: String,
+    pub kind: MemoryType,
     /// The learning, 1–3 sentences.
     pub content: String,
     pub title: Option<String>,
@@ -87,8 +87,7 @@ pub struct RememberRequest {
     pub symbols: Vec<String>,
     /// Id of the memory this one replaces.
     pub supersedes: Option<String>,
-    /// `review`, `manual`, `import` or `hook` (default manual).
-    pub source: Option<String>,
+    pub source: Source,
     /// PR, commit or review id.
     pub source_ref: Option<String>,
     pub org: Option<String>,
@@ -99,13 +98,60 @@ pub struct RememberRequest {
     /// The files it applies to, a gitignore-style glob (rejection patterns and framework
     /// knowledge).
     pub file_pattern: Option<String>,
-    /// `repository` or `org`; default by type (`[memory] org_types`).
-    pub scope: Option<String>,
+    /// The store asked for; `None`: by type (`[memory] org_types`).
+    pub scope: Option<Scope>,
     /// Written by an assistant: it waits for approval when `[memory] approval` gates its
     /// type. A person's write (the command line, the pages) is never gated.
     pub by_assistant: bool,
     /// The writer's own keys and values, kept and filterable.
     pub metadata: memory::model::Metadata,
+}
+
+impl RememberRequest {
+    /// A learning of `kind` with nothing else set (a person's, manual, scoped by type).
+    pub fn new(kind: MemoryType, content: String) -> RememberRequest {
+        RememberRequest {
+            kind,
+            content,
+            title: None,
+            developer: None,
+            paths: Vec::new(),
+            symbols: Vec::new(),
+            supersedes: None,
+            source: Source::Manual,
+            source_ref: None,
+            org: None,
+            agent: None,
+            run: None,
+            written_by: None,
+            file_pattern: None,
+            scope: None,
+            by_assistant: false,
+            metadata: Default::default(),
+        }
+    }
+}
+
+/// The labels of a write as an edge receives them, parsed in the order their errors are
+/// reported: the type, then the source (`None`: manual), then the scope.
+pub fn write_labels(
+    kind: &str,
+    source: Option<&str>,
+    scope: Option<&str>,
+) -> Result<WriteLabels, AskError> {
+    Ok(WriteLabels {
+        kind: kind.parse()?,
+        source: source.map(str::parse).transpose()?.unwrap_or_default(),
+        scope: scope.map(str::parse).transpose()?,
+    })
+}
+
+/// A write's type, source and scope, parsed from text.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteLabels {
+    pub kind: MemoryType,
+    pub source: Source,
+    pub scope: Option<Scope>,
 }
 
 /// What to forget: one memory by id, or every live memory matching a filter (listed unless
@@ -347,17 +393,14 @@ impl Cairn {
         request: RememberRequest,
     ) -> Result<(memory::NewMemory, Option<Scope>), AskError> {
         let new = memory::NewMemory {
-            kind: Some(request.kind.parse::<MemoryType>()?),
+            kind: Some(request.kind),
             title: request.title,
             content: request.content,
             developer: request.developer,
             paths: request.paths,
             symbols: request.symbols,
             supersedes: request.supersedes,
-            source: match request.source.as_deref() {
-                Some(source) => source.parse()?,
-                None => memory::Source::Manual,
-            },
+            source: request.source,
             source_ref: request.source_ref,
             org: request.org,
             agent: request.agent,
@@ -370,13 +413,8 @@ impl Cairn {
             pending: false,
             refuse_secrets: false,
         };
-        let asked = request
-            .scope
-            .as_deref()
-            .map(str::parse::<Scope>)
-            .transpose()?;
-        let kind = new.kind.expect("set above");
-        let pending = request.by_assistant && self.approval()?.gates(kind);
+        let asked = request.scope;
+        let pending = request.by_assistant && self.approval()?.gates(request.kind);
         Ok((memory::NewMemory { pending, ..new }, asked))
     }
 

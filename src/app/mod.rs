@@ -53,7 +53,7 @@ pub use labels::{
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,
-    SearchBody, SearchRequest, Shared,
+    SearchBody, SearchRequest, Shared, WriteLabels, write_labels,
 };
 pub use render::Text;
 pub use review::{

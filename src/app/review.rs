@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AskError, Cairn, Snapshot, note_of, off_runtime};
+use super::{AskError, Cairn, RememberRequest, Snapshot, note_of, off_runtime};
 use crate::answer;
 use crate::config::Repo;
 use crate::context::{self, Scorer};
@@ -17,7 +17,7 @@ use crate::history::{CommitInfo, History};
 use crate::memory::reviews::Finding;
 use crate::memory::reviews::ReviewRecord;
 use crate::memory::reviews::record::{Trend, author_stats, rejection_trend};
-use crate::memory::{self, MemoryType, RecordedReview, Scope};
+use crate::memory::{self, MemoryType, RecordedReview};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
 use crate::review::stats::{AuthorStats, RuleStat};
@@ -187,31 +187,24 @@ impl Cairn {
         &self,
         request: RecordReviewRequest,
     ) -> Result<RecordedReview, AskError> {
-        let approval = if request.by_assistant {
-            self.approval()?
-        } else {
-            memory::Approval::Off
-        };
         let learnings = request
             .learnings
             .unwrap_or_default()
             .into_iter()
             .map(|l| {
-                let kind = l.kind.parse::<MemoryType>()?;
-                let asked = l.scope.as_deref().map(str::parse::<Scope>).transpose()?;
-                let (scope, _) = self.scope_of(kind, l.file_pattern.as_deref(), asked)?;
-                Ok(memory::NewMemory {
-                    kind: Some(kind),
+                let labels = super::write_labels(&l.kind, None, l.scope.as_deref())?;
+                let (new, asked) = self.new_memory(RememberRequest {
                     title: l.title,
-                    content: l.content,
                     developer: l.developer,
                     paths: l.paths.unwrap_or_default(),
                     symbols: l.symbols.unwrap_or_default(),
                     file_pattern: l.file_pattern,
-                    scope,
-                    pending: request.by_assistant && approval.gates(kind),
-                    ..memory::NewMemory::default()
-                })
+                    scope: labels.scope,
+                    by_assistant: request.by_assistant,
+                    ..RememberRequest::new(labels.kind, l.content)
+                })?;
+                let (scope, _) = self.scope_of(labels.kind, new.file_pattern.as_deref(), asked)?;
+                Ok(memory::NewMemory { scope, ..new })
             })
             .collect::<Result<Vec<_>, AskError>>()?;
         let org = self.org_memories().ok();

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cairn::app::{
-    Cairn, DecideRequest, ExportRequest, ForgetRequest, ImportRequest, ListRequest, MemoryHistory,
-    MemoryRequest, RememberRequest, SearchRequest, render,
+    self, Cairn, DecideRequest, ExportRequest, ForgetRequest, ImportRequest, ListRequest,
+    MemoryHistory, MemoryRequest, RememberRequest, SearchRequest, render,
 };
 
 use super::{MemoryAddArgs, MemoryCommand, MemorySearchArgs, output};
@@ -77,25 +77,23 @@ fn user() -> Option<String> {
 
 /// `cairn memory add`: the write event, then a note on stderr if the index is stale.
 async fn add(cairn: &Cairn, args: MemoryAddArgs) -> anyhow::Result<()> {
+    let labels = app::write_labels(&args.kind, Some(&args.source), args.scope.as_deref())?;
     let outcome = cairn
         .remember(RememberRequest {
-            kind: args.kind,
-            content: args.content,
             title: args.title,
             developer: args.developer,
             paths: args.paths,
             symbols: args.symbols,
             supersedes: args.supersedes,
-            source: Some(args.source),
+            source: labels.source,
             source_ref: args.source_ref,
             org: args.org,
             agent: args.agent,
             run: args.run,
             written_by: user(),
             file_pattern: args.file_pattern,
-            scope: args.scope,
-            by_assistant: false,
-            metadata: Default::default(),
+            scope: labels.scope,
+            ..RememberRequest::new(labels.kind, args.content)
         })
         .await?;
     output::answer(&outcome, args.json)?;

@@ -424,24 +424,27 @@ impl Server {
         &self,
         Parameters(args): Parameters<RememberArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        let labels =
+            match app::write_labels(&args.kind, args.source.as_deref(), args.scope.as_deref()) {
+                Ok(labels) => labels,
+                Err(error) => return Ok(refusal(error)),
+            };
         let request = app::RememberRequest {
-            kind: args.kind,
-            content: args.content,
             title: args.title,
             developer: args.developer,
             paths: args.paths.unwrap_or_default(),
             symbols: args.symbols.unwrap_or_default(),
             supersedes: args.supersedes,
-            source: args.source,
+            source: labels.source,
             source_ref: args.source_ref,
             org: args.org,
             agent: args.agent,
             run: args.run,
             written_by: Some(WRITTEN_BY.to_string()),
             file_pattern: args.file_pattern,
-            scope: args.scope,
+            scope: labels.scope,
             by_assistant: true,
-            metadata: Default::default(),
+            ..app::RememberRequest::new(labels.kind, args.content)
         };
         Ok(reply(self.cairn.remember(request).await))
     }

@@ -368,14 +368,13 @@ pub(super) async fn add(State(cairn): State<Arc<Cairn>>, request: Request) -> An
             texts,
             split: body.infer != Some(false),
             memory: RememberRequest {
-                kind: kind.as_str().to_string(),
                 developer: selection.user,
                 agent: selection.agent,
                 run: selection.run,
                 metadata,
                 written_by: Some(WRITER.to_string()),
                 by_assistant: true,
-                ..RememberRequest::default()
+                ..RememberRequest::new(kind, String::new())
             },
         })
         .await?;
