@@ -272,7 +272,8 @@ fn recorded_review(r: &RecordedReview) -> String {
         a.reviews, a.findings, a.implemented, a.rejected, a.deferred
     ));
     if !r.redacted.is_empty() {
-        text.push_str(&format!("\n_redacted: {}_", r.redacted.join(", ")));
+        let kinds: Vec<&str> = r.redacted.iter().map(|k| k.as_str()).collect();
+        text.push_str(&format!("\n_redacted: {}_", kinds.join(", ")));
     }
     text
 }

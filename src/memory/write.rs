@@ -36,7 +36,7 @@ use super::{embed, text};
 use crate::clock::now_ms;
 use crate::graph::Graph;
 use crate::secrets;
-use crate::secrets::quoted;
+use crate::secrets::{SecretKind, quoted};
 
 /// Jaccard similarity from which two texts are the same learning (when one holds the other's
 /// terms).
@@ -106,9 +106,9 @@ pub struct WriteOutcome {
     /// The memory this write superseded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded: Option<String>,
-    /// Kinds of secret removed from the write.
+    /// Kinds of secret removed from the write, by name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub redacted: Vec<String>,
+    pub redacted: Vec<SecretKind>,
     /// Anchors the code graph does not know.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_anchors: Vec<String>,
@@ -153,6 +153,8 @@ impl WriteOutcome {
 /// A validated, redacted write.
 pub(super) struct Prepared {
     memory: Memory,
+    /// Kinds of secret removed from the write, by name.
+    redacted: Vec<SecretKind>,
     fingerprint: BTreeSet<String>,
     negated: bool,
     normalised: String,
@@ -217,7 +219,7 @@ impl Prepared {
             event,
             id: id.to_string(),
             superseded: None,
-            redacted: self.memory.redacted.clone(),
+            redacted: self.redacted.clone(),
             unknown_anchors: self.memory.anchors.unknown_anchors.clone(),
             notes: self.notes.clone(),
             nearest: Vec::new(),
@@ -304,11 +306,21 @@ fn new_id(seed: &str) -> String {
     format!("m_{:016x}", xxhash_rust::xxh3::xxh3_64(material.as_bytes()))
 }
 
+/// Kinds of secret found while redacting a write.
+type Kinds = BTreeSet<SecretKind>;
+
+/// The kinds in the order of their names (as stored and answered).
+fn by_name(kinds: &Kinds) -> Vec<SecretKind> {
+    let mut kinds: Vec<SecretKind> = kinds.iter().copied().collect();
+    kinds.sort_by_key(|k| k.as_str());
+    kinds
+}
+
 /// A short label: trimmed, bounded, secret-free; `None` when empty.
 fn label(
     value: Option<String>,
     what: &str,
-    kinds: &mut BTreeSet<String>,
+    kinds: &mut Kinds,
 ) -> Result<Option<String>, MemoryError> {
     let Some(value) = value
         .map(|v| v.trim().to_string())
@@ -348,7 +360,7 @@ pub(super) fn person(what: &str, raw: &str) -> Result<String, MemoryError> {
 
 /// Metadata as stored: keys secret-free (they are matched as written), secrets in string
 /// values redacted, the whole bounded.
-fn metadata(raw: Metadata, kinds: &mut BTreeSet<String>) -> Result<Metadata, MemoryError> {
+fn metadata(raw: Metadata, kinds: &mut Kinds) -> Result<Metadata, MemoryError> {
     let mut out = Metadata::new();
     for (key, value) in raw {
         refuse_secret("a `metadata` key", &key)?;
@@ -359,7 +371,7 @@ fn metadata(raw: Metadata, kinds: &mut BTreeSet<String>) -> Result<Metadata, Mem
 }
 
 /// A JSON value with the secrets of every string in it redacted.
-fn redact_value(value: serde_json::Value, kinds: &mut BTreeSet<String>) -> serde_json::Value {
+fn redact_value(value: serde_json::Value, kinds: &mut Kinds) -> serde_json::Value {
     use serde_json::Value;
     match value {
         Value::String(text) => Value::String(redact(&text, kinds)),
@@ -390,9 +402,9 @@ fn merge_metadata(into: &mut Metadata, from: &Metadata, replace: bool) {
     }
 }
 
-fn redact(text: &str, kinds: &mut BTreeSet<String>) -> String {
+fn redact(text: &str, kinds: &mut Kinds) -> String {
     let redacted = secrets::redact(text);
-    kinds.extend(redacted.kinds.iter().map(|k| k.as_str().to_string()));
+    kinds.extend(redacted.kinds.iter().copied());
     redacted.text
 }
 
@@ -473,7 +485,10 @@ pub(super) fn prepare(
         } else {
             0.5
         },
-        redacted: kinds.into_iter().collect(),
+        redacted: by_name(&kinds)
+            .iter()
+            .map(|k| k.as_str().to_string())
+            .collect(),
         status: if new.pending {
             Status::Pending
         } else {
@@ -494,6 +509,7 @@ pub(super) fn prepare(
         ));
     }
     Ok(Prepared {
+        redacted: by_name(&kinds),
         fingerprint: text::fingerprint(&content),
         negated: text::negated(&content),
         normalised: text::normalised(&content),
@@ -610,12 +626,12 @@ fn strip_marker(content: &str) -> (&str, Option<String>) {
 }
 
 /// True (and the kinds and a note recorded) when an anchor holds a secret: it is dropped.
-fn holds_secret(anchor: &str, kinds: &mut BTreeSet<String>, notes: &mut Vec<String>) -> bool {
+fn holds_secret(anchor: &str, kinds: &mut Kinds, notes: &mut Vec<String>) -> bool {
     let found = secrets::redact(anchor).kinds;
     if found.is_empty() {
         return false;
     }
-    kinds.extend(found.iter().map(|k| k.as_str().to_string()));
+    kinds.extend(found.iter().copied());
     notes.push("an anchor holding a secret was dropped".to_string());
     true
 }
@@ -626,7 +642,7 @@ fn anchors(
     symbols: &[String],
     root: &Path,
     graph: Option<&Graph>,
-    kinds: &mut BTreeSet<String>,
+    kinds: &mut Kinds,
     notes: &mut Vec<String>,
 ) -> Result<Anchors, MemoryError> {
     let mut out_paths = Vec::new();
@@ -1315,9 +1331,9 @@ pub(super) fn scrub(memory: &mut Memory) {
             *id = None;
         }
     }
-    for kind in kinds {
-        if !memory.redacted.contains(&kind) {
-            memory.redacted.push(kind);
+    for kind in by_name(&kinds) {
+        if !memory.redacted.iter().any(|k| k == kind.as_str()) {
+            memory.redacted.push(kind.as_str().to_string());
         }
     }
 }

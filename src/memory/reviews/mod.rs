@@ -15,6 +15,7 @@ use super::write::{self, NewMemory, WriteOutcome};
 use super::{Memories, MemoryError, MemoryStore, MemoryType, Result, Source, State, model};
 use crate::clock::now_ms;
 use crate::review::stats::{AuthorStats, RuleStat};
+use crate::secrets::SecretKind;
 
 /// Most findings one review may carry.
 pub const MAX_FINDINGS: usize = 200;
@@ -57,8 +58,9 @@ pub struct RecordedReview {
     pub rules: Vec<RuleStat>,
     /// The author's statistics after it.
     pub author: AuthorStats,
+    /// Kinds of secret removed from the review's texts, by name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub redacted: Vec<String>,
+    pub redacted: Vec<SecretKind>,
 }
 
 fn invalid(message: impl Into<String>) -> MemoryError {
@@ -103,7 +105,7 @@ fn review_id(raw: &str) -> Result<String> {
 /// at most `limit` bytes and redacted. A category holding a secret is refused (it is an id);
 /// a file holding one is dropped, as a memory's anchors are, and its kinds are added to
 /// `redacted`.
-fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> Result<Finding> {
+fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<SecretKind>) -> Result<Finding> {
     let mut scrub = |text: &str, what: &str| -> Result<String> {
         if text.len() > limit {
             return Err(invalid(format!(
@@ -112,7 +114,7 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
             )));
         }
         let clean = crate::secrets::redact(text.trim());
-        redacted.extend(clean.kinds.iter().map(|k| k.to_string()));
+        redacted.extend(clean.kinds.iter().copied());
         Ok(clean.text)
     };
     let message = scrub(&f.message, "message")?;
@@ -129,7 +131,7 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<String>) -> R
     let file = match f.file.as_deref() {
         Some(raw) => {
             let kinds = crate::secrets::redact(raw).kinds;
-            redacted.extend(kinds.iter().map(|k| k.to_string()));
+            redacted.extend(kinds.iter().copied());
             kinds.is_empty().then(|| finding_path(raw)).transpose()?
         }
         None => None,
@@ -204,7 +206,7 @@ struct Checked {
     learnings: Vec<NewMemory>,
     written_by: Option<String>,
     /// Kinds of secret removed from the findings.
-    redacted: BTreeSet<String>,
+    redacted: BTreeSet<SecretKind>,
     org_types: Vec<MemoryType>,
 }
 
@@ -486,6 +488,7 @@ impl Memories {
         recorded.rejections.extend(org_written.rejections);
         recorded.learnings.extend(org_written.learnings);
         recorded.redacted = redacted.into_iter().collect();
+        recorded.redacted.sort_by_key(|k| k.as_str());
         Ok(recorded)
     }
 
@@ -730,7 +733,7 @@ mod tests {
         assert!(!record.findings[0].message.contains(&key));
         assert_eq!(
             checked.redacted.into_iter().collect::<Vec<_>>(),
-            ["aws-access-key"]
+            [SecretKind::AwsAccessKey]
         );
         assert_eq!(
             record.id,
