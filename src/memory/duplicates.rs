@@ -12,6 +12,7 @@
 //! ([`BY_VECTOR_UP_TO`]); above it, only memories sharing rare terms are compared.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -45,6 +46,164 @@ pub struct NearPair {
     pub similarity: f64,
     /// `meaning` or `terms`: which threshold the pair passed.
     pub by: &'static str,
+}
+
+/// Near-duplicate pairs, and whether some partition's were found before the latest change
+/// (its comparison still under way).
+#[derive(Debug, Default)]
+pub struct NearDuplicates {
+    pub pairs: Vec<NearPair>,
+    pub comparing: bool,
+}
+
+/// Where a comparison's pairs arrive (`None` until found).
+type Comparison = tokio::sync::watch::Receiver<Option<Arc<Vec<NearPair>>>>;
+
+/// Near-duplicate pairs found and being found, by partition. A partition of 10k memories
+/// takes seconds to compare, and its pairs change only with its memories: they are kept
+/// with the sequence number they were found at.
+#[derive(Default)]
+pub(super) struct Found {
+    near: HashMap<String, Pairs>,
+    /// Comparisons under way: their answer arrives whether or not anyone waits for it.
+    comparing: HashMap<String, Wait>,
+}
+
+/// A partition's pairs as of a sequence number.
+struct Pairs {
+    seq: u64,
+    pairs: Vec<NearPair>,
+}
+
+/// A comparison of a partition's memories as of a sequence number, under way.
+#[derive(Clone)]
+pub(super) struct Wait {
+    partition: String,
+    seq: u64,
+    comparison: Comparison,
+}
+
+/// A partition's pairs, just found.
+pub(super) struct Fresh {
+    partition: String,
+    seq: u64,
+    pairs: Arc<Vec<NearPair>>,
+}
+
+impl Found {
+    /// The comparisons to wait for: for each partition whose pairs are older than `seq`,
+    /// the comparison already under way at `seq`, or one `start` begins.
+    pub(super) fn waits(
+        &mut self,
+        partitions: &[String],
+        seq: u64,
+        start: impl Fn(&str) -> Comparison,
+    ) -> Vec<Wait> {
+        partitions
+            .iter()
+            .filter(|p| self.near.get(*p).is_none_or(|kept| kept.seq != seq))
+            .map(|partition| {
+                let running = self.comparing.get(partition).filter(|w| w.seq == seq);
+                match running {
+                    Some(wait) => wait.clone(),
+                    None => {
+                        let wait = Wait {
+                            partition: partition.clone(),
+                            seq,
+                            comparison: start(partition),
+                        };
+                        self.comparing.insert(partition.clone(), wait.clone());
+                        wait
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Forgets a comparison that stopped without an answer.
+    pub(super) fn stopped(&mut self, partition: &str) {
+        self.comparing.remove(partition);
+    }
+
+    /// The pairs of `partitions`: those just found, else those kept (flagged as still
+    /// being compared when older than `seq`). Fresh pairs are kept if no write came in
+    /// meanwhile.
+    pub(super) fn answer(
+        &mut self,
+        partitions: &[String],
+        found: Vec<Fresh>,
+        seq: u64,
+    ) -> NearDuplicates {
+        let mut answer = NearDuplicates::default();
+        for partition in partitions {
+            if let Some(fresh) = found.iter().find(|f| &f.partition == partition) {
+                answer.pairs.extend(fresh.pairs.iter().cloned());
+            } else {
+                let kept = self.near.get(partition);
+                answer.comparing |= kept.is_none_or(|kept| kept.seq != seq);
+                answer
+                    .pairs
+                    .extend(kept.into_iter().flat_map(|kept| kept.pairs.iter().cloned()));
+            }
+        }
+        for fresh in found {
+            if fresh.seq == seq {
+                self.comparing.remove(&fresh.partition);
+                let pairs = Arc::unwrap_or_clone(fresh.pairs);
+                self.near.insert(fresh.partition, Pairs { seq, pairs });
+            }
+        }
+        answer
+            .pairs
+            .sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+        answer
+    }
+}
+
+impl Wait {
+    /// The pairs once found, or `Ok(None)` past `deadline`; `Err(partition)` when the
+    /// comparison stopped without an answer.
+    pub(super) async fn pairs(
+        mut self,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Option<Fresh>, String> {
+        // The borrow of the channel ends inside: it may not be held across an await.
+        let done = async {
+            let pairs = self.comparison.wait_for(Option::is_some).await;
+            pairs.map(|pairs| pairs.clone().expect("waited for some"))
+        };
+        let pairs = match deadline {
+            None => Some(done.await),
+            Some(deadline) => tokio::time::timeout_at(deadline, done).await.ok(),
+        };
+        match pairs {
+            None => Ok(None),
+            Some(Ok(pairs)) => Ok(Some(Fresh {
+                partition: self.partition,
+                seq: self.seq,
+                pairs,
+            })),
+            Some(Err(_)) => Err(self.partition),
+        }
+    }
+}
+
+/// Starts comparing a partition's memories for near-duplicates on the blocking pool, over a
+/// copy of the memories and their index.
+pub(super) fn compare(
+    memories: &HashMap<String, Memory>,
+    index: &SearchIndex,
+    partition: &str,
+) -> Comparison {
+    let (sender, receiver) = tokio::sync::watch::channel(None);
+    let memories = memories.clone();
+    let index = index.clone();
+    let partition = partition.to_string();
+    tokio::task::spawn_blocking(move || {
+        let pairs = near_pairs(&memories, &index, &partition);
+        let _ = sender.send(Some(Arc::new(pairs)));
+    });
+    receiver
 }
 
 /// The near-duplicate pairs among the live memories of `partition`, most similar first.

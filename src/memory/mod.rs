@@ -7,7 +7,9 @@
 //! which redacts secrets, validates anchors against the code graph and decides the write's
 //! event (ADD, UPDATE, NONE, SUPERSEDE) against the live memories of the same scope.
 
+mod access;
 pub mod approval;
+mod cache;
 pub mod duplicates;
 pub mod embed;
 pub mod guidelines;
@@ -27,6 +29,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+pub use duplicates::NearDuplicates;
 pub use guidelines::{ChangeInput, GuidelineChange, Outcome, RecordedChange};
 pub use model::{
     Action, Anchors, Approval, FilePattern, Memory, MemoryError, MemoryType, Owner, Provenance,
@@ -35,8 +38,10 @@ pub use model::{
 pub use reviews::{RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, Rewrite, WriteOutcome};
 
+use access::Access;
+use cache::{State, state_vector, state_view};
 use embed::Embedder;
-use search::{Entry, Filter, SearchIndex};
+use search::Filter;
 use store::{MemoryStore, StoredMemory};
 
 type Result<T> = std::result::Result<T, MemoryError>;
@@ -96,104 +101,6 @@ pub struct SearchMode {
     pub detail: String,
 }
 
-/// Where memories live.
-enum Backend {
-    /// A persistent store opened for each read or write (the embedded engine admits one
-    /// process at a time), with a marker file holding the last write's sequence number.
-    Disk {
-        dir: PathBuf,
-        marker: PathBuf,
-        /// A long-running process keeps the store open this long after its last use, so a
-        /// burst of writes (an assistant storing a review's learnings) opens it once.
-        linger: Option<std::time::Duration>,
-        /// The store while it lingers, with the time of its last use.
-        open: Arc<Mutex<Option<(MemoryStore, std::time::Instant)>>>,
-    },
-    /// A store held open by this process (tests, benchmarks).
-    Held(MemoryStore),
-}
-
-/// Everything a process knows of the memories.
-#[derive(Default)]
-struct State {
-    loaded: bool,
-    /// Sequence number of the last change applied.
-    seq: u64,
-    memories: HashMap<String, Memory>,
-    index: SearchIndex,
-    /// Reads not yet written back (id → count, last time).
-    access: HashMap<String, (u64, i64)>,
-    /// Ids removed by `forget` (an import must not bring them back).
-    forgotten: std::collections::HashSet<String>,
-    /// Review records by review id.
-    reviews: HashMap<String, reviews::ReviewRecord>,
-    /// Team mode: the revision of each memory as the server (or a queued write) has it.
-    revs: HashMap<String, String>,
-    /// Team mode: the outbox file as last overlaid (size, modification time).
-    outbox_stamp: Option<(u64, std::time::SystemTime)>,
-    /// Team mode: why the last exchange with the server failed (answers are then from the
-    /// last synced copy).
-    offline: Option<String>,
-    /// Near-duplicate pairs by partition, with the sequence number they were found at (a
-    /// partition of 10k memories takes seconds; they change only with the memories).
-    near: HashMap<String, (u64, Vec<duplicates::NearPair>)>,
-    /// Comparisons under way by partition, with the sequence number they compare at: their
-    /// answer arrives on the receiver, whether or not anyone waits for it.
-    comparing: HashMap<String, (u64, Comparison)>,
-    /// File patterns compiled, by their text (`None`: it does not compile).
-    globs: HashMap<String, Option<FilePattern>>,
-}
-
-/// Where a comparison's pairs arrive (`None` until found).
-type Comparison = tokio::sync::watch::Receiver<Option<Arc<Vec<duplicates::NearPair>>>>;
-
-/// Near-duplicate pairs, and whether some partition's were found before the latest change
-/// (its comparison still under way).
-#[derive(Debug, Default)]
-pub struct NearDuplicates {
-    pub pairs: Vec<duplicates::NearPair>,
-    pub comparing: bool,
-}
-
-impl State {
-    fn apply_reviews(&mut self, reviews: Vec<reviews::ReviewRecord>) {
-        for review in reviews {
-            self.seq = self.seq.max(review.seq);
-            self.reviews.insert(review.id.clone(), review);
-        }
-    }
-
-    fn apply(&mut self, stored: StoredMemory) {
-        self.seq = self.seq.max(stored.memory.seq);
-        let id = stored.memory.id.clone();
-        match &stored.rev {
-            Some(rev) => self.revs.insert(id.clone(), rev.clone()),
-            None => self.revs.remove(&id),
-        };
-        if stored.forgotten {
-            self.memories.remove(&id);
-            self.index.remove(&id);
-            self.forgotten.insert(id);
-            return;
-        }
-        let memory = stored.memory;
-        let anchors: Vec<String> = memory.anchors.all().cloned().collect();
-        let partition = memory.partition();
-        self.index.upsert(&Entry {
-            id: &memory.id,
-            partition: &partition,
-            kind: memory.kind,
-            live: memory.is_live(),
-            approved: memory.status.is_approved(),
-            title: &memory.title,
-            content: &memory.content,
-            anchors: &anchors,
-            vector: stored.vector.as_deref(),
-        });
-        self.memories.insert(id, memory);
-    }
-}
-
 /// A search request.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
@@ -228,7 +135,7 @@ pub struct Found {
 /// The memories of one repository.
 pub struct Memories {
     root: PathBuf,
-    backend: Backend,
+    backend: Access,
     state: Mutex<State>,
     semantic: SemanticSettings,
     /// When read statistics were last written back.
@@ -239,14 +146,6 @@ pub struct Memories {
     broken: Option<String>,
 }
 
-/// How long a write waits for another process to release the store.
-const WRITE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-/// How long a read waits before answering from the memories it already holds. A process
-/// that holds none yet (a CLI command) has nothing to answer from, and a daemon under load
-/// can keep the store a few seconds (its linger, then vectors written after a write): 2 s
-/// made `cairn memory show` beside a busy daemon fail.
-const READ_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// How often a long-running process writes read statistics back.
 const ACCESS_FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -255,12 +154,10 @@ impl Memories {
     pub fn open(root: &Path, data_dir: &Path, semantic: SemanticSettings) -> Arc<Memories> {
         Arc::new(Memories {
             root: root.to_path_buf(),
-            backend: Backend::Disk {
-                dir: crate::datadir::DataDir::at(data_dir).memory(),
-                marker: crate::datadir::DataDir::at(data_dir).memory_marker(),
-                linger: None,
-                open: Arc::new(Mutex::new(None)),
-            },
+            backend: Access::disk(
+                crate::datadir::DataDir::at(data_dir).memory(),
+                crate::datadir::DataDir::at(data_dir).memory_marker(),
+            ),
             state: Mutex::new(State::default()),
             semantic,
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
@@ -288,10 +185,7 @@ impl Memories {
             crate::config::team::TeamSetup::Broken(why) => memories.broken = Some(why.clone()),
             crate::config::team::TeamSetup::On(config) => {
                 let link = team::Link::new(config.clone(), data_dir);
-                if let Backend::Disk { dir, marker, .. } = &mut memories.backend {
-                    *dir = link.mirror_dir();
-                    *marker = link.marker();
-                }
+                memories.backend.relocate(link.mirror_dir(), link.marker());
                 memories.team = Some(Arc::new(link));
             }
         }
@@ -313,26 +207,20 @@ impl Memories {
     ) -> Arc<Memories> {
         let memories = Memories::open(root, data_dir, semantic);
         let mut memories = Arc::into_inner(memories).expect("just created");
-        if let Backend::Disk { linger: l, .. } = &mut memories.backend {
-            *l = Some(linger);
-        }
+        memories.backend.linger(linger);
         Arc::new(memories)
     }
 
     /// Closes a lingering store now (before the process exits).
     pub async fn close(&self) {
-        if let Backend::Disk { open, .. } = &self.backend
-            && let Some((store, _)) = open.lock().await.take()
-        {
-            store.close().await;
-        }
+        self.backend.close().await;
     }
 
     /// Memories in a store this process holds open (tests and benchmarks).
     pub fn held(root: &Path, store: MemoryStore, semantic: SemanticSettings) -> Arc<Memories> {
         Arc::new(Memories {
             root: root.to_path_buf(),
-            backend: Backend::Held(store),
+            backend: Access::Held(store),
             state: Mutex::new(State::default()),
             semantic,
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
@@ -409,73 +297,14 @@ impl Memories {
         .ok()
     }
 
-    /// Runs `f` with the store open, closing it afterwards.
+    /// Runs `f` with the store open, closing it afterwards (see [`Access::with_store`]).
     async fn with_store<T>(
         &self,
         create: bool,
         f: impl AsyncFnOnce(&MemoryStore) -> Result<T>,
     ) -> Result<Option<T>> {
         self.usable()?;
-        match &self.backend {
-            Backend::Held(store) => f(store).await.map(Some),
-            Backend::Disk {
-                dir, linger, open, ..
-            } => {
-                if !create && !dir.exists() {
-                    return Ok(None);
-                }
-                // Readers wait briefly and fall back to what they hold; writers wait longer.
-                let patience = if create {
-                    WRITE_PATIENCE
-                } else {
-                    READ_PATIENCE
-                };
-                let Some(linger) = *linger else {
-                    let store = MemoryStore::open_within(dir, patience)
-                        .await
-                        .map_err(store_error)?;
-                    let result = f(&store).await;
-                    store.close().await;
-                    return result.map(Some);
-                };
-                let mut held = open.lock().await;
-                if held.is_none() {
-                    let store = MemoryStore::open_within(dir, patience)
-                        .await
-                        .map_err(store_error)?;
-                    *held = Some((store, std::time::Instant::now()));
-                    spawn_closer(open.clone(), linger);
-                }
-                let (store, last_use) = held.as_mut().expect("opened above");
-                let result = f(store).await;
-                *last_use = std::time::Instant::now();
-                result.map(Some)
-            }
-        }
-    }
-
-    /// The last sequence number any process wrote, when it can be known without opening
-    /// the store.
-    fn marker(&self) -> Option<u64> {
-        match &self.backend {
-            Backend::Held(_) => None,
-            Backend::Disk { marker, .. } => std::fs::read_to_string(marker)
-                .ok()
-                .and_then(|s| s.trim().parse().ok()),
-        }
-    }
-
-    /// Records the last sequence number; called while the store is still open, so writers
-    /// update it in the order they wrote.
-    fn set_marker(&self, seq: u64) {
-        if let Backend::Disk { marker, .. } = &self.backend {
-            if self.marker().is_some_and(|current| current >= seq) {
-                return;
-            }
-            if let Err(e) = crate::fsutil::write_atomic(marker, seq.to_string().as_bytes()) {
-                tracing::warn!("cannot update {}: {e}", marker.display());
-            }
-        }
+        self.backend.with_store(create, f).await
     }
 
     /// Brings the state up to date with the store: everything on first use, then only rows
@@ -500,8 +329,8 @@ impl Memories {
     /// Brings the state up to date with the local store.
     async fn refresh_local(&self, state: &mut State) -> Result<()> {
         if state.loaded {
-            match (&self.backend, self.marker()) {
-                (Backend::Held(_), _) => return Ok(()),
+            match (&self.backend, self.backend.marker()) {
+                (Access::Held(_), _) => return Ok(()),
                 (_, Some(seq)) if seq <= state.seq => return Ok(()),
                 (_, None) => return Ok(()),
                 _ => {}
@@ -567,9 +396,10 @@ impl Memories {
                 seq += 1;
                 memory.seq = seq;
             }
-            if let Some((count, last)) = state.access.remove(&memory.id) {
-                memory.reads.access_count = memory.reads.access_count.saturating_add(count);
-                memory.reads.last_access = Some(memory.reads.last_access.unwrap_or(0).max(last));
+            if let Some(unflushed) = state.access.remove(&memory.id) {
+                let reads = &mut memory.reads;
+                reads.access_count = reads.access_count.saturating_add(unflushed.count);
+                reads.last_access = Some(reads.last_access.unwrap_or(0).max(unflushed.last));
             }
             if memory.validity.updated_at == 0 {
                 memory.validity.updated_at = now;
@@ -595,7 +425,7 @@ impl Memories {
             let rows = with_vectors
                 .into_iter()
                 .map(|(memory, vector)| team::outbox::Row {
-                    base: state.revs.get(&memory.id).cloned(),
+                    base: state.team.revs.get(&memory.id).cloned(),
                     vector: vector.as_deref().map(store::encode_vector),
                     memory,
                 })
@@ -618,7 +448,7 @@ impl Memories {
             });
         }
         state.seq = seq;
-        self.set_marker(seq);
+        self.backend.set_marker(seq);
         Ok(seq)
     }
 
@@ -867,9 +697,7 @@ impl Memories {
     /// Rewrites the anchors of memories on files that moved (`from` → `to`), keeping a note
     /// in their history. Returns how many memories changed.
     pub async fn move_anchors(&self, moves: &[(String, String)]) -> Result<usize> {
-        if let Backend::Disk { dir, .. } = &self.backend
-            && !dir.exists()
-        {
+        if !self.backend.exists() {
             return Ok(0);
         }
         let mut state = self.state.lock().await;
@@ -986,7 +814,7 @@ impl Memories {
                     });
                 }
                 state.seq = first + ids.len() as u64 - 1;
-                self.set_marker(state.seq);
+                self.backend.set_marker(state.seq);
             }
             // The memories they had superseded are valid again.
             let restored: Vec<Memory> = removed
@@ -1090,50 +918,27 @@ impl Memories {
         if let Some(developer) = developer {
             partitions.push(format!("dev:{}", model::developer_id(developer)?));
         }
-        let waits: Vec<(String, u64, Comparison)> = {
+        let waits = {
             let mut state = self.state.lock().await;
             self.refresh(&mut state).await?;
-            let seq = state.seq;
-            let stale: Vec<String> = partitions
-                .iter()
-                .filter(|p| state.near.get(*p).is_none_or(|(at, _)| *at != seq))
-                .cloned()
-                .collect();
-            stale
-                .into_iter()
-                .map(|partition| {
-                    let running = state
-                        .comparing
-                        .get(&partition)
-                        .filter(|(at, _)| *at == seq)
-                        .map(|(_, comparison)| comparison.clone());
-                    let comparison = running.unwrap_or_else(|| {
-                        let comparison = compare(&state, &partition);
-                        state
-                            .comparing
-                            .insert(partition.clone(), (seq, comparison.clone()));
-                        comparison
-                    });
-                    (partition, seq, comparison)
-                })
-                .collect()
+            let State {
+                seq,
+                memories,
+                index,
+                duplicates,
+                ..
+            } = &mut *state;
+            duplicates.waits(&partitions, *seq, |partition| {
+                duplicates::compare(memories, index, partition)
+            })
         };
         let mut found = Vec::new();
-        for (partition, seq, mut comparison) in waits {
-            // The borrow of the channel ends inside: it may not be held across an await.
-            let done = async {
-                let pairs = comparison.wait_for(Option::is_some).await;
-                pairs.map(|pairs| pairs.clone().expect("waited for some"))
-            };
-            let pairs = match deadline {
-                None => Some(done.await),
-                Some(deadline) => tokio::time::timeout_at(deadline, done).await.ok(),
-            };
-            match pairs {
-                None => {}
-                Some(Ok(pairs)) => found.push((partition, seq, pairs)),
-                Some(Err(_)) => {
-                    self.state.lock().await.comparing.remove(&partition);
+        for wait in waits {
+            match wait.pairs(deadline).await {
+                Ok(Some(fresh)) => found.push(fresh),
+                Ok(None) => {}
+                Err(partition) => {
+                    self.state.lock().await.duplicates.stopped(&partition);
                     return Err(MemoryError::Store(anyhow::anyhow!(
                         "finding near-duplicates stopped"
                     )));
@@ -1141,32 +946,8 @@ impl Memories {
             }
         }
         let mut state = self.state.lock().await;
-        let mut answer = NearDuplicates::default();
-        for partition in &partitions {
-            if let Some((_, _, fresh)) = found.iter().find(|(p, _, _)| p == partition) {
-                answer.pairs.extend(fresh.iter().cloned());
-            } else {
-                let kept = state.near.get(partition);
-                answer.comparing |= kept.is_none_or(|(at, _)| *at != state.seq);
-                answer.pairs.extend(
-                    kept.into_iter()
-                        .flat_map(|(_, pairs)| pairs.iter().cloned()),
-                );
-            }
-        }
-        for (partition, seq, fresh) in found {
-            // Kept only if no write came in meanwhile.
-            if state.seq == seq {
-                state.comparing.remove(&partition);
-                state
-                    .near
-                    .insert(partition, (seq, Arc::unwrap_or_clone(fresh)));
-            }
-        }
-        answer
-            .pairs
-            .sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
-        Ok(answer)
+        let seq = state.seq;
+        Ok(state.duplicates.answer(&partitions, found, seq))
     }
 
     /// Ids of the memories read since read statistics were last written back (their stored
@@ -1182,9 +963,7 @@ impl Memories {
         let now = crate::clock::now_ms();
         for id in ids {
             if state.memories.contains_key(*id) {
-                let entry = state.access.entry(id.to_string()).or_default();
-                entry.0 += 1;
-                entry.1 = now;
+                state.access.entry(id.to_string()).or_default().read_at(now);
             }
         }
     }
@@ -1271,9 +1050,11 @@ impl Memories {
         });
         found.truncate(limit);
         for f in found.iter().filter(|_| !query.browsing) {
-            let entry = state.access.entry(f.memory.id.clone()).or_default();
-            entry.0 += 1;
-            entry.1 = now;
+            state
+                .access
+                .entry(f.memory.id.clone())
+                .or_default()
+                .read_at(now);
         }
         Ok(found)
     }
@@ -1486,29 +1267,6 @@ pub async fn search_scopes(
     Ok(found)
 }
 
-/// Closes a lingering store once it has been idle for `linger`.
-fn spawn_closer(
-    open: Arc<Mutex<Option<(MemoryStore, std::time::Instant)>>>,
-    linger: std::time::Duration,
-) {
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(linger).await;
-            let mut held = open.lock().await;
-            match held.as_ref() {
-                Some((_, last_use)) if last_use.elapsed() < linger => continue,
-                Some(_) => {
-                    if let Some((store, _)) = held.take() {
-                        store.close().await;
-                    }
-                    return;
-                }
-                None => return,
-            }
-        }
-    });
-}
-
 /// One line of a JSON Lines export: the memory as stored, and its vector (base64 of
 /// little-endian f32s) when it has one. A key it does not know is refused by
 /// [`parse_jsonl`] (serde's `deny_unknown_fields` cannot see through the memory's flattened
@@ -1572,32 +1330,6 @@ fn unknown_key(line: &str) -> Option<String> {
                 && !matches!(key, "kind" | "forgotten" | "rev"))
     };
     object.keys().find(|key| !known(key)).cloned()
-}
-
-/// Starts comparing a partition's memories for near-duplicates on the blocking pool, over a
-/// copy of the memories and their index.
-fn compare(state: &State, partition: &str) -> Comparison {
-    let (sender, receiver) = tokio::sync::watch::channel(None);
-    let memories = state.memories.clone();
-    let index = state.index.clone();
-    let partition = partition.to_string();
-    tokio::task::spawn_blocking(move || {
-        let pairs = duplicates::near_pairs(&memories, &index, &partition);
-        let _ = sender.send(Some(Arc::new(pairs)));
-    });
-    receiver
-}
-
-fn state_vector(state: &State, id: &str) -> Option<Vec<f32>> {
-    state.index.vector(id)
-}
-
-fn state_view<'a>(state: &'a State, vectors: &'a HashMap<String, Vec<f32>>) -> write::View<'a> {
-    write::View {
-        memories: &state.memories,
-        index: &state.index,
-        vectors,
-    }
 }
 
 /// A superseded memory made valid again because `gone`, which superseded it, was forgotten.

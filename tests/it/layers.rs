@@ -305,7 +305,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
         3,
         "the embedding model's files and the Python environment beside the binary",
     ),
-    ("memory/mod.rs", 1, "the store marker in the data directory"),
+    (
+        "memory/access.rs",
+        1,
+        "the store marker in the data directory",
+    ),
     (
         "memory/team/outbox.rs",
         1,

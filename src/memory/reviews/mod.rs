@@ -618,7 +618,7 @@ impl Memories {
             .await
             .map_err(super::store_error)?;
         state.apply_reviews(vec![record.clone()]);
-        self.set_marker(record.seq);
+        self.backend.set_marker(record.seq);
         Ok(())
     }
 

@@ -39,6 +39,18 @@ fn team_error(error: RemoteError) -> MemoryError {
 
 /// Whether an entry is sent now (its failure is the caller's) or replayed from the outbox
 /// (a write the server refuses for good is set aside, never retried forever).
+/// What a process knows of the team server.
+#[derive(Default)]
+pub(super) struct Sync {
+    /// The revision of each memory as the server (or a queued write) has it.
+    pub(super) revs: std::collections::HashMap<String, String>,
+    /// The outbox file as last overlaid.
+    pub(super) outbox_stamp: Option<outbox::Stamp>,
+    /// Why the last exchange with the server failed (answers are then from the last synced
+    /// copy).
+    pub(super) offline: Option<String>,
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Online,
@@ -55,8 +67,8 @@ impl Memories {
         };
         let mut pulled = false;
         if link.server.recently_away() {
-            if state.offline.is_none() {
-                state.offline = Some(
+            if state.team.offline.is_none() {
+                state.team.offline = Some(
                     link.sync_record()
                         .error
                         .unwrap_or_else(|| format!("{} is unreachable", link.server.url())),
@@ -72,7 +84,7 @@ impl Memories {
             match self.exchange(&link, store, state, pending.entries).await {
                 Ok(changed) => {
                     pulled = changed;
-                    if state.offline.take().is_some() {
+                    if state.team.offline.take().is_some() {
                         tracing::info!("the team server at {} answers again", link.server.url());
                     }
                     link.record_sync(None);
@@ -80,11 +92,11 @@ impl Memories {
                 Err(error @ RemoteError::Unreachable { .. }) => {
                     let message = error.to_string();
                     // Once per outage, not on every question.
-                    if state.offline.is_none() {
+                    if state.team.offline.is_none() {
                         tracing::warn!("{message}; answering from the local copy");
                     }
                     link.record_sync(Some(&message));
-                    state.offline = Some(message);
+                    state.team.offline = Some(message);
                 }
                 Err(error) => return Err(team_error(error)),
             }
@@ -166,7 +178,7 @@ impl Memories {
         state.apply_reviews(reviews);
         state.seq = head;
         match mirrored {
-            Ok(()) => self.set_marker(head),
+            Ok(()) => self.backend.set_marker(head),
             // The local copy is a cache: the next process pulls for itself.
             Err(e) => tracing::warn!("the local copy of the team memories is behind: {e}"),
         }
@@ -177,7 +189,7 @@ impl Memories {
     /// copy), when the outbox changed or the state was just refreshed from the server.
     fn overlay(&self, link: &Link, state: &mut State, force: bool) -> Result<()> {
         let stamp = link.outbox.stamp();
-        if !force && stamp == state.outbox_stamp {
+        if !force && stamp == state.team.outbox_stamp {
             return Ok(());
         }
         let pending = link.outbox.pending().map_err(|e| {
@@ -189,7 +201,7 @@ impl Memories {
         for entry in &pending.entries {
             apply_entry(state, entry);
         }
-        state.outbox_stamp = stamp;
+        state.team.outbox_stamp = stamp;
         Ok(())
     }
 
@@ -261,7 +273,7 @@ impl Memories {
         match sent {
             Ok(()) => {
                 link.record_sync(None);
-                state.offline = None;
+                state.team.offline = None;
                 self.pull(link, Some(store), state)
                     .await
                     .map_err(team_error)?;
@@ -277,11 +289,11 @@ impl Memories {
                 })?;
                 let note = error.to_string();
                 link.record_sync(Some(&note));
-                state.offline = Some(note);
+                state.team.offline = Some(note);
                 for entry in &entries {
                     apply_entry(state, entry);
                 }
-                state.outbox_stamp = link.outbox.stamp();
+                state.team.outbox_stamp = link.outbox.stamp();
                 Ok(())
             }
             Err(error) => Err(team_error(error)),
@@ -375,7 +387,7 @@ impl Memories {
     /// A note for answers given while the team server is away.
     pub async fn staleness(&self) -> Option<String> {
         let link = self.team.as_ref()?;
-        let offline = self.state.lock().await.offline.clone()?;
+        let offline = self.state.lock().await.team.offline.clone()?;
         let record = link.sync_record();
         let since = match record.synced_at {
             Some(at) => format!("the copy synced at {}", crate::clock::time_of_ms(at)),

@@ -13,6 +13,13 @@ use crate::fsutil::jsonl::{self, Segment};
 use crate::memory::Memory;
 use crate::memory::reviews::ReviewRecord;
 
+/// The outbox file's size and modification time: a change in either means new entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    size: u64,
+    modified: std::time::SystemTime,
+}
+
 /// One write: every row of one transaction of the local writer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -218,9 +225,12 @@ impl Outbox {
     }
 
     /// The file's size and modification time: a cheap "did anything change" check.
-    pub fn stamp(&self) -> Option<(u64, std::time::SystemTime)> {
+    pub fn stamp(&self) -> Option<Stamp> {
         let meta = std::fs::metadata(&self.path).ok()?;
-        Some((meta.len(), meta.modified().ok()?))
+        Some(Stamp {
+            size: meta.len(),
+            modified: meta.modified().ok()?,
+        })
     }
 
     /// Removes the entries with these keys (they reached the server), keeping every other

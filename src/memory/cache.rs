@@ -1,0 +1,102 @@
+//! The cache: everything a process knows of the memories — every memory, their search
+//! index, reads not yet written back, review records — kept in step with the store by
+//! applying each change in sequence order.
+
+use std::collections::HashMap;
+
+use super::model::{FilePattern, Memory};
+use super::search::{Entry, SearchIndex};
+use super::store::StoredMemory;
+use super::{duplicates, reviews, team, write};
+
+/// Everything a process knows of the memories.
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) loaded: bool,
+    /// Sequence number of the last change applied.
+    pub(super) seq: u64,
+    pub(super) memories: HashMap<String, Memory>,
+    pub(super) index: SearchIndex,
+    /// Reads not yet written back, by memory id.
+    pub(super) access: HashMap<String, Unflushed>,
+    /// Ids removed by `forget` (an import must not bring them back).
+    pub(super) forgotten: std::collections::HashSet<String>,
+    /// Review records by review id.
+    pub(super) reviews: HashMap<String, reviews::ReviewRecord>,
+    /// Team mode: what this process knows of the server.
+    pub(super) team: team::Sync,
+    /// Near-duplicate pairs found and being found.
+    pub(super) duplicates: duplicates::Found,
+    /// File patterns compiled, by their text (`None`: it does not compile).
+    pub(super) globs: HashMap<String, Option<FilePattern>>,
+}
+
+/// Reads of a memory not yet written back.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Unflushed {
+    pub(super) count: u64,
+    /// Milliseconds since the Unix epoch.
+    pub(super) last: i64,
+}
+
+impl Unflushed {
+    /// One more read, at `now`.
+    pub(super) fn read_at(&mut self, now: i64) {
+        self.count += 1;
+        self.last = now;
+    }
+}
+
+impl State {
+    pub(super) fn apply_reviews(&mut self, reviews: Vec<reviews::ReviewRecord>) {
+        for review in reviews {
+            self.seq = self.seq.max(review.seq);
+            self.reviews.insert(review.id.clone(), review);
+        }
+    }
+
+    pub(super) fn apply(&mut self, stored: StoredMemory) {
+        self.seq = self.seq.max(stored.memory.seq);
+        let id = stored.memory.id.clone();
+        match &stored.rev {
+            Some(rev) => self.team.revs.insert(id.clone(), rev.clone()),
+            None => self.team.revs.remove(&id),
+        };
+        if stored.forgotten {
+            self.memories.remove(&id);
+            self.index.remove(&id);
+            self.forgotten.insert(id);
+            return;
+        }
+        let memory = stored.memory;
+        let anchors: Vec<String> = memory.anchors.all().cloned().collect();
+        let partition = memory.partition();
+        self.index.upsert(&Entry {
+            id: &memory.id,
+            partition: &partition,
+            kind: memory.kind,
+            live: memory.is_live(),
+            approved: memory.status.is_approved(),
+            title: &memory.title,
+            content: &memory.content,
+            anchors: &anchors,
+            vector: stored.vector.as_deref(),
+        });
+        self.memories.insert(id, memory);
+    }
+}
+
+pub(super) fn state_vector(state: &State, id: &str) -> Option<Vec<f32>> {
+    state.index.vector(id)
+}
+
+pub(super) fn state_view<'a>(
+    state: &'a State,
+    vectors: &'a HashMap<String, Vec<f32>>,
+) -> write::View<'a> {
+    write::View {
+        memories: &state.memories,
+        index: &state.index,
+        vectors,
+    }
+}
