@@ -141,6 +141,13 @@ pub enum AskError {
     Team(anyhow::Error),
 }
 
+/// A review record or guideline change that cannot be stored: refused as a memory write is.
+impl From<crate::review::records::Invalid> for AskError {
+    fn from(invalid: crate::review::records::Invalid) -> AskError {
+        AskError::Memory(invalid.into())
+    }
+}
+
 /// The use cases of one repository, and what they share: the snapshot of the code graph, the
 /// memories, the assistant activity, and the work writes leave to do after answering.
 pub struct Cairn {

@@ -16,10 +16,10 @@ use crate::graph::score::Access;
 use crate::history::{CommitInfo, History};
 use crate::memory::reviews::Finding;
 use crate::memory::reviews::ReviewRecord;
-use crate::memory::reviews::record::{Trend, author_stats, rejection_trend};
 use crate::memory::{self, MemoryType, RecordedReview};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
+use crate::review::records::{Trend, author_stats, rejection_trend};
 use crate::review::stats::{AuthorStats, RuleStat};
 use crate::review::{self};
 

@@ -12,13 +12,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::{Deserialize, Serialize};
-
-use super::reviews::record::{self, ReviewRecord};
 use super::write;
 use super::{Memories, Memory, MemoryError, MemoryType, Result, model, store_error};
 use crate::clock::now_ms;
-use crate::review::stats::{ChangeEffect, Window};
+pub use crate::review::changes::{
+    ChangeInput, GuidelineChange, Outcome, RecordedChange, effect, is_change_id,
+};
+use crate::review::records as record;
+use crate::review::stats::ChangeEffect;
 use crate::secrets;
 
 /// Longest current or proposed guideline text, in bytes.
@@ -32,125 +33,8 @@ const MAX_FILE: usize = 512;
 /// Most rejection patterns one change may name.
 pub const MAX_SUPPORT: usize = 50;
 
-/// What became of a proposal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Proposed, not decided yet.
-    Proposed,
-    /// A person accepted it (and edited the file).
-    Accepted,
-    /// A person turned it down.
-    Rejected,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Proposed => "proposed",
-            Outcome::Accepted => "accepted",
-            Outcome::Rejected => "rejected",
-        }
-    }
-}
-
-impl std::str::FromStr for Outcome {
-    type Err = MemoryError;
-
-    fn from_str(s: &str) -> Result<Outcome> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "proposed" | "proposal" => Ok(Outcome::Proposed),
-            "accepted" | "accept" => Ok(Outcome::Accepted),
-            "rejected" | "reject" => Ok(Outcome::Rejected),
-            other => Err(invalid(format!(
-                "unknown outcome {}: use proposed, accepted or rejected",
-                secrets::quoted(other)
-            ))),
-        }
-    }
-}
-
-/// A guideline change as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GuidelineChange {
-    /// `g_` and 16 hex digits.
-    #[serde(alias = "change_id")]
-    pub id: String,
-    /// The guideline file, repository-relative.
-    pub file: String,
-    /// The heading of the section it changes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub section: Option<String>,
-    /// The section's text when it was proposed (empty for a new section).
-    #[serde(default)]
-    pub current_text: String,
-    pub proposed_text: String,
-    pub rationale: String,
-    /// The rule category whose rejections it answers.
-    pub category: String,
-    /// The rejection patterns behind it.
-    pub memories: Vec<String>,
-    /// 0–1, as the proposer judged it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f64>,
-    pub outcome: Outcome,
-    /// Why it was accepted or rejected, in the decider's words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<String>,
-    /// Who proposed or decided it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub by: Option<String>,
-    /// Who recorded it (the user, or `mcp`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub written_by: Option<String>,
-    /// Milliseconds since the epoch.
-    pub proposed_at: i64,
-    /// When it was accepted or rejected.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_at: Option<i64>,
-    /// Kinds of secret redacted from its texts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub redacted: Vec<String>,
-}
-
-/// A proposal or an outcome to record. With `id`, it is the outcome of a change recorded
-/// before, whose fields it keeps unless given again (only while still proposed).
-#[derive(Debug, Clone, Default)]
-pub struct ChangeInput {
-    pub id: Option<String>,
-    pub file: Option<String>,
-    pub section: Option<String>,
-    pub current_text: Option<String>,
-    pub proposed_text: Option<String>,
-    pub rationale: Option<String>,
-    pub category: Option<String>,
-    pub memories: Option<Vec<String>>,
-    pub confidence: Option<f64>,
-    /// Default: proposed.
-    pub outcome: Option<Outcome>,
-    pub feedback: Option<String>,
-    pub by: Option<String>,
-    pub written_by: Option<String>,
-}
-
-/// What recording a guideline change did.
-#[derive(Debug, Clone, Serialize)]
-pub struct RecordedChange {
-    pub change: GuidelineChange,
-    /// Rejection patterns this call marked addressed.
-    pub addressed: Vec<String>,
-    /// The change was already recorded with this outcome: nothing changed.
-    pub repeated: bool,
-}
-
 fn invalid(message: impl Into<String>) -> MemoryError {
     MemoryError::Invalid(message.into())
-}
-
-/// A guideline change id: `g_` and 16 hex digits.
-pub fn is_change_id(id: &str) -> bool {
-    id.strip_prefix("g_")
-        .is_some_and(|hex| hex.len() == 16 && hex.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 fn new_change_id() -> String {
@@ -222,14 +106,17 @@ fn support_ids(ids: Vec<String>) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// The change an input describes, and whether the input repeats the outcome already
+/// recorded.
+#[derive(Debug)]
+struct Merged {
+    change: GuidelineChange,
+    repeated: bool,
+}
+
 /// The change an input describes: a new one, or `earlier` with the input's outcome (and,
-/// while it is still proposed, the fields given again). Says whether the input repeats the
-/// outcome already recorded.
-fn merged(
-    earlier: Option<GuidelineChange>,
-    input: ChangeInput,
-    now: i64,
-) -> Result<(GuidelineChange, bool)> {
+/// while it is still proposed, the fields given again).
+fn merged(earlier: Option<GuidelineChange>, input: ChangeInput, now: i64) -> Result<Merged> {
     let outcome = input.outcome.unwrap_or(Outcome::Proposed);
     let mut kinds = BTreeSet::new();
     let by = input
@@ -253,59 +140,93 @@ fn merged(
     }
     let mut change = match earlier {
         Some(earlier) if earlier.outcome != Outcome::Proposed => {
-            if earlier.outcome != outcome {
-                return Err(invalid(format!(
-                    "guideline change {} was already {} on {}: record a new proposal instead",
-                    earlier.id,
-                    earlier.outcome.as_str(),
-                    crate::clock::date_of(earlier.decided_at.unwrap_or(earlier.proposed_at) / 1000)
-                )));
-            }
-            return Ok((earlier, true));
+            return decided_again(earlier, outcome);
         }
         Some(earlier) => earlier,
-        None => GuidelineChange {
-            id: new_change_id(),
-            file: String::new(),
-            section: None,
-            current_text: String::new(),
-            proposed_text: String::new(),
-            rationale: String::new(),
-            category: String::new(),
-            memories: Vec::new(),
-            confidence: None,
-            outcome: Outcome::Proposed,
-            feedback: None,
-            by: None,
-            written_by: None,
-            proposed_at: now,
-            decided_at: None,
-            redacted: Vec::new(),
-        },
+        None => new_change(now),
     };
     kinds.extend(change.redacted.iter().cloned());
+    given_fields(&mut change, &input, &mut kinds)?;
+    change.confidence = input.confidence.or(change.confidence);
+    change.outcome = outcome;
+    change.feedback = feedback.or(change.feedback);
+    change.by = by.or(change.by);
+    change.written_by = input.written_by.or(change.written_by);
+    change.decided_at = (outcome != Outcome::Proposed).then_some(now);
+    change.redacted = kinds.into_iter().collect();
+    Ok(Merged {
+        change,
+        repeated: false,
+    })
+}
+
+/// A decided change recorded again: a repeat of its outcome, or refused for another.
+fn decided_again(earlier: GuidelineChange, outcome: Outcome) -> Result<Merged> {
+    if earlier.outcome != outcome {
+        return Err(invalid(format!(
+            "guideline change {} was already {} on {}: record a new proposal instead",
+            earlier.id,
+            earlier.outcome.as_str(),
+            crate::clock::date_of(earlier.decided_at.unwrap_or(earlier.proposed_at) / 1000)
+        )));
+    }
+    Ok(Merged {
+        change: earlier,
+        repeated: true,
+    })
+}
+
+/// A new, empty proposal made at `now`.
+fn new_change(now: i64) -> GuidelineChange {
+    GuidelineChange {
+        id: new_change_id(),
+        file: String::new(),
+        section: None,
+        current_text: String::new(),
+        proposed_text: String::new(),
+        rationale: String::new(),
+        category: String::new(),
+        memories: Vec::new(),
+        confidence: None,
+        outcome: Outcome::Proposed,
+        feedback: None,
+        by: None,
+        written_by: None,
+        proposed_at: now,
+        decided_at: None,
+        redacted: Vec::new(),
+    }
+}
+
+/// Sets the fields the input gives, checked and redacted, and refuses a change that still
+/// lacks one it needs.
+fn given_fields(
+    change: &mut GuidelineChange,
+    input: &ChangeInput,
+    kinds: &mut BTreeSet<String>,
+) -> Result<()> {
     if let Some(file) = input.file.as_deref() {
         change.file = guideline_path(file)?;
     }
     if let Some(section) = input.section.as_deref() {
-        let section = scrubbed(section, "section", MAX_SECTION, &mut kinds)?;
+        let section = scrubbed(section, "section", MAX_SECTION, kinds)?;
         change.section = (!section.is_empty()).then_some(section);
     }
     if let Some(text) = input.current_text.as_deref() {
-        change.current_text = scrubbed(text, "current_text", MAX_GUIDELINE_TEXT, &mut kinds)?;
+        change.current_text = scrubbed(text, "current_text", MAX_GUIDELINE_TEXT, kinds)?;
     }
     if let Some(text) = input.proposed_text.as_deref() {
-        change.proposed_text = scrubbed(text, "proposed_text", MAX_GUIDELINE_TEXT, &mut kinds)?;
+        change.proposed_text = scrubbed(text, "proposed_text", MAX_GUIDELINE_TEXT, kinds)?;
     }
     if let Some(text) = input.rationale.as_deref() {
-        change.rationale = scrubbed(text, "rationale", MAX_NOTE_TEXT, &mut kinds)?;
+        change.rationale = scrubbed(text, "rationale", MAX_NOTE_TEXT, kinds)?;
     }
     if let Some(category) = input.category.as_deref() {
         write::refuse_secret("`category`", category)?;
         change.category = record::normalise_category(category)?;
     }
-    if let Some(ids) = input.memories {
-        change.memories = support_ids(ids)?;
+    if let Some(ids) = &input.memories {
+        change.memories = support_ids(ids.clone())?;
     }
     for (field, empty) in [
         ("file", change.file.is_empty()),
@@ -318,14 +239,7 @@ fn merged(
             return Err(invalid(format!("a guideline change needs `{field}`")));
         }
     }
-    change.confidence = input.confidence.or(change.confidence);
-    change.outcome = outcome;
-    change.feedback = feedback.or(change.feedback);
-    change.by = by.or(change.by);
-    change.written_by = input.written_by.or(change.written_by);
-    change.decided_at = (outcome != Outcome::Proposed).then_some(now);
-    change.redacted = kinds.into_iter().collect();
-    Ok((change, false))
+    Ok(())
 }
 
 /// An undecided change that proposes what `change`, a new proposal, does: the same text for
@@ -400,55 +314,6 @@ fn check_support_in<'a>(
     Ok(())
 }
 
-/// The findings of `category` in the reviews `keep` selects.
-fn window<'a>(
-    reviews: impl IntoIterator<Item = &'a ReviewRecord>,
-    category: &str,
-    keep: impl Fn(&ReviewRecord) -> bool,
-) -> Window {
-    let mut window = Window::default();
-    for review in reviews.into_iter().filter(|r| keep(r)) {
-        let mut flagged = false;
-        for f in review.findings.iter().filter(|f| f.category == category) {
-            flagged = true;
-            window.flagged += 1;
-            if f.disposition == record::Disposition::Rejected {
-                window.rejected += 1;
-            }
-        }
-        window.reviews += u64::from(flagged);
-    }
-    if window.flagged > 0 {
-        window.rejection_rate =
-            ((window.rejected as f64 / window.flagged as f64) * 1000.0).round() / 1000.0;
-    }
-    window
-}
-
-/// A change as `cairn rules` shows it: accepted ones with the category's rejection rate in
-/// the reviews recorded before and after the acceptance.
-pub fn effect<'a>(
-    change: &GuidelineChange,
-    reviews: impl IntoIterator<Item = &'a ReviewRecord> + Clone,
-) -> ChangeEffect {
-    let at = change.decided_at.unwrap_or(change.proposed_at);
-    let accepted = change.outcome == Outcome::Accepted;
-    ChangeEffect {
-        id: change.id.clone(),
-        file: change.file.clone(),
-        section: change.section.clone(),
-        outcome: change.outcome.as_str().to_string(),
-        at,
-        addressed: if accepted {
-            change.memories.clone()
-        } else {
-            Vec::new()
-        },
-        before: accepted.then(|| window(reviews.clone(), &change.category, |r| r.at < at)),
-        after: accepted.then(|| window(reviews, &change.category, |r| r.at >= at)),
-    }
-}
-
 impl Memories {
     /// Records a guideline proposal or its outcome. Everything is checked before anything is
     /// written; the change is stored first and an accepted one's patterns marked after, so
@@ -486,7 +351,10 @@ impl Memories {
                 None => None,
             };
             let named = earlier.is_some();
-            let (mut change, mut repeated) = merged(earlier, input, now_ms())?;
+            let Merged {
+                mut change,
+                mut repeated,
+            } = merged(earlier, input, now_ms())?;
             // The same proposal recorded again (a retried call) is the one recorded before.
             if !named && let Some(same) = same_proposal(&stored, &change) {
                 change = same.clone();
@@ -614,7 +482,7 @@ impl Memories {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::reviews::{Disposition, Finding, Verdict};
+    use crate::review::records::{Disposition, Finding, ReviewRecord, Verdict};
 
     fn proposal() -> ChangeInput {
         ChangeInput {
@@ -651,7 +519,7 @@ mod tests {
         let key = format!("{}IOSFODNN7EXAMPLE", "AKIA");
         let mut input = proposal();
         input.proposed_text = Some(format!("Never log the key {key}."));
-        let (change, repeated) = merged(None, input, 7).unwrap();
+        let Merged { change, repeated } = merged(None, input, 7).unwrap();
         assert!(!repeated);
         assert!(is_change_id(&change.id), "{}", change.id);
         assert_eq!(change.file, "CLAUDE.md");
@@ -666,8 +534,8 @@ mod tests {
 
     #[test]
     fn a_proposal_recorded_again_is_the_undecided_one_before_it() {
-        let (first, _) = merged(None, proposal(), 7).unwrap();
-        let (again, _) = merged(None, proposal(), 9).unwrap();
+        let Merged { change: first, .. } = merged(None, proposal(), 7).unwrap();
+        let Merged { change: again, .. } = merged(None, proposal(), 9).unwrap();
         assert_ne!(first.id, again.id, "ids are random");
         let stored = [first.clone()];
         assert_eq!(
@@ -677,7 +545,7 @@ mod tests {
         // Another text, or a proposal decided since, is another change.
         let mut other = proposal();
         other.proposed_text = Some("Names follow the domain glossary.".to_string());
-        let (other, _) = merged(None, other, 9).unwrap();
+        let Merged { change: other, .. } = merged(None, other, 9).unwrap();
         assert!(same_proposal(&stored, &other).is_none());
         let decided = [GuidelineChange {
             outcome: Outcome::Rejected,
@@ -724,19 +592,27 @@ mod tests {
 
     #[test]
     fn an_outcome_completes_a_proposal_once() {
-        let (proposed, _) = merged(None, proposal(), 1).unwrap();
+        let Merged {
+            change: proposed, ..
+        } = merged(None, proposal(), 1).unwrap();
         let accept = ChangeInput {
             id: Some(proposed.id.clone()),
             outcome: Some(Outcome::Accepted),
             feedback: Some("merged in #12".to_string()),
             ..ChangeInput::default()
         };
-        let (accepted, repeated) = merged(Some(proposed.clone()), accept.clone(), 5).unwrap();
+        let Merged {
+            change: accepted,
+            repeated,
+        } = merged(Some(proposed.clone()), accept.clone(), 5).unwrap();
         assert!(!repeated);
         assert_eq!(accepted.id, proposed.id);
         assert_eq!(accepted.proposed_text, proposed.proposed_text);
         assert_eq!((accepted.decided_at, accepted.proposed_at), (Some(5), 1));
-        let (again, repeated) = merged(Some(accepted.clone()), accept, 9).unwrap();
+        let Merged {
+            change: again,
+            repeated,
+        } = merged(Some(accepted.clone()), accept, 9).unwrap();
         assert!(repeated);
         assert_eq!(again, accepted);
         let reject = ChangeInput {
@@ -749,7 +625,7 @@ mod tests {
 
     #[test]
     fn support_must_be_open_rejection_patterns_of_the_category() {
-        let (mut change, _) = merged(None, proposal(), 1).unwrap();
+        let Merged { mut change, .. } = merged(None, proposal(), 1).unwrap();
         let mut memories = HashMap::new();
         let check = |change: &GuidelineChange, memories: &HashMap<String, Memory>| {
             check_support(change, memories).map_err(|e| e.to_string())
@@ -837,7 +713,7 @@ mod tests {
             review("3", 12, Disposition::Implemented),
             review("4", 30, Disposition::Implemented),
         ];
-        let (mut change, _) = merged(None, proposal(), 5).unwrap();
+        let Merged { mut change, .. } = merged(None, proposal(), 5).unwrap();
         let proposed = effect(&change, &reviews);
         assert_eq!((proposed.before, proposed.after), (None, None));
         change.outcome = Outcome::Accepted;

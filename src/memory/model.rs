@@ -683,6 +683,12 @@ pub enum MemoryError {
     Store(anyhow::Error),
 }
 
+impl From<crate::review::records::Invalid> for MemoryError {
+    fn from(invalid: crate::review::records::Invalid) -> MemoryError {
+        MemoryError::Invalid(invalid.0)
+    }
+}
+
 /// Largest content accepted, in bytes: a memory is a learning of a few sentences.
 pub const MAX_CONTENT_BYTES: usize = 4_096;
 /// Largest title, in bytes.

@@ -8,10 +8,12 @@
 //! within a budget.
 
 pub mod briefing;
+pub mod changes;
 pub mod diff;
 pub mod evidence;
 pub mod git;
 pub mod guidelines;
+pub mod records;
 pub mod stats;
 
 use std::collections::{BTreeSet, HashMap};

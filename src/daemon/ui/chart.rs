@@ -7,7 +7,7 @@ use maud::{Markup, html};
 
 use crate::context::Link;
 use crate::graph::short_name;
-use crate::memory::reviews::record::Trend;
+use crate::review::records::Trend;
 
 /// Line colours, one per category in turn (readable on white, told apart without colour by
 /// the legend's order and each point's title).
@@ -252,7 +252,7 @@ fn clip(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::reviews::record::Period;
+    use crate::review::records::Period;
     use crate::review::stats::Window;
 
     fn link(id: &str) -> Link {

@@ -5,14 +5,21 @@
 //! Statistics are never counters that a write bumps: they are sums over the stored review
 //! records, one per review id. Recording the same review twice replaces its record, so it is
 //! counted once; two reviews recorded at the same time are two records.
+//!
+//! The records are stored beside the memories (`memory::reviews` writes a record and the
+//! memories it yields in one transaction); what they are and what they add up to is here.
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::memory::MemoryError;
 use crate::review::stats::{AuthorStats, RuleStat, Window};
+
+/// A review record, verdict or category that cannot be stored, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
 
 /// What became of a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -56,7 +63,7 @@ impl Verdict {
 }
 
 impl std::str::FromStr for Verdict {
-    type Err = MemoryError;
+    type Err = Invalid;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s
@@ -70,7 +77,7 @@ impl std::str::FromStr for Verdict {
                 Ok(Verdict::RequestChanges)
             }
             "comment" | "commented" => Ok(Verdict::Comment),
-            other => Err(MemoryError::Invalid(format!(
+            other => Err(Invalid(format!(
                 "unknown verdict {}: use approve, request_changes or comment",
                 crate::secrets::quoted(other)
             ))),
@@ -117,7 +124,7 @@ pub struct ReviewRecord {
 }
 
 /// A category as stored: trimmed, lowercase, words joined by `-`.
-pub fn normalise_category(raw: &str) -> Result<String, MemoryError> {
+pub fn normalise_category(raw: &str) -> Result<String, Invalid> {
     let category: String = raw
         .trim()
         .to_lowercase()
@@ -132,7 +139,7 @@ pub fn normalise_category(raw: &str) -> Result<String, MemoryError> {
     if valid {
         Ok(category)
     } else {
-        Err(MemoryError::Invalid(format!(
+        Err(Invalid(format!(
             "invalid finding category {}: up to 64 letters, digits, - _ / . :",
             crate::secrets::quoted(raw)
         )))
@@ -283,82 +290,6 @@ pub fn author_stats<'a>(
     top.truncate(5);
     stats.top_categories = top;
     stats
-}
-
-/// The text of a review's `review_outcome` memory.
-pub fn outcome_text(record: &ReviewRecord) -> String {
-    let count = |d: Disposition| {
-        record
-            .findings
-            .iter()
-            .filter(|f| f.disposition == d)
-            .count()
-    };
-    let mut text = format!(
-        "Review {} of {}'s change{}: {}; {} finding{} ({} implemented, {} rejected, {} deferred).",
-        record.id,
-        record.author,
-        record
-            .reviewer
-            .as_deref()
-            .map(|r| format!(" by {r}"))
-            .unwrap_or_default(),
-        record.verdict.as_str().replace('_', " "),
-        record.findings.len(),
-        if record.findings.len() == 1 { "" } else { "s" },
-        count(Disposition::Implemented),
-        count(Disposition::Rejected),
-        count(Disposition::Deferred),
-    );
-    for f in &record.findings {
-        let place = match (&f.file, f.line) {
-            (Some(file), Some(line)) => format!(" {file}:{line}"),
-            (Some(file), None) => format!(" {file}"),
-            _ => String::new(),
-        };
-        let item = format!(
-            " [{}{}] {} ({})",
-            f.category,
-            place,
-            crate::tokens::truncate(&f.message, 160),
-            f.disposition.as_str()
-        );
-        if text.len() + item.len() > crate::memory::model::MAX_CONTENT_BYTES - 64 {
-            text.push_str(" …");
-            break;
-        }
-        text.push_str(&item);
-        text.push(';');
-    }
-    text
-}
-
-/// The text of the rejection pattern a rejected finding becomes.
-pub fn rejection_text(finding: &Finding) -> (String, String) {
-    let title = crate::tokens::truncate(
-        &format!("{}: {}", finding.category, finding.message),
-        crate::memory::model::MAX_TITLE_BYTES - 8,
-    );
-    let mut content = format!(
-        "Rejected {} finding{}: {}",
-        finding.category,
-        finding
-            .file
-            .as_deref()
-            .map(|f| format!(" on {f}"))
-            .unwrap_or_default(),
-        crate::tokens::truncate(&finding.message, 1500)
-    );
-    match &finding.reason {
-        Some(reason) if !reason.trim().is_empty() => {
-            content.push_str(&format!(
-                " — reason: {}",
-                crate::tokens::truncate(reason.trim(), 1500)
-            ));
-        }
-        _ => content.push_str(" — no reason given"),
-    }
-    (title, content)
 }
 
 #[cfg(test)]

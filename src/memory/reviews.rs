@@ -3,13 +3,12 @@
 //! learnings that came with it; rule statistics and author statistics are sums over the
 //! records, so a review recorded twice counts once.
 
-pub mod record;
-
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-pub use record::{Disposition, Finding, ReviewRecord, Verdict};
+use crate::review::records as record;
+pub use crate::review::records::{Disposition, Finding, ReviewRecord, Verdict};
 
 use super::write::{self, NewMemory, WriteOutcome};
 use super::{Memories, MemoryError, MemoryStore, MemoryType, Result, Source, State, model};
@@ -274,7 +273,7 @@ fn outcome_memory(record: &ReviewRecord) -> NewMemory {
     NewMemory {
         kind: Some(MemoryType::ReviewOutcome),
         title: Some(format!("Review {}: {}", record.id, record.verdict.as_str())),
-        content: record::outcome_text(record),
+        content: outcome_text(record),
         developer: Some(record.author.clone()),
         ..NewMemory::default()
     }
@@ -289,7 +288,7 @@ fn rejection_memories(record: &ReviewRecord, org_types: &[MemoryType]) -> Vec<Ne
         .iter()
         .filter(|f| f.disposition == Disposition::Rejected)
         .map(|f| {
-            let (title, content) = record::rejection_text(f);
+            let (title, content) = rejection_text(f);
             NewMemory {
                 kind: Some(MemoryType::RejectionPattern),
                 title: Some(title),
@@ -688,6 +687,82 @@ impl Memories {
         .await
         .map(Option::unwrap_or_default)
     }
+}
+
+/// The text of a review's `review_outcome` memory.
+fn outcome_text(record: &ReviewRecord) -> String {
+    let count = |d: Disposition| {
+        record
+            .findings
+            .iter()
+            .filter(|f| f.disposition == d)
+            .count()
+    };
+    let mut text = format!(
+        "Review {} of {}'s change{}: {}; {} finding{} ({} implemented, {} rejected, {} deferred).",
+        record.id,
+        record.author,
+        record
+            .reviewer
+            .as_deref()
+            .map(|r| format!(" by {r}"))
+            .unwrap_or_default(),
+        record.verdict.as_str().replace('_', " "),
+        record.findings.len(),
+        if record.findings.len() == 1 { "" } else { "s" },
+        count(Disposition::Implemented),
+        count(Disposition::Rejected),
+        count(Disposition::Deferred),
+    );
+    for f in &record.findings {
+        let place = match (&f.file, f.line) {
+            (Some(file), Some(line)) => format!(" {file}:{line}"),
+            (Some(file), None) => format!(" {file}"),
+            _ => String::new(),
+        };
+        let item = format!(
+            " [{}{}] {} ({})",
+            f.category,
+            place,
+            crate::tokens::truncate(&f.message, 160),
+            f.disposition.as_str()
+        );
+        if text.len() + item.len() > super::model::MAX_CONTENT_BYTES - 64 {
+            text.push_str(" …");
+            break;
+        }
+        text.push_str(&item);
+        text.push(';');
+    }
+    text
+}
+
+/// The text of the rejection pattern a rejected finding becomes.
+fn rejection_text(finding: &Finding) -> (String, String) {
+    let title = crate::tokens::truncate(
+        &format!("{}: {}", finding.category, finding.message),
+        super::model::MAX_TITLE_BYTES - 8,
+    );
+    let mut content = format!(
+        "Rejected {} finding{}: {}",
+        finding.category,
+        finding
+            .file
+            .as_deref()
+            .map(|f| format!(" on {f}"))
+            .unwrap_or_default(),
+        crate::tokens::truncate(&finding.message, 1500)
+    );
+    match &finding.reason {
+        Some(reason) if !reason.trim().is_empty() => {
+            content.push_str(&format!(
+                " — reason: {}",
+                crate::tokens::truncate(reason.trim(), 1500)
+            ));
+        }
+        _ => content.push_str(" — no reason given"),
+    }
+    (title, content)
 }
 
 #[cfg(test)]
