@@ -165,6 +165,65 @@ pub struct ForgetRequest {
     pub confirm: Option<usize>,
 }
 
+/// The memories a forget by filter matches: every filter given must match.
+struct ForgetFilter {
+    kind: Option<MemoryType>,
+    developer: Option<String>,
+    path: Option<String>,
+}
+
+impl ForgetFilter {
+    /// The request's filter, checked; refused when it names none.
+    fn of(request: &ForgetRequest) -> Result<ForgetFilter, AskError> {
+        let kind = request
+            .kind
+            .as_deref()
+            .map(str::parse::<MemoryType>)
+            .transpose()?;
+        let developer = request
+            .developer
+            .as_deref()
+            .map(memory::model::developer_id)
+            .transpose()?;
+        let path = request
+            .path
+            .as_deref()
+            .map(|p| {
+                context::normalise(p).ok_or_else(|| {
+                    memory::MemoryError::Invalid(format!(
+                        "path {} is outside the repository",
+                        crate::secrets::quoted(p)
+                    ))
+                })
+            })
+            .transpose()?;
+        if kind.is_none() && developer.is_none() && path.is_none() {
+            return Err(memory::MemoryError::Invalid(
+                "pass an `id`, or a filter (`type`, `path`, `developer`)".to_string(),
+            )
+            .into());
+        }
+        Ok(ForgetFilter {
+            kind,
+            developer,
+            path,
+        })
+    }
+
+    fn matches(&self, m: &Memory) -> bool {
+        // Another developer's memories are only reachable through their developer.
+        (self.developer.is_some() || !m.kind.developer_scoped())
+            && self.kind.is_none_or(|k| m.kind == k)
+            && (self.developer.is_none() || m.owner.developer == self.developer)
+            && self.path.as_ref().is_none_or(|p| {
+                m.anchors
+                    .paths
+                    .iter()
+                    .any(|q| q == p || q.starts_with(&format!("{p}/")))
+            })
+    }
+}
+
 /// A memory search: project memories, or one developer's (with their profile) when
 /// `developer` is given.
 #[derive(Debug, Clone, Default)]
@@ -626,50 +685,12 @@ impl Cairn {
                 memories: vec![brief(removed)],
             });
         }
-        let kind = request
-            .kind
-            .as_deref()
-            .map(str::parse::<MemoryType>)
-            .transpose()?;
-        let developer = request
-            .developer
-            .as_deref()
-            .map(memory::model::developer_id)
-            .transpose()?;
-        let path = request
-            .path
-            .as_deref()
-            .map(|p| {
-                context::normalise(p).ok_or_else(|| {
-                    memory::MemoryError::Invalid(format!(
-                        "path {} is outside the repository",
-                        crate::secrets::quoted(p)
-                    ))
-                })
-            })
-            .transpose()?;
-        if kind.is_none() && developer.is_none() && path.is_none() {
-            return Err(memory::MemoryError::Invalid(
-                "pass an `id`, or a filter (`type`, `path`, `developer`)".to_string(),
-            )
-            .into());
-        }
+        let filter = ForgetFilter::of(&request)?;
         let matches: Vec<Memory> = self
             .all_scopes()
             .await?
             .into_iter()
-            // Another developer's memories are only reachable through their developer.
-            .filter(|m| developer.is_some() || !m.kind.developer_scoped())
-            .filter(|m| kind.is_none_or(|k| m.kind == k))
-            .filter(|m| developer.is_none() || m.owner.developer == developer)
-            .filter(|m| {
-                path.as_ref().is_none_or(|p| {
-                    m.anchors
-                        .paths
-                        .iter()
-                        .any(|q| q == p || q.starts_with(&format!("{p}/")))
-                })
-            })
+            .filter(|m| filter.matches(m))
             .collect();
         let total = matches.len();
         let Some(confirmed) = request.confirm else {
@@ -687,21 +708,31 @@ impl Cairn {
             ))
             .into());
         }
-        let (org_ids, ids): (Vec<Memory>, Vec<Memory>) =
-            matches.into_iter().partition(|m| m.scope == Scope::Org);
-        let ids: Vec<String> = ids.into_iter().map(|m| m.id).collect();
-        let org_ids: Vec<String> = org_ids.into_iter().map(|m| m.id).collect();
-        let mut removed = self.memories.forget_many(&ids).await?;
-        if let (false, Ok(org)) = (org_ids.is_empty(), self.org_memories()) {
-            removed.extend(org.forget_many(&org_ids).await?);
-        }
-        let mut removed: Vec<MemoryNote> = removed.into_iter().map(brief).collect();
+        let mut removed: Vec<MemoryNote> = self
+            .forget_all(matches)
+            .await?
+            .into_iter()
+            .map(brief)
+            .collect();
         removed.truncate(LISTED);
         Ok(Forgotten {
             confirmed: true,
             total,
             memories: removed,
         })
+    }
+
+    /// Forgets memories of either scope, each in its own store.
+    async fn forget_all(&self, memories: Vec<Memory>) -> Result<Vec<Memory>, AskError> {
+        let (org_ids, ids): (Vec<Memory>, Vec<Memory>) =
+            memories.into_iter().partition(|m| m.scope == Scope::Org);
+        let ids: Vec<String> = ids.into_iter().map(|m| m.id).collect();
+        let org_ids: Vec<String> = org_ids.into_iter().map(|m| m.id).collect();
+        let mut removed = self.memories.forget_many(&ids).await?;
+        if let (false, Ok(org)) = (org_ids.is_empty(), self.org_memories()) {
+            removed.extend(org.forget_many(&org_ids).await?);
+        }
+        Ok(removed)
     }
 
     /// Searches the project's memories, or one developer's with their profile (shown as the

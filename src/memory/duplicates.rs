@@ -227,33 +227,12 @@ pub(super) fn near_pairs(
         let Some(memory) = memories.get(id) else {
             continue;
         };
-        let filter = Filter {
-            types: memory.kind.bit(),
-            include_superseded: false,
-            include_unapproved: false,
+        let own = Side {
+            memory,
+            terms: text::fingerprint(&memory.content),
+            vector: index.vector(id),
         };
-        let mut candidates: Vec<String> = index
-            .keyword_with(
-                partition,
-                &memory.content,
-                filter,
-                CANDIDATES + 1,
-                CANDIDATE_TERMS,
-            )
-            .into_iter()
-            .map(|hit| hit.id)
-            .collect();
-        let vector = index.vector(id);
-        let own_terms = text::fingerprint(&memory.content);
-        if by_vector && let Some(vector) = &vector {
-            candidates.extend(
-                index
-                    .nearest(partition, vector, filter, CANDIDATES + 1)
-                    .into_iter()
-                    .map(|hit| hit.id),
-            );
-        }
-        for other_id in candidates {
+        for other_id in candidates(&own, index, partition, by_vector) {
             if other_id == id {
                 continue;
             }
@@ -271,32 +250,7 @@ pub(super) fn near_pairs(
             let other_terms = terms
                 .entry(other.id.as_str())
                 .or_insert_with(|| text::fingerprint(&other.content));
-            if text::conflicts(&own_terms, other_terms) {
-                continue;
-            }
-            let by_terms = text::jaccard(&own_terms, other_terms);
-            let by_meaning = vector
-                .as_deref()
-                .zip(index.vector(&other.id))
-                .map(|(a, b)| f64::from(embed::cosine(a, &b)));
-            let (similarity, by) = match by_meaning {
-                Some(meaning) if meaning >= NEAR_MEANING => (meaning, "meaning"),
-                _ if by_terms >= NEAR_TERMS => (by_terms, "terms"),
-                _ => continue,
-            };
-            let (older, newer) = if (memory.validity.created_at, &memory.id)
-                <= (other.validity.created_at, &other.id)
-            {
-                (memory, other)
-            } else {
-                (other, memory)
-            };
-            pairs.push(NearPair {
-                older: older.id.clone(),
-                newer: newer.id.clone(),
-                similarity: (similarity * 100.0).round() / 100.0,
-                by,
-            });
+            pairs.extend(pair(&own, other, other_terms, index));
         }
     }
     pairs.sort_by(|a, b| {
@@ -306,6 +260,80 @@ pub(super) fn near_pairs(
             .then_with(|| a.newer.cmp(&b.newer))
     });
     pairs
+}
+
+/// A memory being compared: its terms and its vector, computed once.
+struct Side<'a> {
+    memory: &'a Memory,
+    terms: BTreeSet<String>,
+    vector: Option<Vec<f32>>,
+}
+
+/// The memories of the same type a memory is compared with: its closest by rare terms, and
+/// by vector in a partition small enough.
+fn candidates(own: &Side, index: &SearchIndex, partition: &str, by_vector: bool) -> Vec<String> {
+    let filter = Filter {
+        types: own.memory.kind.bit(),
+        include_superseded: false,
+        include_unapproved: false,
+    };
+    let mut candidates: Vec<String> = index
+        .keyword_with(
+            partition,
+            &own.memory.content,
+            filter,
+            CANDIDATES + 1,
+            CANDIDATE_TERMS,
+        )
+        .into_iter()
+        .map(|hit| hit.id)
+        .collect();
+    if by_vector && let Some(vector) = &own.vector {
+        candidates.extend(
+            index
+                .nearest(partition, vector, filter, CANDIDATES + 1)
+                .into_iter()
+                .map(|hit| hit.id),
+        );
+    }
+    candidates
+}
+
+/// The pair of `own` and `other` when they are near by meaning or by terms (and do not
+/// conflict), the older first.
+fn pair(
+    own: &Side,
+    other: &Memory,
+    other_terms: &BTreeSet<String>,
+    index: &SearchIndex,
+) -> Option<NearPair> {
+    if text::conflicts(&own.terms, other_terms) {
+        return None;
+    }
+    let by_terms = text::jaccard(&own.terms, other_terms);
+    let by_meaning = own
+        .vector
+        .as_deref()
+        .zip(index.vector(&other.id))
+        .map(|(a, b)| f64::from(embed::cosine(a, &b)));
+    let (similarity, by) = match by_meaning {
+        Some(meaning) if meaning >= NEAR_MEANING => (meaning, "meaning"),
+        _ if by_terms >= NEAR_TERMS => (by_terms, "terms"),
+        _ => return None,
+    };
+    let memory = own.memory;
+    let (older, newer) =
+        if (memory.validity.created_at, &memory.id) <= (other.validity.created_at, &other.id) {
+            (memory, other)
+        } else {
+            (other, memory)
+        };
+    Some(NearPair {
+        older: older.id.clone(),
+        newer: newer.id.clone(),
+        similarity: (similarity * 100.0).round() / 100.0,
+        by,
+    })
 }
 
 #[cfg(test)]

@@ -426,6 +426,32 @@ fn title_of(content: &str) -> String {
     format!("{cut}…")
 }
 
+/// The title given (redacted), or the content's first sentence.
+fn title_given(given: Option<&str>, content: &str, kinds: &mut Kinds) -> String {
+    match given.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(title) => redact(title, kinds),
+        None => title_of(content),
+    }
+}
+
+/// The note saying which kinds of secret were redacted, or the refusal of a write that
+/// refuses secrets.
+fn redaction_note(redacted: &[String], refuse: bool) -> Result<Option<String>, MemoryError> {
+    if redacted.is_empty() {
+        return Ok(None);
+    }
+    if refuse {
+        return Err(invalid(format!(
+            "the text holds what looks like a secret ({}): nothing was stored; take it out and save again",
+            redacted.join(", ")
+        )));
+    }
+    Ok(Some(format!(
+        "secrets were redacted before storing: {}",
+        redacted.join(", ")
+    )))
+}
+
 /// Validates and redacts a write, and checks its anchors against the graph.
 pub(super) fn prepare(
     new: NewMemory,
@@ -438,15 +464,7 @@ pub(super) fn prepare(
     let mut notes = Vec::new();
     let (content, echo) = strip_served_marker(new.content.trim());
     let content = redact(content, &mut kinds);
-    let title = match new
-        .title
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    {
-        Some(title) => redact(title, &mut kinds),
-        None => title_of(&content),
-    };
+    let title = title_given(new.title.as_deref(), &content, &mut kinds);
     let anchors = anchors(
         &new.paths,
         &new.symbols,
@@ -496,18 +514,7 @@ pub(super) fn prepare(
         },
         ..Memory::new(new_id(&content), kind, title, content.clone(), now_ms())
     };
-    if refuse_secrets && !memory.redacted.is_empty() {
-        return Err(invalid(format!(
-            "the text holds what looks like a secret ({}): nothing was stored; take it out and save again",
-            memory.redacted.join(", ")
-        )));
-    }
-    if !memory.redacted.is_empty() {
-        notes.push(format!(
-            "secrets were redacted before storing: {}",
-            memory.redacted.join(", ")
-        ));
-    }
+    notes.extend(redaction_note(&memory.redacted, refuse_secrets)?);
     Ok(Prepared {
         redacted: by_name(&kinds),
         fingerprint: text::fingerprint(&content),

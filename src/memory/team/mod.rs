@@ -216,43 +216,8 @@ impl Memories {
         tombstones: Vec<Tombstone>,
         review: Option<ReviewRecord>,
     ) -> Result<()> {
-        let me = &link.config.credentials.developer;
-        let private = |kind: &str, developer: Option<&String>| {
-            PRIVATE_KINDS.contains(&kind) && developer != Some(me)
-        };
-        for row in &rows {
-            if private(
-                row.memory.kind.as_str(),
-                row.memory.owner.developer.as_ref(),
-            ) {
-                let kind = row.memory.kind.as_str();
-                let owner = row.memory.owner.developer.as_deref().unwrap_or("nobody");
-                return Err(MemoryError::Invalid(format!(
-                    "in team mode a {kind} memory of {owner} can only be written by {owner}'s own cairn (this one signs in as {me})"
-                )));
-            }
-        }
-        if let Some(t) = tombstones
-            .iter()
-            .find(|t| private(&t.kind, t.developer.as_ref()))
-        {
-            return Err(MemoryError::Invalid(format!(
-                "in team mode only its developer can forget {}",
-                t.id
-            )));
-        }
-        let mut entries: Vec<Entry> = Vec::new();
-        let mut rows = rows.into_iter().peekable();
-        while rows.peek().is_some() {
-            entries.push(Entry::new(
-                rows.by_ref().take(ROWS_PER_ENTRY).collect(),
-                Vec::new(),
-                None,
-            ));
-        }
-        if !tombstones.is_empty() || review.is_some() {
-            entries.push(Entry::new(Vec::new(), tombstones, review));
-        }
+        refuse_others(&link.config.credentials.developer, &rows, &tombstones)?;
+        let entries = entries(rows, tombstones, review);
         // Writes queued earlier go first, so the server sees this copy's writes in order.
         let queued = link.outbox.pending().map_or(0, |p| p.entries.len());
         let sent = if queued > 0 || link.server.recently_away() {
@@ -403,6 +368,54 @@ impl Memories {
             }
         ))
     }
+}
+
+/// Refuses a write of another developer's private memory (only that developer's own cairn
+/// may write or forget it).
+fn refuse_others(me: &str, rows: &[Row], tombstones: &[Tombstone]) -> Result<()> {
+    let private = |kind: &str, developer: Option<&String>| {
+        PRIVATE_KINDS.contains(&kind) && developer.map(String::as_str) != Some(me)
+    };
+    for row in rows {
+        if private(
+            row.memory.kind.as_str(),
+            row.memory.owner.developer.as_ref(),
+        ) {
+            let kind = row.memory.kind.as_str();
+            let owner = row.memory.owner.developer.as_deref().unwrap_or("nobody");
+            return Err(MemoryError::Invalid(format!(
+                "in team mode a {kind} memory of {owner} can only be written by {owner}'s own cairn (this one signs in as {me})"
+            )));
+        }
+    }
+    if let Some(t) = tombstones
+        .iter()
+        .find(|t| private(&t.kind, t.developer.as_ref()))
+    {
+        return Err(MemoryError::Invalid(format!(
+            "in team mode only its developer can forget {}",
+            t.id
+        )));
+    }
+    Ok(())
+}
+
+/// A write as outbox entries: rows in entries of a bounded size, then one entry for the
+/// tombstones and the review record.
+fn entries(rows: Vec<Row>, tombstones: Vec<Tombstone>, review: Option<ReviewRecord>) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        entries.push(Entry::new(
+            rows.by_ref().take(ROWS_PER_ENTRY).collect(),
+            Vec::new(),
+            None,
+        ));
+    }
+    if !tombstones.is_empty() || review.is_some() {
+        entries.push(Entry::new(Vec::new(), tombstones, review));
+    }
+    entries
 }
 
 /// Rows pulled from the server, checked and scrubbed as imports are: any member's client can
