@@ -801,146 +801,195 @@ impl Extractor<'_> {
             if let (Some(function), Some(annotation)) =
                 (c.get("type.returns"), c.get("type.annotation"))
             {
-                if let (Some(&symbol), Some(class)) = (
-                    self.name_starts.get(&function.start_byte()),
-                    plain_type(&self.dotted(self.text(*annotation))),
-                ) {
-                    let property = c.contains_key("type.property");
-                    let carrier = c
-                        .get("type.carrier")
-                        .map(|w| Text::from(self.dotted(self.text(*w))));
-                    let known = returns.entry(symbol).or_insert(Returns {
-                        symbol,
-                        class: class.into(),
-                        property,
-                        carrier,
-                    });
-                    known.property |= property;
-                }
+                self.note_returns(c, *function, *annotation, &mut returns);
                 return;
             }
-            let Some(name) = c.get("type.name") else {
+            let Some((byte, hint)) = self.binding(c) else {
                 return;
             };
-            if c.contains_key("type.declared") {
-                // A name declared where cairn reads no definitions (a function in a macro's
-                // tokens): a member of some class, holding something unknown.
-                let hint = TypeHint {
-                    scope: None,
-                    at: self.scope_at(name.start_byte()),
-                    name: self.text(*name).into(),
-                    held: Held::Unknown,
-                    attribute: true,
-                };
-                hints.entry((name.start_byte(), true)).or_insert((1, hint));
-                return;
-            }
-            // What makes the binding no value is checked before the value is read (a function
-            // body can be long).
-            let is_self = self.is_self_at(self.text(*name), self.scope_at(name.start_byte()));
-            if is_self && !c.contains_key("type.receiver") {
-                // `self` and `cls` are bound by the language, not by the code.
-                return;
-            }
-            if self
-                .name_starts
-                .get(&name.start_byte())
-                .is_some_and(|&s| self.out.symbols[s].kind.is_callable())
-            {
-                // `const f = () => …` defines a function: a definition, not a value.
-                return;
-            }
-            let held = if let Some(annotation) = c.get("type.annotation") {
-                plain_type(&self.dotted(self.text(*annotation)))
-                    .map_or(Held::Unknown, |class| Held::Declared(class.into()))
-            } else if let Some(constructor) = c.get("type.constructor") {
-                let text: String = self.text(*constructor).split_whitespace().collect();
-                let text = self.dotted(&text);
-                if generic_path(&text).is_some() {
-                    Held::Returned(text.into())
-                } else {
-                    Held::Unknown
+            // One reading per node and role (a TypeScript parameter property binds both a
+            // parameter and an attribute).
+            let rank = precision(&hint.held);
+            match hints.entry((byte, hint.attribute)) {
+                std::collections::btree_map::Entry::Vacant(entry) => {
+                    entry.insert((rank, hint));
                 }
-            } else if let Some(value) = c.get("type.value") {
-                if LITERALS.contains(&value.kind()) {
-                    Held::Builtin
-                } else {
-                    match value_of(&self.dotted(self.text(*value))) {
-                        Some(held) => held,
-                        // `None`: an optional value, no type of its own.
-                        None => return,
+                std::collections::btree_map::Entry::Occupied(mut kept) => {
+                    if rank > kept.get().0 {
+                        kept.insert((rank, hint));
                     }
                 }
-            } else {
-                Held::Unknown
-            };
-            // A module constant's own name is in its span: the constant is not a scope.
-            let at =
-                self.scope_at(name.start_byte())
-                    .and_then(|s| match self.out.symbols[s].kind {
-                        SymbolKind::Constant => self.out.symbols[s].parent,
-                        _ => Some(s),
-                    });
-            let in_class = at.is_some_and(|s| self.out.symbols[s].kind.is_class_like());
-            let (scope, attribute) = if let Some(receiver) = c.get("type.receiver") {
-                if !self.is_self_at(self.text(*receiver), at) {
-                    // `other.x = …`: some class's attribute `x` is written from outside; which
-                    // class is unknown (a hint without a class, see `TypeHint::scope`).
-                    let hint = TypeHint {
-                        scope: None,
-                        at,
-                        name: self.text(*name).into(),
-                        held: Held::Unknown,
-                        attribute: true,
-                    };
-                    hints
-                        .entry((receiver.start_byte(), true))
-                        .or_insert((1, hint));
-                    return;
-                }
-                (self.class_of(at), true)
-            } else if c.contains_key("type.field") {
-                (self.class_of(at), true)
-            } else if c.contains_key("type.global") {
-                (None, false)
-            } else if in_class {
-                // A class body's annotation declares its instances' attribute, and a class
-                // named there (`client_class = Client`) is what instances read; anything
-                // else may be a descriptor, whose instances read something else (checked
-                // when the name is resolved).
-                if !matches!(held, Held::Declared(_) | Held::Same(_)) {
-                    return;
-                }
-                (at, true)
-            } else {
-                (at, false)
-            };
-            if attribute && scope.is_none() {
-                return;
-            }
-            let rank = match held {
-                Held::Declared(_) => 3,
-                Held::Returned(_) | Held::Same(_) | Held::Builtin => 2,
-                Held::Unknown => 1,
-            };
-            let hint = TypeHint {
-                scope,
-                at,
-                name: self.text(*name).into(),
-                held,
-                attribute,
-            };
-            // One reading per name node and role (a TypeScript parameter property binds both a
-            // parameter and an attribute).
-            let kept = hints
-                .entry((name.start_byte(), attribute))
-                .or_insert((0, hint.clone()));
-            if rank > kept.0 {
-                *kept = (rank, hint);
             }
         });
         self.out.types = hints.into_values().map(|(_, hint)| hint).collect();
         self.out.returns = returns.into_values().collect();
+    }
+
+    /// Records the declared return type of the function named at `function`, if it is a plain
+    /// class; a function read as a property by any pattern stays one.
+    fn note_returns(
+        &self,
+        c: &HashMap<&str, Node>,
+        function: Node,
+        annotation: Node,
+        returns: &mut std::collections::BTreeMap<usize, Returns>,
+    ) {
+        let (Some(&symbol), Some(class)) = (
+            self.name_starts.get(&function.start_byte()),
+            plain_type(&self.dotted(self.text(annotation))),
+        ) else {
+            return;
+        };
+        let property = c.contains_key("type.property");
+        let carrier = c
+            .get("type.carrier")
+            .map(|w| Text::from(self.dotted(self.text(*w))));
+        let known = returns.entry(symbol).or_insert(Returns {
+            symbol,
+            class: class.into(),
+            property,
+            carrier,
+        });
+        known.property |= property;
+    }
+
+    /// The binding a `types` match makes, with the byte its reading is keyed by (the name's,
+    /// or the receiver's for an attribute written on something other than `self`); none when
+    /// the match binds no value.
+    fn binding(&self, c: &HashMap<&str, Node>) -> Option<(usize, TypeHint)> {
+        let name = *c.get("type.name")?;
+        if c.contains_key("type.declared") {
+            // A name declared where cairn reads no definitions (a function in a macro's
+            // tokens): a member of some class, holding something unknown.
+            let hint = TypeHint {
+                scope: None,
+                at: self.scope_at(name.start_byte()),
+                name: self.text(name).into(),
+                held: Held::Unknown,
+                attribute: true,
+            };
+            return Some((name.start_byte(), hint));
+        }
+        // What makes the binding no value is checked before the value is read (a function
+        // body can be long).
+        if self.binds_no_value(c, name) {
+            return None;
+        }
+        let held = self.held_by(c)?;
+        let at = self.binding_at(name);
+        if let Some(receiver) = c.get("type.receiver")
+            && !self.is_self_at(self.text(*receiver), at)
+        {
+            // `other.x = …`: some class's attribute `x` is written from outside; which
+            // class is unknown (a hint without a class, see `TypeHint::scope`).
+            let hint = TypeHint {
+                scope: None,
+                at,
+                name: self.text(name).into(),
+                held: Held::Unknown,
+                attribute: true,
+            };
+            return Some((receiver.start_byte(), hint));
+        }
+        let (scope, attribute) = self.binding_owner(c, at, &held)?;
+        let hint = TypeHint {
+            scope,
+            at,
+            name: self.text(name).into(),
+            held,
+            attribute,
+        };
+        Some((name.start_byte(), hint))
+    }
+
+    /// Whether a match binds a name the code does not bind to a value: `self` and `cls` (bound
+    /// by the language), or a name a definition holds (`const f = () => …` defines a function).
+    fn binds_no_value(&self, c: &HashMap<&str, Node>, name: Node) -> bool {
+        let is_self = self.is_self_at(self.text(name), self.scope_at(name.start_byte()));
+        (is_self && !c.contains_key("type.receiver"))
+            || self
+                .name_starts
+                .get(&name.start_byte())
+                .is_some_and(|&s| self.out.symbols[s].kind.is_callable())
+    }
+
+    /// What a match's name holds, by the capture that says: a declared type, a constructor
+    /// call, a value; none for a value with no type of its own (`None`).
+    fn held_by(&self, c: &HashMap<&str, Node>) -> Option<Held> {
+        let held = if let Some(annotation) = c.get("type.annotation") {
+            plain_type(&self.dotted(self.text(*annotation)))
+                .map_or(Held::Unknown, |class| Held::Declared(class.into()))
+        } else if let Some(constructor) = c.get("type.constructor") {
+            let text: String = self.text(*constructor).split_whitespace().collect();
+            let text = self.dotted(&text);
+            if generic_path(&text).is_some() {
+                Held::Returned(text.into())
+            } else {
+                Held::Unknown
+            }
+        } else if let Some(value) = c.get("type.value") {
+            if LITERALS.contains(&value.kind()) {
+                Held::Builtin
+            } else {
+                // `None`: an optional value, no type of its own.
+                value_of(&self.dotted(self.text(*value)))?
+            }
+        } else {
+            Held::Unknown
+        };
+        Some(held)
+    }
+
+    /// The symbol a binding is written in. A module constant's own name is in its span: the
+    /// constant is not a scope.
+    fn binding_at(&self, name: Node) -> Option<usize> {
+        self.scope_at(name.start_byte())
+            .and_then(|s| match self.out.symbols[s].kind {
+                SymbolKind::Constant => self.out.symbols[s].parent,
+                _ => Some(s),
+            })
+    }
+
+    /// Whose name a binding written in `at` is, and whether it is an attribute of instances:
+    /// none when an attribute has no class, or a class body binds something its instances
+    /// may not read.
+    fn binding_owner(
+        &self,
+        c: &HashMap<&str, Node>,
+        at: Option<usize>,
+        held: &Held,
+    ) -> Option<(Option<usize>, bool)> {
+        let in_class = at.is_some_and(|s| self.out.symbols[s].kind.is_class_like());
+        let (scope, attribute) = if c.contains_key("type.receiver") || c.contains_key("type.field")
+        {
+            (self.class_of(at), true)
+        } else if c.contains_key("type.global") {
+            (None, false)
+        } else if in_class {
+            // A class body's annotation declares its instances' attribute, and a class
+            // named there (`client_class = Client`) is what instances read; anything
+            // else may be a descriptor, whose instances read something else (checked
+            // when the name is resolved).
+            if !matches!(held, Held::Declared(_) | Held::Same(_)) {
+                return None;
+            }
+            (at, true)
+        } else {
+            (at, false)
+        };
+        if attribute && scope.is_none() {
+            return None;
+        }
+        Some((scope, attribute))
+    }
+}
+
+/// How precise a reading of a name is: a declaration over a value over nothing known.
+fn precision(held: &Held) -> u8 {
+    match held {
+        Held::Declared(_) => 3,
+        Held::Returned(_) | Held::Same(_) | Held::Builtin => 2,
+        Held::Unknown => 1,
     }
 }
 
