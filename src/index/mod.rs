@@ -253,6 +253,19 @@ pub struct Reading {
     pub whole: bool,
 }
 
+/// What a read changed in the file records, before it is told as changed paths and moves.
+#[derive(Default)]
+struct Changes {
+    /// Records of files that were not indexed before.
+    added: Vec<SourceRecord>,
+    /// Paths of indexed files whose record changed.
+    updated: Vec<String>,
+    /// Paths of files whose record was dropped.
+    gone: Vec<String>,
+    /// The dropped records, by path.
+    removed: HashMap<String, SourceRecord>,
+}
+
 /// Changes waiting to be written: the graph the store holds, the graph to write, and the
 /// source records that changed (`None`: the file is gone).
 pub struct Pending {
@@ -417,31 +430,7 @@ impl Live {
         if paths.is_some_and(|paths| paths.is_empty()) {
             return Reading::default();
         }
-        let registry = Registry::get();
-        // Files of no registered language are not indexed (editor backups, docs): passed
-        // over. A config, a directory, or a path that held indexed files (a directory moved
-        // away) needs a whole walk.
-        let sources = &self.sources;
-        let needs_walk = |path: &String| {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            let prefix = format!("{path}/");
-            roots::is_config(name)
-                || repo.root.join(path).is_dir()
-                || sources
-                    .range(prefix.clone()..)
-                    .next()
-                    .is_some_and(|(p, _)| p.starts_with(&prefix))
-        };
-        let targeted: Option<Vec<String>> = match paths {
-            Some(paths) if !paths.iter().any(needs_walk) => Some(
-                paths
-                    .iter()
-                    .filter(|p| registry.for_path(p).is_some())
-                    .cloned()
-                    .collect(),
-            ),
-            _ => None,
-        };
+        let targeted = paths.and_then(|paths| self.targeted(repo, paths));
         let files = match RepoFiles::open(&repo.root) {
             Ok(files) => files,
             Err(e) => {
@@ -451,92 +440,165 @@ impl Live {
             }
         };
         let limit = Limit::source(repo.settings.index.max_file_bytes);
+        let reads = match &targeted {
+            Some(paths) => self.read_paths(&files, repo, limit, paths),
+            None => self.read_walked(&files, repo, limit),
+        };
+        self.apply(reads, targeted.is_none())
+    }
+
+    /// The files of registered languages among `paths`, or none when the paths need a whole
+    /// walk. Files of no registered language are not indexed (editor backups, docs): passed
+    /// over. A config, a directory, or a path that held indexed files (a directory moved
+    /// away) needs a whole walk.
+    fn targeted(&self, repo: &Repo, paths: &[String]) -> Option<Vec<String>> {
+        let needs_walk = |path: &String| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let prefix = format!("{path}/");
+            roots::is_config(name)
+                || repo.root.join(path).is_dir()
+                || self
+                    .sources
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&prefix))
+        };
+        if paths.iter().any(needs_walk) {
+            return None;
+        }
+        let registry = Registry::get();
+        Some(
+            paths
+                .iter()
+                .filter(|p| registry.for_path(p).is_some())
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Reads the named files; a file that is no longer there reads as none.
+    fn read_paths(
+        &self,
+        files: &RepoFiles,
+        repo: &Repo,
+        limit: Limit,
+        paths: &[String],
+    ) -> Vec<(String, Option<Read>)> {
+        paths
+            .iter()
+            .map(|path| {
+                let read = match found(files, repo, path) {
+                    Ok(Some(file)) => Some(read_one(
+                        files,
+                        limit,
+                        &file,
+                        self.sources.get(path).map(|s| &**s),
+                    )),
+                    Ok(None) => None,
+                    Err(skip) => Some(Read::Skipped(skip)),
+                };
+                (path.clone(), read)
+            })
+            .collect()
+    }
+
+    /// Walks the whole tree and reads every file it finds; each file known before and not
+    /// found reads as none. Keeps the walk's module roots, configs and skipped files.
+    fn read_walked(
+        &mut self,
+        files: &RepoFiles,
+        repo: &Repo,
+        limit: Limit,
+    ) -> Vec<(String, Option<Read>)> {
+        self.progress.enter(Phase::Walking);
+        let walked = walk::walk(
+            &repo.root,
+            &repo.settings.index.exclude,
+            repo.settings.index.max_file_bytes,
+        );
+        let present: std::collections::HashSet<&str> =
+            walked.sources.iter().map(|f| f.path.as_str()).collect();
         let mut reads: Vec<(String, Option<Read>)> = Vec::new();
-        match &targeted {
-            Some(paths) => {
-                for path in paths {
-                    let read = match found(&files, repo, path) {
-                        Ok(Some(file)) => Some(read_one(
-                            &files,
-                            limit,
-                            &file,
-                            self.sources.get(path).map(|s| &**s),
-                        )),
-                        Ok(None) => None,
-                        Err(skip) => Some(Read::Skipped(skip)),
-                    };
-                    reads.push((path.clone(), read));
-                }
-            }
-            None => {
-                self.progress.enter(Phase::Walking);
-                let walked = walk::walk(
-                    &repo.root,
-                    &repo.settings.index.exclude,
-                    repo.settings.index.max_file_bytes,
-                );
-                let present: std::collections::HashSet<&str> =
-                    walked.sources.iter().map(|f| f.path.as_str()).collect();
-                for path in self.sources.keys().chain(self.read_skipped.keys()) {
-                    if !present.contains(path.as_str()) {
-                        reads.push((path.clone(), None));
-                    }
-                }
-                for (file, read) in walked.sources.iter().zip(read_all(
-                    &files,
-                    limit,
-                    &walked.sources,
-                    &self.sources,
-                    &self.progress,
-                )) {
-                    reads.push((file.path.clone(), Some(read)));
-                }
-                self.roots = roots::read(&files, &walked.configs);
-                self.configs = walked.configs;
-                self.walk_skipped = walked.skipped;
+        for path in self.sources.keys().chain(self.read_skipped.keys()) {
+            if !present.contains(path.as_str()) {
+                reads.push((path.clone(), None));
             }
         }
-        let whole = targeted.is_none();
-        let mut updated = Vec::new();
-        let mut removed = HashMap::new();
-        let mut gone = Vec::new();
-        let mut added = Vec::new();
+        for (file, read) in walked.sources.iter().zip(read_all(
+            files,
+            limit,
+            &walked.sources,
+            &self.sources,
+            &self.progress,
+        )) {
+            reads.push((file.path.clone(), Some(read)));
+        }
+        self.roots = roots::read(files, &walked.configs);
+        self.configs = walked.configs;
+        self.walk_skipped = walked.skipped;
+        reads
+    }
+
+    /// Takes what was read into the file records and the pending changes, and says what
+    /// changed.
+    fn apply(&mut self, reads: Vec<(String, Option<Read>)>, whole: bool) -> Reading {
+        let mut changes = Changes::default();
         let mut parsed = 0;
         for (path, read) in reads {
             self.read_skipped.remove(&path);
             match read {
                 Some(Read::Cached) => {}
                 Some(Read::Parsed(record)) => {
-                    let record = *record;
                     parsed += 1;
-                    let old = self.sources.get(&path);
-                    if old.map(|s| &**s) != Some(&record) {
-                        if old.is_none() {
-                            added.push(record.clone());
-                        } else {
-                            updated.push(path.clone());
-                        }
-                        self.pending.insert(path.clone(), Some(record.clone()));
-                        self.sources.insert(path, Arc::new(record));
-                    }
+                    self.keep_parsed(path, *record, &mut changes);
                 }
                 Some(Read::Skipped(skip)) => {
                     self.read_skipped.insert(path.clone(), skip);
-                    if let Some(old) = self.sources.remove(&path) {
-                        self.pending.insert(path.clone(), None);
-                        gone.push(path.clone());
-                        removed.insert(path, Arc::unwrap_or_clone(old));
-                    }
+                    self.drop_source(path, &mut changes);
                 }
-                None => {
-                    if let Some(old) = self.sources.remove(&path) {
-                        self.pending.insert(path.clone(), None);
-                        gone.push(path.clone());
-                        removed.insert(path, Arc::unwrap_or_clone(old));
-                    }
-                }
+                None => self.drop_source(path, &mut changes),
             }
         }
+        Reading {
+            parsed,
+            changed: self.note_changes(changes),
+            whole,
+        }
+    }
+
+    /// Keeps a parsed file's record if it differs from the one held.
+    fn keep_parsed(&mut self, path: String, record: SourceRecord, changes: &mut Changes) {
+        let old = self.sources.get(&path);
+        if old.map(|s| &**s) == Some(&record) {
+            return;
+        }
+        if old.is_none() {
+            changes.added.push(record.clone());
+        } else {
+            changes.updated.push(path.clone());
+        }
+        self.pending.insert(path.clone(), Some(record.clone()));
+        self.sources.insert(path, Arc::new(record));
+    }
+
+    /// Drops the record of a file that is gone or skipped, if one is held.
+    fn drop_source(&mut self, path: String, changes: &mut Changes) {
+        if let Some(old) = self.sources.remove(&path) {
+            self.pending.insert(path.clone(), None);
+            changes.gone.push(path.clone());
+            changes.removed.insert(path, Arc::unwrap_or_clone(old));
+        }
+    }
+
+    /// Notes the moves among a read's changes and starts a new epoch if anything changed;
+    /// returns the changed paths, sorted.
+    fn note_changes(&mut self, changes: Changes) -> Vec<String> {
+        let Changes {
+            added,
+            updated,
+            mut gone,
+            removed,
+        } = changes;
         let mut changed: Vec<String> = added.iter().map(|r| r.file.path.clone()).collect();
         changed.extend(gone.iter().cloned());
         gone.sort();
@@ -549,11 +611,7 @@ impl Live {
             self.epoch = next_epoch();
             self.exact = false;
         }
-        Reading {
-            parsed,
-            changed,
-            whole,
-        }
+        changed
     }
 
     /// Rebuilds the graph from every file record (exact: equals a fresh index).
