@@ -111,30 +111,9 @@ pub async fn run(
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
 
-    let started = Instant::now();
-    let waiting = |holder: Option<&str>| {
-        tracing::info!(?holder, "waiting for another index run");
-    };
-    let (report, live) = index::load_live(&repo, Duration::from_secs(600), waiting, Arc::default())
-        .await
-        .context("the first index run failed")?;
-    tracing::info!(
-        files = report.files,
-        parsed = report.parsed,
-        seconds = started.elapsed().as_secs_f64(),
-        "index ready"
-    );
-    trim_heap();
-    tracing::debug!(rss_mb = resident_mb(), "heap trimmed after loading");
+    let (report, live) = load_index(&repo).await?;
     let cairn = Cairn::resident(repo.clone(), model_dir);
-    // Loaded now rather than on the first question (10,000 memories take ~0.5 s).
-    let loading = cairn.clone();
-    tokio::spawn(async move {
-        match loading.load_memories().await {
-            Ok(count) => tracing::debug!(count, "memories loaded"),
-            Err(e) => tracing::warn!("memories not loaded ahead: {e}"),
-        }
-    });
+    load_memories_ahead(&cairn);
     let jobs = Arc::new(Mailbox::default());
     let (news_sender, mut news) = mpsc::channel(NEWS_QUEUE);
     let (settled_sender, settled) = signal::channel(handoff::Settled::default());
@@ -166,31 +145,21 @@ pub async fn run(
     tracing::info!(directories = dirs.len(), "watching");
 
     let reindex = handoff::Reindex { asks, settled };
-    let server = spawn_http(
-        listener,
-        cairn.clone(),
-        registrations,
-        reindex,
-        token,
-        port,
-        &shutdown,
-    );
     let socket = DataDir::at(&repo.data_dir).socket();
-    let relay = serve_socket(&socket, cairn.clone(), shutdown.clone());
-    let team_sync = spawn_team_sync(&cairn, &shutdown);
-
-    let record = DaemonRecord {
-        pid: std::process::id(),
-        url: format!("http://127.0.0.1:{port}/mcp"),
-        port,
-        socket: socket.clone(),
-        root: repo.root.clone(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: crate::clock::now(),
+    let servers = Servers {
+        http: spawn_http(
+            listener,
+            cairn.clone(),
+            registrations,
+            reindex,
+            token,
+            port,
+            &shutdown,
+        ),
+        relay: serve_socket(&socket, cairn.clone(), shutdown.clone()),
+        team_sync: spawn_team_sync(&cairn, &shutdown),
     };
-    record
-        .write(&repo.data_dir)
-        .context("cannot write daemon.json")?;
+    let record = write_record(&repo, port, &socket)?;
     ready(&record);
 
     let events = Events {
@@ -204,13 +173,7 @@ pub async fn run(
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     drop(watcher);
     shutdown.cancel();
-    let _ = server.await;
-    if let Some(relay) = relay {
-        let _ = relay.await;
-    }
-    if let Some(team_sync) = team_sync {
-        let _ = team_sync.await;
-    }
+    servers.join().await;
     // The writer finishes what is queued, then stops.
     drop(state);
     jobs.close();
@@ -222,6 +185,77 @@ pub async fn run(
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(&socket);
     Ok(())
+}
+
+/// Loads the index the daemon starts from (the stored one brought up to date), waiting for
+/// another index run if one holds the store.
+async fn load_index(repo: &Repo) -> Result<(index::Report, Live), StartError> {
+    let started = Instant::now();
+    let waiting = |holder: Option<&str>| {
+        tracing::info!(?holder, "waiting for another index run");
+    };
+    let (report, live) = index::load_live(repo, Duration::from_secs(600), waiting, Arc::default())
+        .await
+        .context("the first index run failed")?;
+    tracing::info!(
+        files = report.files,
+        parsed = report.parsed,
+        seconds = started.elapsed().as_secs_f64(),
+        "index ready"
+    );
+    trim_heap();
+    tracing::debug!(rss_mb = resident_mb(), "heap trimmed after loading");
+    Ok((report, live))
+}
+
+/// Loads the memories now rather than on the first question (10,000 memories take ~0.5 s).
+fn load_memories_ahead(cairn: &Arc<Cairn>) {
+    let loading = cairn.clone();
+    tokio::spawn(async move {
+        match loading.load_memories().await {
+            Ok(count) => tracing::debug!(count, "memories loaded"),
+            Err(e) => tracing::warn!("memories not loaded ahead: {e}"),
+        }
+    });
+}
+
+/// Writes the record that tells clients where this daemon serves.
+fn write_record(repo: &Repo, port: u16, socket: &Path) -> Result<DaemonRecord, StartError> {
+    let record = DaemonRecord {
+        pid: std::process::id(),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        port,
+        socket: socket.to_path_buf(),
+        root: repo.root.clone(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: crate::clock::now(),
+    };
+    record
+        .write(&repo.data_dir)
+        .context("cannot write daemon.json")?;
+    Ok(record)
+}
+
+/// The tasks serving beside the daemon's loop, until shutdown is cancelled.
+struct Servers {
+    http: tokio::task::JoinHandle<()>,
+    /// The Unix socket `cairn serve` relays through, where there is one.
+    relay: Option<tokio::task::JoinHandle<()>>,
+    /// The exchange with the team server, when one is configured.
+    team_sync: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Servers {
+    /// Waits for every server to stop.
+    async fn join(self) {
+        let _ = self.http.await;
+        if let Some(relay) = self.relay {
+            let _ = relay.await;
+        }
+        if let Some(team_sync) = self.team_sync {
+            let _ = team_sync.await;
+        }
+    }
 }
 
 /// What the daemon's loop listens to besides shutdown.
@@ -454,6 +488,23 @@ impl Job {
         self.report = later.report;
         self.force |= later.force;
         self.sequence = later.sequence;
+    }
+
+    /// A copy of this job to write again if its write fails.
+    fn copy_for_retry(&self) -> Job {
+        Job {
+            pending: index::Pending {
+                old: self.pending.old.clone(),
+                new: self.pending.new.clone(),
+                sources: self.pending.sources.clone(),
+                moved: self.pending.moved.clone(),
+                built_from: self.pending.built_from.clone(),
+            },
+            report: self.report.clone(),
+            force: self.force,
+            generation: None,
+            sequence: self.sequence,
+        }
     }
 }
 
@@ -738,51 +789,75 @@ impl State {
 /// `settled` tells handed-over index runs which jobs are done.
 async fn writer(
     repo: Repo,
-    mut expected: u64,
+    expected: u64,
     queue: Arc<Mailbox>,
     news: mpsc::Sender<News>,
     settled: signal::Sender<handoff::Settled>,
 ) {
-    let settle = |through: u64, report: Option<index::Report>| {
-        settled.send_replace(handoff::Settled { through, report });
+    let mut writer = Writer {
+        repo,
+        expected,
+        news,
+        settled,
+        failures: 0,
+        awaiting_reload: false,
     };
     let mut held: Option<Job> = None;
-    let mut failures = 0;
-    // After `Stale`, jobs taken against the old view are dropped until the reload's job.
-    let mut awaiting_reload = false;
     loop {
-        if held.is_none() {
-            match queue.take().await {
-                Some(job) => held = Some(job),
+        let mut job = match held.take() {
+            Some(job) => job,
+            None => match queue.take().await {
+                Some(job) => job,
                 None => return,
-            }
-        }
-        let mut job = held.take().expect("a job is held");
+            },
+        };
         let (later, open) = queue.try_take();
         if let Some(later) = later {
             job.merge(later);
         }
+        match writer.write(job, open).await {
+            Attempt::Done => {}
+            Attempt::Retry(job) => held = Some(*job),
+            Attempt::GiveUp => return,
+        }
+    }
+}
+
+/// The writer's state between jobs.
+struct Writer {
+    repo: Repo,
+    /// The generation the store is expected to hold.
+    expected: u64,
+    news: mpsc::Sender<News>,
+    settled: signal::Sender<handoff::Settled>,
+    /// Failed writes in a row.
+    failures: usize,
+    /// After `Stale`, jobs taken against the old view are dropped until the reload's job.
+    awaiting_reload: bool,
+}
+
+/// How one job's write ended.
+enum Attempt {
+    /// Written, or nothing to write.
+    Done,
+    /// Not written yet: the job to try again.
+    Retry(Box<Job>),
+    /// Not written at shutdown after the last try: left to the next start's index run.
+    GiveUp,
+}
+
+impl Writer {
+    /// Writes one job (`open`: the queue is open, not shutting down).
+    async fn write(&mut self, mut job: Job, open: bool) -> Attempt {
         if let Some(generation) = job.generation.take() {
-            expected = generation;
-            awaiting_reload = false;
+            self.expected = generation;
+            self.awaiting_reload = false;
         }
-        if awaiting_reload || (job.pending.is_empty() && !job.force) {
-            settle(job.sequence, None);
-            continue;
+        if self.awaiting_reload || (job.pending.is_empty() && !job.force) {
+            self.settle(job.sequence, None);
+            return Attempt::Done;
         }
-        let retry = Job {
-            pending: index::Pending {
-                old: job.pending.old.clone(),
-                new: job.pending.new.clone(),
-                sources: job.pending.sources.clone(),
-                moved: job.pending.moved.clone(),
-                built_from: job.pending.built_from.clone(),
-            },
-            report: job.report.clone(),
-            force: job.force,
-            generation: None,
-            sequence: job.sequence,
-        };
+        let retry = job.copy_for_retry();
         let sequence = job.sequence;
         // Shutting down: a short wait per try, so the service manager's stop timeout holds.
         let patience = if open {
@@ -790,44 +865,61 @@ async fn writer(
         } else {
             SHUTDOWN_PATIENCE
         };
-        match index::write_pending(&repo, job.pending, job.report, expected, patience).await {
+        match index::write_pending(&self.repo, job.pending, job.report, self.expected, patience)
+            .await
+        {
             Ok((report, generation)) => {
-                expected = generation;
-                failures = 0;
-                // The graph the store held until now lives on only in the copy kept for a
-                // retry: freed, then the heap trimmed, off the runtime.
-                let _ = tokio::task::spawn_blocking(move || {
-                    drop(retry);
-                    trim_heap();
-                })
-                .await;
-                tracing::debug!(rss_mb = resident_mb(), "heap trimmed after writing");
-                let (commit, history_new) = (report.commit.clone(), report.history_new);
-                settle(sequence, Some(report));
-                let _ = news
-                    .send(News::Written {
-                        commit,
-                        history_new,
-                        generation,
-                    })
-                    .await;
+                self.written(sequence, report, generation, retry).await;
+                Attempt::Done
             }
             Err(index::WriteError::Stale { .. }) => {
-                awaiting_reload = true;
-                settle(sequence, None);
-                let _ = news.send(News::Stale).await;
+                self.awaiting_reload = true;
+                self.settle(sequence, None);
+                let _ = self.news.send(News::Stale).await;
+                Attempt::Done
             }
             Err(index::WriteError::Failed(e)) => {
-                failures += 1;
+                self.failures += 1;
+                let failures = self.failures;
                 tracing::warn!("the index could not be stored yet (try {failures}): {e:#}");
                 if !open && failures >= SHUTDOWN_TRIES {
                     tracing::error!("leaving unwritten changes to the next start's index run");
-                    return;
+                    return Attempt::GiveUp;
                 }
-                held = Some(retry);
                 tokio::time::sleep(if open { RETRY } else { Duration::from_secs(1) }).await;
+                Attempt::Retry(Box::new(retry))
             }
         }
+    }
+
+    /// A job was written as `generation`: the copy kept for a retry is freed and the loop told.
+    async fn written(&mut self, sequence: u64, report: index::Report, generation: u64, retry: Job) {
+        self.expected = generation;
+        self.failures = 0;
+        // The graph the store held until now lives on only in the copy kept for a retry:
+        // freed, then the heap trimmed, off the runtime.
+        let _ = tokio::task::spawn_blocking(move || {
+            drop(retry);
+            trim_heap();
+        })
+        .await;
+        tracing::debug!(rss_mb = resident_mb(), "heap trimmed after writing");
+        let (commit, history_new) = (report.commit.clone(), report.history_new);
+        self.settle(sequence, Some(report));
+        let _ = self
+            .news
+            .send(News::Written {
+                commit,
+                history_new,
+                generation,
+            })
+            .await;
+    }
+
+    /// Tells handed-over index runs that the jobs through `through` are done.
+    fn settle(&self, through: u64, report: Option<index::Report>) {
+        self.settled
+            .send_replace(handoff::Settled { through, report });
     }
 }
 
