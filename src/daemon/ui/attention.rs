@@ -71,10 +71,23 @@ pub(super) async fn attention(
     }
 }
 
+/// The page: the form, then each kind of memory that needs attention.
 fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup {
     let body = html! {
         p.back { a href="/ui/" { "← Search" } }
         h1 { "Needs attention" }
+        (choice(form, found))
+        (near_duplicates(found))
+        (gone(found))
+        (changed(found))
+        (never_read(found))
+    };
+    page("Needs attention", repository, body)
+}
+
+/// The form that chooses the developer and the days, and whose memories are shown.
+fn choice(form: &AttentionForm, found: &Attention) -> Markup {
+    html! {
         form.search method="get" action="/ui/attention" {
             div.field {
                 label for="developer" { "Developer" }
@@ -91,6 +104,12 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
             @if let Some(developer) = &found.developer { " and @" (developer) "'s" }
             "; a developer's own memories show only when that developer is chosen."
         }
+    }
+}
+
+/// Pairs of live memories that say nearly the same thing.
+fn near_duplicates(found: &Attention) -> Markup {
+    html! {
         section.attention #duplicates {
             h2 { "Near-duplicates " span.count { "(" (total(&found.near_duplicates)) ")" } }
             p.note {
@@ -118,6 +137,12 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
             }
             (more(&found.near_duplicates))
         }
+    }
+}
+
+/// Memories anchored to code the index no longer has.
+fn gone(found: &Attention) -> Markup {
+    html! {
         section.attention #gone {
             h2 { "Anchored to code that is gone " span.count { "(" (total(&found.gone)) ")" } }
             @if !found.indexed {
@@ -132,6 +157,12 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
             }
             (more(&found.gone))
         }
+    }
+}
+
+/// Memories whose anchored code changed since they were written.
+fn changed(found: &Attention) -> Markup {
+    html! {
         section.attention #changed {
             h2 { "Code changed since written " span.count { "(" (total(&found.changed)) ")" } }
             p.note { "The newest commit that changed an anchored file after the memory's text was written (uncommitted edits do not count)." }
@@ -148,6 +179,12 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
             }
             (more(&found.changed))
         }
+    }
+}
+
+/// Memories never read since they were written, past the days chosen.
+fn never_read(found: &Attention) -> Markup {
+    html! {
         section.attention #never-read {
             h2 { "Never read in " (found.stale_days) " days " span.count { "(" (total(&found.never_read)) ")" } }
             @if found.never_read.items.is_empty() { p.empty { "None." } }
@@ -160,8 +197,7 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
             }
             (more(&found.never_read))
         }
-    };
-    page("Needs attention", repository, body)
+    }
 }
 
 /// A memory in a list: its title linked, type, text, why it is listed, edit and forget.

@@ -182,6 +182,19 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
             p.note { "Awaits approval: not served until a person approves it on the " a href="/ui/pending" { "pending list" } "." }
         }
         p.content.lead { (memory.content) }
+        (anchors_of(memory))
+        (provenance(memory))
+        (validity(memory))
+        (revisions(memory))
+        (super::edit::chain(chain, at))
+        (memory_actions(memory))
+    };
+    page(&title_of(memory), repository, body)
+}
+
+/// What a memory is anchored to: files, symbols (each marked if gone), a file pattern.
+fn anchors_of(memory: &Memory) -> Markup {
+    html! {
         section {
             h2 { "Anchors" }
             @if memory.anchors.all().next().is_none() && memory.rule.file_pattern.is_none() {
@@ -193,6 +206,12 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
                 @if let Some(pattern) = &memory.rule.file_pattern { li { "files matching " code { (pattern) } } }
             }
         }
+    }
+}
+
+/// Where a memory came from, who wrote it, and how often it was read.
+fn provenance(memory: &Memory) -> Markup {
+    html! {
         section {
             h2 { "Provenance" }
             dl {
@@ -215,6 +234,13 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
                 }
             }
         }
+    }
+}
+
+/// When a memory was made and changed, how long it holds, and what it supersedes or is
+/// superseded by.
+fn validity(memory: &Memory) -> Markup {
+    html! {
         section {
             h2 { "Validity" }
             dl {
@@ -230,6 +256,12 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
                 }
             }
         }
+    }
+}
+
+/// A memory's earlier changes.
+fn revisions(memory: &Memory) -> Markup {
+    html! {
         section {
             h2 { "History" }
             @if memory.history.is_empty() {
@@ -248,7 +280,12 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
                 }
             }
         }
-        (super::edit::chain(chain, at))
+    }
+}
+
+/// The edit (for a live memory) and forget buttons.
+fn memory_actions(memory: &Memory) -> Markup {
+    html! {
         div.actions {
             @if memory.is_live() {
                 form.inline method="get" action=(super::edit::edit_url(&memory.id)) {
@@ -259,8 +296,7 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
                 button type="submit" { "Forget this memory…" }
             }
         }
-    };
-    page(&title_of(memory), repository, body)
+    }
 }
 
 /// Asks before a memory is forgotten; the form carries the session's CSRF token.

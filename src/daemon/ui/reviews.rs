@@ -34,112 +34,142 @@ pub fn reviews(
                 (count(history.reviews, "recorded review", "recorded reviews")) "; a category counts as high-rejection from "
                 (percent(rules.min_rate)) " rejected over at least " (rules.min_sample) " findings."
             }
-            section {
-                h2 { "Rule effectiveness" }
-                div.scroll {
-                    table.rules {
-                        thead { tr {
-                            th scope="col" { "category" }
-                            th.number scope="col" { "rejection rate" }
-                            th.number scope="col" { "findings" }
-                            th.number scope="col" { "implemented" }
-                            th.number scope="col" { "rejected" }
-                            th.number scope="col" { "deferred" }
-                        } }
-                        tbody {
-                            @for (i, stat) in rules.stats.iter().enumerate() {
-                                @let high = is_high_rejection(stat, rules.min_sample, rules.min_rate);
-                                tr.high[high] data-category=(stat.category) {
-                                    th scope="row" {
-                                        svg.swatch xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10" aria-hidden="true" {
-                                            circle cx="5" cy="5" r="5" fill=(colour_of(history, &stat.category, i)) {}
-                                        }
-                                        " " code { (stat.category) }
-                                        @if high { " " span.badge { "high rejection" } }
-                                    }
-                                    td.number.rate {
-                                        strong { (percent(stat.rejection_rate)) }
-                                        " " span.sample { "(" (stat.rejected) " of " (stat.flagged) ")" }
-                                    }
-                                    td.number { (stat.flagged) }
-                                    td.number { (stat.implemented) }
-                                    td.number { (stat.rejected) }
-                                    td.number { (stat.deferred) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            section {
-                h2 { "Rejection rate over time" }
-                @if history.trend.periods.is_empty() {
-                    p.empty { "No recorded review to draw." }
-                } @else {
-                    figure.chart {
-                        (chart::trend(&history.trend))
-                        figcaption {
-                            ul.legend {
-                                @for (i, (category, _)) in history.trend.categories.iter().enumerate() {
-                                    li {
-                                        svg.swatch xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10" aria-hidden="true" {
-                                            circle cx="5" cy="5" r="5" fill=(chart::colour(i)) {}
-                                        }
-                                        " " code { (category) }
-                                    }
-                                }
-                            }
-                            "Each point is the share of a category's findings rejected in one period; its title says how many."
-                        }
-                    }
-                }
-            }
-            section {
-                h2 { "Rejection patterns" }
-                @if patterns.is_empty() {
-                    p.empty { "No high-rejection category has open rejection patterns." }
-                }
-                @for group in patterns {
-                    div.card.patterns {
-                        h3 { code { (group.category) } }
-                        ul {
-                            @for memory in &group.memories {
-                                li {
-                                    a href=(memory_url(&memory.id)) { (memory.content) }
-                                    @if let Some(pattern) = &memory.rule.file_pattern { " " span.flag { "files " code { (pattern) } } }
-                                }
-                            }
-                        }
-                        form.inline method="post" action="/ui/reviews/addressed" {
-                            input type="hidden" name="csrf" value=(csrf);
-                            input type="hidden" name="category" value=(group.category);
-                            button type="submit" { "Mark addressed" }
-                            " " span.hint { "once the review guidelines cover them: briefings stop raising them" }
-                        }
-                    }
-                }
-            }
+            (rule_effectiveness(rules, history))
+            (rejection_trend(history))
+            (rejection_patterns(patterns, csrf))
             (guideline_changes(rules))
             (authors(history))
-            section {
-                h2 { "Latest reviews" }
-                ol.reviews {
-                    @for review in &history.latest {
-                        li {
-                            span.when { (time_of_ms(review.at)) }
-                            " " span.verdict { (review.verdict.as_str()) }
-                            " " code { (review.id) }
-                            " by " a href=(developer_url(&review.author)) { "@" (review.author) }
-                            @if let Some(reviewer) = &review.reviewer { ", reviewed by " (reviewer) }
-                            ul.findings {
-                                @for finding in &review.findings {
-                                    li {
-                                        code { (finding.category) } " "
-                                        span.disposition { (finding.disposition.as_str()) } ": "
-                                        (finding.message)
-                                        @if let Some(file) = &finding.file { " " code.where { (file) @if let Some(line) = finding.line { ":" (line) } } }
-                                        @if let Some(reason) = finding.reason.as_deref().filter(|r| !r.is_empty()) { " — " span.reason { (reason) } }
+            (latest_reviews(history))
+        }
+    };
+    page_in("Reviews", "Reviews", repository, body)
+}
+
+/// Each rule category's findings and rejection rate, high-rejection ones marked.
+fn rule_effectiveness(rules: &Rules, history: &ReviewHistory) -> Markup {
+    html! {
+        section {
+            h2 { "Rule effectiveness" }
+            div.scroll {
+                table.rules {
+                    thead { tr {
+                        th scope="col" { "category" }
+                        th.number scope="col" { "rejection rate" }
+                        th.number scope="col" { "findings" }
+                        th.number scope="col" { "implemented" }
+                        th.number scope="col" { "rejected" }
+                        th.number scope="col" { "deferred" }
+                    } }
+                    tbody {
+                        @for (i, stat) in rules.stats.iter().enumerate() {
+                            @let high = is_high_rejection(stat, rules.min_sample, rules.min_rate);
+                            tr.high[high] data-category=(stat.category) {
+                                th scope="row" {
+                                    svg.swatch xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10" aria-hidden="true" {
+                                        circle cx="5" cy="5" r="5" fill=(colour_of(history, &stat.category, i)) {}
                                     }
+                                    " " code { (stat.category) }
+                                    @if high { " " span.badge { "high rejection" } }
+                                }
+                                td.number.rate {
+                                    strong { (percent(stat.rejection_rate)) }
+                                    " " span.sample { "(" (stat.rejected) " of " (stat.flagged) ")" }
+                                }
+                                td.number { (stat.flagged) }
+                                td.number { (stat.implemented) }
+                                td.number { (stat.rejected) }
+                                td.number { (stat.deferred) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The rejection rate of each category per period, as a chart with its legend.
+fn rejection_trend(history: &ReviewHistory) -> Markup {
+    html! {
+        section {
+            h2 { "Rejection rate over time" }
+            @if history.trend.periods.is_empty() {
+                p.empty { "No recorded review to draw." }
+            } @else {
+                figure.chart {
+                    (chart::trend(&history.trend))
+                    figcaption {
+                        ul.legend {
+                            @for (i, (category, _)) in history.trend.categories.iter().enumerate() {
+                                li {
+                                    svg.swatch xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10" aria-hidden="true" {
+                                        circle cx="5" cy="5" r="5" fill=(chart::colour(i)) {}
+                                    }
+                                    " " code { (category) }
+                                }
+                            }
+                        }
+                        "Each point is the share of a category's findings rejected in one period; its title says how many."
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The open rejection patterns of high-rejection categories, each group with the button
+/// that marks it addressed.
+fn rejection_patterns(patterns: &[Patterns], csrf: &str) -> Markup {
+    html! {
+        section {
+            h2 { "Rejection patterns" }
+            @if patterns.is_empty() {
+                p.empty { "No high-rejection category has open rejection patterns." }
+            }
+            @for group in patterns {
+                div.card.patterns {
+                    h3 { code { (group.category) } }
+                    ul {
+                        @for memory in &group.memories {
+                            li {
+                                a href=(memory_url(&memory.id)) { (memory.content) }
+                                @if let Some(pattern) = &memory.rule.file_pattern { " " span.flag { "files " code { (pattern) } } }
+                            }
+                        }
+                    }
+                    form.inline method="post" action="/ui/reviews/addressed" {
+                        input type="hidden" name="csrf" value=(csrf);
+                        input type="hidden" name="category" value=(group.category);
+                        button type="submit" { "Mark addressed" }
+                        " " span.hint { "once the review guidelines cover them: briefings stop raising them" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The latest recorded reviews with their findings.
+fn latest_reviews(history: &ReviewHistory) -> Markup {
+    html! {
+        section {
+            h2 { "Latest reviews" }
+            ol.reviews {
+                @for review in &history.latest {
+                    li {
+                        span.when { (time_of_ms(review.at)) }
+                        " " span.verdict { (review.verdict.as_str()) }
+                        " " code { (review.id) }
+                        " by " a href=(developer_url(&review.author)) { "@" (review.author) }
+                        @if let Some(reviewer) = &review.reviewer { ", reviewed by " (reviewer) }
+                        ul.findings {
+                            @for finding in &review.findings {
+                                li {
+                                    code { (finding.category) } " "
+                                    span.disposition { (finding.disposition.as_str()) } ": "
+                                    (finding.message)
+                                    @if let Some(file) = &finding.file { " " code.where { (file) @if let Some(line) = finding.line { ":" (line) } } }
+                                    @if let Some(reason) = finding.reason.as_deref().filter(|r| !r.is_empty()) { " — " span.reason { (reason) } }
                                 }
                             }
                         }
@@ -147,8 +177,7 @@ pub fn reviews(
                 }
             }
         }
-    };
-    page_in("Reviews", "Reviews", repository, body)
+    }
 }
 
 /// The guideline changes recorded per category: an accepted one with the category's rejection
