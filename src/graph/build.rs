@@ -14,7 +14,7 @@ use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
     external_id, promote, symbol_id,
 };
-use crate::extract::{Import, SymbolKind, Text};
+use crate::extract::{Call, Import, SymbolKind, Text};
 use crate::languages::{Language, ModuleKind, Registry};
 
 /// How well names resolved, for the index summary.
@@ -214,19 +214,82 @@ fn build_parts<'a>(
     files: &'a [&'a SourceFile],
     roots: &'a [Roots],
     focus: Option<&std::collections::HashSet<usize>>,
-    mut kept: Option<&mut modules::Kept>,
+    kept: Option<&mut modules::Kept>,
 ) -> (Vec<Node>, Vec<Edge>, BuildStats) {
-    let registry = Registry::get();
-    let languages: Vec<&Language> = files
-        .iter()
-        .map(|f| {
-            registry
-                .by_name(&f.language)
-                .expect("files carry registered languages")
-        })
-        .collect();
+    let resolution = Resolution::of(files, roots, kept);
+    let inheritance = Inheritance::new(&resolution);
+    let mut builder = Builder {
+        focus: focus.cloned(),
+        ..Builder::default()
+    };
+    builder.outside_imports(&resolution);
+    builder.nodes_and_containment(files);
+    builder.imports(&resolution);
+    builder.inheritance(&resolution, &inheritance);
+    builder.calls(&resolution, &inheritance);
+    builder.side_effects(&resolution);
+    let Builder {
+        mut nodes,
+        edges,
+        stats,
+        ..
+    } = builder;
+    let edges = share_ids(&mut nodes, edges);
+    (nodes, edges, stats)
+}
+
+impl<'a> Resolution<'a> {
+    /// What resolving names across `files` needs: each language's module system over its
+    /// files and roots (using the tables `kept` holds), packages, partial classes joined,
+    /// methods attached to their types.
+    fn of(
+        files: &'a [&'a SourceFile],
+        roots: &'a [Roots],
+        mut kept: Option<&mut modules::Kept>,
+    ) -> Resolution<'a> {
+        let registry = Registry::get();
+        let languages: Vec<&Language> = files
+            .iter()
+            .map(|f| {
+                registry
+                    .by_name(&f.language)
+                    .expect("files carry registered languages")
+            })
+            .collect();
+        let inputs = system_inputs(files, roots, &languages);
+        let mut resolution = Resolution {
+            names: (0..files.len())
+                .map(|_| std::cell::OnceCell::new())
+                .collect(),
+            files,
+            systems: inputs
+                .into_iter()
+                .map(|(kind, input)| (kind, modules::system(kind, input, kept.as_deref_mut())))
+                .collect(),
+            languages,
+            members: RefCell::new(HashMap::default()),
+            methods: HashMap::default(),
+            owners: HashMap::default(),
+            packages: HashMap::default(),
+            parts: HashMap::default(),
+            declared: HashSet::default(),
+        };
+        resolution.index_packages();
+        resolution.join_parts();
+        resolution.attach_methods();
+        resolution
+    }
+}
+
+/// What each module system of the registry is given: its languages, its roots, and the
+/// files of its languages (`languages` holds each file's).
+fn system_inputs<'a>(
+    files: &'a [&'a SourceFile],
+    roots: &'a [Roots],
+    languages: &[&'a Language],
+) -> BTreeMap<ModuleKind, SystemFiles<'a>> {
     let mut inputs: BTreeMap<ModuleKind, SystemFiles> = BTreeMap::new();
-    for language in registry.all() {
+    for language in Registry::get().all() {
         let input = inputs
             .entry(language.module_system)
             .or_insert_with(|| SystemFiles {
@@ -246,48 +309,16 @@ fn build_parts<'a>(
             input.extracts.insert(i, &file.extract);
         }
     }
-    let mut resolution = Resolution {
-        names: (0..files.len())
-            .map(|_| std::cell::OnceCell::new())
-            .collect(),
-        files,
-        systems: inputs
-            .into_iter()
-            .map(|(kind, input)| (kind, modules::system(kind, input, kept.as_deref_mut())))
-            .collect(),
-        languages,
-        members: RefCell::new(HashMap::default()),
-        methods: HashMap::default(),
-        owners: HashMap::default(),
-        packages: HashMap::default(),
-        parts: HashMap::default(),
-        declared: HashSet::default(),
-    };
-    let mut builder = Builder {
-        focus: focus.cloned(),
-        ..Builder::default()
-    };
-    resolution.index_packages();
-    resolution.join_parts();
-    resolution.attach_methods();
-    let inheritance = Inheritance::new(&resolution);
-    builder.outside_imports(&resolution);
-    builder.nodes_and_containment(files);
-    builder.imports(&resolution);
-    builder.inheritance(&resolution, &inheritance);
-    builder.calls(&resolution, &inheritance);
-    builder.side_effects(&resolution);
-    let Builder {
-        mut nodes,
-        edges,
-        stats,
-        ..
-    } = builder;
+    inputs
+}
+
+/// The built edges, their ids shared with the nodes' (and with each other's).
+fn share_ids(nodes: &mut [Node], edges: BTreeMap<EdgeKey, EdgeFacts>) -> Vec<Edge> {
     let mut ids = super::Ids::default();
-    for node in &mut nodes {
+    for node in nodes {
         ids.share_node(node);
     }
-    let edges: Vec<Edge> = edges
+    edges
         .into_iter()
         .map(|((kind, src, dst), (lines, reasons))| Edge {
             kind,
@@ -296,8 +327,36 @@ fn build_parts<'a>(
             lines: lines.into_iter().collect(),
             reasons: reasons.into_iter().map(Into::into).collect(),
         })
-        .collect();
-    (nodes, edges, stats)
+        .collect()
+}
+
+/// What a call was found to reach.
+enum Reached {
+    /// A target, or none known (an unresolved call).
+    Target(Option<Target>),
+    /// A builtin or outside call, counted as such where it was found: nothing more to record.
+    Counted,
+}
+
+/// What `super().name(…)` reaches: the method of the first resolved base of the enclosing
+/// class that has it.
+fn super_call_target(
+    r: &Resolution,
+    inheritance: &Inheritance,
+    types: &Types,
+    f: usize,
+    call: &Call,
+) -> Option<Target> {
+    types
+        .enclosing_class(f, call.scope)
+        .and_then(|c| {
+            inheritance
+                .of(r, c)
+                .resolved
+                .iter()
+                .find_map(|&(b, _)| types.method(b, &call.name))
+        })
+        .map(|(cf, cs)| Target::Symbol(cf, cs))
 }
 
 /// An edge being built: (kind, source id, destination id).
@@ -548,106 +607,142 @@ impl Builder {
             if !self.wants(f) {
                 continue;
             }
-            let language = r.languages[f];
             for call in &file.extract.calls {
                 // A bare name bound as a local in sight reads the local: no call.
                 if call.bare && types.local(f, call.scope, &call.name).is_some() {
                     continue;
                 }
-                let caller = Self::node_id(r.files, f, call.scope);
-                let target = match call.receiver.as_deref() {
-                    // `cls(…)` in a class method makes an instance of the class.
-                    None if language.class_names.iter().any(|c| *c == call.name) => types
-                        .enclosing_class(f, call.scope)
-                        .map(|(cf, c)| Target::Symbol(cf, c)),
-                    None => match (!language.locals_uncallable)
-                        .then(|| types.local(f, call.scope, &call.name))
-                        .flatten()
-                        .or_else(|| {
-                            // `save()` inside a class of a language without `this.` (Java, C#).
-                            (language.implicit_self && !call.is_new)
-                                .then(|| types.implicit_member(f, call.scope, &call.name))
-                                .flatten()
-                                .map(Some)
-                        }) {
-                        // A local alias (`make = Foo`): what it stands for, if known.
-                        Some(Some(Known::Is(target))) => Some(target),
-                        Some(Some(Known::Outside)) => {
-                            self.stats.calls_external += 1;
-                            continue;
-                        }
-                        Some(_) => None,
-                        // `new Store()` in a method of Store makes a Store, as anywhere.
-                        None => match r.name(f, call.scope, &call.name) {
-                            Some(t) => Some(t),
-                            None if language.is_builtin(&call.name) => {
-                                self.stats.calls_builtin += 1;
-                                self.effect_of_call(f, call.scope, language, &call.name);
-                                continue;
-                            }
-                            None => None,
-                        },
-                    },
-                    // Python's `super()`, TypeScript's `super`; Rust's `super::f()` is a path.
-                    Some(receiver)
-                        if (receiver == "super" || receiver.starts_with("super("))
-                            && r.system(f).path_root(f, receiver).is_none() =>
-                    {
-                        types
-                            .enclosing_class(f, call.scope)
-                            .and_then(|c| {
-                                inheritance
-                                    .of(r, c)
-                                    .resolved
-                                    .iter()
-                                    .find_map(|&(b, _)| types.method(b, &call.name))
-                            })
-                            .map(|(cf, cs)| Target::Symbol(cf, cs))
-                    }
-                    Some(receiver) => {
-                        let base = types.value(f, call.scope, receiver);
-                        // A class that answers any name (PHP's `__call`) may answer this one.
-                        let catch_all = base.as_ref().is_some_and(|b| types.answers_any(b));
-                        match base.and_then(|base| types.called_member(f, base, &call.name)) {
-                            Some(Known::Is(target)) => Some(target),
-                            Some(Known::Builtin) => {
-                                self.stats.calls_builtin += 1;
-                                // `System.getenv()`: a builtin type's function, by its written
-                                // name.
-                                let name = format!("{receiver}.{}", call.name);
-                                self.effect_of_call(f, call.scope, language, &name);
-                                continue;
-                            }
-                            Some(Known::Outside) => {
-                                self.stats.calls_external += 1;
-                                continue;
-                            }
-                            // `x.ShouldBe()`: a method no file of the repository defines is
-                            // outside code (an extension method of a package, a platform
-                            // type's).
-                            Some(Known::Instance(..) | Known::Carrying(_)) | None
-                                if !catch_all && r.undeclared_method(f, &call.name) =>
-                            {
-                                self.stats.calls_external += 1;
-                                continue;
-                            }
-                            Some(Known::Instance(..) | Known::Carrying(_)) | None => None,
-                        }
-                    }
-                };
-                match target {
-                    Some(Target::Symbol(cf, cs)) => {
-                        self.stats.calls_resolved += 1;
-                        let callee = Self::node_id(r.files, cf, Some(cs));
-                        self.edge(EdgeKind::Calls, caller, callee, Some(call.line));
-                    }
-                    Some(Target::External(name)) => {
-                        self.stats.calls_external += 1;
-                        self.effect_of_call(f, call.scope, language, &name);
-                    }
-                    _ => self.stats.calls_unresolved += 1,
+                if let Reached::Target(target) = self.call_target(r, inheritance, &types, f, call) {
+                    self.record_call(r, f, call, target);
                 }
             }
+        }
+    }
+
+    /// What a call in file `f` reaches, by how it is written: a bare name, `super`, or a
+    /// member of a receiver.
+    fn call_target(
+        &mut self,
+        r: &Resolution,
+        inheritance: &Inheritance,
+        types: &Types,
+        f: usize,
+        call: &Call,
+    ) -> Reached {
+        let language = r.languages[f];
+        match call.receiver.as_deref() {
+            // `cls(…)` in a class method makes an instance of the class.
+            None if language.class_names.iter().any(|c| *c == call.name) => Reached::Target(
+                types
+                    .enclosing_class(f, call.scope)
+                    .map(|(cf, c)| Target::Symbol(cf, c)),
+            ),
+            None => self.bare_call_target(r, types, f, call),
+            // Python's `super()`, TypeScript's `super`; Rust's `super::f()` is a path.
+            Some(receiver)
+                if (receiver == "super" || receiver.starts_with("super("))
+                    && r.system(f).path_root(f, receiver).is_none() =>
+            {
+                Reached::Target(super_call_target(r, inheritance, types, f, call))
+            }
+            Some(receiver) => self.member_call_target(r, types, f, call, receiver),
+        }
+    }
+
+    /// What a call of a bare name reaches: a local alias, a member of the enclosing class
+    /// (languages without `this.`), a name in scope, or a builtin.
+    fn bare_call_target(
+        &mut self,
+        r: &Resolution,
+        types: &Types,
+        f: usize,
+        call: &Call,
+    ) -> Reached {
+        let language = r.languages[f];
+        let local = (!language.locals_uncallable)
+            .then(|| types.local(f, call.scope, &call.name))
+            .flatten()
+            .or_else(|| {
+                // `save()` inside a class of a language without `this.` (Java, C#).
+                (language.implicit_self && !call.is_new)
+                    .then(|| types.implicit_member(f, call.scope, &call.name))
+                    .flatten()
+                    .map(Some)
+            });
+        match local {
+            // A local alias (`make = Foo`): what it stands for, if known.
+            Some(Some(Known::Is(target))) => Reached::Target(Some(target)),
+            Some(Some(Known::Outside)) => {
+                self.stats.calls_external += 1;
+                Reached::Counted
+            }
+            Some(_) => Reached::Target(None),
+            // `new Store()` in a method of Store makes a Store, as anywhere.
+            None => match r.name(f, call.scope, &call.name) {
+                Some(t) => Reached::Target(Some(t)),
+                None if language.is_builtin(&call.name) => {
+                    self.stats.calls_builtin += 1;
+                    self.effect_of_call(f, call.scope, language, &call.name);
+                    Reached::Counted
+                }
+                None => Reached::Target(None),
+            },
+        }
+    }
+
+    /// What a call of a member of `receiver` reaches, by what the receiver holds.
+    fn member_call_target(
+        &mut self,
+        r: &Resolution,
+        types: &Types,
+        f: usize,
+        call: &Call,
+        receiver: &str,
+    ) -> Reached {
+        let language = r.languages[f];
+        let base = types.value(f, call.scope, receiver);
+        // A class that answers any name (PHP's `__call`) may answer this one.
+        let catch_all = base.as_ref().is_some_and(|b| types.answers_any(b));
+        match base.and_then(|base| types.called_member(f, base, &call.name)) {
+            Some(Known::Is(target)) => Reached::Target(Some(target)),
+            Some(Known::Builtin) => {
+                self.stats.calls_builtin += 1;
+                // `System.getenv()`: a builtin type's function, by its written name.
+                let name = format!("{receiver}.{}", call.name);
+                self.effect_of_call(f, call.scope, language, &name);
+                Reached::Counted
+            }
+            Some(Known::Outside) => {
+                self.stats.calls_external += 1;
+                Reached::Counted
+            }
+            // `x.ShouldBe()`: a method no file of the repository defines is outside code (an
+            // extension method of a package, a platform type's).
+            Some(Known::Instance(..) | Known::Carrying(_)) | None
+                if !catch_all && r.undeclared_method(f, &call.name) =>
+            {
+                self.stats.calls_external += 1;
+                Reached::Counted
+            }
+            Some(Known::Instance(..) | Known::Carrying(_)) | None => Reached::Target(None),
+        }
+    }
+
+    /// Counts a call by what it reaches, with its edge to a symbol or the side effects of an
+    /// outside name.
+    fn record_call(&mut self, r: &Resolution, f: usize, call: &Call, target: Option<Target>) {
+        match target {
+            Some(Target::Symbol(cf, cs)) => {
+                self.stats.calls_resolved += 1;
+                let caller = Self::node_id(r.files, f, call.scope);
+                let callee = Self::node_id(r.files, cf, Some(cs));
+                self.edge(EdgeKind::Calls, caller, callee, Some(call.line));
+            }
+            Some(Target::External(name)) => {
+                self.stats.calls_external += 1;
+                self.effect_of_call(f, call.scope, r.languages[f], &name);
+            }
+            _ => self.stats.calls_unresolved += 1,
         }
     }
 

@@ -213,6 +213,22 @@ pub struct Graph {
     incoming: Adjacency,
 }
 
+/// The nodes of a patched graph ([`Graph::patch`]) and where the old graph's went.
+struct PatchedNodes {
+    /// Whether each old node belongs to a changed file.
+    gone: Vec<bool>,
+    /// Whether each old node is in the patched graph: kept, or defined again.
+    stays: Vec<bool>,
+    /// The ids of the fresh nodes.
+    fresh_ids: FxHashSet<Arc<str>>,
+    /// Old position -> new position, for every node that stays.
+    moved: Vec<u32>,
+    /// The positions of nodes new to the graph.
+    new_here: Vec<u32>,
+    /// The patched graph's nodes, in order.
+    nodes: Vec<Arc<Node>>,
+}
+
 /// An edge at a node, with positions: its own in `Graph::edges`, its ends' in `Graph::nodes`.
 #[derive(Debug, Clone, Copy)]
 pub struct Link<'g> {
@@ -412,15 +428,25 @@ impl Graph {
         fresh_nodes: Vec<Node>,
         fresh_edges: Vec<Edge>,
     ) -> Graph {
+        let patched = self.patch_nodes(&changed, fresh_nodes);
+        let index = self
+            .index
+            .remapped(&patched.moved, &patched.nodes, &patched.new_here);
+        let (edges, ends) = self.patch_edges(&changed, &patched, &index, fresh_edges);
+        Graph::with_ends(patched.nodes, index, edges, ends)
+    }
+
+    /// The nodes of this graph patched with `fresh` ones (see [`Graph::patch`]), in order,
+    /// with where each old one went.
+    fn patch_nodes(&self, changed: &impl Fn(&str) -> bool, fresh: Vec<Node>) -> PatchedNodes {
         let gone: Vec<bool> = self
             .nodes
             .iter()
             .map(|n| n.kind != NodeKind::External && changed(&n.id))
             .collect();
-        // Whether each node is in the patched graph: kept, or defined again.
         let mut stays: Vec<bool> = gone.iter().map(|gone| !gone).collect();
         let mut added: Vec<(Arc<Node>, u32)> = Vec::new();
-        for mut node in fresh_nodes {
+        for mut node in fresh {
             let before = self.node_index(&node.id);
             if let Some(b) = before {
                 if node.kind == NodeKind::External {
@@ -434,8 +460,6 @@ impl Graph {
             }
             added.push((Arc::new(node), before.map_or(NO_NODE, |b| b as u32)));
         }
-        // An end that is no node is judged by its id (an id of a changed file is gone unless
-        // a fresh node has it).
         let fresh_ids: FxHashSet<Arc<str>> = added.iter().map(|(n, _)| n.id.clone()).collect();
         let kept = self
             .nodes
@@ -443,8 +467,6 @@ impl Graph {
             .enumerate()
             .filter(|&(i, _)| !gone[i])
             .map(|(i, n)| (i, (n.clone(), i as u32)));
-        // Old position -> new position, for every node that stays; the positions of nodes
-        // new to the graph.
         let mut moved = vec![NO_NODE; self.nodes.len()];
         let mut new_here = Vec::new();
         let staying = gone.iter().filter(|gone| !**gone).count();
@@ -465,7 +487,35 @@ impl Graph {
                 nodes.push(node);
             },
         );
-        let index = self.index.remapped(&moved, &nodes, &new_here);
+        PatchedNodes {
+            gone,
+            stays,
+            fresh_ids,
+            moved,
+            new_here,
+            nodes,
+        }
+    }
+
+    /// The edges of this graph patched with `fresh` ones (see [`Graph::patch`]), in order,
+    /// with their ends' positions among the patched nodes.
+    fn patch_edges(
+        &self,
+        changed: &impl Fn(&str) -> bool,
+        patched: &PatchedNodes,
+        index: &IdIndex,
+        fresh: Vec<Edge>,
+    ) -> (Vec<Arc<Edge>>, Vec<(u32, u32)>) {
+        let PatchedNodes {
+            gone,
+            stays,
+            fresh_ids,
+            moved,
+            nodes,
+            ..
+        } = patched;
+        // An end that is no node is judged by its id (an id of a changed file is gone unless
+        // a fresh node has it).
         let dangling_stays = |id: &str| !changed(id) || fresh_ids.contains(id);
         let promoted = |e: &Edge| matches!(e.kind, EdgeKind::Drives | EdgeKind::AssertsOn);
         let kept = self
@@ -494,10 +544,10 @@ impl Graph {
                 };
                 (i, (e.clone(), (at(s), at(d))))
             });
-        let fresh: Vec<(Arc<Edge>, (u32, u32))> = fresh_edges
+        let fresh: Vec<(Arc<Edge>, (u32, u32))> = fresh
             .into_iter()
             .map(|e| {
-                let at = |id: &str| index.get(&nodes, id).map_or(NO_NODE, |i| i as u32);
+                let at = |id: &str| index.get(nodes, id).map_or(NO_NODE, |i| i as u32);
                 let ends = (at(&e.src), at(&e.dst));
                 (Arc::new(e), ends)
             })
@@ -517,7 +567,7 @@ impl Graph {
                 ends.push(at);
             },
         );
-        Graph::with_ends(nodes, index, edges, ends)
+        (edges, ends)
     }
 
     /// This graph holding `previous`'s copy of every node and edge that is equal in both, so
