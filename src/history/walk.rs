@@ -79,52 +79,7 @@ pub fn mine(
             continue;
         }
         let commit = git!(info.object(), "reading a commit")?;
-        let tree = git!(commit.tree(), "reading a commit's tree")?;
-        let parent_tree = match info.parent_ids.first() {
-            Some(parent) => {
-                let parent = git!(repo.find_object(*parent), "reading a parent")?;
-                Some(git!(
-                    git!(parent.try_into_commit(), "reading a parent")?.tree(),
-                    "reading a parent's tree"
-                )?)
-            }
-            None => None,
-        };
-        let mut recorder = gix::diff::tree::Recorder::default();
-        let empty: &[u8] = &[];
-        let hash = repo.object_hash();
-        git!(
-            gix::diff::tree(
-                gix::objs::TreeRefIter::from_bytes(
-                    parent_tree.as_ref().map_or(empty, |t| &t.data),
-                    hash
-                ),
-                gix::objs::TreeRefIter::from_bytes(&tree.data, hash),
-                &mut state,
-                &repo.objects,
-                &mut recorder,
-            ),
-            "comparing a commit with its parent"
-        )?;
-        use gix::diff::tree::recorder::Change as R;
-        let mut files: Vec<String> = recorder
-            .records
-            .into_iter()
-            .filter_map(|change| match change {
-                R::Addition {
-                    entry_mode, path, ..
-                }
-                | R::Deletion {
-                    entry_mode, path, ..
-                }
-                | R::Modification {
-                    entry_mode, path, ..
-                } if entry_mode.is_blob() => Some(path.to_str_lossy().into_owned()),
-                _ => None,
-            })
-            .collect();
-        files.sort();
-        files.dedup();
+        let files = changed_files(&repo, &mut state, &commit, info.parent_ids.first())?;
         let author = git!(commit.author(), "reading an author")?;
         let resolved = mailmap.resolve(author);
         let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
@@ -145,6 +100,63 @@ pub fn mine(
         });
     }
     Ok(mined)
+}
+
+/// The files (blobs) a commit added, deleted or modified against its parent (all of its
+/// files for a root commit), sorted.
+fn changed_files(
+    repo: &gix::Repository,
+    state: &mut gix::diff::tree::State,
+    commit: &gix::Commit,
+    parent: Option<&gix::ObjectId>,
+) -> Result<Vec<String>, HistoryError> {
+    let tree = git!(commit.tree(), "reading a commit's tree")?;
+    let parent_tree = match parent {
+        Some(parent) => {
+            let parent = git!(repo.find_object(*parent), "reading a parent")?;
+            Some(git!(
+                git!(parent.try_into_commit(), "reading a parent")?.tree(),
+                "reading a parent's tree"
+            )?)
+        }
+        None => None,
+    };
+    let mut recorder = gix::diff::tree::Recorder::default();
+    let empty: &[u8] = &[];
+    let hash = repo.object_hash();
+    git!(
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(
+                parent_tree.as_ref().map_or(empty, |t| &t.data),
+                hash
+            ),
+            gix::objs::TreeRefIter::from_bytes(&tree.data, hash),
+            state,
+            &repo.objects,
+            &mut recorder,
+        ),
+        "comparing a commit with its parent"
+    )?;
+    use gix::diff::tree::recorder::Change as R;
+    let mut files: Vec<String> = recorder
+        .records
+        .into_iter()
+        .filter_map(|change| match change {
+            R::Addition {
+                entry_mode, path, ..
+            }
+            | R::Deletion {
+                entry_mode, path, ..
+            }
+            | R::Modification {
+                entry_mode, path, ..
+            } if entry_mode.is_blob() => Some(path.to_str_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    Ok(files)
 }
 
 /// A stored window of commits brought up to HEAD.
