@@ -145,33 +145,7 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
         write_untested(&mut out, &analysis.untested, limit);
     }
 
-    if !extras.risks.is_empty() {
-        let limit = (out.used() + share(0.08)).min(before_history);
-        write_section(&mut out, "## Risk".to_string(), risk_lines(&extras), limit);
-    }
-
-    // The team's memories.
-    if !extras.memories.is_empty() {
-        let limit = (out.used() + share(0.12)).min(before_history);
-        let heading = "## Team patterns and decisions".to_string();
-        let lines = extras.memories.iter().map(MemoryNote::line).collect();
-        write_section(&mut out, heading, lines, limit);
-    }
-    if !extras.rejections.is_empty() || !extras.rules.is_empty() {
-        let limit = (out.used() + share(0.07)).min(before_history);
-        let heading = "## Avoid (rejected here before)".to_string();
-        write_section(&mut out, heading, avoid_lines(&extras), limit);
-    }
-
-    if let Some(author) = &extras.author {
-        let limit = (out.used() + share(0.06)).min(before_history);
-        write_section(
-            &mut out,
-            author_heading(author),
-            author_lines(author),
-            limit,
-        );
-    }
+    write_risk_and_team(&mut out, &extras, share, before_history);
 
     if !partners.is_empty() || !extras.experts.is_empty() || !extras.commits.is_empty() {
         let limit = out.used() + share(0.1).max(partners_room);
@@ -180,22 +154,61 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
         write_section(&mut out, "## History".to_string(), lines, limit);
     }
 
-    let body = ReviewBody {
-        compared: extras.label,
-        files: analysis.files,
-        tests_to_run: analysis.tests,
-        fixtures: analysis.fixtures,
-        untested: analysis.untested,
-        risks: extras.risks,
-        memories: extras.memories,
-        rejection_patterns: extras.rejections,
-        high_rejection_rules: extras.rules,
-        author: extras.author,
-        experts: extras.experts,
-        usually_changes_with: extras.co_changes,
-        related_commits: extras.commits,
-    };
-    out.finish(body, LEFT_OUT)
+    out.finish(ReviewBody::of(analysis, extras), LEFT_OUT)
+}
+
+/// The sections between the tests and the history: risks, the team's memories, what was
+/// rejected here before, and the author's record; each takes its `share` of the page and
+/// stops short of `before_history`.
+fn write_risk_and_team(
+    out: &mut Page,
+    extras: &Extras,
+    share: impl Fn(f64) -> usize,
+    before_history: usize,
+) {
+    if !extras.risks.is_empty() {
+        let limit = (out.used() + share(0.08)).min(before_history);
+        write_section(out, "## Risk".to_string(), risk_lines(extras), limit);
+    }
+
+    // The team's memories.
+    if !extras.memories.is_empty() {
+        let limit = (out.used() + share(0.12)).min(before_history);
+        let heading = "## Team patterns and decisions".to_string();
+        let lines = extras.memories.iter().map(MemoryNote::line).collect();
+        write_section(out, heading, lines, limit);
+    }
+    if !extras.rejections.is_empty() || !extras.rules.is_empty() {
+        let limit = (out.used() + share(0.07)).min(before_history);
+        let heading = "## Avoid (rejected here before)".to_string();
+        write_section(out, heading, avoid_lines(extras), limit);
+    }
+
+    if let Some(author) = &extras.author {
+        let limit = (out.used() + share(0.06)).min(before_history);
+        write_section(out, author_heading(author), author_lines(author), limit);
+    }
+}
+
+impl ReviewBody {
+    /// The answer's structured part: everything the analysis and the extras found.
+    fn of(analysis: Analysis, extras: Extras) -> ReviewBody {
+        ReviewBody {
+            compared: extras.label,
+            files: analysis.files,
+            tests_to_run: analysis.tests,
+            fixtures: analysis.fixtures,
+            untested: analysis.untested,
+            risks: extras.risks,
+            memories: extras.memories,
+            rejection_patterns: extras.rejections,
+            high_rejection_rules: extras.rules,
+            author: extras.author,
+            experts: extras.experts,
+            usually_changes_with: extras.co_changes,
+            related_commits: extras.commits,
+        }
+    }
 }
 
 /// Tokens a list of lines takes on the page.

@@ -75,16 +75,42 @@ pub struct TestToRun {
 struct Found {
     changed: bool,
     /// Changed symbols it calls, by display name, with the call lines.
-    calls: Vec<(String, Vec<u32>)>,
+    calls: Vec<Uses>,
     /// Changed symbols it imports by name (the graph's `asserts_on`), with the lines.
-    imports: Vec<(String, Vec<u32>)>,
+    imports: Vec<Uses>,
     /// Changed symbols it names, by name, with the lines.
-    names: Vec<(String, Vec<u32>)>,
-    /// The changed file it changed with most: path, commits together, that file's commits.
-    changed_with: Option<(String, usize, usize)>,
-    /// The strongest link from the change in the graph, and to what.
-    near: Option<(f64, String)>,
+    names: Vec<Uses>,
+    /// The changed file it changed with most.
+    changed_with: Option<ChangedWith>,
+    /// The strongest link from the change in the graph.
+    near: Option<Nearest>,
     covers: BTreeSet<String>,
+}
+
+/// The lines of a test file that use one changed symbol in one way (call, import, name).
+#[derive(Debug)]
+struct Uses {
+    /// The symbol as shown (`AppContext.pop`), or the name written (`pop`).
+    name: String,
+    lines: Vec<u32>,
+}
+
+/// The changed file a test file changed with most in the history.
+#[derive(Debug)]
+struct ChangedWith {
+    path: String,
+    /// Commits that changed both.
+    together: usize,
+    /// Commits that changed the changed file.
+    of: usize,
+}
+
+/// The strongest link from the change to a test file in the graph.
+#[derive(Debug)]
+struct Nearest {
+    strength: f64,
+    /// The changed symbol it links from, as shown.
+    what: String,
 }
 
 impl Found {
@@ -117,11 +143,11 @@ impl Found {
     }
 
     fn support(&self) -> usize {
-        self.changed_with.as_ref().map_or(0, |c| c.1)
+        self.changed_with.as_ref().map_or(0, |c| c.together)
     }
 
     fn strength(&self) -> f64 {
-        self.near.as_ref().map_or(0.0, |n| n.0)
+        self.near.as_ref().map_or(0.0, |n| n.strength)
     }
 
     /// The evidence in a few words; nearness only when nothing stronger is known.
@@ -130,7 +156,7 @@ impl Found {
         if self.changed {
             parts.push("changed in this diff".to_string());
         }
-        let called: Vec<&str> = self.calls.iter().map(|c| c.0.as_str()).collect();
+        let called: Vec<&str> = self.calls.iter().map(|c| c.name.as_str()).collect();
         let calls = listed(&self.calls, &[]);
         if !calls.is_empty() {
             parts.push(format!("calls {}", named_list(&calls)));
@@ -144,22 +170,27 @@ impl Found {
             .calls
             .iter()
             .chain(&self.imports)
-            .map(|c| c.0.rsplit('.').next().unwrap_or(&c.0))
+            .map(|c| c.name.rsplit('.').next().unwrap_or(&c.name))
             .collect();
         let named = listed(&self.names, &used);
         if !named.is_empty() {
             parts.push(format!("names {}", named_list(&named)));
         }
-        if let Some((path, together, of)) = &self.changed_with {
+        if let Some(with) = &self.changed_with {
             parts.push(format!(
-                "changed with {} in {together} of {of} commits",
-                file_name(path)
+                "changed with {} in {} of {} commits",
+                file_name(&with.path),
+                with.together,
+                with.of
             ));
         }
         if parts.is_empty()
-            && let Some((strength, what)) = &self.near
+            && let Some(near) = &self.near
         {
-            parts.push(format!("near {what} in the graph ({strength:.2})"));
+            parts.push(format!(
+                "near {} in the graph ({:.2})",
+                near.what, near.strength
+            ));
         }
         parts.join("; ")
     }
@@ -170,7 +201,7 @@ impl Found {
             .iter()
             .chain(&self.imports)
             .chain(&self.names)
-            .flat_map(|c| c.1.iter().copied())
+            .flat_map(|c| c.lines.iter().copied())
             .collect();
         mentions.sort_unstable();
         mentions.dedup();
@@ -184,21 +215,20 @@ impl Found {
     }
 }
 
-/// The entries whose name is not among `except`, as (name, lines).
-fn listed<'a>(entries: &'a [(String, Vec<u32>)], except: &[&str]) -> Vec<(&'a str, &'a [u32])> {
+/// The entries whose name is not among `except`.
+fn listed<'a>(entries: &'a [Uses], except: &[&str]) -> Vec<&'a Uses> {
     entries
         .iter()
-        .filter(|(name, _)| !except.contains(&name.as_str()))
-        .map(|(name, lines)| (name.as_str(), &lines[..]))
+        .filter(|uses| !except.contains(&uses.name.as_str()))
         .collect()
 }
 
 /// `AppContext.pop (L120), Flask.do_teardown_request (L88) +1 more`.
-fn named_list(items: &[(&str, &[u32])]) -> String {
+fn named_list(items: &[&Uses]) -> String {
     let mut out: Vec<String> = items
         .iter()
         .take(2)
-        .map(|(name, lines)| format!("{name}{}", lines_in_parens(lines)))
+        .map(|uses| format!("{}{}", uses.name, lines_in_parens(&uses.lines)))
         .collect();
     if items.len() > 2 {
         out.push(format!("+{} more", items.len() - 2));
@@ -328,13 +358,16 @@ fn add_calls(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target)
         } else {
             &mut entry.imports
         };
-        match uses.iter_mut().find(|c| c.0 == target.shown) {
+        match uses.iter_mut().find(|c| c.name == target.shown) {
             Some(known) => {
-                known.1.extend(edge.lines.iter().copied());
-                known.1.sort_unstable();
-                known.1.dedup();
+                known.lines.extend(edge.lines.iter().copied());
+                known.lines.sort_unstable();
+                known.lines.dedup();
             }
-            None => uses.push((target.shown.clone(), edge.lines.to_vec())),
+            None => uses.push(Uses {
+                name: target.shown.clone(),
+                lines: edge.lines.to_vec(),
+            }),
         }
         entry.covers.insert(target.id.clone());
         any = true;
@@ -353,7 +386,10 @@ fn add_near(found: &mut HashMap<String, Found>, graph: &Graph, target: &Target) 
         let entry = found.entry(node.path.to_string()).or_default();
         entry.covers.insert(target.id.clone());
         if entry.strength() < dependent.strength {
-            entry.near = Some((dependent.strength, target.shown.clone()));
+            entry.near = Some(Nearest {
+                strength: dependent.strength,
+                what: target.shown.clone(),
+            });
         }
     }
     any
@@ -377,14 +413,28 @@ fn add_co_changed(
             }
             let entry = found.entry(partner.path.clone()).or_default();
             if entry.support() < partner.support {
-                entry.changed_with = Some((file.path.clone(), partner.support, partner.of));
+                entry.changed_with = Some(ChangedWith {
+                    path: file.path.clone(),
+                    together: partner.support,
+                    of: partner.of,
+                });
             }
         }
     }
 }
 
-/// A symbol a test file names: the name found, the changed symbol, the lines.
-type Mention<'t> = (String, &'t Target, Vec<u32>);
+/// A changed symbol a test file names: the name found, the changed symbol, the lines.
+struct Mention<'t> {
+    name: String,
+    target: &'t Target,
+    lines: Vec<u32>,
+}
+
+/// The changed symbols one test file names.
+struct FileMentions<'t> {
+    path: String,
+    hits: Vec<Mention<'t>>,
+}
 
 /// Reads test files for lines naming a changed symbol: those already found first, then
 /// those whose name holds a changed file's stem, then the rest, up to [`MENTION_READS`].
@@ -405,6 +455,49 @@ fn add_names(
     if wanted.is_empty() {
         return named;
     }
+    let mut mentions: Vec<FileMentions> = Vec::new();
+    let mut read_count = 0usize;
+    for path in mention_candidates(found, files, graph)
+        .into_iter()
+        .take(MENTION_READS)
+    {
+        let Some(text) = read(path) else { continue };
+        read_count += 1;
+        let hits = mentions_in(&text, &wanted);
+        if !hits.is_empty() {
+            mentions.push(FileMentions {
+                path: path.to_string(),
+                hits,
+            });
+        }
+    }
+    let common = common_names(&mentions, &wanted, read_count);
+    for FileMentions { path, hits } in mentions {
+        for Mention {
+            name,
+            target,
+            lines,
+        } in hits
+        {
+            named.insert(target.id.clone());
+            if common.contains(target.id.as_str()) {
+                continue;
+            }
+            let entry = found.entry(path.clone()).or_default();
+            entry.covers.insert(target.id.clone());
+            entry.names.push(Uses { name, lines });
+        }
+    }
+    named
+}
+
+/// The test files to read for names, in the order they are read: those already found, then
+/// those whose name holds a changed file's stem, then the rest.
+fn mention_candidates<'a>(
+    found: &'a HashMap<String, Found>,
+    files: &[FileReport],
+    graph: &'a Graph,
+) -> Vec<&'a str> {
     let stems: Vec<&str> = files
         .iter()
         .map(|f| {
@@ -426,57 +519,54 @@ fn add_names(
     );
     candidates.sort();
     candidates.dedup();
-    let mut mentions: Vec<(String, Vec<Mention>)> = Vec::new();
-    let mut read_count = 0usize;
-    for (_, path) in candidates.into_iter().take(MENTION_READS) {
-        let Some(text) = read(path) else { continue };
-        read_count += 1;
-        // Most files never name the symbols: a whole-text search rules them out first.
-        let present: Vec<&(&str, &Target)> =
-            wanted.iter().filter(|(n, _)| text.contains(n)).collect();
-        if present.is_empty() {
-            continue;
-        }
-        let mut hits: Vec<Mention> = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            for (name, target) in &present {
-                if !mentions_word(line, name) {
-                    continue;
-                }
-                match hits.iter_mut().find(|h| h.1.id == target.id) {
-                    Some(hit) => hit.2.push(i as u32 + 1),
-                    None => hits.push((name.to_string(), *target, vec![i as u32 + 1])),
-                }
+    candidates.into_iter().map(|(_, path)| path).collect()
+}
+
+/// The changed symbols a test file's text names, with the lines.
+fn mentions_in<'t>(text: &str, wanted: &[(&str, &'t Target)]) -> Vec<Mention<'t>> {
+    // Most files never name the symbols: a whole-text search rules them out first.
+    let present: Vec<&(&str, &Target)> = wanted.iter().filter(|(n, _)| text.contains(n)).collect();
+    let mut hits: Vec<Mention> = Vec::new();
+    if present.is_empty() {
+        return hits;
+    }
+    for (i, line) in text.lines().enumerate() {
+        for (name, target) in &present {
+            if !mentions_word(line, name) {
+                continue;
+            }
+            match hits.iter_mut().find(|h| h.target.id == target.id) {
+                Some(hit) => hit.lines.push(i as u32 + 1),
+                None => hits.push(Mention {
+                    name: name.to_string(),
+                    target,
+                    lines: vec![i as u32 + 1],
+                }),
             }
         }
-        if !hits.is_empty() {
-            mentions.push((path.to_string(), hits));
-        }
     }
+    hits
+}
+
+/// The changed symbols named by too many of the `read_count` test files read to say which
+/// of them exercise the change.
+fn common_names<'t>(
+    mentions: &[FileMentions],
+    wanted: &[(&str, &'t Target)],
+    read_count: usize,
+) -> BTreeSet<&'t str> {
     let common = |id: &str| {
         let files = mentions
             .iter()
-            .filter(|(_, hits)| hits.iter().any(|h| h.1.id == id))
+            .filter(|file| file.hits.iter().any(|h| h.target.id == id))
             .count();
         files > COMMON_NAME_FILES && files as f64 >= read_count as f64 * COMMON_NAME_SHARE
     };
-    let common: BTreeSet<&str> = wanted
+    wanted
         .iter()
         .map(|(_, t)| t.id.as_str())
         .filter(|id| common(id))
-        .collect();
-    for (path, hits) in mentions {
-        for (name, target, lines) in hits {
-            named.insert(target.id.clone());
-            if common.contains(target.id.as_str()) {
-                continue;
-            }
-            let entry = found.entry(path.clone()).or_default();
-            entry.covers.insert(target.id.clone());
-            entry.names.push((name, lines));
-        }
-    }
-    named
+        .collect()
 }
 
 /// Ranks what was found: tests to run (strongest evidence first, then agreeing evidence,
@@ -567,6 +657,20 @@ pub(super) fn mentions_word(line: &str, word: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn uses(name: &str, lines: &[u32]) -> Uses {
+        Uses {
+            name: name.to_string(),
+            lines: lines.to_vec(),
+        }
+    }
+
+    fn nearest(strength: f64, what: &str) -> Nearest {
+        Nearest {
+            strength,
+            what: what.to_string(),
+        }
+    }
+
     #[test]
     fn mentions_whole_identifiers_only() {
         assert!(mentions_word(
@@ -583,17 +687,18 @@ mod tests {
     #[test]
     fn why_names_each_kind_of_evidence_in_a_few_words() {
         let found = Found {
-            calls: vec![("AppContext.pop".to_string(), vec![120])],
-            imports: vec![
-                ("AppContext.pop".to_string(), vec![3]),
-                ("AppContext".to_string(), vec![3]),
-            ],
+            calls: vec![uses("AppContext.pop", &[120])],
+            imports: vec![uses("AppContext.pop", &[3]), uses("AppContext", &[3])],
             names: vec![
-                ("pop".to_string(), vec![120, 130]),
-                ("do_teardown_request".to_string(), vec![40, 41, 50, 60]),
+                uses("pop", &[120, 130]),
+                uses("do_teardown_request", &[40, 41, 50, 60]),
             ],
-            changed_with: Some(("src/flask/ctx.py".to_string(), 6, 9)),
-            near: Some((0.72, "AppContext.pop".to_string())),
+            changed_with: Some(ChangedWith {
+                path: "src/flask/ctx.py".to_string(),
+                together: 6,
+                of: 9,
+            }),
+            near: Some(nearest(0.72, "AppContext.pop")),
             ..Found::default()
         };
         assert_eq!(found.how(), Evidence::Calls);
@@ -602,7 +707,7 @@ mod tests {
             "calls AppContext.pop (L120); imports AppContext (L3); names do_teardown_request (L40, L41, +2); changed with ctx.py in 6 of 9 commits"
         );
         let near = Found {
-            near: Some((0.61, "Order.total".to_string())),
+            near: Some(nearest(0.61, "Order.total")),
             ..Found::default()
         };
         assert_eq!(near.why(), "near Order.total in the graph (0.61)");
@@ -611,7 +716,7 @@ mod tests {
     #[test]
     fn near_only_tests_are_few_beside_stronger_evidence_and_fixtures_stand_apart() {
         let near = |s: f64| Found {
-            near: Some((s, "f".to_string())),
+            near: Some(nearest(s, "f")),
             ..Found::default()
         };
         let mut found: HashMap<String, Found> = (0..6)
@@ -625,14 +730,14 @@ mod tests {
         found.insert(
             "tests/test_named.py".to_string(),
             Found {
-                names: vec![("f".to_string(), vec![3])],
+                names: vec![uses("f", &[3])],
                 ..near(0.1)
             },
         );
         found.insert(
             "tests/conftest.py".to_string(),
             Found {
-                names: vec![("f".to_string(), vec![9])],
+                names: vec![uses("f", &[9])],
                 ..Found::default()
             },
         );

@@ -172,71 +172,23 @@ impl Git {
             changes.iter().filter(|c| c.entry_mode().is_blob()).count(),
             max_files,
         )?;
-        use gix::object::tree::diff::ChangeDetached as C;
         let mut out = Vec::new();
-        for change in changes {
-            let (kind, old_path, new_path, old_id, new_id) = match change {
-                C::Addition {
-                    location,
-                    entry_mode,
-                    id,
-                    ..
-                } if entry_mode.is_blob() => {
-                    (ChangeKind::Added, None, Some(location), None, Some(id))
-                }
-                C::Deletion {
-                    location,
-                    entry_mode,
-                    id,
-                    ..
-                } if entry_mode.is_blob() => {
-                    (ChangeKind::Deleted, Some(location), None, Some(id), None)
-                }
-                C::Modification {
-                    location,
-                    entry_mode,
-                    previous_id,
-                    id,
-                    ..
-                } if entry_mode.is_blob() => (
-                    ChangeKind::Modified,
-                    Some(location.clone()),
-                    Some(location),
-                    Some(previous_id),
-                    Some(id),
-                ),
-                C::Rewrite {
-                    source_location,
-                    source_id,
-                    location,
-                    id,
-                    entry_mode,
-                    copy,
-                    ..
-                } if entry_mode.is_blob() => (
-                    if copy {
-                        ChangeKind::Copied
-                    } else {
-                        ChangeKind::Renamed
-                    },
-                    Some(source_location),
-                    Some(location),
-                    Some(source_id),
-                    Some(id),
-                ),
-                _ => continue,
+        for change in changes.into_iter().filter_map(BlobChange::of) {
+            let side = |id: Option<gix::ObjectId>| match id {
+                Some(id) => self.blob(&id),
+                None => Ok(Side::Missing),
             };
-            let old_side = match old_id {
-                Some(id) => self.blob(&id)?,
-                None => Side::Missing,
-            };
-            let new_side = match new_id {
-                Some(id) => self.blob(&id)?,
-                None => Side::Missing,
-            };
-            let old_path = old_path.map(|p| p.to_str_lossy().into_owned());
-            let new_path = new_path.map(|p| p.to_str_lossy().into_owned());
-            out.push(file_change(kind, old_path, new_path, old_side, new_side));
+            let old_side = side(change.old_id)?;
+            let new_side = side(change.new_id)?;
+            let old_path = change.old_path.map(|p| p.to_str_lossy().into_owned());
+            let new_path = change.new_path.map(|p| p.to_str_lossy().into_owned());
+            out.push(file_change(
+                change.kind,
+                old_path,
+                new_path,
+                old_side,
+                new_side,
+            ));
         }
         out.sort_by(|a, b| a.path().cmp(b.path()));
         Ok(out)
@@ -351,6 +303,83 @@ impl Git {
             &resolved.name.to_string(),
             &resolved.email.to_string(),
         ))
+    }
+}
+
+/// A change to a blob between two trees: its kind, and each side's path and blob (none on
+/// the side where the file is missing).
+struct BlobChange {
+    kind: ChangeKind,
+    old_path: Option<gix::bstr::BString>,
+    new_path: Option<gix::bstr::BString>,
+    old_id: Option<gix::ObjectId>,
+    new_id: Option<gix::ObjectId>,
+}
+
+impl BlobChange {
+    /// The change of a tree entry if it is a blob (a file), not a tree or a submodule.
+    fn of(change: gix::object::tree::diff::ChangeDetached) -> Option<BlobChange> {
+        use gix::object::tree::diff::ChangeDetached as C;
+        let change = match change {
+            C::Addition {
+                location,
+                entry_mode,
+                id,
+                ..
+            } if entry_mode.is_blob() => BlobChange {
+                kind: ChangeKind::Added,
+                old_path: None,
+                new_path: Some(location),
+                old_id: None,
+                new_id: Some(id),
+            },
+            C::Deletion {
+                location,
+                entry_mode,
+                id,
+                ..
+            } if entry_mode.is_blob() => BlobChange {
+                kind: ChangeKind::Deleted,
+                old_path: Some(location),
+                new_path: None,
+                old_id: Some(id),
+                new_id: None,
+            },
+            C::Modification {
+                location,
+                entry_mode,
+                previous_id,
+                id,
+                ..
+            } if entry_mode.is_blob() => BlobChange {
+                kind: ChangeKind::Modified,
+                old_path: Some(location.clone()),
+                new_path: Some(location),
+                old_id: Some(previous_id),
+                new_id: Some(id),
+            },
+            C::Rewrite {
+                source_location,
+                source_id,
+                location,
+                id,
+                entry_mode,
+                copy,
+                ..
+            } if entry_mode.is_blob() => BlobChange {
+                kind: if copy {
+                    ChangeKind::Copied
+                } else {
+                    ChangeKind::Renamed
+                },
+                old_path: Some(source_location),
+                new_path: Some(location),
+                old_id: Some(source_id),
+                new_id: Some(id),
+            },
+            _ => return None,
+        };
+        Some(change)
     }
 }
 

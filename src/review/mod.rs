@@ -24,7 +24,7 @@ use crate::context::strongest_dependents;
 use crate::extract::{self, FileExtract, Symbol};
 use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
 use crate::history::History;
-use crate::languages::Registry;
+use crate::languages::{Language, Registry};
 pub use diff::{ChangeKind, DiffError, FileChange};
 pub use evidence::{Evidence, TestToRun};
 
@@ -228,31 +228,8 @@ fn analyse_file(
     registry: &Registry,
     rank: &dyn Fn(&str) -> f64,
 ) -> FileReport {
-    let path = change.path().to_string();
-    let language = registry.for_path(&path);
-    let mut report = FileReport {
-        path: path.clone(),
-        old_path: change
-            .old_path
-            .clone()
-            .filter(|old| change.new_path.as_deref() != Some(old.as_str())),
-        change: change.kind,
-        added: change.added_count(),
-        removed: change.removed_count(),
-        binary: change.binary,
-        language: language.map(|l| l.name.clone()),
-        indexed: graph.node(&path).is_some()
-            || change
-                .old_path
-                .as_deref()
-                .is_some_and(|p| graph.node(p).is_some()),
-        symbols: Vec::new(),
-        module_lines: Vec::new(),
-        effects_added: Vec::new(),
-        effects_removed: Vec::new(),
-        notes: Vec::new(),
-        module_diff: Vec::new(),
-    };
+    let language = registry.for_path(change.path());
+    let mut report = file_report(change, graph, language);
     if change.binary {
         report
             .notes
@@ -274,6 +251,49 @@ fn analyse_file(
             .notes
             .push("not in the index (new, ignored or not indexed yet)".to_string());
     }
+    map_onto_symbols(&mut report, change, graph, language, rank);
+    report
+}
+
+/// The report of a changed file before its lines are mapped: its paths, counts, language,
+/// and whether the index has it.
+fn file_report(change: &FileChange, graph: &Graph, language: Option<&Language>) -> FileReport {
+    let path = change.path().to_string();
+    FileReport {
+        indexed: graph.node(&path).is_some()
+            || change
+                .old_path
+                .as_deref()
+                .is_some_and(|p| graph.node(p).is_some()),
+        path,
+        old_path: change
+            .old_path
+            .clone()
+            .filter(|old| change.new_path.as_deref() != Some(old.as_str())),
+        change: change.kind,
+        added: change.added_count(),
+        removed: change.removed_count(),
+        binary: change.binary,
+        language: language.map(|l| l.name.clone()),
+        symbols: Vec::new(),
+        module_lines: Vec::new(),
+        effects_added: Vec::new(),
+        effects_removed: Vec::new(),
+        notes: Vec::new(),
+        module_diff: Vec::new(),
+    }
+}
+
+/// Maps a changed file of a parsed language onto the symbols it touches, its module-level
+/// lines, and the side effects it adds or removes.
+fn map_onto_symbols(
+    report: &mut FileReport,
+    change: &FileChange,
+    graph: &Graph,
+    language: &Language,
+    rank: &dyn Fn(&str) -> f64,
+) {
+    let path = report.path.clone();
     let sides = Sides::of(change, language, graph);
     if sides.from_index {
         report.notes.push(
@@ -314,7 +334,6 @@ fn analyse_file(
             .push(symbol_change(change, &near, side_path, touched, &effects));
     }
     report.symbols.sort_by_key(|s| (s.start_line, s.id.clone()));
-    report
 }
 
 /// Both sides of a changed file: its path before, what each text holds, and its symbols.
