@@ -94,19 +94,10 @@ pub async fn run(
     registrations: Registrations,
     ready: impl FnOnce(&DaemonRecord),
 ) -> Result<(), StartError> {
-    crate::fsutil::private_dir(&repo.data_dir)
-        .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
-    let _lock = take_lock(&repo.data_dir)?;
+    let _lock = take_place(&repo)?;
     steady_heap();
-    // A record left by a daemon that died must not send clients to its port or socket.
-    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
-    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).socket());
     let token = ensure_token(&repo.data_dir).context("cannot create the bearer token")?;
-    let port = port.unwrap_or(repo.settings.daemon.port);
-    let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
-        .await
-        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
-    let port = listener.local_addr().context("no local address")?.port();
+    let (listener, port) = listen(port.unwrap_or(repo.settings.daemon.port)).await?;
 
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
@@ -125,19 +116,7 @@ pub async fn run(
         settled_sender,
     ));
     let (asks, mut asked) = mpsc::channel(ASKS_QUEUE);
-    let mut state = State {
-        repo: repo.clone(),
-        cairn: cairn.clone(),
-        live,
-        commit: report.commit.clone(),
-        history: crate::app::stored_history(&repo.store_dir()).await.ok(),
-        jobs: jobs.clone(),
-        sequence: 0,
-        rebuilding: None,
-        rebuild_due: RebuildDue::default(),
-        waiting: (0, false),
-    };
-    state.publish().await;
+    let mut state = State::start(&repo, &cairn, live, report.commit.clone(), &jobs).await;
 
     let dirs = watch::directories(&repo, &repo.root);
     let (mut watcher, notifications) =
@@ -185,6 +164,27 @@ pub async fn run(
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(&socket);
     Ok(())
+}
+
+/// Takes the repository's place for one daemon (the lock, held while it lives), clearing
+/// what a daemon that died left.
+fn take_place(repo: &Repo) -> Result<std::fs::File, StartError> {
+    crate::fsutil::private_dir(&repo.data_dir)
+        .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
+    let lock = take_lock(&repo.data_dir)?;
+    // A record left by a daemon that died must not send clients to its port or socket.
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
+    let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).socket());
+    Ok(lock)
+}
+
+/// Listens on `port` of 127.0.0.1 (any free port for 0); says which port it is.
+async fn listen(port: u16) -> Result<(tokio::net::TcpListener, u16), StartError> {
+    let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+        .await
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let port = listener.local_addr().context("no local address")?.port();
+    Ok((listener, port))
 }
 
 /// Loads the index the daemon starts from (the stored one brought up to date), waiting for
@@ -576,6 +576,31 @@ enum News {
 }
 
 impl State {
+    /// The loop's state over the index loaded at start (HEAD at `commit`), published to
+    /// the service.
+    async fn start(
+        repo: &Repo,
+        cairn: &Arc<Cairn>,
+        live: Live,
+        commit: Option<String>,
+        jobs: &Arc<Mailbox>,
+    ) -> State {
+        let state = State {
+            repo: repo.clone(),
+            cairn: cairn.clone(),
+            live,
+            commit,
+            history: crate::app::stored_history(&repo.store_dir()).await.ok(),
+            jobs: jobs.clone(),
+            sequence: 0,
+            rebuilding: None,
+            rebuild_due: RebuildDue::default(),
+            waiting: (0, false),
+        };
+        state.publish().await;
+        state
+    }
+
     async fn publish(&self) {
         let (commits, head) = self.history.clone().unwrap_or_default();
         self.cairn
