@@ -145,25 +145,10 @@ pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
         piece,
     };
     let server = |path: PathBuf, with_type: bool| {
-        let mut entry = Vec::new();
-        if with_type {
-            entry.push(("type".to_string(), "stdio".into()));
-        }
-        entry.push(("command".to_string(), launch.program_text().into()));
-        entry.push((
-            "args".to_string(),
-            CstInputValue::Array(
-                launch
-                    .args(&["serve"])
-                    .into_iter()
-                    .map(Into::into)
-                    .collect(),
-            ),
-        ));
         target(
             Item::McpServer,
             path,
-            Piece::JsonServer(CstInputValue::Object(entry)),
+            Piece::JsonServer(server_entry(&launch, with_type)),
         )
     };
     let block = |path: PathBuf| {
@@ -214,6 +199,27 @@ pub(super) fn targets(setup: &Setup, client: Client) -> Vec<Target> {
             block(repo.join("GEMINI.md")),
         ],
     }
+}
+
+/// The MCP server entry of a JSON config: the command that serves cairn over stdio (with
+/// `"type": "stdio"` where the client asks for it).
+fn server_entry(launch: &Launch, with_type: bool) -> CstInputValue {
+    let mut entry = Vec::new();
+    if with_type {
+        entry.push(("type".to_string(), "stdio".into()));
+    }
+    entry.push(("command".to_string(), launch.program_text().into()));
+    entry.push((
+        "args".to_string(),
+        CstInputValue::Array(
+            launch
+                .args(&["serve"])
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+        ),
+    ));
+    CstInputValue::Object(entry)
 }
 
 /// A rules file of cairn's own: front matter, then the instructions.

@@ -319,12 +319,56 @@ fn uninstall_with(
 ) -> Result<Outcome, Error> {
     let mut manifest = Manifest::load(&setup.data_dir)?;
     let everything = options.clients.is_empty();
+    let with_service = everything || options.service;
+    let undos = plan_undos(setup, &manifest, options, with_service)?;
+    let service = manifest.service.clone().filter(|_| with_service);
+
+    let mut outcome = Outcome::new(options.dry_run);
+    if options.dry_run {
+        if let Some(service) = &service {
+            outcome
+                .steps
+                .push(Step::command(Action::Ran, service.disable_command(), None));
+        }
+        outcome.steps.extend(undos.into_iter().map(Undo::step));
+        return Ok(outcome);
+    }
+
+    let how = service.as_ref().map(|s| commands(s.manager));
+    if let (Some(service), Some(how)) = (&service, &how) {
+        outcome.steps.push(disable(service, how));
+    }
+    let mut created_dirs = Vec::new();
+    for undo in undos {
+        apply_undo(setup, &mut manifest, &undo, &mut created_dirs)?;
+        outcome.steps.push(undo.step());
+    }
+    files::remove_empty_dirs(created_dirs);
+    if let Some(service) = service {
+        if how == Some(Commands::Run) {
+            service.forget_removed();
+        }
+        manifest.service = None;
+    }
+    manifest.save(&setup.data_dir)?;
+    Ok(outcome)
+}
+
+/// The undos an uninstall makes: of every recorded file of the chosen clients (all of
+/// them when none is named) and of the service's files `with_service`, and, for named
+/// clients, of cairn's pieces in their files that no record holds.
+fn plan_undos(
+    setup: &Setup,
+    manifest: &Manifest,
+    options: &Options,
+    with_service: bool,
+) -> Result<Vec<Undo>, Error> {
+    let everything = options.clients.is_empty();
     let clients = if everything {
         manifest.clients()
     } else {
         unique(&options.clients)
     };
-    let with_service = everything || options.service;
     let mut undos = Vec::new();
     for record in &manifest.files {
         let chosen = match record.client {
@@ -344,60 +388,48 @@ fn uninstall_with(
             }
         }
     }
-    let service = manifest.service.clone().filter(|_| with_service);
+    Ok(undos)
+}
 
-    let mut outcome = Outcome::new(options.dry_run);
-    if options.dry_run {
-        if let Some(service) = &service {
-            outcome
-                .steps
-                .push(Step::command(Action::Ran, service.disable_command(), None));
-        }
-        outcome.steps.extend(undos.into_iter().map(Undo::step));
-        return Ok(outcome);
+/// Disables the service, or says how to: by running its manager's command (`how`), or by
+/// showing it.
+fn disable(service: &ServiceRecord, how: &Commands) -> Step {
+    let command = service.disable_command();
+    match how {
+        Commands::Run => match service.disable() {
+            Ok(()) => Step::command(Action::Ran, command, None),
+            Err(why) => Step::command(Action::Failed, command, Some(why)),
+        },
+        Commands::Show(why) => Step::command(Action::Manual, command, Some(why.clone())),
     }
+}
 
-    let how = service.as_ref().map(|s| commands(s.manager));
-    if let (Some(service), Some(how)) = (&service, &how) {
-        let command = service.disable_command();
-        outcome.steps.push(match how {
-            Commands::Run => match service.disable() {
-                Ok(()) => Step::command(Action::Ran, command, None),
-                Err(why) => Step::command(Action::Failed, command, Some(why)),
-            },
-            Commands::Show(why) => Step::command(Action::Manual, command, Some(why.clone())),
-        });
-    }
-    let mut created_dirs = Vec::new();
-    for undo in undos {
-        if !matches!(undo.action, Action::Unchanged | Action::Kept) {
-            match &undo.after {
-                Some(bytes) => {
-                    files::write(
-                        &undo.path,
-                        bytes,
-                        &undo.within,
-                        readers(setup, &undo.within),
-                    )?;
-                }
-                None => files::remove(&undo.path)?,
+/// Makes one undo: writes the file back (or removes it), and forgets its record, keeping the
+/// directories cairn created for it in `created_dirs`.
+fn apply_undo(
+    setup: &Setup,
+    manifest: &mut Manifest,
+    undo: &Undo,
+    created_dirs: &mut Vec<PathBuf>,
+) -> Result<(), Error> {
+    if !matches!(undo.action, Action::Unchanged | Action::Kept) {
+        match &undo.after {
+            Some(bytes) => {
+                files::write(
+                    &undo.path,
+                    bytes,
+                    &undo.within,
+                    readers(setup, &undo.within),
+                )?;
             }
+            None => files::remove(&undo.path)?,
         }
-        if let Some(record) = &undo.record {
-            created_dirs.extend(record.created_dirs.iter().cloned());
-            manifest.forget(&setup.data_dir, &record.path)?;
-        }
-        outcome.steps.push(undo.step());
     }
-    files::remove_empty_dirs(created_dirs);
-    if let Some(service) = service {
-        if how == Some(Commands::Run) {
-            service.forget_removed();
-        }
-        manifest.service = None;
+    if let Some(record) = &undo.record {
+        created_dirs.extend(record.created_dirs.iter().cloned());
+        manifest.forget(&setup.data_dir, &record.path)?;
     }
-    manifest.save(&setup.data_dir)?;
-    Ok(outcome)
+    Ok(())
 }
 
 /// How to undo one recorded file: its original bytes back (or the file gone, if cairn created
