@@ -57,8 +57,8 @@ pub use memory::{
 };
 pub use render::Text;
 pub use review::{
-    Addressed, AddressedRequest, Learning, RecordReviewRequest, ReviewHistory, ReviewRequest,
-    Rules, RulesRequest,
+    Addressed, AddressedRequest, AuthorRecord, Learning, RecordReviewRequest, ReviewHistory,
+    ReviewRequest, Rules, RulesRequest,
 };
 pub use revise::{Chain, ReviseRequest};
 pub use status::{DaemonStatus, Status, TeamState};

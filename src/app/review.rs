@@ -138,7 +138,21 @@ pub struct ReviewHistory {
     /// All recorded reviews.
     pub reviews: usize,
     /// Each author's record, most reviewed first.
-    pub authors: Vec<(String, AuthorStats)>,
+    pub authors: Vec<AuthorRecord>,
+}
+
+/// One author's record over the recorded reviews.
+#[derive(Debug)]
+pub struct AuthorRecord {
+    pub author: String,
+    pub stats: AuthorStats,
+}
+
+/// Serialised as the pair `[author, stats]` it was before it had names.
+impl Serialize for AuthorRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.author, &self.stats).serialize(serializer)
+    }
 }
 
 /// How many files of a change get experts and co-change partners listed.
@@ -270,11 +284,19 @@ impl Cairn {
         for record in &records {
             by_author.entry(&record.author).or_default().push(record);
         }
-        let mut authors: Vec<(String, AuthorStats)> = by_author
+        let mut authors: Vec<AuthorRecord> = by_author
             .into_iter()
-            .map(|(author, own)| (author.to_string(), author_stats(author, own)))
+            .map(|(author, own)| AuthorRecord {
+                author: author.to_string(),
+                stats: author_stats(author, own),
+            })
             .collect();
-        authors.sort_by(|a, b| b.1.reviews.cmp(&a.1.reviews).then_with(|| a.0.cmp(&b.0)));
+        authors.sort_by(|a, b| {
+            b.stats
+                .reviews
+                .cmp(&a.stats.reviews)
+                .then_with(|| a.author.cmp(&b.author))
+        });
         Ok(ReviewHistory {
             trend,
             authors,

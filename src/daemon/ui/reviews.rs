@@ -6,7 +6,7 @@ use maud::{Markup, html};
 
 use super::chart::{self, percent};
 use super::pages::{count, memory_url, page_in};
-use crate::app::{ReviewHistory, Rules};
+use crate::app::{AuthorRecord, ReviewHistory, Rules};
 use crate::clock::time_of_ms;
 use crate::memory::Memory;
 use crate::review::stats::{ChangeEffect, Window, is_high_rejection};
@@ -257,7 +257,7 @@ fn authors(history: &ReviewHistory) -> Markup {
                         th scope="col" { "most flagged" }
                     } }
                     tbody {
-                        @for (author, stats) in &history.authors {
+                        @for AuthorRecord { author, stats } in &history.authors {
                             tr data-author=(author) {
                                 th scope="row" { a href=(developer_url(author)) { "@" (author) } }
                                 td.number { (stats.reviews) }
