@@ -7,7 +7,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{ModuleSystem, Roots, SystemFiles, Target, parent};
+use super::{Alias, ModuleSystem, Roots, SystemFiles, Target, parent};
 use crate::extract::FileExtract;
 use crate::languages::ModuleKind;
 
@@ -62,7 +62,11 @@ impl<'a> CrateModules<'a> {
             extracts: input.extracts,
         };
         for roots in modules.roots.clone() {
-            for (name, targets) in &roots.paths {
+            for Alias {
+                pattern: name,
+                targets,
+            } in &roots.paths
+            {
                 if targets.is_empty() {
                     modules.dependencies.insert(name.as_str());
                     continue;
@@ -95,11 +99,11 @@ impl<'a> CrateModules<'a> {
     /// directory, the path of its library root and the roots its targets name by `path`.
     fn package(&self, path: &str) -> Option<(&'a str, String, Vec<String>)> {
         self.roots.iter().copied().find_map(|roots| {
-            let (name, targets) = roots.paths.first()?;
-            if targets.is_empty() || !roots.covers(path) {
+            let own = roots.paths.first()?;
+            if own.targets.is_empty() || !roots.covers(path) {
                 return None;
             }
-            let mut roots_of = roots.aliased(name).into_iter();
+            let mut roots_of = roots.aliased(&own.pattern).into_iter();
             let library = roots_of.next()?;
             Some((roots.dir.as_str(), library, roots_of.collect()))
         })
@@ -428,7 +432,7 @@ pub fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
         let root = string(lib, "path").unwrap_or_else(|| "src/lib.rs".to_string());
         let mut roots = vec![root];
         roots.extend(target_paths(&manifest));
-        paths.push((crate_name.replace('-', "_"), roots));
+        paths.push(Alias::new(crate_name.replace('-', "_"), roots));
     }
     let mut dependencies: Vec<String> = Vec::new();
     let mut collect = |table: &toml::Table| {
@@ -449,7 +453,7 @@ pub fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
     }
     dependencies.sort();
     dependencies.dedup();
-    paths.extend(dependencies.into_iter().map(|d| (d, Vec::new())));
+    paths.extend(dependencies.into_iter().map(|d| Alias::new(d, Vec::new())));
     if paths.is_empty() {
         return None;
     }
@@ -504,22 +508,22 @@ mod tests {
         assert_eq!(
             names(&roots[0]),
             vec![
-                ("shop".to_string(), vec!["src/lib.rs".to_string()]),
-                ("billing_core".to_string(), vec![]),
-                ("reqwest".to_string(), vec![]),
+                Alias::new("shop", vec!["src/lib.rs".to_string()]),
+                Alias::new("billing_core", vec![]),
+                Alias::new("reqwest", vec![]),
             ]
         );
         assert_eq!(
             names(&roots[1]),
             vec![
-                ("billing_core".to_string(), vec!["src/lib.rs".to_string()]),
-                ("nix".to_string(), vec![]),
+                Alias::new("billing_core", vec!["src/lib.rs".to_string()]),
+                Alias::new("nix", vec![]),
             ]
         );
         let custom = "[package]\nname = \"a-b\"\n[lib]\nname = \"ab\"\npath = \"lib.rs\"\n";
         assert_eq!(
             read_cargo_toml("Cargo.toml", custom, "").unwrap().paths,
-            vec![("ab".to_string(), vec!["lib.rs".to_string()])]
+            vec![Alias::new("ab", vec!["lib.rs".to_string()])]
         );
     }
 
@@ -528,7 +532,7 @@ mod tests {
         let manifest = "[package]\nname = \"rg\"\n[[bin]]\nname = \"rg\"\npath = \"core/main.rs\"\n[[test]]\nname = \"it\"\npath = \"tests/tests.rs\"\n[[bench]]\nname = 3\n";
         let roots = [read_cargo_toml("Cargo.toml", manifest, "").unwrap()];
         assert_eq!(
-            roots[0].paths[0].1,
+            roots[0].paths[0].targets,
             vec!["src/lib.rs", "core/main.rs", "tests/tests.rs"]
         );
         let files = [

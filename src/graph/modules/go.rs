@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{ModuleSystem, Roots, SystemFiles, Target, parent};
+use super::{Alias, ModuleSystem, Roots, SystemFiles, Target, parent};
 use crate::languages::ModuleKind;
 
 /// Where every package of the repository lives.
@@ -109,8 +109,8 @@ pub fn read_go_mod(name: &str, text: &str, dir: &str) -> Option<Roots> {
     }
     Some(Roots {
         paths: vec![
-            (module.clone(), vec![String::new()]),
-            (format!("{module}/*"), vec!["*".to_string()]),
+            Alias::new(module.clone(), vec![String::new()]),
+            Alias::new(format!("{module}/*"), vec!["*".to_string()]),
         ],
         ..Roots::new(ModuleKind::Go, dir)
     })

@@ -60,19 +60,50 @@ pub struct Roots {
     pub base_dir: String,
     /// Directory bare specifiers are also looked up in (`baseUrl`).
     pub base_url: Option<String>,
-    /// `(pattern, targets)`: a specifier matching the pattern (one `*` at most) names the
-    /// targets with the `*` part substituted, e.g. `("@/*", ["src/*"])`, or go.mod's
-    /// `("example.com/app/*", ["*"])`.
-    pub paths: Vec<(String, Vec<String>)>,
+    /// A specifier matching an alias's pattern (one `*` at most) names its targets with the
+    /// `*` part substituted, e.g. `@/*` → `src/*`, or go.mod's `example.com/app/*` → `*`.
+    pub paths: Vec<Alias>,
     /// Namespaces (or types, for their members) every file below the directory imports
-    /// without saying so (C#'s `<Using Include=…/>` items), each with the condition it is read
-    /// under, if any: a property and the value it must have.
+    /// without saying so (C#'s `<Using Include=…/>` items).
     #[serde(default)]
-    pub usings: Vec<(String, Option<(String, String)>)>,
+    pub usings: Vec<Using>,
     /// The properties the config sets (an MSBuild project's `<Name>value</Name>`), that the
     /// conditions of configs above it are evaluated with.
     #[serde(default)]
-    pub properties: Vec<(String, String)>,
+    pub properties: Vec<Property>,
+}
+
+/// A pattern of a config's `paths` (a Rust crate's name, a PHP namespace prefix) and the
+/// targets it names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alias {
+    pub pattern: String,
+    pub targets: Vec<String>,
+}
+
+impl Alias {
+    /// An alias of `pattern` for `targets`.
+    pub fn new(pattern: impl Into<String>, targets: Vec<String>) -> Alias {
+        Alias {
+            pattern: pattern.into(),
+            targets,
+        }
+    }
+}
+
+/// A namespace every file below a config imports, with the condition it is read under, if
+/// any: a property and the value it must have.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Using {
+    pub namespace: String,
+    pub condition: Option<Property>,
+}
+
+/// A property of an MSBuild file and its value (set, or tested by a condition).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Property {
+    pub name: String,
+    pub value: String,
 }
 
 impl Roots {
@@ -97,15 +128,15 @@ impl Roots {
     /// The targets a specifier names through `paths`, in order, `*` substituted.
     fn aliased(&self, spec: &str) -> Vec<String> {
         let mut found = Vec::new();
-        for (pattern, targets) in &self.paths {
-            let rest = match pattern.split_once('*') {
+        for alias in &self.paths {
+            let rest = match alias.pattern.split_once('*') {
                 Some((prefix, suffix)) => spec
                     .strip_prefix(prefix)
                     .and_then(|r| r.strip_suffix(suffix)),
-                None => (spec == pattern).then_some(""),
+                None => (spec == alias.pattern).then_some(""),
             };
             let Some(rest) = rest else { continue };
-            for target in targets {
+            for target in &alias.targets {
                 found.extend(normalise(&self.base_dir, &target.replace('*', rest)));
             }
         }

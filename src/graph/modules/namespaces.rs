@@ -6,7 +6,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{ModuleSystem, Roots, SystemFiles, Target, parent};
+use super::{ModuleSystem, Property, Roots, SystemFiles, Target, Using, parent};
 use crate::extract::{FileExtract, SymbolKind};
 use crate::languages::ModuleKind;
 
@@ -129,19 +129,19 @@ fn project_usings(roots: &[&Roots], dir: &str) -> Vec<String> {
     above.sort_by_key(|r| r.dir.len());
     let mut properties: HashMap<String, &str> = HashMap::default();
     for roots in &above {
-        for (name, value) in &roots.properties {
-            properties.insert(name.to_ascii_lowercase(), value);
+        for property in &roots.properties {
+            properties.insert(property.name.to_ascii_lowercase(), &property.value);
         }
     }
     let mut usings: Vec<String> = Vec::new();
-    for (namespace, condition) in above.iter().flat_map(|r| &r.usings) {
-        let holds = condition.as_ref().is_none_or(|(name, value)| {
+    for using in above.iter().flat_map(|r| &r.usings) {
+        let holds = using.condition.as_ref().is_none_or(|test| {
             properties
-                .get(&name.to_ascii_lowercase())
-                .is_some_and(|set| set.eq_ignore_ascii_case(value))
+                .get(&test.name.to_ascii_lowercase())
+                .is_some_and(|set| set.eq_ignore_ascii_case(&test.value))
         });
-        if holds && !usings.contains(namespace) {
-            usings.push(namespace.clone());
+        if holds && !usings.contains(&using.namespace) {
+            usings.push(using.namespace.clone());
         }
     }
     usings
@@ -195,9 +195,10 @@ pub fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
                 };
                 for namespace in include.split(';').map(str::trim) {
                     if !namespace.is_empty() && crate::extract::is_dotted_name(namespace) {
-                        roots
-                            .usings
-                            .push((namespace.to_string(), condition.clone()));
+                        roots.usings.push(Using {
+                            namespace: namespace.to_string(),
+                            condition: condition.clone(),
+                        });
                     }
                 }
             }
@@ -213,9 +214,10 @@ pub fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
                 let text = rest.split('<').next().unwrap_or_default();
                 let value = text.trim();
                 if !value.is_empty() && rest[text.len()..].starts_with("</") {
-                    roots
-                        .properties
-                        .push((property.to_string(), value.to_string()));
+                    roots.properties.push(Property {
+                        name: property.to_string(),
+                        value: value.to_string(),
+                    });
                 }
             }
             _ => {}
@@ -243,7 +245,7 @@ fn attribute<'t>(tag: &'t str, name: &str) -> Option<&'t str> {
 }
 
 /// `'$(Name)' == 'value'` -> (`Name`, `value`): the one form of condition read.
-fn property_test(condition: &str) -> Option<(String, String)> {
+fn property_test(condition: &str) -> Option<Property> {
     let (left, right) = condition.split_once("==")?;
     let unquote = |s: &str| s.trim().trim_matches('\'').trim().to_string();
     let name = unquote(left)
@@ -252,7 +254,7 @@ fn property_test(condition: &str) -> Option<(String, String)> {
         .to_string();
     let value = unquote(right);
     let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
-    (plain(&name) && plain(&value)).then_some((name, value))
+    (plain(&name) && plain(&value)).then_some(Property { name, value })
 }
 
 /// The one namespace a file declares (`""` for none); `None` when it declares several.
@@ -409,10 +411,17 @@ mod tests {
   </ItemGroup>
 </Project>"#;
         let root = read_msbuild(targets, "").unwrap();
-        let plain = |n: &str| (n.to_string(), None);
-        let when = |n: &str| {
-            let test = ("ShopUsings".to_string(), "true".to_string());
-            (n.to_string(), Some(test))
+        let property = |name: &str, value: &str| Property {
+            name: name.to_string(),
+            value: value.to_string(),
+        };
+        let plain = |n: &str| Using {
+            namespace: n.to_string(),
+            condition: None,
+        };
+        let when = |n: &str| Using {
+            namespace: n.to_string(),
+            condition: Some(property("ShopUsings", "true")),
         };
         assert_eq!(
             root.usings,
@@ -427,8 +436,8 @@ mod tests {
         assert_eq!(
             tests.properties,
             vec![
-                ("ShopUsings".to_string(), "True".to_string()),
-                ("Nullable".to_string(), "enable".to_string())
+                property("ShopUsings", "True"),
+                property("Nullable", "enable")
             ]
         );
         let roots = [&root, &tests];
@@ -449,9 +458,6 @@ mod tests {
             "",
         )
         .unwrap();
-        assert_eq!(
-            spaced.properties,
-            vec![("Owner".to_string(), "é Équipe".to_string())]
-        );
+        assert_eq!(spaced.properties, vec![property("Owner", "é Équipe")]);
     }
 }

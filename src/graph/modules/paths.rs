@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
+use super::{Alias, ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
 use crate::languages::ModuleKind;
 
 /// Extensions a specifier may be written with for a file of another script extension
@@ -123,7 +123,7 @@ pub fn read_config(text: &str, dir: &str) -> Option<Roots> {
                         .as_array()
                         .map(|t| t.iter().filter_map(|x| x.as_str()).map(clean).collect())
                         .unwrap_or_default();
-                    (pattern.clone(), targets)
+                    Alias::new(pattern.clone(), targets)
                 })
                 .collect()
         })
@@ -253,7 +253,7 @@ mod tests {
         let paths = ["src/app.ts", "src/lib/db.ts"];
         let roots = Roots {
             base_url: Some("src".to_string()),
-            paths: vec![("@/*".to_string(), vec!["src/*".to_string()])],
+            paths: vec![Alias::new("@/*", vec!["src/*".to_string()])],
             ..Roots::new(ModuleKind::Paths, "")
         };
         assert_eq!(check(&paths, &roots, 0, "@/lib/db"), Some(Target::File(1)));
@@ -283,8 +283,8 @@ mod tests {
         .unwrap();
         assert_eq!(aliases.base_url.as_deref(), Some("web/src"));
         assert_eq!(aliases.base_dir, "web/src");
-        assert_eq!(aliases.paths[0], ("@/*".to_string(), vec!["*".to_string()]));
-        assert_eq!(aliases.paths[1].1, vec!["lib/index.ts".to_string()]);
+        assert_eq!(aliases.paths[0], Alias::new("@/*", vec!["*".to_string()]));
+        assert_eq!(aliases.paths[1].targets, vec!["lib/index.ts".to_string()]);
     }
 
     #[test]

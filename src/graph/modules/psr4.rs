@@ -7,7 +7,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
+use super::{Alias, ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
 use crate::extract::FileExtract;
 use crate::languages::ModuleKind;
 
@@ -35,9 +35,9 @@ impl<'a> Psr4Modules<'a> {
         // specific mapping that covers it.
         let mut mappings: Vec<(String, String)> = Vec::new();
         for roots in &input.roots {
-            for (pattern, targets) in &roots.paths {
-                let prefix = pattern.trim_end_matches('*').trim_end_matches('.');
-                for target in targets {
+            for alias in &roots.paths {
+                let prefix = alias.pattern.trim_end_matches('*').trim_end_matches('.');
+                for target in &alias.targets {
                     let Some(dir) = normalise(&roots.base_dir, target.trim_end_matches('*')) else {
                         continue;
                     };
@@ -218,7 +218,7 @@ pub fn read_composer(name: &str, text: &str, dir: &str) -> Option<Roots> {
                 })
                 .map(|t| t.trim_start_matches('/').to_string())
                 .collect();
-            paths.push((pattern, targets));
+            paths.push(Alias::new(pattern, targets));
         }
     }
     if paths.is_empty() {
