@@ -62,13 +62,33 @@ pub(super) struct FileNames {
     /// Definitions by (parent, name).
     pub(super) children: HashMap<(Option<usize>, Text), usize>,
     /// Every import with the module it resolved to.
-    modules: Vec<(Import, Target)>,
+    modules: Vec<ResolvedImport>,
     /// What names and attributes are bound to.
     pub(super) bindings: Bindings,
-    /// Imports of outside modules: (the outside name, line).
-    outside: Vec<(String, u32)>,
-    /// How the file's imports resolved: (internal, external, unresolved).
-    resolved: (u64, u64, u64),
+    /// Imports of outside modules.
+    outside: Vec<OutsideImport>,
+    /// How the file's imports resolved.
+    resolved: ImportCounts,
+}
+
+/// An import and the module it resolved to.
+struct ResolvedImport {
+    import: Import,
+    module: Target,
+}
+
+/// An import of an outside module: the module's outside name and the import's line.
+struct OutsideImport {
+    name: String,
+    line: u32,
+}
+
+/// How many of a file's imports resolved inside the repository, outside it, or not at all.
+#[derive(Default, Clone, Copy)]
+struct ImportCounts {
+    internal: u64,
+    external: u64,
+    unresolved: u64,
 }
 
 /// Names of every file and how to look them up.
@@ -109,13 +129,20 @@ pub(super) struct Declarations {
 /// What one class inherits: its bases resolved.
 #[derive(Default)]
 pub(super) struct ClassBases {
-    /// The repository's classes it names as bases, in the order written, each with the line
-    /// of the declaration that names it.
-    pub(super) resolved: Vec<((usize, usize), u32)>,
+    /// The repository's classes it names as bases, in the order written.
+    pub(super) resolved: Vec<BaseClass>,
     /// How many bases are outside the repository (a library's class, a builtin value type).
     external: u64,
     /// How many bases name nothing the repository or its imports know.
     unresolved: u64,
+}
+
+/// A base a class names that is one of the repository's classes.
+pub(super) struct BaseClass {
+    /// The base class: (file, symbol).
+    pub(super) class: (usize, usize),
+    /// The line of the declaration that names it.
+    pub(super) line: u32,
 }
 
 impl ClassBases {
@@ -170,7 +197,10 @@ impl Inheritance {
                     if r.files[bf].extract.symbols[bs].kind.is_class_like() =>
                 {
                     let line = file.extract.symbols[base.class].start_line;
-                    bases.resolved.push(((bf, bs), line));
+                    bases.resolved.push(BaseClass {
+                        class: (bf, bs),
+                        line,
+                    });
                 }
                 Some(Target::External(_)) => bases.external += 1,
                 // A builtin value type (`dict`), not `object`: its methods are known.
@@ -354,7 +384,7 @@ fn super_call_target(
                 .of(r, c)
                 .resolved
                 .iter()
-                .find_map(|&(b, _)| types.method(b, &call.name))
+                .find_map(|base| types.method(base.class, &call.name))
         })
         .map(|(cf, cs)| Target::Symbol(cf, cs))
 }
@@ -507,14 +537,15 @@ impl Builder {
                 continue;
             }
             let names = r.names(f);
-            let (internal, external, unresolved) = names.resolved;
-            self.stats.imports_internal += internal;
-            self.stats.imports_external += external;
-            self.stats.imports_unresolved += unresolved;
-            for (top, line) in &names.outside {
+            let counts = names.resolved;
+            self.stats.imports_internal += counts.internal;
+            self.stats.imports_external += counts.external;
+            self.stats.imports_unresolved += counts.unresolved;
+            for outside in &names.outside {
                 let importer = r.files[f].path.clone();
-                self.edge(EdgeKind::Imports, importer, external_id(top), Some(*line));
-                self.externals.insert(top.clone());
+                let module = external_id(&outside.name);
+                self.edge(EdgeKind::Imports, importer, module, Some(outside.line));
+                self.externals.insert(outside.name.clone());
             }
         }
     }
@@ -525,7 +556,7 @@ impl Builder {
                 continue;
             }
             let names = r.names(f);
-            for (import, module) in &names.modules {
+            for ResolvedImport { import, module } in &names.modules {
                 // An import inside a function is that function's dependency, not the file's.
                 let importer = Self::node_id(r.files, f, import.scope);
                 let member = import.name.as_ref().and_then(|n| r.member(module, n));
@@ -590,12 +621,13 @@ impl Builder {
             self.stats.bases_resolved += bases.resolved.len() as u64;
             self.stats.bases_external += bases.external;
             self.stats.bases_unresolved += bases.unresolved;
-            for &((bf, bs), line) in &bases.resolved {
+            for base in &bases.resolved {
+                let (bf, bs) = base.class;
                 self.edge(
                     EdgeKind::Inherits,
                     Self::node_id(r.files, cf, Some(class)),
                     Self::node_id(r.files, bf, Some(bs)),
-                    Some(line),
+                    Some(base.line),
                 );
             }
         }
@@ -844,14 +876,17 @@ impl Resolution<'_> {
         let target = self.system(file).resolve(file, &import.module);
         match &target {
             Some(Target::File(_) | Target::Package(..) | Target::Symbol(..)) => {
-                names.resolved.0 += 1
+                names.resolved.internal += 1
             }
             Some(Target::External(module)) => {
-                names.resolved.1 += 1;
-                let top = self.system(file).external_name(module).to_string();
-                names.outside.push((top, import.line));
+                names.resolved.external += 1;
+                let name = self.system(file).external_name(module).to_string();
+                names.outside.push(OutsideImport {
+                    name,
+                    line: import.line,
+                });
             }
-            None => names.resolved.2 += 1,
+            None => names.resolved.unresolved += 1,
         }
         target
     }
@@ -874,7 +909,10 @@ impl Resolution<'_> {
             let Some(module) = self.module_of(file, import, &mut names) else {
                 continue;
             };
-            names.modules.push((import.clone(), module.clone()));
+            names.modules.push(ResolvedImport {
+                import: import.clone(),
+                module: module.clone(),
+            });
             let mut bind = |local: Text, binding: Binding| match import.scope {
                 Some(scope) => {
                     names

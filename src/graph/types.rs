@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::Target;
 use super::build::{Inheritance, Resolution};
 use crate::extract::{
-    FileExtract, Held, Text, called, chained_call, generic_path, is_literal,
+    FileExtract, Held, Returns, Text, called, chained_call, generic_path, is_literal,
     without_method_type_arguments,
 };
 
@@ -40,8 +40,8 @@ pub(super) struct Bindings {
     locals: HashMap<(Option<usize>, Text), Vec<usize>>,
     /// Instance attributes by (class, name).
     attributes: HashMap<(usize, Text), Vec<usize>>,
-    /// Declared return types by function: the class, whether it is a property, its carrier.
-    returns: HashMap<usize, (Text, bool, Option<Text>)>,
+    /// Declared return types by function.
+    returns: HashMap<usize, Returns>,
 }
 
 impl Bindings {
@@ -66,7 +66,7 @@ impl Bindings {
         bindings.returns = extract
             .returns
             .iter()
-            .map(|r| (r.symbol, (r.class.clone(), r.property, r.carrier.clone())))
+            .map(|r| (r.symbol, r.clone()))
             .collect();
         bindings
     }
@@ -184,7 +184,7 @@ impl<'a, 'r> Types<'a, 'r> {
                 stack.extend(parts.iter().rev());
             }
             let bases = self.inheritance.of(self.r, c);
-            stack.extend(bases.resolved.iter().rev().map(|&(base, _)| base));
+            stack.extend(bases.resolved.iter().rev().map(|base| base.class));
         }
         order
     }
@@ -402,7 +402,7 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             let (mf, s) = self.r.child(c.0, c.1, name)?;
             Some(match self.r.names(mf).bindings.returns.get(&s) {
-                Some((class_name, true, _)) => self.declared(mf, Some(s), class_name),
+                Some(returns) if returns.property => self.declared(mf, Some(s), &returns.class),
                 _ => Some(Known::Is(Target::Symbol(mf, s))),
             })
         })
@@ -531,9 +531,9 @@ impl<'a, 'r> Types<'a, 'r> {
         if !symbol.kind.is_callable() {
             return None;
         }
-        let (class, _, carrier) = self.r.names(sf).bindings.returns.get(&ss)?;
-        let carried = self.declared(sf, Some(ss), class);
-        match carrier {
+        let returns = self.r.names(sf).bindings.returns.get(&ss)?;
+        let carried = self.declared(sf, Some(ss), &returns.class);
+        match &returns.carrier {
             None => carried,
             // A project type of the carrier's name is no carrier: what it holds is unknown.
             Some(carrier) => match self.r.expression(sf, Some(ss), carrier) {
