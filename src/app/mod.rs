@@ -20,7 +20,7 @@ use crate::config::Repo;
 use crate::context::{Freshness, MemoryNote};
 use crate::graph::Graph;
 use crate::graph::score::Access;
-use crate::history::{CommitInfo, History};
+use crate::history::{CommitInfo, History, StoredHistory};
 use crate::memory::{Memories, SemanticSettings};
 use crate::storage::{FileStamp, IndexMeta, Store};
 
@@ -518,7 +518,7 @@ pub fn code_changed_since(
 }
 
 /// The commit history the store holds and the HEAD it was mined at.
-pub async fn stored_history(store_dir: &Path) -> anyhow::Result<(Vec<CommitInfo>, Option<String>)> {
+pub async fn stored_history(store_dir: &Path) -> anyhow::Result<StoredHistory> {
     let store = Store::open(store_dir)
         .await
         .context("cannot open the index")?;
@@ -541,12 +541,12 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
     }
     .await;
     store.close().await;
-    let (graph, meta, stamps, (commits, history_head)) = loaded?;
+    let (graph, meta, stamps, history) = loaded?;
     Ok(Snapshot {
         graph: Arc::new(graph),
         meta,
-        commits,
-        history_head,
+        commits: history.commits,
+        history_head: history.head,
         stamps,
         generation,
         serial: next_serial(),

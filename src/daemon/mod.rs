@@ -346,8 +346,14 @@ async fn follow(
 /// (`cairn serve` relays to the daemon); only the store, for the CLI, waits.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct RebuildDue {
-    /// When it starts, and the first change it waits for.
-    at: Option<(Instant, Instant)>,
+    at: Option<DueAt>,
+}
+
+/// When a waiting rebuild starts, and the first change it waits for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DueAt {
+    starts: Instant,
+    first_change: Instant,
 }
 
 impl RebuildDue {
@@ -356,14 +362,17 @@ impl RebuildDue {
         let quiet = took
             .map_or(PATCH_GRACE, |took| took * 2)
             .clamp(PATCH_GRACE, REBUILD_QUIET);
-        let first = self.at.map_or(now, |(_, first)| first);
-        self.at = Some(((now + quiet).min(first + REBUILD_PUT_OFF), first));
+        let first_change = self.at.map_or(now, |at| at.first_change);
+        self.at = Some(DueAt {
+            starts: (now + quiet).min(first_change + REBUILD_PUT_OFF),
+            first_change,
+        });
     }
 
     /// When the rebuild is due; never, when none waits.
     async fn reached(self) {
         match self.at {
-            Some((due, _)) => tokio::time::sleep_until(due.into()).await,
+            Some(at) => tokio::time::sleep_until(at.starts.into()).await,
             None => std::future::pending().await,
         }
     }
@@ -453,7 +462,7 @@ struct State {
     cairn: Arc<Cairn>,
     live: Live,
     commit: Option<String>,
-    history: Option<(Vec<crate::history::CommitInfo>, Option<String>)>,
+    history: Option<crate::history::StoredHistory>,
     /// Changes for the writer.
     jobs: Arc<Mailbox>,
     /// The number of the last job queued.
@@ -462,9 +471,17 @@ struct State {
     rebuilding: Option<tokio::task::JoinHandle<index::Built>>,
     /// When the exact rebuild waiting for the changes to settle starts.
     rebuild_due: RebuildDue,
-    /// What the changes waiting for an exact graph add to the next job: files parsed, and
-    /// whether it must be written even if nothing changed (HEAD moved).
-    waiting: (usize, bool),
+    /// What the changes waiting for an exact graph add to the next job.
+    waiting: Waiting,
+}
+
+/// What the changes waiting for an exact graph add to the next job.
+#[derive(Debug, Default)]
+struct Waiting {
+    /// Files parsed.
+    parsed: usize,
+    /// The job must be written even if nothing changed (HEAD moved).
+    force: bool,
 }
 
 /// Work for the writer: changes to write, and whether to write even if there are none (HEAD
@@ -595,21 +612,21 @@ impl State {
             sequence: 0,
             rebuilding: None,
             rebuild_due: RebuildDue::default(),
-            waiting: (0, false),
+            waiting: Waiting::default(),
         };
         state.publish().await;
         state
     }
 
     async fn publish(&self) {
-        let (commits, head) = self.history.clone().unwrap_or_default();
+        let history = self.history.clone().unwrap_or_default();
         self.cairn
             .publish(Snapshot::resident(
                 self.live.graph(),
                 self.live.meta(self.commit.clone()),
                 self.live.stamps(),
-                commits,
-                head,
+                history.commits,
+                history.head,
             ))
             .await;
     }
@@ -646,8 +663,8 @@ impl State {
         let paths: Vec<String> = batch.files.into_iter().collect();
         let scope = (!batch.rescan).then_some(paths.as_slice());
         let reading = tokio::task::block_in_place(|| self.live.read(&self.repo, scope));
-        self.waiting.0 += reading.parsed;
-        self.waiting.1 |= batch.head_moved;
+        self.waiting.parsed += reading.parsed;
+        self.waiting.force |= batch.head_moved;
         if !reading.whole && reading.changed.len() <= PATCH_FILES {
             if !reading.changed.is_empty() {
                 // Answers first see a quick patch of the changed files, then the exact graph.
@@ -738,8 +755,8 @@ impl State {
 
     /// Queues what waited for an exact graph.
     fn queue_waiting(&mut self) {
-        let (parsed, force) = std::mem::take(&mut self.waiting);
-        self.queue(parsed, force, None);
+        let waiting = std::mem::take(&mut self.waiting);
+        self.queue(waiting.parsed, waiting.force, None);
     }
 
     fn queue(&mut self, parsed: usize, force: bool, generation: Option<u64>) {
@@ -1151,7 +1168,7 @@ mod tests {
         let now = Instant::now();
         let mut due = RebuildDue::default();
         due.changed(now, took);
-        due.at.expect("a change schedules the rebuild").0 - now
+        due.at.expect("a change schedules the rebuild").starts - now
     }
 
     #[test]
@@ -1169,15 +1186,21 @@ mod tests {
     fn changes_put_the_rebuild_off_for_a_bounded_time() {
         let took = Some(Duration::from_secs(40));
         let first = Instant::now();
+        let at = |starts, first_change| {
+            Some(DueAt {
+                starts,
+                first_change,
+            })
+        };
         let mut due = RebuildDue::default();
         due.changed(first, took);
         // A save every two seconds keeps postponing it...
         let later = first + Duration::from_secs(2);
         due.changed(later, took);
-        assert_eq!(due.at, Some((later + REBUILD_QUIET, first)));
+        assert_eq!(due.at, at(later + REBUILD_QUIET, first));
         // ...but not past the bound after the first change.
         let much_later = first + REBUILD_PUT_OFF - Duration::from_secs(1);
         due.changed(much_later, took);
-        assert_eq!(due.at, Some((first + REBUILD_PUT_OFF, first)));
+        assert_eq!(due.at, at(first + REBUILD_PUT_OFF, first));
     }
 }

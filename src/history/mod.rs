@@ -32,6 +32,14 @@ pub struct CommitInfo {
     pub files: Vec<String>,
 }
 
+/// The commit history a store holds: the window of mined commits and the HEAD it was mined
+/// at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredHistory {
+    pub commits: Vec<CommitInfo>,
+    pub head: Option<String>,
+}
+
 /// Whether a commit message reads as a fix or a revert.
 pub fn is_fix(message: &str) -> bool {
     static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

@@ -1136,12 +1136,16 @@ fn read_one(files: &RepoFiles, limit: Limit, file: &Found, cached: Option<&Sourc
 /// Brings the stored commit history up to HEAD: reads only commits not stored yet and drops
 /// those that left the window. Returns (commits in the window, commits read).
 async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, usize)> {
-    let (stored, head) = store.load_history().await?;
+    let stored = store.load_history().await?;
     let current = crate::history::head(&repo.root);
-    if current.is_some() && current == head {
-        return Ok((stored.len(), 0));
+    if current.is_some() && current == stored.head {
+        return Ok((stored.commits.len(), 0));
     }
-    let caught = crate::history::catch_up(&repo.root, stored, repo.settings.history.max_commits)?;
+    let caught = crate::history::catch_up(
+        &repo.root,
+        stored.commits,
+        repo.settings.history.max_commits,
+    )?;
     store
         .write_history(&caught.new, &caught.dropped, caught.head.as_deref())
         .await?;

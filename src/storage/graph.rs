@@ -18,7 +18,7 @@ use surrealdb::types::{Bytes, Object, RecordId};
 use super::migrate::{self, Schema, Step};
 use super::{Result, StoreError, decode, fields, object, query_error};
 use crate::graph::{Edge, EdgeKind, Graph, Node, SourceFile};
-use crate::history::CommitInfo;
+use crate::history::{CommitInfo, StoredHistory};
 
 /// The graph store's schema.
 const SCHEMA: Schema = Schema {
@@ -428,7 +428,7 @@ impl Store {
     }
 
     /// The mined commit history, and the HEAD it was mined at.
-    pub async fn load_history(&self) -> Result<(Vec<CommitInfo>, Option<String>)> {
+    pub async fn load_history(&self) -> Result<StoredHistory> {
         let doing = "loading the commit history";
         let commits: Vec<CommitInfo> = self
             .select("SELECT *, record::id(id) AS id FROM commit", doing)
@@ -438,7 +438,10 @@ impl Store {
             head: Option<String>,
         }
         let head: Vec<Head> = self.select("SELECT head FROM meta:history", doing).await?;
-        Ok((commits, head.into_iter().next().and_then(|h| h.head)))
+        Ok(StoredHistory {
+            commits,
+            head: head.into_iter().next().and_then(|h| h.head),
+        })
     }
 
     /// Stores newly mined commits and drops those that left the window, in one transaction.
@@ -739,9 +742,9 @@ mod tests {
             .write_history(std::slice::from_ref(&commit), &[], Some("abc123"))
             .await
             .unwrap();
-        let (commits, head) = store.load_history().await.unwrap();
-        assert_eq!(commits, [commit]);
-        assert_eq!(head.as_deref(), Some("abc123"));
+        let history = store.load_history().await.unwrap();
+        assert_eq!(history.commits, [commit]);
+        assert_eq!(history.head.as_deref(), Some("abc123"));
         store.close().await;
     }
 
