@@ -160,9 +160,9 @@ pub struct Cairn {
     semantic: SemanticSettings,
     linger: Option<Duration>,
     snapshot: Mutex<Option<Arc<Snapshot>>>,
-    freshness: Mutex<Option<(Instant, u64, Freshness)>>,
+    freshness: Mutex<Option<CheckedFreshness>>,
     /// The commit history at the current HEAD (stored window plus commits mined since).
-    history: Mutex<Option<(Option<String>, Arc<History>)>>,
+    history: Mutex<Option<HistoryAt>>,
     /// Assistant activity per node, from the hook's event file.
     tally: std::sync::Mutex<crate::events::Tally>,
     /// Snapshots are published by the daemon that holds the index, never loaded.
@@ -285,14 +285,18 @@ impl Cairn {
         // Keyed by the snapshot too: an answer still on an older snapshot must not leave its
         // view for the next one.
         let key = snapshot.serial;
-        if let Some((at, of, freshness)) = cached.as_ref()
-            && *of == key
-            && at.elapsed() < FRESHNESS_TTL
+        if let Some(checked) = cached.as_ref()
+            && checked.serial == key
+            && checked.at.elapsed() < FRESHNESS_TTL
         {
-            return freshness.clone();
+            return checked.freshness.clone();
         }
         let fresh = freshness(&self.repo, snapshot);
-        *cached = Some((Instant::now(), key, fresh.clone()));
+        *cached = Some(CheckedFreshness {
+            at: Instant::now(),
+            serial: key,
+            freshness: fresh.clone(),
+        });
         fresh
     }
 
@@ -423,10 +427,10 @@ impl Cairn {
         }
         let head = crate::history::head(&self.repo.root);
         let mut cached = self.history.lock().await;
-        if let Some((at, history)) = cached.as_ref()
-            && *at == head
+        if let Some(known) = cached.as_ref()
+            && known.head == head
         {
-            return history.clone();
+            return known.history.clone();
         }
         let commits = if head == snapshot.history_head {
             snapshot.commits.clone()
@@ -446,9 +450,27 @@ impl Cairn {
             }
         };
         let history = Arc::new(History::new(commits));
-        *cached = Some((head, history.clone()));
+        *cached = Some(HistoryAt {
+            head,
+            history: history.clone(),
+        });
         history
     }
+}
+
+/// A freshness check, reused for a moment ([`FRESHNESS_TTL`]) by answers on the same snapshot.
+struct CheckedFreshness {
+    /// When it was made.
+    at: Instant,
+    /// The serial of the snapshot it was made for.
+    serial: u64,
+    freshness: Freshness,
+}
+
+/// The commit history read at a HEAD (none before the first commit).
+struct HistoryAt {
+    head: Option<String>,
+    history: Arc<History>,
 }
 
 /// The organisation's memories, or why this repository has none.
