@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil::jsonl;
-use crate::fsutil::rotation::{self, identity};
+use crate::fsutil::rotation::{self, FileId, identity};
 use crate::graph::score::Access;
 
 /// Events are tallied per file; a longer line is not an event cairn wrote.
@@ -92,11 +92,11 @@ pub struct Tally {
     access: Arc<HashMap<String, Access>>,
 }
 
-/// Where a tally is: which file (device, inode), its first bytes (an inode can be reused by a
+/// Where a tally is: which file, its first bytes (an inode can be reused by a
 /// later generation, its first line cannot) and the offset read up to.
 #[derive(Debug, Clone)]
 struct Place {
-    file: Option<(u64, u64)>,
+    file: Option<FileId>,
     head: Vec<u8>,
     offset: u64,
 }
@@ -196,7 +196,7 @@ impl Tally {
 
     /// Starts reading another file from its beginning (a torn line left by the last one is
     /// dropped).
-    fn start(&mut self, file: Option<(u64, u64)>) {
+    fn start(&mut self, file: Option<FileId>) {
         self.reading = Some(Place {
             file,
             head: Vec::new(),

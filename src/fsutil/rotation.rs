@@ -51,12 +51,22 @@ fn still_at(file: &File, path: &Path) -> std::io::Result<bool> {
     }
 }
 
-/// A file's (device, inode), which stays with it across renames; `None` where there is none.
-pub fn identity(metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
+/// What names a file whatever its path: its device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    pub device: u64,
+    pub inode: u64,
+}
+
+/// A file's identity, which stays with it across renames; `None` where there is none.
+pub fn identity(metadata: &std::fs::Metadata) -> Option<FileId> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
-        Some((metadata.dev(), metadata.ino()))
+        Some(FileId {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        })
     }
     #[cfg(not(unix))]
     {
@@ -104,7 +114,7 @@ pub fn roll_own_log(path: &Path, limit: u64) -> std::io::Result<bool> {
 
 /// The identity of the file a descriptor is open on.
 #[cfg(unix)]
-fn descriptor_identity(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64)> {
+fn descriptor_identity(fd: std::os::fd::BorrowedFd<'_>) -> Option<FileId> {
     let file = File::from(fd.try_clone_to_owned().ok()?);
     identity(&file.metadata().ok()?)
 }
