@@ -252,11 +252,17 @@ impl Selection {
     }
 }
 
-/// Every node's score and its rank (the score's total plus the focus boost), by position: a
-/// large graph is ranked without hashing ids per lookup.
+/// Every node's score and rank, by position: a large graph is ranked without hashing ids per
+/// lookup.
 struct Ranking<'g> {
     graph: &'g Graph,
-    scores: Vec<(Score, f64)>,
+    scores: Vec<NodeRank>,
+}
+
+/// A node's score and its rank: the score's total plus the focus boost.
+struct NodeRank {
+    score: Score,
+    rank: f64,
 }
 
 impl<'g> Ranking<'g> {
@@ -270,18 +276,21 @@ impl<'g> Ranking<'g> {
             .map(|(i, n)| {
                 let score = scorer.score_at(i);
                 let lexical = relevance.get(i).copied().unwrap_or(0.0) * FOCUS_WEIGHT;
-                (score, score.total() + focus.path_boost(n) + lexical)
+                NodeRank {
+                    score,
+                    rank: score.total() + focus.path_boost(n) + lexical,
+                }
             })
             .collect();
         Ranking { graph, scores }
     }
 
     fn score(&self, node: &Node) -> &Score {
-        &self.scores[self.graph.position(node)].0
+        &self.scores[self.graph.position(node)].score
     }
 
     fn rank(&self, node: &Node) -> f64 {
-        self.scores[self.graph.position(node)].1
+        self.scores[self.graph.position(node)].rank
     }
 
     /// The nodes `wanted` admits, best first; nodes are stored sorted by id, so position
@@ -293,7 +302,7 @@ impl<'g> Ranking<'g> {
             .iter()
             .enumerate()
             .filter(|(_, n)| wanted(n))
-            .map(|(i, _)| (self.scores[i].1, i))
+            .map(|(i, _)| (self.scores[i].rank, i))
             .collect();
         keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         keyed
@@ -384,7 +393,7 @@ fn relationship_entries(
         .filter(|l| !external(l.src) && !external(l.dst))
         .map(|l| {
             let (s, d) = (&ranking.scores[l.src], &ranking.scores[l.dst]);
-            (edge_score(l.edge, &s.0, &d.0), l.at, l.edge)
+            (edge_score(l.edge, &s.score, &d.score), l.at, l.edge)
         })
         .collect();
     relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

@@ -101,11 +101,27 @@ pub struct Delta {
     pub upsert_nodes: Vec<Arc<Node>>,
     pub delete_nodes: Vec<String>,
     pub upsert_edges: Vec<Arc<Edge>>,
-    pub delete_edges: Vec<(EdgeKind, String)>,
+    pub delete_edges: Vec<EdgeId>,
     /// The parts the node and edge changes fall in, as the new graph has them: what is written.
     pub parts: Vec<Part>,
     pub upsert_sources: Vec<SourceRecord>,
     pub delete_sources: Vec<String>,
+}
+
+/// A stored edge's identity: its kind and its key ([`Edge::key`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EdgeId {
+    pub kind: EdgeKind,
+    pub key: String,
+}
+
+impl EdgeId {
+    fn of(edge: &Edge) -> EdgeId {
+        EdgeId {
+            kind: edge.kind,
+            key: edge.key(),
+        }
+    }
 }
 
 impl Delta {
@@ -134,22 +150,22 @@ impl Delta {
             }
         }
         let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
-        let old_edges: rustc_hash::FxHashMap<(EdgeKind, String), &Edge> = old
+        let old_edges: rustc_hash::FxHashMap<EdgeId, &Edge> = old
             .edges
             .iter()
             .map(|e| &**e)
             .filter(stored)
-            .map(|e| ((e.kind, e.key()), e))
+            .map(|e| (EdgeId::of(e), e))
             .collect();
-        let new_keys: rustc_hash::FxHashSet<(EdgeKind, String)> = new
+        let new_keys: rustc_hash::FxHashSet<EdgeId> = new
             .edges
             .iter()
             .map(|e| &**e)
             .filter(stored)
-            .map(|e| (e.kind, e.key()))
+            .map(EdgeId::of)
             .collect();
         for edge in new.edges.iter().filter(|e| stored(&&***e)) {
-            if old_edges.get(&(edge.kind, edge.key())) != Some(&&**edge) {
+            if old_edges.get(&EdgeId::of(edge)) != Some(&&**edge) {
                 changed.insert(part_of(new, &edge.src));
                 delta.upsert_edges.push(edge.clone());
             }
