@@ -205,9 +205,8 @@ pub struct Graph {
     pub nodes: Vec<Arc<Node>>,
     pub edges: Vec<Arc<Edge>>,
     index: IdIndex,
-    /// Each edge's source and destination node positions ([`NO_NODE`] for an id that is no
-    /// node), so a patched graph maps them instead of looking every id up again.
-    ends: Vec<(u32, u32)>,
+    /// Each edge's ends, so a patched graph maps them instead of looking every id up again.
+    ends: Vec<Ends>,
     /// Edge positions by source and by destination node position.
     outgoing: Adjacency,
     incoming: Adjacency,
@@ -227,6 +226,20 @@ struct PatchedNodes {
     new_here: Vec<u32>,
     /// The patched graph's nodes, in order.
     nodes: Vec<Arc<Node>>,
+}
+
+/// An edge's source and destination node positions ([`NO_NODE`] for an id that is no node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ends {
+    src: u32,
+    dst: u32,
+}
+
+impl Ends {
+    /// Whether both ends are nodes of the graph.
+    fn linked(self) -> bool {
+        self.src != NO_NODE && self.dst != NO_NODE
+    }
 }
 
 /// An edge at a node, with positions: its own in `Graph::edges`, its ends' in `Graph::nodes`.
@@ -505,7 +518,7 @@ impl Graph {
         patched: &PatchedNodes,
         index: &IdIndex,
         fresh: Vec<Edge>,
-    ) -> (Vec<Arc<Edge>>, Vec<(u32, u32)>) {
+    ) -> (Vec<Arc<Edge>>, Vec<Ends>) {
         let PatchedNodes {
             gone,
             stays,
@@ -523,7 +536,7 @@ impl Graph {
             .iter()
             .zip(&self.ends)
             .enumerate()
-            .filter(|&(_, (e, &(s, d)))| {
+            .filter(|&(_, (e, &Ends { src: s, dst: d }))| {
                 let (src_gone, src_stays) = match s {
                     NO_NODE => (changed(&e.src), dangling_stays(&e.src)),
                     s => (gone[s as usize], stays[s as usize]),
@@ -534,7 +547,7 @@ impl Graph {
                 };
                 (promoted(e) || !src_gone) && src_stays && dst_stays
             })
-            .map(|(i, (e, &(s, d)))| {
+            .map(|(i, (e, ends))| {
                 let at = |end: u32| {
                     if end == NO_NODE {
                         NO_NODE
@@ -542,13 +555,20 @@ impl Graph {
                         moved[end as usize]
                     }
                 };
-                (i, (e.clone(), (at(s), at(d))))
+                let mapped = Ends {
+                    src: at(ends.src),
+                    dst: at(ends.dst),
+                };
+                (i, (e.clone(), mapped))
             });
-        let fresh: Vec<(Arc<Edge>, (u32, u32))> = fresh
+        let fresh: Vec<(Arc<Edge>, Ends)> = fresh
             .into_iter()
             .map(|e| {
                 let at = |id: &str| index.get(nodes, id).map_or(NO_NODE, |i| i as u32);
-                let ends = (at(&e.src), at(&e.dst));
+                let ends = Ends {
+                    src: at(&e.src),
+                    dst: at(&e.dst),
+                };
                 (Arc::new(e), ends)
             })
             .collect();
@@ -601,7 +621,13 @@ impl Graph {
     fn indexed(nodes: Vec<Arc<Node>>, edges: Vec<Arc<Edge>>) -> Graph {
         let index = IdIndex::of(&nodes);
         let at = |id: &str| index.get(&nodes, id).map_or(NO_NODE, |i| i as u32);
-        let ends = edges.iter().map(|e| (at(&e.src), at(&e.dst))).collect();
+        let ends = edges
+            .iter()
+            .map(|e| Ends {
+                src: at(&e.src),
+                dst: at(&e.dst),
+            })
+            .collect();
         Graph::with_ends(nodes, index, edges, ends)
     }
 
@@ -609,12 +635,17 @@ impl Graph {
         nodes: Vec<Arc<Node>>,
         index: IdIndex,
         edges: Vec<Arc<Edge>>,
-        ends: Vec<(u32, u32)>,
+        ends: Vec<Ends>,
     ) -> Graph {
         // Edges between two nodes are listed at both.
-        let linked = |&(s, d): &(u32, u32)| s != NO_NODE && d != NO_NODE;
-        let outgoing = Adjacency::of(nodes.len(), ends.iter().map(|e| linked(e).then_some(e.0)));
-        let incoming = Adjacency::of(nodes.len(), ends.iter().map(|e| linked(e).then_some(e.1)));
+        let outgoing = Adjacency::of(
+            nodes.len(),
+            ends.iter().map(|e| e.linked().then_some(e.src)),
+        );
+        let incoming = Adjacency::of(
+            nodes.len(),
+            ends.iter().map(|e| e.linked().then_some(e.dst)),
+        );
         Graph {
             nodes,
             edges,
@@ -674,12 +705,12 @@ impl Graph {
             .iter()
             .chain(self.outgoing.at(node))
             .map(|&e| {
-                let (src, dst) = self.ends[e as usize];
+                let ends = self.ends[e as usize];
                 Link {
                     at: e as usize,
                     edge: &self.edges[e as usize],
-                    src: src as usize,
-                    dst: dst as usize,
+                    src: ends.src as usize,
+                    dst: ends.dst as usize,
                 }
             })
     }
@@ -687,10 +718,9 @@ impl Graph {
     /// The positions of an edge's source and destination (by the edge's position), if both
     /// are nodes of the graph.
     pub fn ends_of(&self, edge: usize) -> Option<(usize, usize)> {
-        match self.ends.get(edge)? {
-            &(s, d) if s != NO_NODE && d != NO_NODE => Some((s as usize, d as usize)),
-            _ => None,
-        }
+        let ends = self.ends.get(edge)?;
+        ends.linked()
+            .then_some((ends.src as usize, ends.dst as usize))
     }
 
     fn edges_at<'a>(&'a self, map: &'a Adjacency, id: &str) -> impl Iterator<Item = &'a Edge> {
