@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::tokens::{self, Budget};
 
 /// Smallest budget an answer can be useful in.
-pub const MIN_TOKENS: usize = 200;
+pub(crate) const MIN_TOKENS: usize = 200;
 /// Largest budget any answer takes.
 pub const MAX_TOKENS: usize = 16_000;
 

@@ -20,7 +20,7 @@ use crate::memory::duplicates::NearPair;
 use crate::memory::{Memory, model};
 
 /// Most memories (or pairs) each list holds; the answer counts the rest.
-pub const LISTED: usize = 200;
+pub(crate) const LISTED: usize = 200;
 /// Largest `days` a request may ask for (a hundred years).
 const MAX_STALE_DAYS: u32 = 36_500;
 
@@ -107,7 +107,7 @@ pub type Known<'a> = &'a dyn Fn(&str) -> bool;
 /// `pairs` their near-duplicates; `known` what the index has (`None`: no index); `history`
 /// the commits at HEAD; `read` the ids read since their stored counts were written; `now`
 /// in milliseconds.
-pub fn assess(
+pub(crate) fn assess(
     memories: &[Memory],
     pairs: &[NearPair],
     known: Option<Known>,

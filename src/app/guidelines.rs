@@ -17,7 +17,7 @@ use crate::review::stats::{RuleStat, is_high_rejection};
 use crate::tokens;
 
 /// The brief's default budget (o200k tokens).
-pub const DEFAULT_PROPOSE_TOKENS: usize = 6_000;
+pub(crate) const DEFAULT_PROPOSE_TOKENS: usize = 6_000;
 /// The smallest budget the brief is useful in: its instructions alone take about 400.
 const MIN_PROPOSE_TOKENS: usize = 1_000;
 /// Most categories one brief covers (the highest rates first).

@@ -16,9 +16,9 @@ use crate::memory::{
 use crate::tokens;
 
 /// Most memories a `forget` answer lists.
-pub const LISTED: usize = 50;
+pub(crate) const LISTED: usize = 50;
 /// Default token budget of a memory search answer.
-pub const DEFAULT_SEARCH_TOKENS: usize = 2_000;
+pub(crate) const DEFAULT_SEARCH_TOKENS: usize = 2_000;
 /// How many memories a search returns unless asked for another number.
 const DEFAULT_SEARCH_LIMIT: usize = 10;
 

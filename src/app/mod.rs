@@ -314,7 +314,7 @@ impl Cairn {
     /// machine, beside the repositories' (`CAIRN_ORGS_DIR/<org>-<hash>`), for a repository
     /// whose organisation is known (`[team] org` or its git remote); in team mode the
     /// organisation's database on the team server. `Err` says why there is none.
-    pub fn org_memories(&self) -> Result<&Arc<Memories>, &str> {
+    pub(crate) fn org_memories(&self) -> Result<&Arc<Memories>, &str> {
         match self.org.get_or_init(|| self.open_org()) {
             OrgStore::Open(memories) => Ok(memories),
             OrgStore::None(why) => Err(why),
@@ -523,7 +523,7 @@ pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
 
 /// A memory as the context and expansions show it, flagged when its anchored code changed
 /// in `history` after it was written.
-pub fn checked_note_of(memory: &crate::memory::Memory, history: &History) -> MemoryNote {
+pub(crate) fn checked_note_of(memory: &crate::memory::Memory, history: &History) -> MemoryNote {
     MemoryNote {
         code_changed_since: code_changed_since(memory, history),
         ..note_of(memory)

@@ -11,14 +11,14 @@ use serde::Deserialize;
 use crate::fsutil::repo::{Limit, RepoFiles};
 
 /// The environment variable naming the memory store (`--db`).
-pub const DB_ENV: &str = "CAIRN_DB";
+pub(crate) const DB_ENV: &str = "CAIRN_DB";
 
 /// The environment variable naming where organisation memories live on this machine
 /// (default `$XDG_DATA_HOME/cairn/orgs`).
-pub const ORGS_DIR_ENV: &str = "CAIRN_ORGS_DIR";
+pub(crate) const ORGS_DIR_ENV: &str = "CAIRN_ORGS_DIR";
 
 /// Default largest file that is parsed; larger ones are reported as skipped.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
 /// Settings from `cairn.toml` at the repository root.
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -41,7 +41,7 @@ pub struct Settings {
 }
 
 /// Days after which a memory never read is listed as needing attention, by default.
-pub const DEFAULT_STALE_DAYS: u32 = 90;
+pub(crate) const DEFAULT_STALE_DAYS: u32 = 90;
 
 /// The `[ui]` table: the daemon's page.
 #[derive(Debug, Clone, Deserialize)]
@@ -92,7 +92,7 @@ fn default_debounce_ms() -> u64 {
 }
 
 /// Commits mined from the history by default.
-pub const DEFAULT_HISTORY_COMMITS: usize = 2_000;
+pub(crate) const DEFAULT_HISTORY_COMMITS: usize = 2_000;
 
 /// The `[history]` table.
 #[derive(Debug, Clone, Deserialize)]
@@ -117,11 +117,11 @@ fn default_history_commits() -> usize {
 
 /// Default cap on the commits of a reviewed `base..head` range: a large pull request has a
 /// few dozen, a release branch a few hundred; `root..HEAD` of a living repository has more.
-pub const DEFAULT_REVIEW_COMMITS: usize = 500;
+pub(crate) const DEFAULT_REVIEW_COMMITS: usize = 500;
 
 /// Default cap on the files of a reviewed change: each is parsed on both sides, and a broad
 /// refactor fits while a whole repository's worth does not.
-pub const DEFAULT_REVIEW_FILES: usize = 2_000;
+pub(crate) const DEFAULT_REVIEW_FILES: usize = 2_000;
 
 /// The `[review]` table: how large a change one review takes on.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -235,12 +235,12 @@ pub struct UserMemorySettings {
 }
 
 /// The user's settings file: `$XDG_CONFIG_HOME/cairn/config.toml`.
-pub fn user_settings_file() -> Option<PathBuf> {
+pub(crate) fn user_settings_file() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join("cairn").join("config.toml"))
 }
 
 /// Reads the user's settings; none when the file is absent.
-pub fn read_user_settings(path: Option<&Path>) -> anyhow::Result<UserSettings> {
+pub(crate) fn read_user_settings(path: Option<&Path>) -> anyhow::Result<UserSettings> {
     let Some(path) = path else {
         return Ok(UserSettings::default());
     };
@@ -253,7 +253,10 @@ pub fn read_user_settings(path: Option<&Path>) -> anyhow::Result<UserSettings> {
 
 /// Parses configuration text; an error says where and what is wrong, never quoting the text
 /// (a file given as configuration may be anything: `/proc/self/environ`, a credentials file).
-pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, name: &str) -> anyhow::Result<T> {
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    name: &str,
+) -> anyhow::Result<T> {
     toml::from_str(text).map_err(|e| {
         let place = e
             .span()

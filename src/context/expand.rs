@@ -87,7 +87,7 @@ pub struct Known<'a> {
 const RADIUS_WALK: usize = 2_000;
 
 /// The source text of a node, when the caller can read it.
-pub type SourceReader<'a> = &'a dyn Fn(&Node) -> Option<String>;
+pub(crate) type SourceReader<'a> = &'a dyn Fn(&Node) -> Option<String>;
 
 /// Expands one node within `max_tokens`. `include` limits the sections (default: all but
 /// source); `read_source` supplies the file text when source is asked for.

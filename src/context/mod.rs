@@ -164,7 +164,7 @@ impl<'a> Scorer<'a> {
     }
 
     /// The score of the node at position `at` of the graph.
-    pub fn score_at(&self, at: usize) -> Score {
+    pub(crate) fn score_at(&self, at: usize) -> Score {
         let access = self.access_at.get(&at).copied().unwrap_or_default();
         node_score(&self.graph.nodes[at], access, self.now)
     }
@@ -175,7 +175,7 @@ impl<'a> Scorer<'a> {
 }
 
 /// Nodes a change at `id` can affect directly (its dependents over causal edges).
-pub fn direct_dependents<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
+pub(crate) fn direct_dependents<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
     let kind_of = |id: &str| graph.node(id).map_or(NodeKind::External, |n| n.kind);
     let mut out: Vec<&str> = graph
         .incoming(id)
@@ -230,7 +230,7 @@ pub struct Dependent<'g> {
 
 /// Dependents weaker than this are not listed: a chain of more than a dozen uses, or a class's
 /// other users (or a file's other definitions) more than four uses further on.
-pub const MIN_STRENGTH: f64 = 0.1;
+pub(crate) const MIN_STRENGTH: f64 = 0.1;
 
 /// Up to `limit` dependents of `id`, strongest first and, among equally strong ones, those
 /// with the higher impact first: direct callers, importers, subclasses and tests before

@@ -11,7 +11,7 @@ use crate::index::Report;
 
 /// An ask from the HTTP side to the daemon's loop: answered with the refresh's report and the
 /// sequence number of the write that will store it.
-pub type Ask = oneshot::Sender<(Report, u64)>;
+pub(crate) type Ask = oneshot::Sender<(Report, u64)>;
 
 /// How far the writer has got: every job up to `through` is stored (or was dropped because
 /// another process wrote the store), with the report of the last write.

@@ -29,7 +29,7 @@ use crate::app::{Cairn, Registrations};
 use crate::mcp::Server;
 
 /// The largest request body accepted (a `review_diff` of a large pasted diff fits).
-pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024 + 64 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 8 * 1024 * 1024 + 64 * 1024;
 
 /// The largest hook event accepted.
 const MAX_HOOK_BYTES: usize = 1024 * 1024;

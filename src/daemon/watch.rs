@@ -219,7 +219,7 @@ pub fn directories(repo: &Repo, top: &Path) -> Vec<PathBuf> {
 
 /// How many file-system events wait for the daemon's loop before further ones are dropped
 /// and stand for one rescan.
-pub const QUEUE: usize = 4096;
+pub(crate) const QUEUE: usize = 4096;
 
 /// File-system notifications from the watcher (notify's events), at most [`QUEUE`] waiting. The watcher's thread never
 /// waits for the loop: when the queue is full, an event is dropped and the loop is given one

@@ -37,7 +37,7 @@ impl HookInput {
         })
     }
 
-    pub fn is_session_start(&self) -> bool {
+    pub(crate) fn is_session_start(&self) -> bool {
         self.hook_event_name == "SessionStart"
     }
 }
@@ -45,7 +45,7 @@ impl HookInput {
 /// The episodic event a hook input stands for, if any: `PostToolUse` of the file and shell
 /// tools, `SessionStart` and `Stop`. `PreToolUse` records nothing — the tool has not run yet,
 /// and its `PostToolUse` follows.
-pub fn event_of(root: &Path, input: &HookInput, now: i64) -> Option<Event> {
+pub(crate) fn event_of(root: &Path, input: &HookInput, now: i64) -> Option<Event> {
     let mut event = Event {
         t: now,
         kind: Kind::SessionStart,

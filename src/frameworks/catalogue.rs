@@ -70,7 +70,7 @@ pub struct Framework {
 
 impl Framework {
     /// Whether `package` (normalised) names this framework.
-    pub fn named_by(&self, package: &str) -> bool {
+    pub(crate) fn named_by(&self, package: &str) -> bool {
         self.packages.iter().any(|p| match p.strip_suffix('*') {
             Some(prefix) => package.starts_with(prefix),
             None => p == package,
@@ -158,7 +158,7 @@ impl Catalogue {
     }
 
     /// The framework a dependency names, if cairn recognises one.
-    pub fn framework_for(&self, ecosystem: Ecosystem, package: &str) -> Option<&Framework> {
+    pub(crate) fn framework_for(&self, ecosystem: Ecosystem, package: &str) -> Option<&Framework> {
         self.frameworks
             .iter()
             .find(|f| f.ecosystem == ecosystem && f.named_by(package))

@@ -172,7 +172,7 @@ impl EdgeKind {
     }
 
     /// Edges whose breakage is expensive (a failing test).
-    pub fn is_costly(self) -> bool {
+    pub(crate) fn is_costly(self) -> bool {
         matches!(self, EdgeKind::AssertsOn)
     }
 }
@@ -844,7 +844,7 @@ pub fn symbol_id(path: &str, qualname: &str) -> String {
 }
 
 /// Node id of an external module.
-pub fn external_id(module: &str) -> String {
+pub(crate) fn external_id(module: &str) -> String {
     format!("ext:{module}")
 }
 

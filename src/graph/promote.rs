@@ -10,7 +10,7 @@ use super::rank::{self, Link};
 use super::{Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, reach};
 
 /// A module imported by this many files or more drives its importers.
-pub const FAN_IN_THRESHOLD: usize = 3;
+pub(crate) const FAN_IN_THRESHOLD: usize = 3;
 
 /// Adds promoted edges and computes reach, direct dependents and impact.
 pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {

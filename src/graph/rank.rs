@@ -123,7 +123,7 @@ pub fn link_strength(link: Link) -> f64 {
 }
 
 /// The impact of a node nothing depends on.
-pub fn neutral() -> f64 {
+pub(crate) fn neutral() -> f64 {
     1.0
 }
 

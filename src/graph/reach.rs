@@ -23,7 +23,7 @@ const WORDS: usize = BLOCK / 64;
 
 /// For each node, how many other nodes are reachable from it: exact up to [`EXACT_UP_TO`]
 /// nodes, estimated past that from `keys` (each node's hash of its id, see [`key`]).
-pub fn reach_counts(successors: &[Vec<u32>], keys: &[u64]) -> Vec<u32> {
+pub(crate) fn reach_counts(successors: &[Vec<u32>], keys: &[u64]) -> Vec<u32> {
     if successors.len() <= EXACT_UP_TO {
         exact(successors)
     } else {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 /// Commits touching more files than this are left out of co-change (mass renames, reformats).
-pub const MAX_COCHANGE_FILES: usize = 30;
+pub(crate) const MAX_COCHANGE_FILES: usize = 30;
 /// Half-life of a commit's weight in expertise, in days.
 const EXPERTISE_HALF_LIFE_DAYS: f64 = 180.0;
 
@@ -41,7 +41,7 @@ pub struct StoredHistory {
 }
 
 /// Whether a commit message reads as a fix or a revert.
-pub fn is_fix(message: &str) -> bool {
+pub(crate) fn is_fix(message: &str) -> bool {
     static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)\b(fix(es|ed|ing)?|bug(fix)?s?|hotfix|revert(s|ed)?|regression|crash(es|ed)?)\b",

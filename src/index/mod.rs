@@ -407,7 +407,7 @@ impl Live {
     /// Re-reads like [`Live::refresh`] and rebuilds the graph if anything changed, keeping
     /// the changes for [`Live::take_pending`] instead of diffing them now. Returns how many
     /// files were parsed.
-    pub fn reread(&mut self, repo: &Repo, paths: Option<&[String]>) -> usize {
+    pub(crate) fn reread(&mut self, repo: &Repo, paths: Option<&[String]>) -> usize {
         let reading = self.read(repo, paths);
         self.rebuild_after(&reading);
         reading.parsed

@@ -67,11 +67,11 @@ impl Progress {
     }
 
     /// One more file read.
-    pub fn parsed_one(&self) {
+    pub(crate) fn parsed_one(&self) {
         self.parsed.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         Phase::ALL[usize::from(self.phase.load(Ordering::Relaxed)).min(Phase::ALL.len() - 1)]
     }
 

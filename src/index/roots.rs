@@ -28,7 +28,7 @@ fn names_config(entry: &str, name: &str) -> bool {
 }
 
 /// Whether a file name is a config some language's module system reads.
-pub fn is_config(name: &str) -> bool {
+pub(crate) fn is_config(name: &str) -> bool {
     !systems_reading(name).is_empty()
 }
 

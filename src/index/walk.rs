@@ -10,7 +10,7 @@ use crate::fsutil::repo::{RepoFiles, RepoReadError};
 use crate::languages::Registry;
 
 /// Directories that hold build outputs, dependencies or caches, never project sources.
-pub const BUILD_OUTPUTS: &[&str] = &[
+pub(crate) const BUILD_OUTPUTS: &[&str] = &[
     "node_modules",
     "dist",
     "build",
@@ -181,11 +181,11 @@ pub fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
 }
 
 /// How many directories below the root a manifest is looked for.
-pub const MANIFEST_DEPTH: usize = 6;
+pub(crate) const MANIFEST_DEPTH: usize = 6;
 /// Most directory entries one manifest walk visits.
-pub const MANIFEST_ENTRIES: usize = 100_000;
+pub(crate) const MANIFEST_ENTRIES: usize = 100_000;
 /// Most manifests one walk returns.
-pub const MAX_MANIFESTS: usize = 1_000;
+pub(crate) const MAX_MANIFESTS: usize = 1_000;
 
 /// What a manifest walk found.
 #[derive(Debug, Default)]

@@ -48,7 +48,7 @@ impl Origin {
 
 impl Launch {
     /// The command for the binary at `exe`: itself when installed in place, else its runner.
-    pub fn for_binary(exe: &Path) -> Launch {
+    pub(crate) fn for_binary(exe: &Path) -> Launch {
         let runner = |program: &str, prefix: &[&str]| Launch {
             program: PathBuf::from(program),
             prefix: prefix.iter().map(|s| s.to_string()).collect(),
@@ -70,12 +70,12 @@ impl Launch {
     }
 
     /// Whether this runs a package runner rather than a binary path.
-    pub fn is_runner(&self) -> bool {
+    pub(crate) fn is_runner(&self) -> bool {
         !self.prefix.is_empty()
     }
 
     /// The program as configs write it.
-    pub fn program_text(&self) -> String {
+    pub(crate) fn program_text(&self) -> String {
         self.program.to_string_lossy().into_owned()
     }
 
@@ -124,7 +124,7 @@ impl Launch {
 }
 
 /// The directories of `PATH`.
-pub fn path_dirs() -> Vec<PathBuf> {
+pub(crate) fn path_dirs() -> Vec<PathBuf> {
     std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).collect())
         .unwrap_or_default()

@@ -88,7 +88,7 @@ impl Manifest {
         self.files.iter().find(|r| r.path == path)
     }
 
-    pub fn record_mut(&mut self, path: &Path) -> Option<&mut Record> {
+    pub(crate) fn record_mut(&mut self, path: &Path) -> Option<&mut Record> {
         self.files.iter_mut().find(|r| r.path == path)
     }
 

@@ -152,12 +152,12 @@ impl ServiceRecord {
     }
 
     /// What starts the service, as one shell line.
-    pub fn enable_command(&self) -> String {
+    pub(crate) fn enable_command(&self) -> String {
         shell_line(&self.enable_commands())
     }
 
     /// What stops and disables the service, as one shell line.
-    pub fn disable_command(&self) -> String {
+    pub(crate) fn disable_command(&self) -> String {
         shell_line(&self.disable_commands())
     }
 
@@ -172,7 +172,7 @@ impl ServiceRecord {
     }
 
     /// Tells systemd its unit file is gone (launchd needs nothing).
-    pub fn forget_removed(&self) {
+    pub(crate) fn forget_removed(&self) {
         if self.manager == Manager::Systemd {
             // The unit is already stopped and disabled; a stale entry only lingers in
             // `systemctl --user list-units` until the next reload.

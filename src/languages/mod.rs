@@ -351,7 +351,7 @@ impl Language {
 
     /// Whether a test file is one a test runner collects, rather than a fixture or helper in
     /// the test tree (`conftest.py`, a test app, a factory).
-    pub fn is_test_to_run(&self, path: &str) -> bool {
+    pub(crate) fn is_test_to_run(&self, path: &str) -> bool {
         self.is_test_path(path)
             && self
                 .test_runs

@@ -26,7 +26,7 @@ mod prompts;
 
 /// Arguments of `get_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GetContextArgs {
+pub(crate) struct GetContextArgs {
     /// Paths or a task sentence to rank first.
     #[serde(default)]
     pub focus: Option<Focus>,
@@ -67,7 +67,7 @@ pub struct ExpandArgs {
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RememberArgs {
+pub(crate) struct RememberArgs {
     /// project_pattern, decision, developer_pattern, developer_strength, risk_module, contributor_profile, rejection_pattern, framework_knowledge or review_outcome.
     #[serde(rename = "type")]
     pub kind: String,
@@ -110,7 +110,7 @@ pub struct RememberArgs {
 
 /// Arguments of `forget`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ForgetArgs {
+pub(crate) struct ForgetArgs {
     /// Memory id to remove.
     #[serde(default)]
     pub id: Option<String>,
@@ -131,7 +131,7 @@ pub struct ForgetArgs {
 
 /// Arguments of `search_project_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchProjectArgs {
+pub(crate) struct SearchProjectArgs {
     pub query: String,
     /// Memory types to keep.
     #[serde(default)]
@@ -152,7 +152,7 @@ pub struct SearchProjectArgs {
 
 /// Arguments of `search_developer_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchDeveloperArgs {
+pub(crate) struct SearchDeveloperArgs {
     pub developer: String,
     #[serde(default)]
     pub query: Option<String>,
@@ -166,7 +166,7 @@ pub struct SearchDeveloperArgs {
 
 /// Arguments of `review_diff`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReviewDiffArgs {
+pub(crate) struct ReviewDiffArgs {
     /// Unified diff text. Omit (with base/head) to review the working tree against HEAD.
     #[serde(default)]
     pub diff: Option<String>,
@@ -185,7 +185,7 @@ pub struct ReviewDiffArgs {
 
 /// A learning stored with a review outcome.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub struct LearningArg {
+pub(crate) struct LearningArg {
     /// A memory type, as for remember.
     #[serde(rename = "type")]
     pub kind: String,
@@ -207,7 +207,7 @@ pub struct LearningArg {
 
 /// Arguments of `record_review` (also the JSON `cairn record-review` reads).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub struct RecordReviewArgs {
+pub(crate) struct RecordReviewArgs {
     /// approve, request_changes or comment.
     pub verdict: String,
     /// Each: category, file, line, message, disposition (implemented/rejected/deferred), reason, file_pattern.
@@ -259,7 +259,7 @@ impl RecordReviewArgs {
 
 /// Arguments of `record_guideline_change`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub struct GuidelineChangeArgs {
+pub(crate) struct GuidelineChangeArgs {
     #[serde(default)]
     pub id: Option<String>,
     #[serde(default)]
@@ -310,7 +310,7 @@ impl GuidelineChangeArgs {
 
 /// Arguments of the `refine_guidelines` prompt.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RefineArgs {
+pub(crate) struct RefineArgs {
     /// Guideline files to consider, repo-relative, separated by commas (default: CLAUDE.md,
     /// AGENTS.md, GEMINI.md, REVIEW.md, .github/copilot-instructions.md, .cursor/rules/*.mdc,
     /// .claude/skills/**/SKILL.md and nested CLAUDE.md/AGENTS.md found in the repository).
@@ -320,7 +320,7 @@ pub struct RefineArgs {
 
 /// Arguments of the `review` prompt.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReviewPromptArgs {
+pub(crate) struct ReviewPromptArgs {
     /// What to review: a base revision (default: the working tree against HEAD).
     #[serde(default)]
     pub base: Option<String>,
@@ -333,7 +333,7 @@ pub struct ReviewPromptArgs {
 
 /// Arguments of the `extract_learnings` prompt.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExtractArgs {
+pub(crate) struct ExtractArgs {
     /// The PR author whose profile to fill in.
     #[serde(default)]
     pub developer: Option<String>,

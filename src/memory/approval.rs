@@ -15,7 +15,7 @@ pub enum Decision {
 }
 
 /// Longest reason kept with a rejection, in bytes.
-pub const MAX_REASON_BYTES: usize = 500;
+pub(crate) const MAX_REASON_BYTES: usize = 500;
 
 impl Memories {
     /// Approves a pending memory: it is served from now on. When it was written to replace

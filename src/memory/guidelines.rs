@@ -23,15 +23,15 @@ use crate::review::stats::ChangeEffect;
 use crate::secrets;
 
 /// Longest current or proposed guideline text, in bytes.
-pub const MAX_GUIDELINE_TEXT: usize = 16_000;
+pub(crate) const MAX_GUIDELINE_TEXT: usize = 16_000;
 /// Longest rationale or feedback, in bytes.
-pub const MAX_NOTE_TEXT: usize = 4_000;
+pub(crate) const MAX_NOTE_TEXT: usize = 4_000;
 /// Longest section name, in bytes.
 const MAX_SECTION: usize = 200;
 /// Longest guideline file path, in bytes.
 const MAX_FILE: usize = 512;
 /// Most rejection patterns one change may name.
-pub const MAX_SUPPORT: usize = 50;
+pub(crate) const MAX_SUPPORT: usize = 50;
 
 fn invalid(message: impl Into<String>) -> MemoryError {
     MemoryError::Invalid(message.into())

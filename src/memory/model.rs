@@ -181,7 +181,7 @@ pub const DEFAULT_ORG_TYPES: [MemoryType; 5] = [
 ];
 
 /// The types that may carry a file pattern.
-pub fn takes_file_pattern(kind: MemoryType) -> bool {
+pub(crate) fn takes_file_pattern(kind: MemoryType) -> bool {
     matches!(
         kind,
         MemoryType::RejectionPattern | MemoryType::FrameworkKnowledge
@@ -205,7 +205,7 @@ const CONVENTIONAL_DIRS: [&str; 9] = [
 /// A file pattern is generic when it names no directory of one repository: it has no
 /// directory part (`*.py`), or every directory in it is a wildcard or a conventional name
 /// (`**/*.ts`, `tests/**`, `**/__tests__/**`). `src/api/**/*.ts` is not.
-pub fn is_generic_pattern(pattern: &str) -> bool {
+pub(crate) fn is_generic_pattern(pattern: &str) -> bool {
     let pattern = pattern.trim().trim_end_matches('/');
     let mut segments: Vec<&str> = pattern.split('/').collect();
     let last = segments.pop();
@@ -218,7 +218,7 @@ pub fn is_generic_pattern(pattern: &str) -> bool {
 }
 
 /// Longest file pattern, in bytes.
-pub const MAX_FILE_PATTERN_BYTES: usize = 200;
+pub(crate) const MAX_FILE_PATTERN_BYTES: usize = 200;
 
 /// A compiled file pattern (gitignore-style): without a `/` it matches a file or folder name
 /// at any depth (`*.py`, `migrations`); with one it is anchored at the repository root
@@ -665,7 +665,7 @@ pub fn partition(kind: MemoryType, developer: Option<&str>) -> String {
     }
 }
 
-pub const PROJECT_PARTITION: &str = "project";
+pub(crate) const PROJECT_PARTITION: &str = "project";
 
 /// Memory failures the caller can act on.
 #[derive(Debug, thiserror::Error)]
@@ -694,33 +694,33 @@ pub const MAX_CONTENT_BYTES: usize = 4_096;
 /// Largest title, in bytes.
 pub const MAX_TITLE_BYTES: usize = 200;
 /// Most anchors on one memory.
-pub const MAX_ANCHORS: usize = 32;
+pub(crate) const MAX_ANCHORS: usize = 32;
 /// Longest anchor, in bytes.
-pub const MAX_ANCHOR_BYTES: usize = 512;
+pub(crate) const MAX_ANCHOR_BYTES: usize = 512;
 /// Most revisions kept in a memory's history (the first and the latest).
 pub const MAX_HISTORY: usize = 50;
 /// Longest label (org, agent, run, source ref, writer, category, a revision's author), in
 /// bytes.
 pub const MAX_LABEL_BYTES: usize = 200;
 /// Longest note on a revision, in bytes.
-pub const MAX_NOTE_BYTES: usize = 1_024;
+pub(crate) const MAX_NOTE_BYTES: usize = 1_024;
 /// Largest metadata, in bytes of its JSON.
-pub const MAX_METADATA_BYTES: usize = 2_048;
+pub(crate) const MAX_METADATA_BYTES: usize = 2_048;
 /// Longest metadata key, in bytes.
-pub const MAX_METADATA_KEY_BYTES: usize = 64;
+pub(crate) const MAX_METADATA_KEY_BYTES: usize = 64;
 
 /// A memory's metadata: its writer's keys and JSON values.
 pub type Metadata = BTreeMap<String, serde_json::Value>;
 
 /// The size of metadata as stored: the bytes of its JSON.
-pub fn metadata_bytes(metadata: &Metadata) -> usize {
+pub(crate) fn metadata_bytes(metadata: &Metadata) -> usize {
     serde_json::to_string(metadata).map_or(usize::MAX, |json| json.len())
 }
 
 /// Holds an imported memory to the limits a write applies: a text, label or anchor over its
 /// limit is refused, naming the memory and the field; what cairn itself lets grow (the
 /// history, a revision's note) is cut the way cairn cuts it.
-pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
+pub(crate) fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
     let too_long = |field: &str, len: usize, max: usize| {
         MemoryError::Invalid(format!(
             "memory {}: {field} is {len} bytes; at most {max}",
@@ -790,7 +790,7 @@ pub fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
 
 /// Refuses metadata over [`MAX_METADATA_BYTES`] or with a key over [`MAX_METADATA_KEY_BYTES`]
 /// or empty.
-pub fn check_metadata_size(metadata: &Metadata) -> Result<(), MemoryError> {
+pub(crate) fn check_metadata_size(metadata: &Metadata) -> Result<(), MemoryError> {
     // The key is not repeated: one that is empty or that long is nothing to show.
     if metadata
         .keys()

@@ -17,7 +17,7 @@ use crate::review::stats::{AuthorStats, RuleStat};
 use crate::secrets::SecretKind;
 
 /// Most findings one review may carry.
-pub const MAX_FINDINGS: usize = 200;
+pub(crate) const MAX_FINDINGS: usize = 200;
 /// Most learnings one review may carry.
 pub const MAX_LEARNINGS: usize = 50;
 /// Longest finding message or reason, in bytes.

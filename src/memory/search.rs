@@ -207,7 +207,7 @@ impl SearchIndex {
 
     /// Adds or replaces a memory. A memory whose text and partition did not change keeps
     /// its slot (only its type, validity, approval and vector are updated).
-    pub fn upsert(&mut self, entry: &Entry) {
+    pub(crate) fn upsert(&mut self, entry: &Entry) {
         if self.home.get(entry.id).map(String::as_str) == Some(entry.partition)
             && let Some(p) = self.partitions.get_mut(entry.partition)
             && let Some(&slot) = p.by_id.get(entry.id)
@@ -272,7 +272,7 @@ impl SearchIndex {
     }
 
     /// True when the memory has a vector.
-    pub fn has_vector(&self, id: &str) -> bool {
+    pub(crate) fn has_vector(&self, id: &str) -> bool {
         self.home
             .get(id)
             .and_then(|p| self.partitions.get(p))
@@ -291,7 +291,7 @@ impl SearchIndex {
 
     /// BM25 ranking using only the `max_terms` rarest terms of `query`: near-duplicates share
     /// their rare terms, and common terms' long posting lists are what a query pays for.
-    pub fn keyword_with(
+    pub(crate) fn keyword_with(
         &self,
         partition: &str,
         query: &str,

@@ -250,13 +250,13 @@ fn tombstone_memory(id: String, seq: u64) -> Memory {
 }
 
 /// A vector as base64 of its little-endian f32s.
-pub fn encode_vector(vector: &[f32]) -> String {
+pub(crate) fn encode_vector(vector: &[f32]) -> String {
     let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
     BASE64.encode(bytes)
 }
 
 /// The inverse of [`encode_vector`]; `None` when the text is not a vector.
-pub fn decode_vector(text: &str) -> Option<Vec<f32>> {
+pub(crate) fn decode_vector(text: &str) -> Option<Vec<f32>> {
     let bytes = BASE64.decode(text).ok()?;
     if bytes.len() % 4 != 0 {
         return None;

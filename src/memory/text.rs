@@ -196,7 +196,7 @@ pub fn fingerprint(text: &str) -> BTreeSet<String> {
 }
 
 /// Jaccard similarity of two fingerprints (0 when both are empty).
-pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+pub(crate) fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     let union = a.union(b).count();
     if union == 0 {
         return 0.0;
@@ -207,7 +207,7 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
 /// True when two fingerprints say different things in near-identical words: both hold
 /// numbers and the numbers differ (`at most 3` / `at most 5`), or one holds a word the other
 /// holds the opposite of (`before` / `after`).
-pub fn conflicts(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+pub(crate) fn conflicts(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
     let numbers = |terms: &BTreeSet<String>| -> BTreeSet<String> {
         terms
             .iter()
@@ -229,7 +229,7 @@ pub fn conflicts(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
 
 /// A fingerprint without the negating words it holds (`avoid`, `without`…), to compare two
 /// texts of opposite polarity by what they are about.
-pub fn without_negations(terms: &BTreeSet<String>) -> BTreeSet<String> {
+pub(crate) fn without_negations(terms: &BTreeSet<String>) -> BTreeSet<String> {
     let negations: BTreeSet<String> = NEGATIONS.iter().map(|w| stem(w)).collect();
     terms
         .iter()
@@ -239,7 +239,7 @@ pub fn without_negations(terms: &BTreeSet<String>) -> BTreeSet<String> {
 }
 
 /// True when the text says something is not so (`do not`, `never`, `avoid`…).
-pub fn negated(text: &str) -> bool {
+pub(crate) fn negated(text: &str) -> bool {
     let text = text.replace(['\u{2019}', '\u{2018}', '`'], "'");
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .map(|w| w.to_lowercase())

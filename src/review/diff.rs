@@ -112,11 +112,11 @@ impl FileChange {
         points
     }
 
-    pub fn added_count(&self) -> usize {
+    pub(crate) fn added_count(&self) -> usize {
         self.added().count()
     }
 
-    pub fn removed_count(&self) -> usize {
+    pub(crate) fn removed_count(&self) -> usize {
         self.removed().count()
     }
 }

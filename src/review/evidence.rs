@@ -19,14 +19,14 @@ const MENTION_READS: usize = 200;
 /// How many of the dependents are walked per changed symbol.
 const RADIUS_WALK: usize = 1_000;
 /// Most test files a briefing lists.
-pub const TESTS_SHOWN: usize = 8;
+pub(crate) const TESTS_SHOWN: usize = 8;
 /// Test files listed only for being near the change in the graph, when stronger evidence
 /// names other tests…
 const NEAR_ONLY_BESIDE_EVIDENCE: usize = 2;
 /// …and when nothing stronger is known.
 const NEAR_ONLY: usize = 5;
 /// Most fixtures listed.
-pub const FIXTURES_SHOWN: usize = 5;
+pub(crate) const FIXTURES_SHOWN: usize = 5;
 /// A test file counts as changing with a source file after this many commits together…
 const CO_CHANGE_SUPPORT: usize = 2;
 /// …making up at least this share of the source file's commits.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::fsutil::repo::{Limit, RepoFiles, RepoReadError};
 
 /// Largest guideline file read, in bytes.
-pub const MAX_GUIDELINE_BYTES: u64 = Limit::GUIDELINE.bytes;
+pub(crate) const MAX_GUIDELINE_BYTES: u64 = Limit::GUIDELINE.bytes;
 /// Most guideline files found by default.
 const MAX_FOUND: usize = 40;
 /// How deep nested `CLAUDE.md` and `AGENTS.md` files are looked for.

@@ -197,10 +197,10 @@ impl Analysis {
 /// How many of the strongest dependents are walked per symbol.
 const RADIUS_WALK: usize = 1_000;
 /// Changed lines shown per symbol.
-pub const DIFF_LINES_SHOWN: usize = 12;
+pub(crate) const DIFF_LINES_SHOWN: usize = 12;
 
 /// Reads a repository file's text (for test mentions).
-pub type FileReader<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type FileReader<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Maps every change onto symbols, dependents and tests (with the history, for the tests
 /// that change together with the changed files).

@@ -23,7 +23,7 @@ pub fn quoted(value: &str) -> Quoted<'_> {
 
 impl Quoted<'_> {
     /// Whether the value itself is shown.
-    pub fn is_shown(&self) -> bool {
+    pub(crate) fn is_shown(&self) -> bool {
         let v = self.0;
         !v.is_empty()
             && v.chars().count() <= MAX_SHOWN

@@ -81,7 +81,7 @@ fn name(text: &str) -> String {
 
 /// A git remote URL reduced to `host/path`: scheme, user, password, port and `.git` dropped,
 /// scp-like ssh (`git@host:owner/name`) read as a path, lower case.
-pub fn normalise_remote(url: &str) -> Option<String> {
+pub(crate) fn normalise_remote(url: &str) -> Option<String> {
     let url = url.trim();
     if url.is_empty() {
         return None;
@@ -120,7 +120,7 @@ pub fn normalise_remote(url: &str) -> Option<String> {
 }
 
 /// The fetch URL of the repository's `origin` remote (or its only remote).
-pub fn remote_url(root: &Path) -> Option<String> {
+pub(crate) fn remote_url(root: &Path) -> Option<String> {
     let repo = gix::open(root).ok()?;
     let remote = repo
         .find_default_remote(gix::remote::Direction::Fetch)?

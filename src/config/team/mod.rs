@@ -58,8 +58,8 @@ pub struct Credentials {
 }
 
 /// Where a developer's credentials come from, first match wins.
-pub const DEVELOPER_ENV: &str = "CAIRN_TEAM_DEVELOPER";
-pub const PASSWORD_ENV: &str = "CAIRN_TEAM_PASSWORD";
+pub(crate) const DEVELOPER_ENV: &str = "CAIRN_TEAM_DEVELOPER";
+pub(crate) const PASSWORD_ENV: &str = "CAIRN_TEAM_PASSWORD";
 /// The server's root user, for `cairn team init` and member management only.
 pub const ADMIN_USER_ENV: &str = "CAIRN_TEAM_ADMIN_USER";
 pub const ADMIN_PASSWORD_ENV: &str = "CAIRN_TEAM_ADMIN_PASSWORD";

@@ -34,10 +34,10 @@ use crate::memory::MemoryError;
 
 /// Who memories written through this surface are written by (`written_by`): what bulk
 /// removals are limited to.
-pub const WRITER: &str = "mem0";
+pub(crate) const WRITER: &str = "mem0";
 
 /// The largest body a mem0 call may send.
-pub const MAX_BODY_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// The routes, each also served with a trailing slash.
 fn routes() -> Vec<(&'static str, MethodRouter<Arc<Cairn>>)> {
@@ -151,7 +151,7 @@ fn presented(headers: &HeaderMap) -> Vec<String> {
 
 /// A refused call: its status and `{"detail": …}`.
 #[derive(Debug)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     status: StatusCode,
     detail: String,
 }

@@ -26,7 +26,7 @@ pub struct Ids {
 
 /// `POST /memories` and the hosted add paths.
 #[derive(Debug, Deserialize)]
-pub struct AddBody {
+pub(crate) struct AddBody {
     /// A list of `{role, content}` turns, one turn, or a text (a user turn).
     pub messages: Value,
     #[serde(flatten)]
@@ -56,7 +56,7 @@ pub struct SearchBody {
 /// `PUT /memories/{id}`: a new text (`text`, or `data` and `memory` as older clients call
 /// it), new metadata, or both.
 #[derive(Debug, Deserialize)]
-pub struct UpdateBody {
+pub(crate) struct UpdateBody {
     #[serde(default)]
     pub text: Option<String>,
     #[serde(default)]
@@ -69,7 +69,7 @@ pub struct UpdateBody {
 
 /// The hosted API's listing (`POST /v2/memories/`, `/v3/memories/`).
 #[derive(Debug, Default, Deserialize)]
-pub struct ListBody {
+pub(crate) struct ListBody {
     #[serde(flatten)]
     pub ids: Ids,
 }
@@ -125,7 +125,7 @@ impl Item {
     }
 
     /// The item with the event a write answered.
-    pub fn with_event(self, event: &'static str) -> Item {
+    pub(crate) fn with_event(self, event: &'static str) -> Item {
         Item {
             event: Some(event),
             ..self
@@ -135,7 +135,7 @@ impl Item {
 
 /// mem0's name of a write's event; a supersede is told as the new memory's ADD (and the old
 /// one's DELETE, see [`Item`]).
-pub fn event_name(action: Action) -> &'static str {
+pub(crate) fn event_name(action: Action) -> &'static str {
     match action {
         Action::Add | Action::Supersede => "ADD",
         Action::Update => "UPDATE",
@@ -223,7 +223,7 @@ pub fn history(memory: &Memory) -> Vec<Change> {
 
 /// An entity as mem0 lists them (`GET /v1/entities/`).
 #[derive(Debug, Serialize)]
-pub struct EntityItem {
+pub(crate) struct EntityItem {
     pub id: String,
     pub name: String,
     #[serde(rename = "type")]
@@ -247,7 +247,7 @@ impl EntityItem {
 }
 
 /// mem0's entity type of a label.
-pub fn entity_type(kind: EntityKind) -> &'static str {
+pub(crate) fn entity_type(kind: EntityKind) -> &'static str {
     match kind {
         EntityKind::Developer => "user",
         EntityKind::Agent => "agent",
@@ -266,7 +266,7 @@ pub struct Page {
 
 /// `{"results": [...]}`, with cairn's notes about the whole request when there are any.
 #[derive(Debug, Serialize)]
-pub struct Results<T: Serialize> {
+pub(crate) struct Results<T: Serialize> {
     pub results: Vec<T>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -274,7 +274,7 @@ pub struct Results<T: Serialize> {
 
 /// `{"message": ...}`, with how many memories a removal took when it took several.
 #[derive(Debug, Serialize)]
-pub struct Message {
+pub(crate) struct Message {
     pub message: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deleted: Option<usize>,
@@ -290,7 +290,7 @@ pub struct Updated {
 
 /// The hosted API's key check (`GET /v1/ping/`).
 #[derive(Debug, Serialize)]
-pub struct Ping {
+pub(crate) struct Ping {
     pub status: &'static str,
     pub org_id: Option<String>,
     pub project_id: Option<String>,

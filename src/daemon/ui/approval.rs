@@ -110,7 +110,7 @@ fn action_url(id: &str, action: &str) -> String {
 }
 
 /// The pending list: each memory with its approve and reject forms.
-pub fn pending_page(repository: &str, memories: &[Memory], csrf: &str) -> Markup {
+pub(crate) fn pending_page(repository: &str, memories: &[Memory], csrf: &str) -> Markup {
     let body = html! {
         p.back { a href="/ui/" { "← Search" } }
         h1 { "Pending approval" }
@@ -149,7 +149,7 @@ pub fn pending_page(repository: &str, memories: &[Memory], csrf: &str) -> Markup
 }
 
 /// What a decision did.
-pub fn decided_page(repository: &str, decided: &Decided) -> Markup {
+pub(crate) fn decided_page(repository: &str, decided: &Decided) -> Markup {
     let memory = &decided.memory;
     let (title, what) = match memory.status {
         Status::Approved => ("Approved", "is approved: it is served from now on."),
@@ -170,7 +170,7 @@ pub fn decided_page(repository: &str, decided: &Decided) -> Markup {
 }
 
 /// The home page's line about the pending list, when memories wait.
-pub fn notice(waiting: usize) -> Markup {
+pub(crate) fn notice(waiting: usize) -> Markup {
     html! {
         @if waiting > 0 {
             p.waiting {

@@ -16,7 +16,7 @@ use crate::memory::duplicates::{NEAR_MEANING, NEAR_TERMS};
 
 /// What the page's form asks for.
 #[derive(Debug, Default, serde::Deserialize)]
-pub struct AttentionForm {
+pub(crate) struct AttentionForm {
     /// A developer whose memories are looked at too.
     #[serde(default)]
     developer: String,

@@ -16,7 +16,7 @@ const COLOURS: &[&str] = &[
 ];
 
 /// The colour of the `i`th category.
-pub fn colour(i: usize) -> &'static str {
+pub(crate) fn colour(i: usize) -> &'static str {
     COLOURS[i % COLOURS.len()]
 }
 
@@ -95,7 +95,7 @@ pub fn percent(rate: f64) -> String {
 }
 
 /// Most neighbours drawn on each side.
-pub const SIDE: usize = 12;
+pub(crate) const SIDE: usize = 12;
 const BOX_W: f64 = 200.0;
 const BOX_H: f64 = 30.0;
 const ROW: f64 = 40.0;

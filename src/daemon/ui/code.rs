@@ -17,7 +17,7 @@ pub struct FocusForm {
 }
 
 /// The path of a file's or symbol's page.
-pub fn symbol_url(id: &str) -> String {
+pub(crate) fn symbol_url(id: &str) -> String {
     format!("/ui/symbol?id={}", path_segment(id))
 }
 

@@ -17,11 +17,11 @@ use crate::memory::{Memory, WriteOutcome};
 
 /// The largest edit form accepted: the largest text and title a memory holds, its anchors,
 /// and room for encoding (a memory's text is at most 4 KiB).
-pub const FORM_BYTES: usize = 64 * 1024;
+pub(crate) const FORM_BYTES: usize = 64 * 1024;
 
 /// What the edit form sends.
 #[derive(Debug, Default, serde::Deserialize)]
-pub struct EditForm {
+pub(crate) struct EditForm {
     #[serde(default)]
     csrf: String,
     /// The memory's `updated_at` when the form was shown.
@@ -237,7 +237,7 @@ fn saved(repository: &str, old: &str, outcome: &WriteOutcome) -> Markup {
 }
 
 /// The path of a memory's edit form.
-pub fn edit_url(id: &str) -> String {
+pub(crate) fn edit_url(id: &str) -> String {
     format!("{}/edit", memory_url(id))
 }
 

@@ -36,7 +36,7 @@ use pages::SearchForm;
 pub use session::{Session, Sessions};
 
 /// The start of every session cookie's name; [`cookie_name`] adds the daemon's own part.
-pub const COOKIE_PREFIX: &str = "cairn_ui_";
+pub(crate) const COOKIE_PREFIX: &str = "cairn_ui_";
 /// How many memories a search shows.
 const SEARCH_LIMIT: usize = 50;
 /// The search's token budget (the most a search answers).

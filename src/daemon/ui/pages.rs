@@ -300,7 +300,7 @@ fn memory_actions(memory: &Memory) -> Markup {
 }
 
 /// Asks before a memory is forgotten; the form carries the session's CSRF token.
-pub fn confirm_forget(repository: &str, memory: &Memory, csrf: &str) -> Markup {
+pub(crate) fn confirm_forget(repository: &str, memory: &Memory, csrf: &str) -> Markup {
     let body = html! {
         h1 { "Forget this memory?" }
         div.card { (memory_summary(memory)) }
@@ -336,7 +336,7 @@ pub fn problem(repository: &str, title: &str, message: &str) -> Markup {
 }
 
 /// The answer to a request without a session: how to get one (no stylesheet: it needs one).
-pub fn log_in_first() -> Markup {
+pub(crate) fn log_in_first() -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -355,7 +355,7 @@ pub(super) fn count(n: usize, one: &str, many: &str) -> String {
 }
 
 /// The path of a memory's page.
-pub fn memory_url(id: &str) -> String {
+pub(crate) fn memory_url(id: &str) -> String {
     format!("/ui/memories/{}", path_segment(id))
 }
 

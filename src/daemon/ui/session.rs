@@ -10,7 +10,7 @@ use crate::fsutil::random_hex;
 /// How long a one-time code can be exchanged.
 pub const CODE_LIFETIME: Duration = Duration::from_secs(60);
 /// How long a session lasts from its log-in.
-pub const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+pub(crate) const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// Most codes waiting at once (the oldest goes first).
 const MAX_CODES: usize = 16;
 /// Most sessions at once (the oldest goes first).

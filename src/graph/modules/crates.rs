@@ -25,7 +25,7 @@ const TARGET_TABLES: &[&str] = &["bin", "test", "bench", "example"];
 const MAX_REEXPORTS: usize = 8;
 
 /// Where every Rust file is and which crates the repository's packages declare.
-pub struct CrateModules<'a> {
+pub(crate) struct CrateModules<'a> {
     paths: HashMap<usize, &'a str>,
     by_path: HashMap<&'a str, usize>,
     /// Every `Cargo.toml`, deepest directory first.
@@ -414,7 +414,7 @@ fn target_paths(manifest: &toml::Table) -> Vec<String> {
 /// `path` after it, then every dependency's name (no target: outside, unless a package of the
 /// repository has that name). A manifest that is not TOML or names nothing says nothing (its
 /// size is bounded where it is read: `index::roots`).
-pub fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
+pub(crate) fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots> {
     if name != "Cargo.toml" {
         return None;
     }

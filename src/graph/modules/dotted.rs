@@ -8,7 +8,7 @@ use crate::languages::ModuleKind;
 
 /// Where every module of the repository lives.
 #[derive(Default)]
-pub struct DottedModules {
+pub(crate) struct DottedModules {
     /// Dotted name -> (root directory the name is relative to, file index).
     by_name: HashMap<String, Vec<(String, usize)>>,
     /// Every dotted prefix of a module name (packages, namespace packages included).

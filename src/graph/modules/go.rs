@@ -8,7 +8,7 @@ use super::{Alias, ModuleSystem, Roots, SystemFiles, Target, parent};
 use crate::languages::ModuleKind;
 
 /// Where every package of the repository lives.
-pub struct GoModules<'a> {
+pub(crate) struct GoModules<'a> {
     /// Directory -> its files, in path order.
     by_dir: HashMap<&'a str, Vec<usize>>,
     paths: HashMap<usize, &'a str>,
@@ -94,7 +94,7 @@ fn is_major_version(part: &str) -> bool {
 
 /// Reads a `go.mod`: its module path names the directory it is in, and paths below it the
 /// directories below.
-pub fn read_go_mod(name: &str, text: &str, dir: &str) -> Option<Roots> {
+pub(crate) fn read_go_mod(name: &str, text: &str, dir: &str) -> Option<Roots> {
     if name != "go.mod" {
         return None;
     }

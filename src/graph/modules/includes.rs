@@ -15,7 +15,7 @@ use crate::languages::ModuleKind;
 const INCLUDE_ROOTS: &[&str] = &["include", "src", ""];
 
 /// Where every file of the C and C++ sources lives.
-pub struct IncludeModules<'a> {
+pub(crate) struct IncludeModules<'a> {
     by_path: HashMap<&'a str, usize>,
     paths: HashMap<usize, &'a str>,
     /// File name -> the paths with that name, for an include found on a build's include path.

@@ -151,7 +151,7 @@ fn project_usings(roots: &[&Roots], dir: &str) -> Vec<String> {
 /// items and the properties it sets. A condition is read only in the form `'$(Name)' ==
 /// 'value'`; an item under any other is left out, as is a property under one. `None` when the
 /// file says neither.
-pub fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
+pub(crate) fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
     let mut roots = Roots::new(ModuleKind::Namespaces, dir);
     // The open groups, innermost last: whether each holds properties, and its condition
     // (`<ItemGroup Condition=…>`).

@@ -12,7 +12,7 @@ use crate::languages::ModuleKind;
 const WRITTEN_EXTENSIONS: &[&str] = &["js", "jsx", "mjs", "cjs"];
 
 /// Where every module of the repository lives.
-pub struct PathModules<'a> {
+pub(crate) struct PathModules<'a> {
     by_path: HashMap<&'a str, usize>,
     paths: HashMap<usize, &'a str>,
     roots: Vec<&'a Roots>,
@@ -100,7 +100,7 @@ impl ModuleSystem for PathModules<'_> {
 
 /// Reads a `tsconfig.json` (or `jsconfig.json`, JSON with comments and trailing commas):
 /// its `compilerOptions.baseUrl` and `paths`; `dir` is the config's directory.
-pub fn read_config(text: &str, dir: &str) -> Option<Roots> {
+pub(crate) fn read_config(text: &str, dir: &str) -> Option<Roots> {
     let value: serde_json::Value = serde_json::from_str(&strip_jsonc(text)).ok()?;
     let options = value.get("compilerOptions")?;
     let within = |path: String| match (dir.is_empty(), path.is_empty()) {

@@ -16,7 +16,7 @@ const MAX_PREFIXES: usize = 256;
 const MAX_DIRECTORIES: usize = 16;
 
 /// Where every namespace of the repository lives.
-pub struct Psr4Modules<'a> {
+pub(crate) struct Psr4Modules<'a> {
     /// Namespace (dotted) -> the files directly in its directories, in path order.
     namespaces: HashMap<String, Vec<usize>>,
     /// Every namespace and each of its leading parts (`App`, `App.Models`).
@@ -175,7 +175,7 @@ impl ModuleSystem for Psr4Modules<'_> {
 /// (`App\*`, [`src/*`]) relative to the file's directory (the text is bounded where it is
 /// read: `index::roots`). Malformed or without PSR-4: nothing (the namespaces are then
 /// outside the repository).
-pub fn read_composer(name: &str, text: &str, dir: &str) -> Option<Roots> {
+pub(crate) fn read_composer(name: &str, text: &str, dir: &str) -> Option<Roots> {
     if name != "composer.json" {
         return None;
     }

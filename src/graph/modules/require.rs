@@ -14,7 +14,7 @@ use crate::languages::ModuleKind;
 const GLOBAL: &str = "";
 
 /// Where every Ruby file lives.
-pub struct RequireModules<'a> {
+pub(crate) struct RequireModules<'a> {
     by_path: HashMap<&'a str, usize>,
     paths: HashMap<usize, &'a str>,
     /// A `require` name (`mygem/client`) -> the `lib/` directories holding it, with the file.

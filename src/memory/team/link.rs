@@ -80,7 +80,7 @@ impl Link {
     }
 
     /// The local copy's store directory.
-    pub fn mirror_dir(&self) -> PathBuf {
+    pub(crate) fn mirror_dir(&self) -> PathBuf {
         self.dir.join("memory")
     }
 
@@ -90,7 +90,7 @@ impl Link {
     }
 
     /// Writes that the server refused for good (kept for inspection).
-    pub fn rejected_path(&self) -> PathBuf {
+    pub(crate) fn rejected_path(&self) -> PathBuf {
         self.dir.join("outbox.rejected.jsonl")
     }
 
@@ -98,7 +98,7 @@ impl Link {
         self.dir.join("sync.json")
     }
 
-    pub fn sync_record(&self) -> SyncRecord {
+    pub(crate) fn sync_record(&self) -> SyncRecord {
         std::fs::read_to_string(self.sync_path())
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
@@ -106,7 +106,7 @@ impl Link {
     }
 
     /// Records the outcome of an exchange with the server.
-    pub fn record_sync(&self, error: Option<&str>) {
+    pub(crate) fn record_sync(&self, error: Option<&str>) {
         use std::sync::atomic::Ordering;
         let now = crate::clock::now_ms();
         // Not worth a file read and write per query.
