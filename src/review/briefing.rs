@@ -399,7 +399,7 @@ fn author_heading(author: &AuthorBrief) -> String {
                         .top_categories
                         .iter()
                         .take(3)
-                        .map(|(c, n)| format!("{c} {n}"))
+                        .map(|c| format!("{} {}", c.category, c.count))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )

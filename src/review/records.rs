@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::review::stats::{AuthorStats, RuleStat, Window};
+use crate::review::stats::{AuthorStats, CategoryCount, RuleStat, Window};
 
 /// A review record, verdict or category that cannot be stored, and why.
 #[derive(Debug, thiserror::Error)]
@@ -285,8 +285,11 @@ pub fn author_stats<'a>(
             }
         }
     }
-    let mut top: Vec<(String, u64)> = categories.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut top: Vec<CategoryCount> = categories
+        .into_iter()
+        .map(|(category, count)| CategoryCount { category, count })
+        .collect();
+    top.sort_by(|a, b| b.count.cmp(&a.count).then(a.category.cmp(&b.category)));
     top.truncate(5);
     stats.top_categories = top;
     stats
@@ -404,7 +407,13 @@ mod tests {
         assert!(!is_high_rejection(&stats[1], 3, 0.5));
         let alice = author_stats("alice", &reviews);
         assert_eq!((alice.reviews, alice.findings, alice.rejected), (1, 3, 2));
-        assert_eq!(alice.top_categories[0], ("naming".to_string(), 2));
+        assert_eq!(
+            alice.top_categories[0],
+            CategoryCount {
+                category: "naming".to_string(),
+                count: 2
+            }
+        );
     }
 
     #[test]

@@ -65,7 +65,21 @@ pub struct AuthorStats {
     pub rejected: u64,
     pub deferred: u64,
     /// Categories most often flagged on their changes, with counts.
-    pub top_categories: Vec<(String, u64)>,
+    pub top_categories: Vec<CategoryCount>,
+}
+
+/// A category and how often it was flagged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategoryCount {
+    pub category: String,
+    pub count: u64,
+}
+
+/// Answered as the pair `[category, count]` it was before it had names.
+impl Serialize for CategoryCount {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.category, self.count).serialize(serializer)
+    }
 }
 
 /// Whether a category's findings are usually rejected here.

@@ -268,9 +268,9 @@ fn authors(history: &ReviewHistory) -> Markup {
                                 td.number { (stats.rejected) }
                                 td.number { (stats.deferred) }
                                 td {
-                                    @for (i, (category, n)) in stats.top_categories.iter().enumerate() {
+                                    @for (i, top) in stats.top_categories.iter().enumerate() {
                                         @if i > 0 { ", " }
-                                        code { (category) } " " span.sample { "×" (n) }
+                                        code { (top.category) } " " span.sample { "×" (top.count) }
                                     }
                                 }
                             }
