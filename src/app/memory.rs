@@ -165,26 +165,37 @@ pub struct ForgetRequest {
     pub confirm: Option<usize>,
 }
 
-/// The memories a forget by filter matches: every filter given must match.
-struct ForgetFilter {
+/// A type and a developer a listing or a forget asks for, parsed.
+struct TypeAndDeveloper {
     kind: Option<MemoryType>,
     developer: Option<String>,
+}
+
+impl TypeAndDeveloper {
+    fn parse(kind: Option<&str>, developer: Option<&str>) -> Result<TypeAndDeveloper, AskError> {
+        Ok(TypeAndDeveloper {
+            kind: kind.map(str::parse::<MemoryType>).transpose()?,
+            developer: developer.map(memory::model::developer_id).transpose()?,
+        })
+    }
+
+    /// Of the type and the developer asked for (each when asked).
+    fn matches(&self, m: &Memory) -> bool {
+        self.kind.is_none_or(|k| m.kind == k)
+            && (self.developer.is_none() || m.owner.developer == self.developer)
+    }
+}
+
+/// The memories a forget by filter matches: every filter given must match.
+struct ForgetFilter {
+    asked: TypeAndDeveloper,
     path: Option<String>,
 }
 
 impl ForgetFilter {
     /// The request's filter, checked; refused when it names none.
     fn of(request: &ForgetRequest) -> Result<ForgetFilter, AskError> {
-        let kind = request
-            .kind
-            .as_deref()
-            .map(str::parse::<MemoryType>)
-            .transpose()?;
-        let developer = request
-            .developer
-            .as_deref()
-            .map(memory::model::developer_id)
-            .transpose()?;
+        let asked = TypeAndDeveloper::parse(request.kind.as_deref(), request.developer.as_deref())?;
         let path = request
             .path
             .as_deref()
@@ -197,24 +208,19 @@ impl ForgetFilter {
                 })
             })
             .transpose()?;
-        if kind.is_none() && developer.is_none() && path.is_none() {
+        if asked.kind.is_none() && asked.developer.is_none() && path.is_none() {
             return Err(memory::MemoryError::Invalid(
                 "pass an `id`, or a filter (`type`, `path`, `developer`)".to_string(),
             )
             .into());
         }
-        Ok(ForgetFilter {
-            kind,
-            developer,
-            path,
-        })
+        Ok(ForgetFilter { asked, path })
     }
 
     fn matches(&self, m: &Memory) -> bool {
         // Another developer's memories are only reachable through their developer.
-        (self.developer.is_some() || !m.kind.developer_scoped())
-            && self.kind.is_none_or(|k| m.kind == k)
-            && (self.developer.is_none() || m.owner.developer == self.developer)
+        (self.asked.developer.is_some() || !m.kind.developer_scoped())
+            && self.asked.matches(m)
             && self.path.as_ref().is_none_or(|p| {
                 m.anchors
                     .paths
@@ -775,16 +781,7 @@ impl Cairn {
 
     /// Memories, newest first, of one type or developer if asked.
     pub async fn list(&self, request: ListRequest) -> Result<MemoryList, AskError> {
-        let kind = request
-            .kind
-            .as_deref()
-            .map(str::parse::<MemoryType>)
-            .transpose()?;
-        let developer = request
-            .developer
-            .as_deref()
-            .map(memory::model::developer_id)
-            .transpose()?;
+        let asked = TypeAndDeveloper::parse(request.kind.as_deref(), request.developer.as_deref())?;
         let mut listed: Vec<Memory> = self
             .all_scopes()
             .await?
@@ -794,8 +791,7 @@ impl Cairn {
                 (false, true) => true,
                 (false, false) => m.is_served(),
             })
-            .filter(|m| kind.is_none_or(|k| m.kind == k))
-            .filter(|m| developer.is_none() || m.owner.developer == developer)
+            .filter(|m| asked.matches(m))
             .collect();
         listed.reverse();
         Ok(MemoryList(listed))
