@@ -68,9 +68,105 @@ pub fn date_of(seconds: i64) -> String {
     format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Days since the epoch of a civil date (Howard Hinnant's algorithm, the inverse of
+/// [`date_of`]).
+fn days_of(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time as code hosts write them
+/// (`2011-04-10T20:09:31Z`, `2017-04-29T08:46:00.000+02:00`); `None` when it is not one.
+pub fn ms_of_rfc3339(text: &str) -> Option<i64> {
+    let t = text.trim().as_bytes();
+    let number = |from: usize, len: usize| -> Option<i64> {
+        let digits = t.get(from..from + len)?;
+        digits
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| std::str::from_utf8(digits).ok()?.parse().ok())?
+    };
+    let separators = [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')];
+    if separators.iter().any(|&(at, c)| t.get(at) != Some(&c))
+        || !matches!(t.get(10), Some(b'T' | b't' | b' '))
+    {
+        return None;
+    }
+    let (year, month, day) = (number(0, 4)?, number(5, 2)?, number(8, 2)?);
+    let (hour, minute, second) = (number(11, 2)?, number(14, 2)?, number(17, 2)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut at = 19;
+    let mut millis = 0;
+    if t.get(at) == Some(&b'.') {
+        let digits = t[at + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits == 0 {
+            return None;
+        }
+        let kept = digits.min(3);
+        millis = number(at + 1, kept)? * 10_i64.pow(3 - kept as u32);
+        at += 1 + digits;
+    }
+    let offset = match t.get(at..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let minutes = number(at + 1, 2)? * 60 + number(at + 4, 2)?;
+            if *sign == b'-' { -minutes } else { minutes }
+        }
+        _ => return None,
+    };
+    let seconds =
+        days_of(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second - offset * 60;
+    Some(seconds * 1_000 + millis)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_host_times_parse_to_milliseconds() {
+        assert_eq!(ms_of_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            ms_of_rfc3339("2023-11-14T22:13:20Z"),
+            Some(1_700_000_000_000)
+        );
+        assert_eq!(
+            ms_of_rfc3339("2023-11-14T23:13:20.123+01:00"),
+            Some(1_700_000_000_123)
+        );
+        assert_eq!(
+            ms_of_rfc3339("2000-02-29T00:00:00.5Z"),
+            Some(951_782_400_500)
+        );
+        assert_eq!(ms_of_rfc3339("1969-12-31T00:00:00Z"), Some(-86_400_000));
+        for bad in [
+            "",
+            "2023-11-14",
+            "2023-13-01T00:00:00Z",
+            "2023-11-14T22:13:20",
+            "2023-11-14T22:13:20+0100",
+            "20231114T221320Z",
+        ] {
+            assert_eq!(ms_of_rfc3339(bad), None, "{bad}");
+        }
+        let ms = 1_234_567_890_123;
+        assert_eq!(ms_of_rfc3339(&rfc3339_of_ms(ms)), Some(ms));
+    }
 
     #[test]
     fn dates_and_times_are_utc_civil() {

@@ -98,6 +98,7 @@ async fn dispatch(cairn: &Cairn, command: Command, global: Global) -> anyhow::Re
             cli::review::record_review(cairn, &file, json).await
         }
         Command::Bootstrap { dry_run, json } => cli::bootstrap::run(cairn, dry_run, json).await,
+        Command::Learn { what } => cli::learn::run(cairn, what).await,
         Command::Rules(args) => cli::review::rules(cairn, args).await,
         Command::Team { action } => cli::team::run(cairn, global.db, action).await,
     }

@@ -31,6 +31,7 @@ mod doctor;
 mod guidelines;
 mod index;
 mod labels;
+mod learn;
 mod memory;
 pub mod render;
 mod review;
@@ -50,6 +51,7 @@ pub use labels::{
     Condition, Entity, EntityKind, FindRequest, LabelFilter, LearnRequest, MAX_FOUND,
     MAX_LEARNINGS, RewriteRequest, SelectRequest, Selected,
 };
+pub use learn::{DecidedBy, LearnReviewsRequest, LearnedReviews, SkippedGroup};
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,

@@ -231,6 +231,7 @@ impl Cairn {
             learnings,
             written_by: request.written_by,
             org_types: self.org_types()?,
+            at: None,
         };
         let snapshot = self.graph_if_indexed().await;
         let recorded = self

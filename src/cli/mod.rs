@@ -12,6 +12,7 @@ pub mod context;
 pub mod doctor;
 pub mod index;
 pub mod install;
+pub mod learn;
 pub mod memory;
 pub mod output;
 pub mod review;
@@ -97,6 +98,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Learn what the team already knows: `cairn learn reviews FILE…` records the review
+    /// history a code host's CLI exported.
+    Learn {
+        #[command(subcommand)]
+        what: LearnCommand,
+    },
     /// Rule effectiveness: findings per category, how many were rejected, and the
     /// high-rejection categories with their rejection patterns.
     Rules(RulesArgs),
@@ -135,6 +142,25 @@ pub enum Command {
     Team {
         #[command(subcommand)]
         action: TeamCommand,
+    },
+}
+
+/// What `cairn learn` learns from.
+#[derive(Debug, Subcommand)]
+pub enum LearnCommand {
+    /// Record the review history of pull or merge requests from the JSON `gh api --paginate`
+    /// or `glab api --paginate` wrote (pull requests, review comments and reviews; merge
+    /// requests and their discussions), files in any order. Each finished request becomes a
+    /// recorded review; learning the same files again changes nothing.
+    Reviews {
+        /// The export files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Read and decide, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -257,6 +257,16 @@ impl RecordReviewArgs {
     }
 }
 
+/// Arguments of `learn_reviews`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct LearnReviewsArgs {
+    /// Export files in the repository: pulls, review comments, reviews (gh); merge requests, discussions (glab).
+    pub files: Vec<String>,
+    /// Read and decide, write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
 /// Arguments of `record_guideline_change`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub(crate) struct GuidelineChangeArgs {
@@ -546,6 +556,28 @@ impl Server {
     ) -> Result<CallToolResult, ErrorData> {
         let request = args.into_request(Some(WRITTEN_BY.to_string()));
         Ok(reply(self.cairn.record_review(request).await))
+    }
+
+    #[tool(
+        description = "Record past reviews from gh/glab api JSON exports in the repository: a review per finished pull/merge request, each comment's outcome decided from its thread and commits.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn learn_reviews(
+        &self,
+        Parameters(args): Parameters<LearnReviewsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let root = &self.cairn.repo.root;
+        let request = app::LearnReviewsRequest {
+            files: args.files.iter().map(|f| root.join(f)).collect(),
+            anywhere: false,
+            dry_run: args.dry_run,
+        };
+        Ok(reply(self.cairn.learn_reviews(request).await))
     }
 
     #[tool(

@@ -703,6 +703,8 @@ mod tests {
                 disposition,
                 reason: None,
                 file_pattern: None,
+                end_line: None,
+                reviewer: None,
             }],
             memory: None,
             seq: 0,

@@ -35,7 +35,7 @@ pub use model::{
     Action, Anchors, Approval, FilePattern, Memory, MemoryError, MemoryType, Owner, Provenance,
     Reads, Revision, Rule, Scope, Source, Status, Validity,
 };
-pub use reviews::{RecordedReview, ReviewInput};
+pub use reviews::{ImportedReviews, RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, Rewrite, WriteOutcome};
 
 use access::Access;

@@ -39,6 +39,20 @@ pub struct ReviewInput {
     /// The types whose rejection patterns may go to the organisation's store (`[memory]
     /// org_types`); empty when there is no organisation store.
     pub org_types: Vec<MemoryType>,
+    /// When the review happened (milliseconds since the epoch); now when `None`.
+    pub at: Option<i64>,
+}
+
+/// What importing reviews did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportedReviews {
+    /// Records written: new reviews, or reviews whose findings changed since.
+    pub written: usize,
+    /// Reviews stored before with the same findings: nothing counted again.
+    pub repeated: usize,
+    /// Kinds of secret removed from the findings, by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<SecretKind>,
 }
 
 /// What recording a review did.
@@ -142,14 +156,25 @@ fn clean_finding(f: Finding, limit: usize, redacted: &mut BTreeSet<SecretKind>) 
     if let Some(pattern) = &file_pattern {
         write::check_file_pattern(MemoryType::RejectionPattern, pattern)?;
     }
+    let reviewer = f
+        .reviewer
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| write::person("a finding's `reviewer`", r))
+        .transpose()?;
+    let end_line = f
+        .end_line
+        .filter(|end| f.line.is_some_and(|start| *end > start));
     Ok(Finding {
         category: record::normalise_category(&f.category)?,
         file,
         line: f.line,
+        end_line,
         message,
         disposition: f.disposition,
         reason,
         file_pattern,
+        reviewer,
     })
 }
 
@@ -244,7 +269,7 @@ fn checked(input: ReviewInput) -> Result<Checked> {
     Ok(Checked {
         record: ReviewRecord {
             id,
-            at: now_ms(),
+            at: input.at.unwrap_or_else(now_ms),
             author,
             reviewer,
             verdict: input.verdict,
@@ -489,6 +514,41 @@ impl Memories {
         recorded.redacted = redacted.into_iter().collect();
         recorded.redacted.sort_by_key(|k| k.as_str());
         Ok(recorded)
+    }
+
+    /// Records reviews learned from history: records only (their statistics), no memories;
+    /// what they teach is proposed apart, for a person to approve. Every input is checked
+    /// before any is written; a review stored before with the same findings is left as it is
+    /// (counted as repeated), so importing the same history again changes nothing.
+    pub async fn import_reviews(&self, inputs: Vec<ReviewInput>) -> Result<ImportedReviews> {
+        let mut answer = ImportedReviews::default();
+        let mut redacted = BTreeSet::new();
+        let mut records = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let checked = checked(input)?;
+            redacted.extend(checked.redacted);
+            records.push(checked.record);
+        }
+        let mut state = self.state.lock().await;
+        let state = &mut *state;
+        self.with_store(true, async |store| {
+            self.catch_up(store, state).await?;
+            for mut record in records {
+                let previous = state.reviews.get(&record.id);
+                if previous.is_some_and(|p| repeats(p, &record)) {
+                    answer.repeated += 1;
+                    continue;
+                }
+                record.memory = previous.and_then(|p| p.memory.clone());
+                self.store_record(store, state, &mut record).await?;
+                answer.written += 1;
+            }
+            Ok(())
+        })
+        .await?;
+        answer.redacted = redacted.into_iter().collect();
+        answer.redacted.sort_by_key(|k| k.as_str());
+        Ok(answer)
     }
 
     /// Writes a prepared memory in `other`'s store, unless this store already holds it.
@@ -778,6 +838,8 @@ mod tests {
             disposition,
             reason: None,
             file_pattern: None,
+            end_line: None,
+            reviewer: None,
         }
     }
 
@@ -791,6 +853,7 @@ mod tests {
             learnings: Vec::new(),
             written_by: Some("claude".to_string()),
             org_types: Vec::new(),
+            at: None,
         }
     }
 

@@ -288,6 +288,61 @@ impl Git {
         }
     }
 
+    /// Whether lines `start..=end` of `path` at commit `from` were changed on the way to
+    /// commit `to` (removed, replaced, or a line put between them; a file gone counts as
+    /// changed). `None` when either commit is not in this repository (a pull request's
+    /// commits are often not fetched) or a side is binary.
+    pub fn lines_changed(
+        &self,
+        from: &str,
+        to: &str,
+        path: &str,
+        start: u32,
+        end: u32,
+    ) -> Option<bool> {
+        let hex = |rev: &str| rev.len() >= 7 && rev.bytes().all(|b| b.is_ascii_hexdigit());
+        if !hex(from) || !hex(to) {
+            return None;
+        }
+        let old = self.tree_of(from).ok()?;
+        let new = self.tree_of(to).ok()?;
+        let (Side::Text(before), after) = (
+            self.blob_at(&old, path).ok()?,
+            self.blob_at(&new, path).ok()?,
+        ) else {
+            return None;
+        };
+        let after = match after {
+            Side::Text(text) => text,
+            Side::Missing => return Some(true),
+            Side::Binary => return None,
+        };
+        let change = diff::between(
+            ChangeKind::Modified,
+            Some(path.to_string()),
+            Some(path.to_string()),
+            Some(before),
+            Some(after),
+        );
+        Some(change.hunks.iter().any(|hunk| touches(hunk, start, end)))
+    }
+
+    /// The fetch URLs of the repository's remotes.
+    pub fn remote_urls(&self) -> Vec<String> {
+        self.repo
+            .remote_names()
+            .into_iter()
+            .filter_map(|name| {
+                let name: &gix::bstr::BStr = name.as_ref();
+                self.repo.find_remote(name).ok()
+            })
+            .filter_map(|remote| {
+                let url = remote.url(gix::remote::Direction::Fetch)?;
+                Some(url.to_bstring().to_str_lossy().into_owned())
+            })
+            .collect()
+    }
+
     /// The author of a revision, through the mailmap.
     pub fn author_of(&self, rev: &str) -> Result<String, GitError> {
         let id = self
@@ -381,6 +436,24 @@ impl BlobChange {
         };
         Some(change)
     }
+}
+
+/// Whether a hunk removes one of old lines `start..=end` or puts a line between two of them.
+fn touches(hunk: &diff::Hunk, start: u32, end: u32) -> bool {
+    let mut previous_old = if hunk.old_len == 0 {
+        hunk.old_start
+    } else {
+        hunk.old_start.saturating_sub(1)
+    };
+    for line in &hunk.lines {
+        match (line.op, line.old) {
+            ('-', Some(old)) if (start..=end).contains(&old) => return true,
+            ('+', _) if previous_old >= start && previous_old < end => return true,
+            (_, Some(old)) => previous_old = old,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn file_change(

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod evidence;
 pub mod git;
 pub mod guidelines;
+pub mod host;
 pub mod records;
 pub mod stats;
 

@@ -94,6 +94,11 @@ pub struct Finding {
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// Last line, when several (learned reviews; left out of the tool's schema to keep it
+    /// short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub end_line: Option<u32>,
     pub message: String,
     pub disposition: Disposition,
     /// Why it was rejected or deferred.
@@ -102,6 +107,10 @@ pub struct Finding {
     /// Glob of the files a rejected finding's pattern applies to (`*.py`, `tests/**`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_pattern: Option<String>,
+    /// Who raised it (learned reviews; left out of the tool's schema as `end_line` is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub reviewer: Option<String>,
 }
 
 /// A review as stored: one record per review id.
@@ -309,6 +318,8 @@ mod tests {
             disposition,
             reason: None,
             file_pattern: None,
+            end_line: None,
+            reviewer: None,
         }
     }
 

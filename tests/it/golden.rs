@@ -223,12 +223,32 @@ async fn every_answer_is_as_it_was() {
     });
     call(&client, &mut transcript, "record_guideline_change", change).await;
     call(&client, &mut transcript, "forget", json!({"id": ids[1]})).await;
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://github.com/octo-org/shop.git",
+    ]);
+    let mut exports = Vec::new();
+    for name in [
+        "github-pulls.json",
+        "github-comments.json",
+        "github-reviews.json",
+    ] {
+        let text = std::fs::read_to_string(crate::support::fixture("host").join(name)).unwrap();
+        repo.write(&format!("exports/{name}"), text);
+        exports.push(format!("exports/{name}"));
+    }
+    let learn = json!({"files": exports, "dry_run": true});
+    call(&client, &mut transcript, "learn_reviews", learn).await;
 
     // Refusals.
     let bad_type = json!({"type": "opinion", "content": "Carts are nice."});
     call(&client, &mut transcript, "remember", bad_type).await;
     let nowhere = json!({"target": "src/shop/nowhere.py::Gone"});
     call(&client, &mut transcript, "expand", nowhere).await;
+    let outside = json!({"files": ["../exports.json"]});
+    call(&client, &mut transcript, "learn_reviews", outside).await;
     call(
         &client,
         &mut transcript,

@@ -239,6 +239,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     ("lock.rs", 1, "cairn's own lock file in the data directory"),
     (
+        "app/learn.rs",
+        1,
+        "review exports a person named at the command line (an assistant's go through the repository reader)",
+    ),
+    (
         "config/mod.rs",
         2,
         "the start directory the user named, and the user's own config.toml",

@@ -20,6 +20,7 @@ mod incremental;
 mod indexing;
 mod install;
 mod layers;
+mod learn;
 mod mcp;
 mod mem0;
 mod memory;

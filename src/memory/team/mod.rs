@@ -592,6 +592,8 @@ mod tests {
                 disposition: Disposition::Rejected,
                 reason: Some("SMTP_PASS=Tr0ub4dor&3 is a test value".to_string()),
                 file_pattern: None,
+                end_line: None,
+                reviewer: None,
             }],
             memory: None,
             seq: 7,

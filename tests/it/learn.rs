@@ -1,0 +1,252 @@
+//! `cairn learn reviews` and the `learn_reviews` tool: a code host's exported review
+//! history, in the hosts' documented shapes, recorded as reviews of a real repository.
+
+use serde_json::{Value, json};
+
+use crate::support::{TestRepo, fixture, rule_of};
+use cairn::memory::{Memories, SemanticSettings};
+
+const GITHUB: [&str; 3] = [
+    "github-pulls.json",
+    "github-comments.json",
+    "github-reviews.json",
+];
+
+/// A repository whose remote is the exports' repository, the exports copied into it.
+fn shop(remote: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("src/cart.py", "def total(cart):\n    return 0\n");
+    repo.commit("cart");
+    repo.git(&["remote", "add", "origin", remote]);
+    for name in GITHUB {
+        let text = std::fs::read_to_string(fixture("host").join(name)).unwrap();
+        repo.write(&format!("exports/{name}"), text);
+    }
+    repo
+}
+
+fn learn(repo: &TestRepo, extra: &[&str]) -> std::process::Output {
+    let files: Vec<String> = GITHUB
+        .iter()
+        .map(|n| repo.path().join("exports").join(n).display().to_string())
+        .collect();
+    let mut args = vec!["learn", "reviews", "--json"];
+    args.extend(extra);
+    args.extend(files.iter().map(String::as_str));
+    repo.cairn(&args)
+}
+
+fn learned(repo: &TestRepo) -> Value {
+    let output = learn(repo, &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn rules(repo: &TestRepo) -> Value {
+    serde_json::from_str(&repo.cairn_ok(&["rules", "--json"])).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn code_host_history_becomes_reviews_counted_once() {
+    let repo = shop("git@github.com:octo-org/shop.git");
+    let first = learned(&repo);
+    assert_eq!(first["repositories"], json!(["github.com/octo-org/shop"]));
+    assert_eq!(first["reviews"], 2);
+    assert_eq!(
+        [
+            &first["implemented"],
+            &first["rejected"],
+            &first["deferred"],
+            &first["unknown"]
+        ],
+        [2, 1, 1, 1]
+    );
+    assert_eq!(first["stored"]["written"], 2);
+    assert_eq!(first["stored"]["redacted"], json!(["aws-access-key"]));
+    let skipped: Vec<&str> = first["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["why"].as_str().unwrap())
+        .collect();
+    assert!(
+        skipped.contains(&"its path is outside the repository"),
+        "{skipped:?}"
+    );
+    assert!(skipped.contains(&"opened by a bot"), "{skipped:?}");
+
+    // Rule statistics from day one: the rejected rename shows in `cairn rules`.
+    let naming = rule_of(&rules(&repo), "naming");
+    assert_eq!(
+        (&naming["flagged"], &naming["rejected"]),
+        (&json!(1), &json!(1))
+    );
+    assert_eq!(naming["rejection_rate"], 1.0);
+
+    // The same history again changes nothing.
+    let again = learned(&repo);
+    assert_eq!(
+        (&again["stored"]["written"], &again["stored"]["repeated"]),
+        (&json!(0), &json!(2))
+    );
+    assert_eq!(rule_of(&rules(&repo), "naming")["flagged"], 1);
+
+    let memories = Memories::open(repo.path(), repo.data_dir(), SemanticSettings::default());
+    let records = memories.review_records().await.unwrap();
+    assert_eq!(records.len(), 2);
+    let stored = serde_json::to_string(&records).unwrap();
+    assert!(!stored.contains("IOSFODNN7EXAMPLE"), "the key was stored");
+    let first = records
+        .iter()
+        .find(|r| r.id == "github:octo-org/shop#1")
+        .unwrap();
+    assert_eq!(first.author, "alice");
+    assert_eq!(first.reviewer.as_deref(), Some("carol"));
+    // Recorded when the pull request was merged, not when it was learned.
+    assert_eq!(first.at, 1_709_553_600_000);
+    assert!(
+        memories.all().await.unwrap().is_empty(),
+        "no memory is written"
+    );
+}
+
+#[test]
+fn exports_of_another_repository_or_cut_short_write_nothing() {
+    let other = shop("https://github.com/someone/else.git");
+    let output = learn(&other, &[]);
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("the exports are of `github.com/octo-org/shop`, which is not a remote"),
+        "{error}"
+    );
+    assert_eq!(rules(&other), json!([]));
+
+    let repo = shop("https://github.com/octo-org/shop");
+    let comments = repo.read("exports/github-comments.json");
+    repo.write(
+        "exports/github-comments.json",
+        &comments[..comments.len() / 3],
+    );
+    let output = learn(&repo, &[]);
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("github-comments.json: the export ends early"),
+        "{error}"
+    );
+    assert_eq!(rules(&repo), json!([]), "nothing partial was written");
+
+    let dry = shop("https://github.com/octo-org/shop");
+    let output = learn(&dry, &["--dry-run"]);
+    assert!(output.status.success());
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (&answer["dry_run"], &answer["reviews"]),
+        (&json!(true), &json!(2))
+    );
+    assert_eq!(rules(&dry), json!([]));
+}
+
+/// A pull request whose head changed line 2 of the file but not line 1.
+fn two_commits(repo: &TestRepo) -> (String, String) {
+    let sha = |repo: &TestRepo| {
+        String::from_utf8(repo.git(&["rev-parse", "HEAD"]).stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    repo.write(
+        "src/tax.py",
+        "RATE = 0.2\ndef tax(x):\n    return x * RATE\n",
+    );
+    repo.commit("tax");
+    let reviewed = sha(repo);
+    repo.write(
+        "src/tax.py",
+        "RATE = 0.2\ndef tax(amount):\n    return amount * RATE\n",
+    );
+    repo.commit("rename");
+    (reviewed, sha(repo))
+}
+
+#[test]
+fn git_decides_whether_a_later_commit_changed_the_commented_lines() {
+    let repo = shop("https://github.com/octo-org/shop");
+    let (reviewed, head) = two_commits(&repo);
+    let pull = json!([{"number": 5, "state": "closed", "merged_at": "2024-06-01T00:00:00Z",
+        "html_url": "https://github.com/octo-org/shop/pull/5", "user": {"login": "alice"},
+        "head": {"sha": head}, "base": {"sha": reviewed}}]);
+    let comment = |id: u64, line: u32, body: &str| {
+        json!({"id": id, "pull_request_url": "https://api.github.com/repos/octo-org/shop/pulls/5",
+            "diff_hunk": "@@", "path": "src/tax.py", "line": line, "original_line": line,
+            "side": "RIGHT", "commit_id": head, "original_commit_id": reviewed,
+            "user": {"login": "carol"}, "body": body})
+    };
+    let comments = json!([
+        comment(1, 2, "Please name the parameter `amount`."),
+        comment(2, 1, "Should the rate come from settings?"),
+    ]);
+    repo.write("exports/pull.json", pull.to_string());
+    repo.write("exports/comments.json", comments.to_string());
+    let exports = repo.path().join("exports");
+    let output = repo.cairn(&[
+        "learn",
+        "reviews",
+        "--json",
+        exports.join("comments.json").to_str().unwrap(),
+        exports.join("pull.json").to_str().unwrap(),
+    ]);
+    let answer: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&output.stderr)));
+    assert_eq!(
+        (&answer["implemented"], &answer["unknown"]),
+        (&json!(1), &json!(1))
+    );
+    assert_eq!(
+        answer["decided_by"][0]["rule"],
+        "a later commit of the request changed the commented lines"
+    );
+    let naming = rule_of(&rules(&repo), "naming");
+    assert_eq!(
+        (&naming["flagged"], &naming["implemented"]),
+        (&json!(1), &json!(1))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tool_reads_only_exports_inside_the_repository() {
+    use crate::mcp::{call, connect, text};
+    let repo = shop("https://github.com/octo-org/shop");
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("pulls.json");
+    std::fs::copy(repo.path().join("exports/github-pulls.json"), &secret).unwrap();
+    std::os::unix::fs::symlink(&secret, repo.path().join("exports/linked.json")).unwrap();
+    let client = connect(&repo).await;
+
+    for files in [
+        json!([secret.display().to_string()]),
+        json!(["../pulls.json"]),
+        json!(["exports/linked.json"]),
+    ] {
+        let refused = call(&client, "learn_reviews", json!({"files": files})).await;
+        assert_eq!(refused.is_error, Some(true), "{files}: {}", text(&refused));
+        assert!(
+            text(&refused).contains("inside the repository"),
+            "{}",
+            text(&refused)
+        );
+    }
+
+    let files: Vec<String> = GITHUB.iter().map(|n| format!("exports/{n}")).collect();
+    let answer = call(&client, "learn_reviews", json!({"files": files})).await;
+    assert_ne!(answer.is_error, Some(true), "{}", text(&answer));
+    assert!(text(&answer).starts_with("Learned 2 reviews of github.com/octo-org/shop"));
+    let structured = answer.structured_content.clone().unwrap();
+    assert_eq!(structured["stored"]["written"], 2);
+    client.cancel().await.unwrap();
+}
