@@ -8,13 +8,14 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::recurring::Proposed;
 use super::{AskError, Cairn, Text, off_runtime};
 use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::memory::{ImportedReviews, ReviewInput};
 use crate::review::git::Git;
 use crate::review::host::assemble::{Assembly, Learned, assemble};
 use crate::review::host::{self, Exports, RepoId, Request, Thread};
-use crate::review::records::Disposition;
+use crate::review::records::{Disposition, Finding, ReviewRecord};
 use crate::review::stats::RuleStat;
 use crate::secrets::quoted;
 
@@ -65,6 +66,9 @@ pub struct LearnedReviews {
     pub dry_run: bool,
     /// Rule statistics after it, by category.
     pub rules: Vec<RuleStat>,
+    /// Learnings proposed from findings that recur across the recorded reviews, pending a
+    /// person's approval.
+    pub proposed: Vec<Proposed>,
 }
 
 /// Examples kept per reason an item was skipped.
@@ -82,10 +86,14 @@ impl Cairn {
             off_runtime(move || read_and_decide(&root, &request.files, request.anywhere)).await??;
         let dry_run = request.dry_run;
         let mut answer = summary(&assembly, dry_run);
-        if !dry_run {
+        let mut unstored = Vec::new();
+        if dry_run {
+            unstored = assembly.learned.iter().map(unstored_record).collect();
+        } else {
             let inputs = assembly.learned.into_iter().map(review_input).collect();
             answer.stored = self.memories.import_reviews(inputs).await?;
         }
+        answer.proposed = self.propose_recurring(unstored, dry_run).await?;
         answer.rules = self.memories.rule_stats().await?;
         Ok(answer)
     }
@@ -230,6 +238,30 @@ fn review_input(learned: Learned) -> ReviewInput {
     }
 }
 
+/// A learned review as it would be stored, for a dry run's proposals (texts redacted as a
+/// stored record's are).
+fn unstored_record(learned: &Learned) -> ReviewRecord {
+    let redacted = |text: &str| crate::secrets::redact(text).text;
+    ReviewRecord {
+        id: learned.request.review_id(),
+        at: learned.request.at.unwrap_or_default(),
+        author: learned.request.author.clone(),
+        reviewer: learned.reviewer.clone(),
+        verdict: learned.verdict,
+        findings: learned
+            .findings
+            .iter()
+            .map(|f| Finding {
+                message: redacted(&f.message),
+                reason: f.reason.as_deref().map(redacted),
+                ..f.clone()
+            })
+            .collect(),
+        memory: None,
+        seq: 0,
+    }
+}
+
 /// The counts of an assembly, skipped items grouped by reason.
 fn summary(assembly: &Assembly, dry_run: bool) -> LearnedReviews {
     let count = |d: Disposition| {
@@ -276,6 +308,7 @@ fn summary(assembly: &Assembly, dry_run: bool) -> LearnedReviews {
         stored: ImportedReviews::default(),
         dry_run,
         rules: Vec::new(),
+        proposed: Vec::new(),
     }
 }
 
@@ -312,6 +345,32 @@ impl Text for LearnedReviews {
         if !self.stored.redacted.is_empty() {
             let kinds: Vec<&str> = self.stored.redacted.iter().map(|k| k.as_str()).collect();
             text.push_str(&format!("Secrets removed: {}\n", kinds.join(", ")));
+        }
+        if !self.proposed.is_empty() {
+            let verb = if self.dry_run {
+                "Would propose"
+            } else {
+                "Proposed"
+            };
+            text.push_str(&format!(
+                "{verb} from findings that recur (pending a person's approval: `cairn memory list --pending`):\n"
+            ));
+            for p in &self.proposed {
+                let state = match (&p.event, &p.id) {
+                    (Some(crate::memory::Action::None), Some(id)) => format!(" (known: {id})"),
+                    (_, Some(id)) => format!(" {id}"),
+                    _ => String::new(),
+                };
+                let who = p
+                    .developer
+                    .as_deref()
+                    .map(|d| format!(" @{d}"))
+                    .unwrap_or_default();
+                text.push_str(&format!(
+                    "  [{}{who}]{state} {}× in {} reviews ({} rejected): {}\n",
+                    p.kind, p.findings, p.reviews, p.rejected, p.quote
+                ));
+            }
         }
         if !self.rules.is_empty() {
             text.push_str("Rules now:\n");

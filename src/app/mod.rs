@@ -27,12 +27,14 @@ use crate::storage::{FileStamp, IndexMeta, Store};
 mod attention;
 mod bootstrap;
 mod context;
+mod decisions;
 mod doctor;
 mod guidelines;
 mod index;
 mod labels;
 mod learn;
 mod memory;
+mod recurring;
 pub mod render;
 mod review;
 mod revise;
@@ -42,6 +44,7 @@ mod team;
 pub use attention::{Attention, AttentionRequest, Changed, Duplicate, Gone, Listed};
 pub use bootstrap::{Bootstrap, BootstrapRequest, Seeded};
 pub use context::{ContextRequest, ExpandRequest, Expanded};
+pub use decisions::{DecideManyRequest, MAX_DECIDED};
 pub use doctor::{Check, Doctor, DoctorRequest, Registrations, Verdict};
 pub use guidelines::{
     CategoryBrief, Evidence, GuidelineBrief, GuidelineChangeRequest, ProposeRequest, SectionText,
@@ -57,6 +60,7 @@ pub use memory::{
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,
     SearchBody, SearchRequest, Shared, WriteLabels, write_labels,
 };
+pub use recurring::Proposed;
 pub use render::Text;
 pub use review::{
     Addressed, AddressedRequest, AuthorRecord, Learning, RecordReviewRequest, ReviewHistory,

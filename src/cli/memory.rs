@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cairn::app::{
-    self, Cairn, DecideRequest, ExportRequest, ForgetRequest, ImportRequest, ListRequest,
-    MemoryHistory, MemoryRequest, RememberRequest, SearchRequest, render,
+    self, Cairn, DecideManyRequest, DecideRequest, ExportRequest, ForgetRequest, ImportRequest,
+    ListRequest, MemoryHistory, MemoryRequest, RememberRequest, SearchRequest, render,
 };
 
 use super::{MemoryAddArgs, MemoryCommand, MemorySearchArgs, output};
@@ -40,25 +40,9 @@ pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCod
             )
             .await?
         }
-        MemoryCommand::Approve { id, json } => {
-            let decided = cairn
-                .approve(DecideRequest {
-                    id,
-                    by: user(),
-                    reason: None,
-                })
-                .await?;
-            output::answer(&decided, json)?;
-        }
-        MemoryCommand::Reject { id, reason, json } => {
-            let decided = cairn
-                .reject(DecideRequest {
-                    id,
-                    by: user(),
-                    reason,
-                })
-                .await?;
-            output::answer(&decided, json)?;
+        MemoryCommand::Approve { ids, json } => decide(cairn, ids, None, true, json).await?,
+        MemoryCommand::Reject { ids, reason, json } => {
+            decide(cairn, ids, reason, false, json).await?
         }
         MemoryCommand::Forget { id, json } => forget(cairn, id, json).await?,
         MemoryCommand::Share { id } => share(cairn, id).await?,
@@ -68,6 +52,43 @@ pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCod
         MemoryCommand::Import { file } => import(cairn, &file).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cairn memory approve|reject ID…`: one id answers as it always has; several are one
+/// decision (none is decided if one is not waiting), answered as a list.
+async fn decide(
+    cairn: &Cairn,
+    ids: Vec<String>,
+    reason: Option<String>,
+    approve: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    if let [id] = ids.as_slice() {
+        let request = DecideRequest {
+            id: id.clone(),
+            by: user(),
+            reason,
+        };
+        let decided = if approve {
+            cairn.approve(request).await?
+        } else {
+            cairn.reject(request).await?
+        };
+        return output::answer(&decided, json);
+    }
+    let decided = cairn
+        .decide_many(DecideManyRequest {
+            ids,
+            by: user(),
+            reason,
+            approve,
+        })
+        .await?;
+    if json {
+        return output::json(&decided);
+    }
+    let texts: Vec<String> = decided.iter().map(app::Text::to_text).collect();
+    output::line(texts.join("\n"))
 }
 
 /// The person at the command line (`$USER`).

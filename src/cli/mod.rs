@@ -321,15 +321,20 @@ pub enum MemoryCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Approve a memory an assistant wrote under `[memory] approval`: served from now on.
+    /// Approve memories waiting for approval (an assistant's under `[memory] approval`, or
+    /// proposals `cairn learn` made): served from now on. Several ids are one decision: if
+    /// one is not waiting, none is approved.
     Approve {
-        id: String,
+        #[arg(required = true)]
+        ids: Vec<String>,
         #[arg(long)]
         json: bool,
     },
-    /// Reject a memory waiting for approval: kept for the record, never served.
+    /// Reject memories waiting for approval: kept for the record, never served (all or none,
+    /// as for approve).
     Reject {
-        id: String,
+        #[arg(required = true)]
+        ids: Vec<String>,
         /// Why (kept in the memory's history).
         #[arg(long)]
         reason: Option<String>,

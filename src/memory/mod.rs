@@ -642,6 +642,12 @@ impl Memories {
         }
     }
 
+    /// The vectors of `texts` by the embedding model, off the async threads; `None` without
+    /// a model (or when embedding fails: a warning is logged).
+    pub async fn vectors_of(&self, texts: Vec<String>) -> Option<Vec<Vec<f32>>> {
+        self.embed(texts).await
+    }
+
     /// Computes vectors for live memories that lack one (after writes; with a model only).
     /// Returns how many were embedded.
     pub async fn embed_pending(&self) -> Result<usize> {

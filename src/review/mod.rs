@@ -15,6 +15,7 @@ pub mod git;
 pub mod guidelines;
 pub mod host;
 pub mod records;
+pub mod recurring;
 pub mod stats;
 
 use std::collections::{BTreeSet, HashMap};

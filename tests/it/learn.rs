@@ -250,3 +250,191 @@ async fn the_tool_reads_only_exports_inside_the_repository() {
     assert_eq!(structured["stored"]["written"], 2);
     client.cancel().await.unwrap();
 }
+
+/// A merged pull request: its number, its author, and its threads (a comment by carol and
+/// the author's reply).
+type Pull<'a> = (u64, &'a str, &'a [(&'a str, &'a str)]);
+
+/// Exports of merged pull requests.
+fn exports(repo: &TestRepo, pulls: &[Pull]) -> Vec<String> {
+    let mut prs = Vec::new();
+    let mut comments = Vec::new();
+    let mut id = 1000;
+    for (number, author, threads) in pulls {
+        prs.push(json!({"number": number, "state": "closed", "merged_at": format!("2024-07-{:02}T00:00:00Z", number),
+            "html_url": format!("https://github.com/octo-org/shop/pull/{number}"),
+            "user": {"login": author}, "head": {"sha": "f".repeat(40)}, "base": {}}));
+        for (body, reply) in threads.iter() {
+            id += 2;
+            let url = format!("https://api.github.com/repos/octo-org/shop/pulls/{number}");
+            comments.push(json!({"id": id, "pull_request_url": url, "diff_hunk": "@@", "path": format!("src/api/m{number}.py"),
+                "line": 3, "original_line": 3, "user": {"login": "carol"}, "body": body}));
+            comments.push(json!({"id": id + 1, "in_reply_to_id": id, "pull_request_url": url, "diff_hunk": "@@",
+                "path": format!("src/api/m{number}.py"), "user": {"login": author}, "body": reply}));
+        }
+    }
+    repo.write("exports/prs.json", serde_json::to_string(&prs).unwrap());
+    repo.write(
+        "exports/comments.json",
+        serde_json::to_string(&comments).unwrap(),
+    );
+    ["prs.json", "comments.json"]
+        .iter()
+        .map(|n| repo.path().join("exports").join(n).display().to_string())
+        .collect()
+}
+
+fn pending(repo: &TestRepo) -> Vec<Value> {
+    let listed: Value =
+        serde_json::from_str(&repo.cairn_ok(&["memory", "list", "--pending", "--json"])).unwrap();
+    listed
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("{listed}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
+    let repo = shop("https://github.com/octo-org/shop");
+    let files = exports(
+        &repo,
+        &[
+            (
+                10,
+                "alice",
+                &[
+                    ("Please add a test for the error path.", "Done"),
+                    (
+                        "Use a guard clause here.",
+                        "Won't fix, this is intentional.",
+                    ),
+                ],
+            ),
+            (
+                11,
+                "alice",
+                &[
+                    ("Add a test for this error path.", "done"),
+                    (
+                        "Use a guard clause here please.",
+                        "No, intentional: it reads better.",
+                    ),
+                ],
+            ),
+            (
+                12,
+                "bob",
+                &[
+                    ("Could you add a test for the error path?", "Fixed."),
+                    ("Use a guard clause.", "won't fix"),
+                ],
+            ),
+            (13, "alice", &[("add a test for the error path", "Done!")]),
+        ],
+    );
+    let mut args = vec!["learn", "reviews", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let first: Value = serde_json::from_str(&repo.cairn_ok(&args)).unwrap();
+    let proposed = first["proposed"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = proposed
+        .iter()
+        .map(|p| (p["type"].as_str().unwrap(), p["event"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("project_pattern", "ADD"),
+            ("developer_pattern", "ADD"),
+            ("rejection_pattern", "ADD")
+        ],
+        "{first:#}"
+    );
+    assert_eq!(proposed[1]["developer"], "alice");
+    assert_eq!(
+        (&proposed[0]["findings"], &proposed[0]["reviews"]),
+        (&json!(4), &json!(4))
+    );
+    assert_eq!(
+        (&proposed[2]["rejected"], &proposed[2]["category"]),
+        (&json!(3), &json!("general"))
+    );
+
+    // Pending, with their evidence, and never served until a person approves.
+    let waiting = pending(&repo);
+    assert_eq!(waiting.len(), 3, "{waiting:#?}");
+    let rejection = waiting
+        .iter()
+        .find(|m| m["type"] == "rejection_pattern")
+        .unwrap();
+    assert_eq!(rejection["file_pattern"], "src/api/**");
+    assert_eq!(rejection["metadata"]["findings"], 3);
+    assert_eq!(
+        rejection["metadata"]["examples"].as_array().unwrap().len(),
+        3
+    );
+    let found: Value = serde_json::from_str(&repo.cairn_ok(&[
+        "memory",
+        "search",
+        "test error path guard clause",
+        "--json",
+    ]))
+    .unwrap();
+    assert!(!found.to_string().contains("again and again"), "{found}");
+
+    // A person rejects one on the command line and approves the others with one action on
+    // the page, which shows each proposal's evidence; a second run proposes nothing again.
+    let id = |m: &Value| m["id"].as_str().unwrap().to_string();
+    let mut both = vec!["memory", "reject", "m_ffffffffffffffff"];
+    let rejected = id(rejection);
+    both.push(&rejected);
+    assert!(
+        !repo.cairn(&both).status.success(),
+        "one unknown id: nothing decided"
+    );
+    assert_eq!(pending(&repo).len(), 3);
+    repo.cairn_ok(&["memory", "reject", &rejected]);
+    let others: Vec<String> = waiting
+        .iter()
+        .filter(|m| m["type"] != "rejection_pattern")
+        .map(id)
+        .collect();
+    approve_all_on_the_page(&repo, &others).await;
+    assert!(pending(&repo).is_empty());
+    let again: Value = serde_json::from_str(&repo.cairn_ok(&args)).unwrap();
+    assert!(
+        again["proposed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["event"] == "NONE"),
+        "{again:#}"
+    );
+    assert!(pending(&repo).is_empty());
+}
+
+/// Approves `ids`, the whole pending list, with the page's approve-all form.
+async fn approve_all_on_the_page(repo: &TestRepo, ids: &[String]) {
+    use crate::ui;
+    let daemon = crate::daemon::Daemon::start(repo);
+    let (cookie, _) = ui::log_in(&daemon, &ui::code_of(&ui::log_in_address(repo))).await;
+    let (status, list) = ui::get_with(&daemon, "/ui/pending", Some(&cookie)).await;
+    assert_eq!(status, 200);
+    assert!(
+        list.contains("Learned from the review history: 4 findings in 4 reviews"),
+        "{list}"
+    );
+    assert!(list.contains("Approve all 2"), "{list}");
+    let csrf = ui::csrf_in(&list);
+    let origin = ui::base(&daemon);
+    let forged = format!("csrf={csrf}&ids={}+m_ffffffffffffffff", ids[0]);
+    let (status, _) =
+        ui::post_page(&daemon, "/ui/pending/approve", &cookie, &origin, &forged).await;
+    assert_eq!(status, 400, "an id that is not waiting decides nothing");
+    assert_eq!(pending(repo).len(), 2);
+    let body = format!("csrf={csrf}&ids={}", ids.join("+"));
+    let (status, page) =
+        ui::post_page(&daemon, "/ui/pending/approve", &cookie, &origin, &body).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Approved 2 memories"), "{page}");
+    assert!(daemon.stop().success());
+}
