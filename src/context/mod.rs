@@ -329,7 +329,7 @@ pub(crate) mod testing {
                 let language = registry.for_path(path).expect("a language cairn parses");
                 SourceFile {
                     path: path.to_string(),
-                    language: language.name.clone(),
+                    language: language.spec.name.clone(),
                     hash: String::new(),
                     size: text.len() as u64,
                     last_change: 0,

@@ -259,13 +259,15 @@ thread_local! {
 pub fn extract(language: &Language, source: &str) -> FileExtract {
     let tree = PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
-        let parser = parsers.entry(language.name.clone()).or_insert_with(|| {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&language.grammar)
-                .expect("grammar matches the tree-sitter version");
-            parser
-        });
+        let parser = parsers
+            .entry(language.spec.name.clone())
+            .or_insert_with(|| {
+                let mut parser = Parser::new();
+                parser
+                    .set_language(&language.grammar)
+                    .expect("grammar matches the tree-sitter version");
+                parser
+            });
         parser.parse(source, None)
     });
     let Some(tree) = tree else {
@@ -561,7 +563,7 @@ impl<'a> Extractor<'a> {
     /// Whether a name is `self` in a scope: one of the language's self names, or the receiver
     /// name of an enclosing method declared outside its type.
     fn is_self_at(&self, name: &str, scope: Option<usize>) -> bool {
-        if self.language.self_names.iter().any(|s| s == name) {
+        if self.language.spec.self_names.iter().any(|s| s == name) {
             return true;
         }
         let mut current = scope;
@@ -586,16 +588,16 @@ impl<'a> Extractor<'a> {
     /// resolves every language's names alike.
     fn dotted<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if let (Some(prefix), Some(this)) = (
-            &self.language.member_prefix,
-            self.language.self_names.first(),
+            &self.language.spec.member_prefix,
+            self.language.spec.self_names.first(),
         ) && text.starts_with(prefix.as_str())
         {
             return Cow::Owned(format!(
                 "{this}.{}",
-                dotted(text, &self.language.separators)
+                dotted(text, &self.language.spec.separators)
             ));
         }
-        dotted(text, &self.language.separators)
+        dotted(text, &self.language.spec.separators)
     }
 
     /// Innermost definition containing a byte offset.
@@ -632,7 +634,7 @@ impl<'a> Extractor<'a> {
                 // A query that captured the item before its group's start gives no import.
                 && let Some(lead) = self.source.get(group.start_byte()..item.start_byte())
             {
-                let path = grouped_path(lead, &self.language.separators);
+                let path = grouped_path(lead, &self.language.spec.separators);
                 (path, c.contains_key("import.self"))
             } else {
                 return;
@@ -678,7 +680,7 @@ impl<'a> Extractor<'a> {
                     text.chars().take(1).chain(['…']).collect()
                 } else {
                     let text = self.dotted(&text).into_owned();
-                    if self.language.super_names.contains(&text) {
+                    if self.language.spec.super_names.contains(&text) {
                         "super".to_string()
                     } else {
                         text
@@ -704,6 +706,7 @@ impl<'a> Extractor<'a> {
             return false;
         };
         self.language
+            .spec
             .bare_calls_in
             .iter()
             .any(|place| match place.split_once('.') {
@@ -773,8 +776,9 @@ impl Extractor<'_> {
             (None, Some(p)) => Some(self.out.symbols[p].name.as_str()),
             (None, None) => None,
         };
+        let constructors = &self.language.spec.constructors;
         symbol.kind == SymbolKind::Method
-            && (self.language.constructors.iter().any(|c| *c == symbol.name)
+            && (constructors.iter().any(|c| *c == symbol.name)
                 || class == Some(symbol.name.as_str()))
     }
 

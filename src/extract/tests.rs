@@ -535,7 +535,7 @@ end
 
 #[test]
 fn use_trees_collapse_to_the_path_of_each_item() {
-    let rust = &Registry::get().by_name("rust").unwrap().separators;
+    let rust = &Registry::get().by_name("rust").unwrap().spec.separators;
     let grouped_path = |text| super::grouped_path(text, rust);
     assert_eq!(grouped_path("crate::store::"), "crate.store");
     assert_eq!(
@@ -545,7 +545,7 @@ fn use_trees_collapse_to_the_path_of_each_item() {
     assert_eq!(grouped_path("a::{b::{c, d}, e::{"), "a.e");
     assert_eq!(grouped_path("::std::"), "std");
     assert_eq!(grouped_path("super::"), "super");
-    let php = &Registry::get().by_name("php").unwrap().separators;
+    let php = &Registry::get().by_name("php").unwrap().spec.separators;
     assert_eq!(super::grouped_path("App\\{Models\\", php), "App.Models");
 }
 
@@ -761,12 +761,14 @@ fn one_pass_over_the_joined_queries_equals_one_pass_per_query() {
         let Ok(source) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let queries = separate.entry(language.name.clone()).or_insert_with(|| {
-            QueryKind::ALL
-                .iter()
-                .map(|&kind| Query::new(&language.grammar, language.query_text(kind)).unwrap())
-                .collect()
-        });
+        let queries = separate
+            .entry(language.spec.name.clone())
+            .or_insert_with(|| {
+                QueryKind::ALL
+                    .iter()
+                    .map(|&kind| Query::new(&language.grammar, language.query_text(kind)).unwrap())
+                    .collect()
+            });
         let mut parser = Parser::new();
         parser.set_language(&language.grammar).unwrap();
         let tree = parser.parse(&source, None).unwrap();

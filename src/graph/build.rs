@@ -205,7 +205,9 @@ impl Inheritance {
                 Some(Target::External(_)) => bases.external += 1,
                 // A builtin value type (`dict`), not `object`: its methods are known.
                 None if r.languages[f]
-                    .builtin_values
+                    .spec
+                    .builtins
+                    .values
                     .iter()
                     .any(|v| *v == base.expr) =>
                 {
@@ -664,7 +666,7 @@ impl Builder {
         let language = r.languages[f];
         match call.receiver.as_deref() {
             // `cls(…)` in a class method makes an instance of the class.
-            None if language.class_names.iter().any(|c| *c == call.name) => Reached::Target(
+            None if language.spec.class_names.iter().any(|c| *c == call.name) => Reached::Target(
                 types
                     .enclosing_class(f, call.scope)
                     .map(|(cf, c)| Target::Symbol(cf, c)),
@@ -691,12 +693,12 @@ impl Builder {
         call: &Call,
     ) -> Reached {
         let language = r.languages[f];
-        let local = (!language.locals_uncallable)
+        let local = (!language.spec.locals_uncallable)
             .then(|| types.local(f, call.scope, &call.name))
             .flatten()
             .or_else(|| {
                 // `save()` inside a class of a language without `this.` (Java, C#).
-                (language.implicit_self && !call.is_new)
+                (language.spec.implicit_self && !call.is_new)
                     .then(|| types.implicit_member(f, call.scope, &call.name))
                     .flatten()
                     .map(Some)
@@ -786,7 +788,7 @@ impl Builder {
         language: &Language,
         name: &str,
     ) {
-        for (category, rule) in &language.side_effects {
+        for (category, rule) in &language.spec.side_effects {
             let hit = rule.calls.iter().any(|c| c == name)
                 || rule.modules.iter().any(|m| dotted_within(name, m));
             if hit {
@@ -808,7 +810,7 @@ impl Builder {
                 let module = import.module.trim_start_matches("node:");
                 // An imported name counts as itself too: `import java.io.File` is `java.io.File`.
                 let named = import.name.as_ref().map(|n| format!("{module}.{n}"));
-                for (category, rule) in &language.side_effects {
+                for (category, rule) in &language.spec.side_effects {
                     if rule.modules.iter().any(|m| {
                         dotted_within(module, m)
                             || *m == import.module
@@ -1063,13 +1065,13 @@ impl Resolution<'_> {
     fn join_parts(&mut self) {
         let mut by_name: BTreeMap<(&str, &str), Vec<(usize, usize)>> = BTreeMap::new();
         for (f, file) in self.files.iter().enumerate() {
-            if !self.languages[f].open_classes {
+            if !self.languages[f].spec.open_classes {
                 continue;
             }
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
                 if symbol.kind.is_class_like() && !symbol.qualname.contains('#') {
                     by_name
-                        .entry((&self.languages[f].name, &symbol.qualname))
+                        .entry((&self.languages[f].spec.name, &symbol.qualname))
                         .or_default()
                         .push((f, s));
                 }
@@ -1139,7 +1141,7 @@ impl Resolution<'_> {
                 return Some(Target::Symbol(file, child));
             }
             if symbols[s].kind.is_class_like()
-                && self.languages[file].lexical_constants
+                && self.languages[file].spec.lexical_constants
                 && let Some((cf, cs)) = self.child(file, s, name)
                 && !self.files[cf].extract.symbols[cs].kind.is_callable()
             {
@@ -1208,7 +1210,7 @@ impl Resolution<'_> {
     /// language reads names without regard to case (PHP: `extends PhpUnitTestCase` names
     /// `use … as PHPUnitTestCase`).
     fn import_ignoring_case(&self, file: usize, name: &str) -> Option<Target> {
-        if !self.languages[file].names_ignore_case {
+        if !self.languages[file].spec.names_ignore_case {
             return None;
         }
         let mut found = self
@@ -1231,7 +1233,7 @@ impl Resolution<'_> {
     ) -> Option<Target> {
         let with_tests = self.files[file].is_test;
         let found = self.package_definition(kind, package, name, with_tests);
-        if found.is_some() || !self.languages[file].enclosing_namespaces {
+        if found.is_some() || !self.languages[file].spec.enclosing_namespaces {
             return found;
         }
         package
@@ -1253,14 +1255,14 @@ impl Resolution<'_> {
     /// Whether a name (`Store`, `Cache<T>`: its generic arguments aside) is defined by no file
     /// of the repository, in a language where such a name is outside.
     pub(super) fn undeclared(&self, file: usize, name: &str) -> bool {
-        self.languages[file].undeclared_is_outside && self.declared_nowhere(file, name)
+        self.languages[file].spec.undeclared_is_outside && self.declared_nowhere(file, name)
     }
 
     /// Whether a method name is declared by no file of the repository, in a language where
     /// such a method (or any such name) is outside.
     fn undeclared_method(&self, file: usize, name: &str) -> bool {
         let language = self.languages[file];
-        (language.undeclared_is_outside || language.undeclared_methods_are_outside)
+        (language.spec.undeclared_is_outside || language.spec.undeclared_methods_are_outside)
             && self.declared_nowhere(file, name)
     }
 
@@ -1268,7 +1270,7 @@ impl Resolution<'_> {
     /// case where the language reads names so).
     fn declared_nowhere(&self, file: usize, name: &str) -> bool {
         let bare = name.split('<').next().unwrap_or(name);
-        if self.languages[file].names_ignore_case {
+        if self.languages[file].spec.names_ignore_case {
             !self.declared.contains(&bare.to_lowercase())
         } else {
             !self.declared.contains(bare)
@@ -1330,7 +1332,8 @@ impl Resolution<'_> {
         }
         self.parts_of_types(&packages);
         self.packages = packages;
-        let declares = |l: &Language| l.undeclared_is_outside || l.undeclared_methods_are_outside;
+        let declares =
+            |l: &Language| l.spec.undeclared_is_outside || l.spec.undeclared_methods_are_outside;
         if self.languages.iter().any(|l| declares(l)) {
             // Fields and properties too: `options.OnRetry()` calls a delegate the repository
             // may have stored there, which is unknown, not outside.
@@ -1340,7 +1343,7 @@ impl Resolution<'_> {
                 .enumerate()
                 .filter(|&(i, _)| declares(self.languages[i]))
                 .flat_map(|(i, f)| {
-                    let ignore_case = self.languages[i].names_ignore_case;
+                    let ignore_case = self.languages[i].spec.names_ignore_case;
                     let symbols = f.extract.symbols.iter().map(|s| &s.name);
                     let fields = f.extract.types.iter().filter(|h| h.attribute);
                     symbols.chain(fields.map(|h| &h.name)).map(move |name| {

@@ -230,7 +230,7 @@ impl<'a, 'r> Types<'a, 'r> {
         file: usize,
         scope: Option<usize>,
     ) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let reach = if self.r.languages[file].implicit_self_innermost {
+        let reach = if self.r.languages[file].spec.implicit_self_innermost {
             1
         } else {
             usize::MAX
@@ -244,7 +244,7 @@ impl<'a, 'r> Types<'a, 'r> {
         let (Known::Instance(cf, cs) | Known::Is(Target::Symbol(cf, cs))) = *value else {
             return false;
         };
-        let catch_all = &self.r.languages[cf].catch_all_methods;
+        let catch_all = &self.r.languages[cf].spec.catch_all_methods;
         !catch_all.is_empty()
             && self.r.files[cf].extract.symbols[cs].kind.is_class_like()
             && catch_all.iter().any(|m| self.method((cf, cs), m).is_some())
@@ -478,6 +478,7 @@ impl<'a, 'r> Types<'a, 'r> {
     /// of the enclosing class, as a value declared with its name is.
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
         if self.r.languages[file]
+            .spec
             .class_names
             .iter()
             .any(|c| c == class)
@@ -550,7 +551,9 @@ impl<'a, 'r> Types<'a, 'r> {
     /// Whether a callee is a builtin that makes a builtin value, not shadowed by any binding.
     fn builtin_value(&self, file: usize, at: Option<usize>, callee: &str) -> bool {
         self.r.languages[file]
-            .builtin_values
+            .spec
+            .builtins
+            .values
             .iter()
             .any(|b| b == callee)
             && self.local(file, at, callee).is_none()
@@ -576,7 +579,7 @@ impl<'a, 'r> Types<'a, 'r> {
         depth: usize,
     ) -> Option<Known> {
         let known = self.named_at(file, scope, expression, depth)?;
-        if self.r.languages[file].calls_without_parentheses && self.is_function(&known) {
+        if self.r.languages[file].spec.calls_without_parentheses && self.is_function(&known) {
             return self.result_of(known);
         }
         Some(known)
@@ -607,7 +610,7 @@ impl<'a, 'r> Types<'a, 'r> {
         if let Some(callee) = called(made.unwrap_or(expression)) {
             return self.returned(file, scope, callee, depth + 1);
         }
-        let carriers = &self.r.languages[file].carriers;
+        let carriers = &self.r.languages[file].spec.carriers;
         if let Some(head) = carriers
             .passes
             .iter()
@@ -648,6 +651,7 @@ impl<'a, 'r> Types<'a, 'r> {
         let callee = called(expression).unwrap_or(expression);
         let (class, maker) = callee.rsplit_once('.')?;
         self.r.languages[file]
+            .spec
             .instance_makers
             .iter()
             .any(|m| m == maker)
@@ -690,7 +694,7 @@ impl<'a, 'r> Types<'a, 'r> {
         depth: usize,
     ) -> Option<Known> {
         match base {
-            Known::Instance(cf, cs) if self.r.languages[file].calls_name_methods => {
+            Known::Instance(cf, cs) if self.r.languages[file].spec.calls_name_methods => {
                 match self.method((cf, cs), name) {
                     Some((mf, ms)) => Some(Known::Is(Target::Symbol(mf, ms))),
                     None => self.inherits_outside((cf, cs)).then_some(Known::Outside),
@@ -730,9 +734,10 @@ impl<'a, 'r> Types<'a, 'r> {
     /// class where members are in scope, else what it names.
     fn name(&self, file: usize, scope: Option<usize>, name: &str, depth: usize) -> Option<Known> {
         let language = self.r.languages[file];
-        if language.self_names.iter().any(|s| s == name) || self.is_receiver(file, scope, name) {
+        let is_self = language.spec.self_names.iter().any(|s| s == name);
+        if is_self || self.is_receiver(file, scope, name) {
             let (cf, class) = self.enclosing_class(file, scope)?;
-            return Some(if language.class_names.iter().any(|c| c == name) {
+            return Some(if language.spec.class_names.iter().any(|c| c == name) {
                 Known::Is(Target::Symbol(cf, class))
             } else {
                 Known::Instance(cf, class)
@@ -741,7 +746,7 @@ impl<'a, 'r> Types<'a, 'r> {
         if let Some(bound) = self.local_at(file, scope, name, depth) {
             return bound;
         }
-        if language.implicit_self
+        if language.spec.implicit_self
             && let Some(known) = self.implicit_attribute(file, scope, name, depth)
         {
             return known;

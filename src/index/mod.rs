@@ -1078,7 +1078,7 @@ fn read_one(files: &RepoFiles, limit: Limit, file: &Found, cached: Option<&Sourc
     // A cache entry made for another language (a grammar changed between versions) or by
     // another version of the extractor is stale.
     let cached = cached.filter(|record| {
-        record.file.language == language.name
+        record.file.language == language.spec.name
             && record.file.extract.version == crate::extract::VERSION
     });
     if let Some(record) = cached
@@ -1122,7 +1122,7 @@ fn read_one(files: &RepoFiles, limit: Limit, file: &Found, cached: Option<&Sourc
     Read::Parsed(Box::new(SourceRecord {
         file: SourceFile {
             path: file.path.clone(),
-            language: language.name.clone(),
+            language: language.spec.name.clone(),
             hash,
             size: file.size,
             last_change,
@@ -1190,7 +1190,7 @@ mod tests {
                     let text = std::fs::read_to_string(&path).unwrap();
                     files.push(SourceFile {
                         is_test: language.is_test_path(&relative),
-                        language: language.name.clone(),
+                        language: language.spec.name.clone(),
                         hash: String::new(),
                         size: text.len() as u64,
                         last_change: 0,

@@ -11,7 +11,7 @@ fn systems_reading(name: &str) -> Vec<ModuleKind> {
     let mut systems: Vec<ModuleKind> = Registry::get()
         .all()
         .iter()
-        .filter(|l| l.roots_from.iter().any(|r| names_config(r, name)))
+        .filter(|l| l.spec.roots_from.iter().any(|r| names_config(r, name)))
         .map(|l| l.module_system)
         .collect();
     systems.sort();

@@ -87,24 +87,29 @@ pub struct SideEffectRule {
     pub calls: Vec<String>,
 }
 
+/// Which files are tests (`[tests]`): globs matched against the repository-relative path.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TestsTable {
+pub(crate) struct TestsTable {
     #[serde(default)]
     files: Vec<String>,
+    /// Of `files`, those a test runner collects; empty when the language does not say (all).
     #[serde(default)]
     runs: Vec<String>,
+    /// Fixture trees: nothing under them is a test to run, whatever its name.
     #[serde(default)]
     fixtures: Vec<String>,
 }
 
+/// Names that are always defined (`[builtins]`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct BuiltinsTable {
+pub(crate) struct BuiltinsTable {
     #[serde(default)]
-    names: Vec<String>,
+    pub names: Vec<String>,
+    /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
     #[serde(default)]
-    values: Vec<String>,
+    pub values: Vec<String>,
 }
 
 /// Values of the language's own types that carry one of another type (Rust's `Result<T, _>`,
@@ -123,65 +128,112 @@ pub struct CarriersTable {
     pub passes: Vec<String>,
 }
 
+/// A language's `language.toml`, parsed strictly: a key cairn does not know is an error, so a
+/// misspelled switch is refused instead of ignored. A language with `config_from` holds its
+/// base's table under its own name, extensions and `queries_from`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LanguageTable {
-    name: String,
-    extensions: Vec<String>,
-    queries_from: Option<String>,
-    config_from: Option<String>,
-    module_system: Option<ModuleKind>,
+pub(crate) struct LanguageSpec {
+    pub name: String,
+    pub extensions: Vec<String>,
+    /// The language whose query files this one reads (TSX reads TypeScript's).
+    pub queries_from: Option<String>,
+    /// The language whose table this one takes, but for its name, extensions and
+    /// `queries_from`.
+    pub config_from: Option<String>,
+    /// Required, from the table itself or from `config_from`'s: [`Language::module_system`]
+    /// holds it once loaded.
+    pub module_system: Option<ModuleKind>,
+    /// Config files (by name, or `*.ext` for any name so ending) that define the module
+    /// system's roots: `tsconfig.json`, `go.mod`, `*.csproj`.
     #[serde(default)]
-    roots_from: Vec<String>,
+    pub roots_from: Vec<String>,
     #[serde(default)]
-    source_roots: Vec<String>,
+    pub source_roots: Vec<String>,
+    /// What the language writes between the parts of a name or a member access besides `.`
+    /// (PHP's `\`, `->`, `::`): extraction reads each as `.`, so names stay dotted.
     #[serde(default)]
-    separators: Vec<String>,
+    pub separators: Vec<String>,
     #[serde(default)]
-    self_names: Vec<String>,
+    pub self_names: Vec<String>,
+    /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
+    /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
     #[serde(default)]
-    implicit_self: bool,
+    pub implicit_self: bool,
+    /// Whether that reaches the innermost class only (Ruby: a class nested in a module does
+    /// not call the module's methods by name), not the classes enclosing it (Java's inner
+    /// classes).
     #[serde(default)]
-    implicit_self_innermost: bool,
+    pub implicit_self_innermost: bool,
+    /// Whether a call by name never calls a local (Ruby: `env("X")` calls the method `env`
+    /// even where a local `env` is bound; a block held in a local is called with `.call`).
     #[serde(default)]
-    locals_uncallable: bool,
+    pub locals_uncallable: bool,
+    /// Where a name captured as a bare call (`@call.bare`) reads as a value: parent node kinds,
+    /// or `kind.field` for one field of the parent (Ruby's `call.receiver`).
     #[serde(default)]
-    bare_calls_in: Vec<String>,
+    pub bare_calls_in: Vec<String>,
+    /// Whether naming a method calls it (Ruby: `make_store.load` calls `load` on what
+    /// `make_store` returns, where Python's `self.make_store` is the method itself).
     #[serde(default)]
-    calls_without_parentheses: bool,
+    pub calls_without_parentheses: bool,
+    /// Whether a namespace sees the types of the namespaces enclosing it (C#: code in `A.B.C`
+    /// names `A.B`'s and `A`'s types without a `using`).
     #[serde(default)]
-    enclosing_namespaces: bool,
+    pub enclosing_namespaces: bool,
+    /// Whether a name that no file of the repository defines is outside it (C#: the SDK's
+    /// implicit and project-wide `global using`s bring the platform's and packages' types in
+    /// unseen, so a name nothing declares is theirs).
     #[serde(default)]
-    undeclared_is_outside: bool,
+    pub undeclared_is_outside: bool,
+    /// Whether names of definitions are read without regard to case (PHP's classes,
+    /// functions and methods: `PhpUnitTestCase` names the import `PHPUnitTestCase`).
     #[serde(default)]
-    names_ignore_case: bool,
+    pub names_ignore_case: bool,
+    /// Methods that answer a call of any name their class does not declare (PHP's `__call`
+    /// and `__callStatic`): such a call is the class's, not outside code.
     #[serde(default)]
-    catch_all_methods: Vec<String>,
+    pub catch_all_methods: Vec<String>,
+    /// Whether a method called on a value or a path (`x.len()`, `T::from()`) that no file of
+    /// the repository declares is outside it (Rust: a method is declared by an `fn`, in the
+    /// source or in a macro's tokens, so one nothing declares is std's or a dependency's).
     #[serde(default)]
-    undeclared_methods_are_outside: bool,
+    pub undeclared_methods_are_outside: bool,
+    /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
     #[serde(default)]
-    class_names: Vec<String>,
+    pub class_names: Vec<String>,
+    /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
     #[serde(default)]
-    super_names: Vec<String>,
-    member_prefix: Option<String>,
+    pub super_names: Vec<String>,
+    /// A prefix that makes a name a member of `self` (Ruby's `@store` is `self.@store`).
+    pub member_prefix: Option<String>,
+    /// A class declared again is the same class, wherever it is (Ruby's reopened classes and
+    /// modules): its methods are those of every declaration.
     #[serde(default)]
-    open_classes: bool,
+    pub open_classes: bool,
+    /// Classes and constants nested in an enclosing class or module are seen from inside it
+    /// (Ruby's lexical constant lookup).
     #[serde(default)]
-    lexical_constants: bool,
+    pub lexical_constants: bool,
+    /// Whether `x.name()` calls a method, never what a field of that name holds (Rust: fields
+    /// and methods are apart, a field's closure is called as `(x.name)()`).
     #[serde(default)]
-    calls_name_methods: bool,
+    pub calls_name_methods: bool,
     #[serde(default)]
-    constructors: Vec<String>,
+    pub constructors: Vec<String>,
+    /// Methods of a class that make an instance of it (Ruby's `new`): `Foo.new(x).save` calls
+    /// a Foo's `save`.
     #[serde(default)]
-    instance_makers: Vec<String>,
+    pub instance_makers: Vec<String>,
+    /// Test file globs, compiled into the [`Language`] at load.
     #[serde(default)]
-    tests: TestsTable,
+    pub tests: TestsTable,
     #[serde(default)]
-    builtins: BuiltinsTable,
+    pub builtins: BuiltinsTable,
     #[serde(default)]
-    carriers: CarriersTable,
+    pub carriers: CarriersTable,
     #[serde(default)]
-    side_effects: BTreeMap<String, SideEffectRule>,
+    pub side_effects: BTreeMap<String, SideEffectRule>,
 }
 
 /// The queries a language has, one file each, in the order extraction reads their matches.
@@ -246,77 +298,14 @@ impl Queries {
     }
 }
 
-/// Everything cairn knows about one language.
+/// Everything cairn knows about one language: its grammar, its `language.toml` and what is
+/// compiled from them.
 pub struct Language {
-    pub name: String,
     pub grammar: tree_sitter::Language,
-    pub extensions: Vec<String>,
+    /// The language's table, as written (or as its `config_from` base wrote it).
+    pub(crate) spec: LanguageSpec,
+    /// The table's `module_system`, which loading requires.
     pub module_system: ModuleKind,
-    /// Config files (by name, or `*.ext` for any name so ending) that define the module
-    /// system's roots: `tsconfig.json`, `go.mod`, `*.csproj`.
-    pub roots_from: Vec<String>,
-    pub source_roots: Vec<String>,
-    /// What the language writes between the parts of a name or a member access besides `.`
-    /// (PHP's `\`, `->`, `::`): extraction reads each as `.`, so names stay dotted.
-    pub separators: Vec<String>,
-    pub self_names: Vec<String>,
-    /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
-    /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
-    pub implicit_self: bool,
-    /// Whether that reaches the innermost class only (Ruby: a class nested in a module does
-    /// not call the module's methods by name), not the classes enclosing it (Java's inner
-    /// classes).
-    pub implicit_self_innermost: bool,
-    /// Whether a call by name never calls a local (Ruby: `env("X")` calls the method `env`
-    /// even where a local `env` is bound; a block held in a local is called with `.call`).
-    pub locals_uncallable: bool,
-    /// Where a name captured as a bare call (`@call.bare`) reads as a value: parent node kinds,
-    /// or `kind.field` for one field of the parent (Ruby's `call.receiver`).
-    pub bare_calls_in: Vec<String>,
-    /// Whether naming a method calls it (Ruby: `make_store.load` calls `load` on what
-    /// `make_store` returns, where Python's `self.make_store` is the method itself).
-    pub calls_without_parentheses: bool,
-    /// Whether a namespace sees the types of the namespaces enclosing it (C#: code in `A.B.C`
-    /// names `A.B`'s and `A`'s types without a `using`).
-    pub enclosing_namespaces: bool,
-    /// Whether a name that no file of the repository defines is outside it (C#: the SDK's
-    /// implicit and project-wide `global using`s bring the platform's and packages' types in
-    /// unseen, so a name nothing declares is theirs).
-    pub undeclared_is_outside: bool,
-    /// Whether names of definitions are read without regard to case (PHP's classes,
-    /// functions and methods: `PhpUnitTestCase` names the import `PHPUnitTestCase`).
-    pub names_ignore_case: bool,
-    /// Methods that answer a call of any name their class does not declare (PHP's `__call`
-    /// and `__callStatic`): such a call is the class's, not outside code.
-    pub catch_all_methods: Vec<String>,
-    /// Whether a method called on a value or a path (`x.len()`, `T::from()`) that no file of
-    /// the repository declares is outside it (Rust: a method is declared by an `fn`, in the
-    /// source or in a macro's tokens, so one nothing declares is std's or a dependency's).
-    pub undeclared_methods_are_outside: bool,
-    /// Those of `self_names` that mean the enclosing class itself (`cls`), not an instance.
-    pub class_names: Vec<String>,
-    /// Receivers that mean the base class, as `super` does (PHP's `parent::`).
-    pub super_names: Vec<String>,
-    /// A prefix that makes a name a member of `self` (Ruby's `@store` is `self.@store`).
-    pub member_prefix: Option<String>,
-    /// A class declared again is the same class, wherever it is (Ruby's reopened classes and
-    /// modules): its methods are those of every declaration.
-    pub open_classes: bool,
-    /// Classes and constants nested in an enclosing class or module are seen from inside it
-    /// (Ruby's lexical constant lookup).
-    pub lexical_constants: bool,
-    /// Whether `x.name()` calls a method, never what a field of that name holds (Rust: fields
-    /// and methods are apart, a field's closure is called as `(x.name)()`).
-    pub calls_name_methods: bool,
-    pub constructors: Vec<String>,
-    /// Methods of a class that make an instance of it (Ruby's `new`): `Foo.new(x).save` calls
-    /// a Foo's `save`.
-    pub instance_makers: Vec<String>,
-    pub builtins: Vec<String>,
-    /// Builtins whose call makes a value of the language's own types (`dict()`, `new Map()`).
-    pub builtin_values: Vec<String>,
-    pub carriers: CarriersTable,
-    pub side_effects: BTreeMap<String, SideEffectRule>,
     /// Compiled on first use: compiling every language's queries takes about a second and a
     /// half of CPU, and a repository uses few of the languages.
     queries: OnceLock<Queries>,
@@ -333,7 +322,7 @@ impl Language {
     /// if a built-in query is broken, which `every_query_of_every_language_compiles` catches.
     pub fn queries(&self) -> &Queries {
         self.queries.get_or_init(|| {
-            compile_queries(&self.name, &self.query_dir, &self.grammar)
+            compile_queries(&self.spec.name, &self.query_dir, &self.grammar)
                 .unwrap_or_else(|e| panic!("built-in queries compile: {e}"))
         })
     }
@@ -364,7 +353,7 @@ impl Language {
     pub fn is_builtin(&self, name: &str) -> bool {
         // `List<Store>` (C#'s `new List<Store>()`) is the builtin `List`.
         let name = name.split('<').next().unwrap_or(name);
-        self.builtins.iter().any(|b| b == name)
+        self.spec.builtins.names.iter().any(|b| b == name)
     }
 }
 
@@ -385,7 +374,8 @@ impl Registry {
     pub fn load() -> Result<Registry, GrammarError> {
         let registry = Registry::tables()?;
         for language in &registry.languages {
-            let queries = compile_queries(&language.name, &language.query_dir, &language.grammar)?;
+            let queries =
+                compile_queries(&language.spec.name, &language.query_dir, &language.grammar)?;
             let _ = language.queries.set(queries);
         }
         Ok(registry)
@@ -429,7 +419,8 @@ impl Registry {
     pub fn for_path(&self, path: &str) -> Option<&Language> {
         let extension = path.rsplit_once('.')?.1;
         self.languages.iter().find(|l| {
-            l.extensions
+            l.spec
+                .extensions
                 .iter()
                 .any(|e| e.eq_ignore_ascii_case(extension))
         })
@@ -437,7 +428,7 @@ impl Registry {
 
     /// A language by name.
     pub fn by_name(&self, name: &str) -> Option<&Language> {
-        self.languages.iter().find(|l| l.name == name)
+        self.languages.iter().find(|l| l.spec.name == name)
     }
 
     pub fn all(&self) -> &[Language] {
@@ -457,7 +448,7 @@ fn grammar_file(lang: &str, file: &str) -> Result<&'static str, GrammarError> {
         })
 }
 
-fn parse_table(lang: &str) -> Result<LanguageTable, GrammarError> {
+fn parse_table(lang: &str) -> Result<LanguageSpec, GrammarError> {
     toml::from_str(grammar_file(lang, "language.toml")?).map_err(|e| GrammarError::Table {
         lang: lang.to_string(),
         message: e.to_string(),
@@ -502,13 +493,25 @@ fn compile_queries(
     Ok(Queries { all, starts })
 }
 
-fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, GrammarError> {
+/// The table of the language in folder `dir`: its own, or its `config_from` base's under its
+/// own name, extensions and query folder.
+fn load_spec(dir: &str) -> Result<LanguageSpec, GrammarError> {
     let own = parse_table(dir)?;
-    let config = match &own.config_from {
-        Some(base) => parse_table(base)?,
-        None => own.clone(),
+    let Some(base) = own.config_from.clone() else {
+        return Ok(own);
     };
-    let query_dir = own.queries_from.clone().unwrap_or_else(|| dir.to_string());
+    Ok(LanguageSpec {
+        name: own.name,
+        extensions: own.extensions,
+        queries_from: own.queries_from,
+        config_from: own.config_from,
+        ..parse_table(&base)?
+    })
+}
+
+fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, GrammarError> {
+    let spec = load_spec(dir)?;
+    let query_dir = spec.queries_from.clone().unwrap_or_else(|| dir.to_string());
     let table_error = |message: String| GrammarError::Table {
         lang: dir.to_string(),
         message,
@@ -526,51 +529,25 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
         }
         set.build().map_err(|e| table_error(e.to_string()))
     };
-    if config.separators.iter().any(String::is_empty) {
+    if spec.separators.iter().any(String::is_empty) {
         return Err(table_error("an empty separator".to_string()));
     }
+    let tests = &spec.tests;
     Ok(Language {
-        name: own.name,
         grammar,
-        extensions: own.extensions,
-        module_system: config
+        module_system: spec
             .module_system
             .ok_or_else(|| table_error("no module_system".to_string()))?,
-        roots_from: config.roots_from,
-        source_roots: config.source_roots,
-        separators: config.separators,
-        self_names: config.self_names,
-        implicit_self: config.implicit_self,
-        implicit_self_innermost: config.implicit_self_innermost,
-        locals_uncallable: config.locals_uncallable,
-        bare_calls_in: config.bare_calls_in,
-        calls_without_parentheses: config.calls_without_parentheses,
-        enclosing_namespaces: config.enclosing_namespaces,
-        undeclared_is_outside: config.undeclared_is_outside,
-        names_ignore_case: config.names_ignore_case,
-        catch_all_methods: config.catch_all_methods,
-        undeclared_methods_are_outside: config.undeclared_methods_are_outside,
-        class_names: config.class_names,
-        super_names: config.super_names,
-        member_prefix: config.member_prefix,
-        open_classes: config.open_classes,
-        lexical_constants: config.lexical_constants,
-        calls_name_methods: config.calls_name_methods,
-        constructors: config.constructors,
-        instance_makers: config.instance_makers,
-        builtin_values: config.builtins.values,
-        carriers: config.carriers,
-        builtins: config.builtins.names,
-        side_effects: config.side_effects,
         queries: OnceLock::new(),
         query_dir,
-        test_files: globs(&config.tests.files, false)?,
-        test_runs: if config.tests.runs.is_empty() {
+        test_files: globs(&tests.files, false)?,
+        test_runs: if tests.runs.is_empty() {
             None
         } else {
-            Some(globs(&config.tests.runs, true)?)
+            Some(globs(&tests.runs, true)?)
         },
-        test_fixtures: globs(&config.tests.fixtures, true)?,
+        test_fixtures: globs(&tests.fixtures, true)?,
+        spec,
     })
 }
 
@@ -601,9 +578,13 @@ mod tests {
             assert!(
                 language.queries().pattern_count(QueryKind::Definitions) > 0,
                 "{} has definitions",
-                language.name
+                language.spec.name
             );
-            assert!(!language.side_effects.is_empty(), "{}", language.name);
+            assert!(
+                !language.spec.side_effects.is_empty(),
+                "{}",
+                language.spec.name
+            );
         }
     }
 
@@ -621,15 +602,28 @@ mod tests {
     #[test]
     fn a_misspelled_key_in_a_language_table_is_refused_by_name() {
         let misspelled = "name = \"x\"\nextensions = [\"x\"]\nmodule_sytem = \"dotted\"\n";
-        let error = toml::from_str::<LanguageTable>(misspelled)
+        let error = toml::from_str::<LanguageSpec>(misspelled)
             .unwrap_err()
             .to_string();
         assert!(error.contains("unknown field `module_sytem`"), "{error}");
         let nested = "name = \"x\"\nextensions = [\"x\"]\n[tests]\nglob = [\"*_test.x\"]\n";
-        let error = toml::from_str::<LanguageTable>(nested)
+        let error = toml::from_str::<LanguageSpec>(nested)
             .unwrap_err()
             .to_string();
         assert!(error.contains("unknown field `glob`"), "{error}");
+    }
+
+    #[test]
+    fn a_language_with_config_from_takes_its_base_table_under_its_own_name() {
+        let registry = Registry::get();
+        let tsx = registry.by_name("tsx").unwrap();
+        let typescript = registry.by_name("typescript").unwrap();
+        assert!(tsx.spec.extensions.contains(&"jsx".to_string()));
+        assert!(!typescript.spec.extensions.contains(&"jsx".to_string()));
+        assert_eq!(tsx.module_system, typescript.module_system);
+        assert!(!tsx.spec.builtins.names.is_empty());
+        assert_eq!(tsx.spec.builtins.names, typescript.spec.builtins.names);
+        assert_eq!(tsx.query_dir, "typescript");
     }
 
     #[test]
@@ -646,19 +640,19 @@ mod tests {
     #[test]
     fn files_map_to_languages_by_extension() {
         let registry = Registry::get();
-        assert_eq!(registry.for_path("a/b.py").unwrap().name, "python");
-        assert_eq!(registry.for_path("a/b.ts").unwrap().name, "typescript");
-        assert_eq!(registry.for_path("a/b.tsx").unwrap().name, "tsx");
-        assert_eq!(registry.for_path("a/b.mjs").unwrap().name, "tsx");
+        assert_eq!(registry.for_path("a/b.py").unwrap().spec.name, "python");
+        assert_eq!(registry.for_path("a/b.ts").unwrap().spec.name, "typescript");
+        assert_eq!(registry.for_path("a/b.tsx").unwrap().spec.name, "tsx");
+        assert_eq!(registry.for_path("a/b.mjs").unwrap().spec.name, "tsx");
         assert!(registry.for_path("README.md").is_none());
-        assert_eq!(registry.for_path("cmd/main.go").unwrap().name, "go");
+        assert_eq!(registry.for_path("cmd/main.go").unwrap().spec.name, "go");
         let go = registry.by_name("go").unwrap();
         assert!(go.is_test_to_run("store/store_test.go"));
         assert!(!go.is_test_path("store/store.go"));
         assert!(!go.is_test_to_run("store/testdata/fixture_test.go"));
         let php = registry.by_name("php").unwrap();
         assert_eq!(
-            registry.for_path("src/Models/User.php").unwrap().name,
+            registry.for_path("src/Models/User.php").unwrap().spec.name,
             "php"
         );
         assert!(php.is_test_to_run("tests/Unit/UserTest.php"));
@@ -666,13 +660,13 @@ mod tests {
         assert!(php.is_test_path("tests/bootstrap.php"));
         assert!(!php.is_test_path("src/Models/User.php"));
         let ruby = registry.by_name("ruby").unwrap();
-        assert_eq!(registry.for_path("shop.gemspec").unwrap().name, "ruby");
+        assert_eq!(registry.for_path("shop.gemspec").unwrap().spec.name, "ruby");
         assert!(ruby.is_test_to_run("spec/models/user_spec.rb"));
         assert!(ruby.is_test_to_run("test/models/test_user.rb"));
         assert!(ruby.is_test_to_run("test/user_test.rb"));
         assert!(!ruby.is_test_to_run("spec/spec_helper.rb"));
         assert!(!ruby.is_test_path("lib/shop/cart.rb"));
-        assert_eq!(registry.for_path("src/lib.rs").unwrap().name, "rust");
+        assert_eq!(registry.for_path("src/lib.rs").unwrap().spec.name, "rust");
         let rust = registry.by_name("rust").unwrap();
         assert!(rust.is_test_to_run("tests/api.rs"));
         assert!(rust.is_test_to_run("crates/core/tests/api/main.rs"));
@@ -681,9 +675,9 @@ mod tests {
         assert!(!rust.is_test_to_run("tests/common/mod.rs"));
         assert!(!rust.is_test_to_run("benches/index.rs"));
         assert!(!rust.is_test_path("src/store.rs"));
-        assert_eq!(registry.for_path("src/store.c").unwrap().name, "c");
+        assert_eq!(registry.for_path("src/store.c").unwrap().spec.name, "c");
         for path in ["src/store.h", "src/a.cc", "b.cpp", "c.hpp", "d.hh", "e.ipp"] {
-            assert_eq!(registry.for_path(path).unwrap().name, "cpp", "{path}");
+            assert_eq!(registry.for_path(path).unwrap().spec.name, "cpp", "{path}");
         }
         let c = registry.by_name("c").unwrap();
         assert!(c.is_test_to_run("tests/test_store.c"));
@@ -706,7 +700,7 @@ mod tests {
         assert!(!java.is_test_to_run("core/src/test/java/com/shop/Fixtures.java"));
         assert!(!java.is_test_path("src/main/java/com/shop/App.java"));
         let csharp = registry.by_name("csharp").unwrap();
-        assert_eq!(registry.for_path("src/App.cs").unwrap().name, "csharp");
+        assert_eq!(registry.for_path("src/App.cs").unwrap().spec.name, "csharp");
         assert!(csharp.is_test_to_run("Shop.Tests/StoreTests.cs"));
         assert!(csharp.is_test_path("Shop.Tests/Helpers.cs"));
         assert!(!csharp.is_test_path("Shop/Store.cs"));

@@ -271,7 +271,7 @@ fn targets(files: &[FileReport], graph: &Graph) -> Vec<Target> {
         let telling = |name: &str| {
             name.len() >= 3
                 && !(name.starts_with("__") && name.ends_with("__"))
-                && !language.is_some_and(|l| l.constructors.iter().any(|c| c == name))
+                && !language.is_some_and(|l| l.spec.constructors.iter().any(|c| c == name))
         };
         for s in &file.symbols {
             out.push(Target {

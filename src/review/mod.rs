@@ -276,7 +276,7 @@ fn file_report(change: &FileChange, graph: &Graph, language: Option<&Language>) 
         added: change.added_count(),
         removed: change.removed_count(),
         binary: change.binary,
-        language: language.map(|l| l.name.clone()),
+        language: language.map(|l| l.spec.name.clone()),
         symbols: Vec::new(),
         module_lines: Vec::new(),
         effects_added: Vec::new(),
@@ -499,7 +499,7 @@ fn effects_by_symbol(
     };
     let file = SourceFile {
         path: path.to_string(),
-        language: language.name.clone(),
+        language: language.spec.name.clone(),
         hash: String::new(),
         size: 0,
         last_change: 0,

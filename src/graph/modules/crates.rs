@@ -54,7 +54,7 @@ impl<'a> CrateModules<'a> {
             prelude: input
                 .languages
                 .iter()
-                .flat_map(|l| l.builtins.iter().map(String::as_str))
+                .flat_map(|l| l.spec.builtins.names.iter().map(String::as_str))
                 .collect(),
             crate_roots: HashMap::default(),
             libraries: HashMap::default(),

@@ -26,7 +26,7 @@ fn source_roots(input: &SystemFiles) -> Vec<String> {
     let mut roots: Vec<String> = input
         .languages
         .iter()
-        .flat_map(|l| l.source_roots.iter().cloned())
+        .flat_map(|l| l.spec.source_roots.iter().cloned())
         .collect();
     roots.sort();
     roots.dedup();

@@ -23,7 +23,7 @@ pub(crate) struct PathModules<'a> {
 impl<'a> PathModules<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
         let mut extensions: Vec<String> = Vec::new();
-        for extension in input.languages.iter().flat_map(|l| &l.extensions) {
+        for extension in input.languages.iter().flat_map(|l| &l.spec.extensions) {
             if !extensions.contains(extension) {
                 extensions.push(extension.clone());
             }
