@@ -627,8 +627,8 @@ fn tests_line(graph: &Graph, test_files: usize) -> String {
         .enumerate()
         .filter(|(_, e)| e.kind == EdgeKind::AssertsOn)
     {
-        if let Some((test, target)) = graph.ends_of(e) {
-            let (test, target) = (&graph.nodes[test], &graph.nodes[target]);
+        if let Some(link) = graph.link(e) {
+            let (test, target) = (&graph.nodes[link.src], &graph.nodes[link.dst]);
             pairs.insert((&*target.path, &*test.path));
         }
     }

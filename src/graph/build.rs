@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::modules::{self, ModuleSystem, Roots, SystemFiles};
+use super::modules::{self, ModuleSystem, Roots, SystemFile, SystemFiles};
 use super::types::{Bindings, Known, Types};
 use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
@@ -337,7 +337,10 @@ fn system_inputs<'a>(
     }
     for (i, file) in files.iter().enumerate() {
         if let Some(input) = inputs.get_mut(&languages[i].module_system) {
-            input.files.push((i, file.path.as_str()));
+            input.files.push(SystemFile {
+                index: i,
+                path: &file.path,
+            });
             input.extracts.insert(i, &file.extract);
         }
     }

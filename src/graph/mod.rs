@@ -715,12 +715,16 @@ impl Graph {
             })
     }
 
-    /// The positions of an edge's source and destination (by the edge's position), if both
-    /// are nodes of the graph.
-    pub fn ends_of(&self, edge: usize) -> Option<(usize, usize)> {
+    /// The edge at a position, with its source's and destination's positions, if both are
+    /// nodes of the graph.
+    pub fn link(&self, edge: usize) -> Option<Link<'_>> {
         let ends = self.ends.get(edge)?;
-        ends.linked()
-            .then_some((ends.src as usize, ends.dst as usize))
+        ends.linked().then(|| Link {
+            at: edge,
+            edge: &self.edges[edge],
+            src: ends.src as usize,
+            dst: ends.dst as usize,
+        })
     }
 
     fn edges_at<'a>(&'a self, map: &'a Adjacency, id: &str) -> impl Iterator<Item = &'a Edge> {

@@ -45,11 +45,11 @@ pub(crate) struct CrateModules<'a> {
 
 impl<'a> CrateModules<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
-        let mut roots = input.roots;
+        let mut roots = input.roots.clone();
         roots.sort_by_key(|r| std::cmp::Reverse(depth(&r.dir)));
         let mut modules = CrateModules {
-            paths: input.files.iter().copied().collect(),
-            by_path: input.files.iter().map(|&(i, p)| (p, i)).collect(),
+            paths: input.paths(),
+            by_path: input.by_path(),
             roots,
             prelude: input
                 .languages
@@ -81,7 +81,7 @@ impl<'a> CrateModules<'a> {
         modules.crate_roots = input
             .files
             .iter()
-            .filter_map(|&(file, path)| Some((file, modules.find_crate_root(file, path)?)))
+            .filter_map(|f| Some((f.index, modules.find_crate_root(f.index, f.path)?)))
             .collect();
         modules
     }
@@ -466,6 +466,7 @@ pub(crate) fn read_cargo_toml(name: &str, text: &str, dir: &str) -> Option<Roots
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::modules::SystemFile;
 
     const SHOP: &str = "[package]\nname = \"shop\"\n\n[dependencies]\nbilling-core = { path = \"../billing\" }\nreqwest = \"0.12\"\n";
     const BILLING: &str = "[package]\nname = \"billing-core\"\n\n[target.'cfg(unix)'.dev-dependencies]\nnix = \"0.29\"\n";
@@ -487,7 +488,7 @@ mod tests {
 
     fn modules(roots: &[Roots]) -> CrateModules<'_> {
         CrateModules::new(SystemFiles {
-            files: FILES.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(FILES),
             languages: Vec::new(),
             roots: roots.iter().collect(),
             extracts: Default::default(),
@@ -544,7 +545,7 @@ mod tests {
             "other/x.rs",
         ];
         let m = CrateModules::new(SystemFiles {
-            files: files.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(&files),
             languages: Vec::new(),
             roots: roots.iter().collect(),
             extracts: Default::default(),

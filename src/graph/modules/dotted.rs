@@ -3,22 +3,35 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{ModuleSystem, SystemFiles, Target, parent};
+use super::{ModuleSystem, SystemFile, SystemFiles, Target, parent};
 use crate::languages::ModuleKind;
 
 /// Where every module of the repository lives.
 #[derive(Default)]
 pub(crate) struct DottedModules {
-    /// Dotted name -> (root directory the name is relative to, file index).
-    by_name: HashMap<String, Vec<(String, usize)>>,
+    /// Dotted name -> the files of that name, each under its root.
+    by_name: HashMap<String, Vec<RootedFile>>,
     /// Every dotted prefix of a module name (packages, namespace packages included).
     packages: HashSet<String>,
-    /// File index -> (its root directory, its dotted name under that root).
-    names: HashMap<usize, (String, String)>,
+    /// File index -> its module's name.
+    names: HashMap<usize, ModuleName>,
     /// File index -> its path.
     paths: HashMap<usize, String>,
     /// Path without extension (packages: their directory) -> file index.
     by_stem: HashMap<String, usize>,
+}
+
+/// A file a dotted name names, under the root directory the name is relative to.
+struct RootedFile {
+    root: String,
+    file: usize,
+}
+
+/// A file's module: the root directory its name is relative to, and its dotted name under
+/// that root.
+struct ModuleName {
+    root: String,
+    dotted: String,
 }
 
 /// The source roots of the languages using dotted packages, in order.
@@ -57,25 +70,26 @@ impl DottedModules {
             hasher.update(b"\0");
         }
         hasher.update(b"\x01");
-        for (index, path) in &input.files {
-            hasher.update(&index.to_le_bytes());
-            hasher.update(path.as_bytes());
+        for file in &input.files {
+            hasher.update(&file.index.to_le_bytes());
+            hasher.update(file.path.as_bytes());
             hasher.update(b"\0");
         }
         hasher.digest128()
     }
 
-    fn of(files: &[(usize, &str)], source_roots: &[String]) -> DottedModules {
+    fn of(files: &[SystemFile], source_roots: &[String]) -> DottedModules {
         let package_dirs: HashSet<&str> = files
             .iter()
-            .filter(|(_, p)| p.ends_with("/__init__.py") || *p == "__init__.py")
-            .map(|(_, p)| parent(p))
+            .map(|f| f.path)
+            .filter(|p| p.ends_with("/__init__.py") || *p == "__init__.py")
+            .map(parent)
             .collect();
         let mut modules = DottedModules::default();
-        let mut ordered: Vec<&(usize, &str)> = files.iter().collect();
+        let mut ordered: Vec<&SystemFile> = files.iter().collect();
         // A `.py` file wins over a `.pyi` stub of the same module.
-        ordered.sort_by_key(|(_, p)| (p.ends_with(".pyi"), *p));
-        for &&(index, path) in &ordered {
+        ordered.sort_by_key(|f| (f.path.ends_with(".pyi"), f.path));
+        for &&SystemFile { index, path } in &ordered {
             let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
             let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
             let stem = if stem == "__init__" { "" } else { stem };
@@ -114,11 +128,15 @@ impl DottedModules {
                     modules.packages.insert(prefix.clone());
                 }
                 let entries = modules.by_name.entry(dotted.clone()).or_default();
-                if !entries.iter().any(|(r, _)| r == root) {
-                    entries.push((root.to_string(), index));
+                if !entries.iter().any(|e| e.root == root) {
+                    entries.push(RootedFile {
+                        root: root.to_string(),
+                        file: index,
+                    });
                 }
                 if root == top || !modules.names.contains_key(&index) {
-                    modules.names.insert(index, (root.to_string(), dotted));
+                    let root = root.to_string();
+                    modules.names.insert(index, ModuleName { root, dotted });
                 }
             }
             modules.paths.insert(index, path.to_string());
@@ -130,15 +148,15 @@ impl DottedModules {
     /// Resolves an absolute dotted module name as imported from file `from`.
     pub fn absolute(&self, from: usize, dotted: &str) -> Option<Target> {
         if let Some(entries) = self.by_name.get(dotted) {
-            if entries.len() == 1 {
-                return Some(Target::File(entries[0].1));
+            if let [only] = entries.as_slice() {
+                return Some(Target::File(only.file));
             }
-            let own_root = self.names.get(&from).map(|(root, _)| root.as_str());
+            let own_root = self.names.get(&from).map(|name| name.root.as_str());
             let pick = entries
                 .iter()
-                .find(|(root, _)| Some(root.as_str()) == own_root)
-                .or_else(|| entries.iter().find(|(root, _)| root.is_empty()));
-            return pick.map(|(_, index)| Target::File(*index));
+                .find(|e| Some(e.root.as_str()) == own_root)
+                .or_else(|| entries.iter().find(|e| e.root.is_empty()));
+            return pick.map(|e| Target::File(e.file));
         }
         self.packages
             .contains(dotted)
@@ -175,7 +193,7 @@ impl DottedModules {
 
     /// The dotted name of a file's module, if it is a Python module.
     pub fn name_of(&self, file: usize) -> Option<&str> {
-        self.names.get(&file).map(|(_, dotted)| dotted.as_str())
+        self.names.get(&file).map(|name| name.dotted.as_str())
     }
 }
 
@@ -220,8 +238,7 @@ mod tests {
     use super::*;
 
     fn modules(paths: &[&str]) -> DottedModules {
-        let files: Vec<(usize, &str)> = paths.iter().copied().enumerate().collect();
-        DottedModules::of(&files, &["src".to_string()])
+        DottedModules::of(&SystemFile::numbered(paths), &["src".to_string()])
     }
 
     #[test]

@@ -17,15 +17,16 @@ pub(crate) struct GoModules<'a> {
 
 impl<'a> GoModules<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
-        let mut files = input.files;
-        files.sort_by_key(|&(_, path)| path);
         let mut by_dir: HashMap<&'a str, Vec<usize>> = HashMap::default();
-        for &(index, path) in &files {
-            by_dir.entry(parent(path)).or_default().push(index);
+        for file in input.sorted_by_path() {
+            by_dir
+                .entry(parent(file.path))
+                .or_default()
+                .push(file.index);
         }
         GoModules {
             by_dir,
-            paths: files.into_iter().collect(),
+            paths: input.paths(),
             roots: input.roots,
         }
     }
@@ -119,10 +120,11 @@ pub(crate) fn read_go_mod(name: &str, text: &str, dir: &str) -> Option<Roots> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::modules::SystemFile;
 
     fn modules<'a>(paths: &[&'a str], roots: &'a [Roots]) -> GoModules<'a> {
         GoModules::new(SystemFiles {
-            files: paths.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(paths),
             languages: Vec::new(),
             roots: roots.iter().collect(),
             extracts: Default::default(),

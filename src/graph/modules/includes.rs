@@ -25,13 +25,13 @@ pub(crate) struct IncludeModules<'a> {
 impl<'a> IncludeModules<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
         let mut by_name: HashMap<&'a str, Vec<&'a str>> = HashMap::default();
-        for &(_, path) in &input.files {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            by_name.entry(name).or_default().push(path);
+        for file in &input.files {
+            let name = file.path.rsplit('/').next().unwrap_or(file.path);
+            by_name.entry(name).or_default().push(file.path);
         }
         IncludeModules {
-            by_path: input.files.iter().map(|&(i, p)| (p, i)).collect(),
-            paths: input.files.iter().copied().collect(),
+            by_path: input.by_path(),
+            paths: input.paths(),
             by_name,
         }
     }
@@ -116,10 +116,11 @@ impl ModuleSystem for IncludeModules<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::modules::SystemFile;
 
     fn check(paths: &[&str], from: usize, spec: &str) -> Option<Target> {
         IncludeModules::new(SystemFiles {
-            files: paths.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(paths),
             languages: Vec::new(),
             roots: Vec::new(),
             extracts: Default::default(),

@@ -225,14 +225,52 @@ pub(super) trait ModuleSystem {
     }
 }
 
-/// The files of one module system, as (file index, path), and what its languages say.
+/// A file of a module system: its index in the build and its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SystemFile<'a> {
+    pub index: usize,
+    pub path: &'a str,
+}
+
+impl<'a> SystemFile<'a> {
+    /// Files at the positions of their paths (0, 1, …).
+    #[cfg(test)]
+    pub fn numbered(paths: &[&'a str]) -> Vec<SystemFile<'a>> {
+        paths
+            .iter()
+            .enumerate()
+            .map(|(index, &path)| SystemFile { index, path })
+            .collect()
+    }
+}
+
+/// The files of one module system and what its languages say.
 pub(super) struct SystemFiles<'a> {
-    pub files: Vec<(usize, &'a str)>,
+    pub files: Vec<SystemFile<'a>>,
     pub languages: Vec<&'a Language>,
     pub roots: Vec<&'a Roots>,
     /// What each file declares (its package, its definitions), for systems that index files
     /// by declaration.
     pub extracts: HashMap<usize, &'a FileExtract>,
+}
+
+impl<'a> SystemFiles<'a> {
+    /// Each file's path by its index.
+    fn paths(&self) -> HashMap<usize, &'a str> {
+        self.files.iter().map(|f| (f.index, f.path)).collect()
+    }
+
+    /// Each file's index by its path.
+    fn by_path(&self) -> HashMap<&'a str, usize> {
+        self.files.iter().map(|f| (f.path, f.index)).collect()
+    }
+
+    /// The files in the order of their paths.
+    fn sorted_by_path(&self) -> Vec<SystemFile<'a>> {
+        let mut files = self.files.clone();
+        files.sort_by_key(|f| f.path);
+        files
+    }
 }
 
 /// Module tables kept between the quick patches of one index (see `build_focused`): those
@@ -241,8 +279,13 @@ pub(super) struct SystemFiles<'a> {
 /// dotted names over 50,000 files took a fifth of each patch.
 #[derive(Default)]
 pub struct Kept {
-    /// The dotted table and the [`dotted::DottedModules::key`] of what it was made from.
-    dotted: Option<(u128, std::sync::Arc<dotted::DottedModules>)>,
+    dotted: Option<KeptDotted>,
+}
+
+/// A dotted table and the [`dotted::DottedModules::key`] of what it was made from.
+struct KeptDotted {
+    made_from: u128,
+    table: std::sync::Arc<dotted::DottedModules>,
 }
 
 /// Builds the module system of a kind over its files, or takes the one `kept` holds for
@@ -258,10 +301,13 @@ pub(super) fn system<'a>(
             Some(kept) => {
                 let key = dotted::DottedModules::key(&input);
                 match &kept.dotted {
-                    Some((made_from, table)) if *made_from == key => Box::new(table.clone()),
+                    Some(kept) if kept.made_from == key => Box::new(kept.table.clone()),
                     _ => {
                         let table = std::sync::Arc::new(dotted::DottedModules::new(&input));
-                        kept.dotted = Some((key, table.clone()));
+                        kept.dotted = Some(KeptDotted {
+                            made_from: key,
+                            table: table.clone(),
+                        });
                         Box::new(table)
                     }
                 }
@@ -354,31 +400,29 @@ mod tests {
     fn a_kept_table_serves_the_same_files_only() {
         let python = Registry::get().by_name("python").unwrap();
         let input = |files: &[(usize, &'static str)]| SystemFiles {
-            files: files.to_vec(),
+            files: files
+                .iter()
+                .map(|&(index, path)| SystemFile { index, path })
+                .collect(),
             languages: vec![python],
             roots: Vec::new(),
             extracts: HashMap::default(),
         };
+        let kept_table = |kept: &Kept| kept.dotted.as_ref().unwrap().table.clone();
         let pkg = [(0, "pkg/__init__.py"), (1, "pkg/a.py")];
         let mut kept = Kept::default();
         let first = system(ModuleKind::Dotted, input(&pkg), Some(&mut kept));
-        let table = kept.dotted.as_ref().unwrap().1.clone();
+        let table = kept_table(&kept);
         assert!(matches!(first.resolve(1, "pkg"), Some(Target::File(0))));
         system(ModuleKind::Dotted, input(&pkg), Some(&mut kept));
-        assert!(std::sync::Arc::ptr_eq(
-            &kept.dotted.as_ref().unwrap().1,
-            &table
-        ));
+        assert!(std::sync::Arc::ptr_eq(&kept_table(&kept), &table));
         // Another file, or the same files at other positions: made again.
         for other in [
             vec![(0, "pkg/__init__.py"), (1, "pkg/a.py"), (2, "pkg/b.py")],
             vec![(1, "pkg/__init__.py"), (0, "pkg/a.py")],
         ] {
             let system = system(ModuleKind::Dotted, input(&other), Some(&mut kept));
-            assert!(!std::sync::Arc::ptr_eq(
-                &kept.dotted.as_ref().unwrap().1,
-                &table
-            ));
+            assert!(!std::sync::Arc::ptr_eq(&kept_table(&kept), &table));
             let init = other[0].0;
             assert!(matches!(system.resolve(1, "pkg"), Some(Target::File(i)) if i == init));
         }

@@ -29,7 +29,7 @@ impl<'a> Namespaces<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
         let mut files: HashMap<&'a str, Vec<usize>> = HashMap::default();
         let mut of = HashMap::default();
-        let mut indexes: Vec<usize> = input.files.iter().map(|&(i, _)| i).collect();
+        let mut indexes: Vec<usize> = input.files.iter().map(|f| f.index).collect();
         indexes.sort_unstable();
         for index in indexes {
             let Some(namespace) = input.extracts.get(&index).copied().and_then(declared) else {
@@ -45,7 +45,7 @@ impl<'a> Namespaces<'a> {
         let dirs: HashMap<usize, &'a str> = input
             .files
             .iter()
-            .map(|&(i, path)| (i, parent(path)))
+            .map(|f| (f.index, parent(f.path)))
             .collect();
         let mut implicit = HashMap::default();
         for &dir in dirs.values() {
@@ -318,6 +318,7 @@ impl ModuleSystem for Namespaces<'_> {
 mod tests {
     use super::*;
     use crate::extract::Symbol;
+    use crate::graph::modules::SystemFile;
 
     fn file(packages: &[&str], types: &[(&str, Option<usize>)]) -> FileExtract {
         FileExtract {
@@ -350,7 +351,7 @@ mod tests {
             file(&["A", "B"], &[("Both", None)]),
         ];
         let m = Namespaces::new(SystemFiles {
-            files: (0..extracts.len()).map(|i| (i, "")).collect(),
+            files: SystemFile::numbered(&vec![""; extracts.len()]),
             languages: Vec::new(),
             roots: Vec::new(),
             extracts: extracts.iter().enumerate().collect(),

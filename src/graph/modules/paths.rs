@@ -31,8 +31,8 @@ impl<'a> PathModules<'a> {
         let declarations: Vec<String> = extensions.iter().map(|e| format!("d.{e}")).collect();
         extensions.extend(declarations);
         PathModules {
-            by_path: input.files.iter().map(|&(i, p)| (p, i)).collect(),
-            paths: input.files.iter().copied().collect(),
+            by_path: input.by_path(),
+            paths: input.paths(),
             roots: input.roots,
             extensions,
         }
@@ -213,12 +213,13 @@ fn package_name(spec: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::modules::SystemFile;
     use crate::languages::Registry;
 
     fn check(paths: &[&str], roots: &Roots, from: usize, spec: &str) -> Option<Target> {
         let registry = Registry::get();
         let input = SystemFiles {
-            files: paths.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(paths),
             languages: vec![
                 registry.by_name("typescript").unwrap(),
                 registry.by_name("tsx").unwrap(),

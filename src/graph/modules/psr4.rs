@@ -7,7 +7,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{Alias, ModuleSystem, Roots, SystemFiles, Target, normalise, parent};
+use super::{Alias, ModuleSystem, Roots, SystemFile, SystemFiles, Target, normalise, parent};
 use crate::extract::FileExtract;
 use crate::languages::ModuleKind;
 
@@ -29,8 +29,6 @@ pub(crate) struct Psr4Modules<'a> {
 
 impl<'a> Psr4Modules<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
-        let mut files = input.files;
-        files.sort_by_key(|&(_, path)| path);
         // (prefix, directory) pairs, the deepest directory first: a file belongs to the most
         // specific mapping that covers it.
         let mut mappings: Vec<(String, String)> = Vec::new();
@@ -50,10 +48,10 @@ impl<'a> Psr4Modules<'a> {
             namespaces: HashMap::default(),
             known: HashSet::default(),
             file_namespaces: HashMap::default(),
-            by_path: files.iter().map(|&(i, p)| (p, i)).collect(),
-            paths: files.iter().copied().collect(),
+            by_path: input.by_path(),
+            paths: input.paths(),
         };
-        for &(index, path) in &files {
+        for SystemFile { index, path } in input.sorted_by_path() {
             let under_prefix = mappings
                 .iter()
                 .find_map(|(prefix, dir)| namespace_of(prefix, dir, path));
@@ -236,7 +234,7 @@ mod tests {
 
     fn modules<'a>(paths: &[&'a str], roots: &'a [Roots]) -> Psr4Modules<'a> {
         Psr4Modules::new(SystemFiles {
-            files: paths.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(paths),
             languages: Vec::new(),
             roots: roots.iter().collect(),
             extracts: Default::default(),
@@ -306,11 +304,11 @@ mod tests {
         };
         let plain = FileExtract::default();
         let m = Psr4Modules::new(SystemFiles {
-            files: vec![
-                (0, "tests/Routing/RouteTest.php"),
-                (1, "tests/Unit/UserTest.php"),
-                (2, "bin/tool.php"),
-            ],
+            files: SystemFile::numbered(&[
+                "tests/Routing/RouteTest.php",
+                "tests/Unit/UserTest.php",
+                "bin/tool.php",
+            ]),
             languages: Vec::new(),
             roots: roots.iter().collect(),
             extracts: [(0, &declares), (1, &plain), (2, &declares)]

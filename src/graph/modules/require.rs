@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{ModuleSystem, SystemFiles, Target, normalise, parent};
+use super::{ModuleSystem, SystemFile, SystemFiles, Target, normalise, parent};
 use crate::languages::ModuleKind;
 
 /// The one package every Ruby file is in: constants are global.
@@ -24,10 +24,9 @@ pub(crate) struct RequireModules<'a> {
 
 impl<'a> RequireModules<'a> {
     pub fn new(input: SystemFiles<'a>) -> Self {
-        let mut files = input.files;
-        files.sort_by_key(|&(_, path)| path);
+        let files = input.sorted_by_path();
         let mut on_load_paths: HashMap<&'a str, Vec<(&'a str, usize)>> = HashMap::default();
-        for &(index, path) in &files {
+        for &SystemFile { index, path } in &files {
             let Some(stem) = path.strip_suffix(".rb") else {
                 continue;
             };
@@ -41,10 +40,10 @@ impl<'a> RequireModules<'a> {
             on_load_paths.entry(name).or_default().push((lib, index));
         }
         RequireModules {
-            by_path: files.iter().map(|&(i, p)| (p, i)).collect(),
-            paths: files.iter().copied().collect(),
+            by_path: input.by_path(),
+            paths: input.paths(),
             on_load_paths,
-            files: files.iter().map(|&(i, _)| i).collect(),
+            files: files.iter().map(|f| f.index).collect(),
         }
     }
 
@@ -114,7 +113,7 @@ mod tests {
 
     fn modules<'a>(paths: &[&'a str]) -> RequireModules<'a> {
         RequireModules::new(SystemFiles {
-            files: paths.iter().copied().enumerate().collect(),
+            files: SystemFile::numbered(paths),
             languages: Vec::new(),
             roots: Vec::new(),
             extracts: Default::default(),
