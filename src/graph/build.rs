@@ -101,10 +101,10 @@ pub(super) struct Resolution<'a> {
     /// it reads and those their names lead to, not every file.
     names: Vec<std::cell::OnceCell<FileNames>>,
     members: RefCell<HashMap<(usize, String), Option<Target>>>,
-    /// Methods declared in another file than their type: (type's file, type, name) -> method.
-    methods: HashMap<(usize, usize, Text), (usize, usize)>,
+    /// Methods declared in another file than their type: (type, name) -> method.
+    methods: HashMap<(SymbolAt, Text), SymbolAt>,
     /// The type each of those methods belongs to.
-    owners: HashMap<(usize, usize), (usize, usize)>,
+    owners: HashMap<SymbolAt, SymbolAt>,
     /// Packages without a file of their own (Go's directories): name -> the files defining it
     /// at the top level, ascending.
     packages: HashMap<ModuleKind, HashMap<String, HashMap<String, Vec<usize>>>>,
@@ -112,18 +112,37 @@ pub(super) struct Resolution<'a> {
     /// `partial class` parts across a namespace's files, Ruby's reopened classes and modules.
     /// Each declaration -> every declaration of that class, itself included; a member of one
     /// is a member of all (no edge: they are one class).
-    parts: HashMap<(usize, usize), std::rc::Rc<Declarations>>,
+    parts: HashMap<SymbolAt, std::rc::Rc<Declarations>>,
     /// The name of every definition, field and property in the repository, for languages
     /// where a name nothing declares is outside (see `Language::undeclared_is_outside`).
     declared: HashSet<String>,
 }
 
-/// The declarations of one class, as (file, symbol), shared by each of them, and what they
-/// define by name (the first declaration's that defines it): a lookup is one probe, not one
-/// per declaration (a module reopened in every file of a gem).
+/// A definition of the repository: its file's position in the build and its index among that
+/// file's symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) struct SymbolAt {
+    pub(super) file: usize,
+    pub(super) symbol: usize,
+}
+
+impl SymbolAt {
+    pub(super) fn new(file: usize, symbol: usize) -> SymbolAt {
+        SymbolAt { file, symbol }
+    }
+
+    /// The definition as what a name stands for.
+    pub(super) fn target(self) -> Target {
+        Target::Symbol(self.file, self.symbol)
+    }
+}
+
+/// The declarations of one class, shared by each of them, and what they define by name (the
+/// first declaration's that defines it): a lookup is one probe, not one per declaration (a
+/// module reopened in every file of a gem).
 pub(super) struct Declarations {
-    parts: Vec<(usize, usize)>,
-    children: HashMap<Text, (usize, usize)>,
+    parts: Vec<SymbolAt>,
+    children: HashMap<Text, SymbolAt>,
 }
 
 /// What one class inherits: its bases resolved.
@@ -139,8 +158,8 @@ pub(super) struct ClassBases {
 
 /// A base a class names that is one of the repository's classes.
 pub(super) struct BaseClass {
-    /// The base class: (file, symbol).
-    pub(super) class: (usize, usize),
+    /// The base class.
+    pub(super) class: SymbolAt,
     /// The line of the declaration that names it.
     pub(super) line: u32,
 }
@@ -155,20 +174,28 @@ impl ClassBases {
 /// Every class's bases, resolved when first asked for: a focused build resolves those of
 /// its own classes and of the classes its calls reach, not every class's.
 pub(super) struct Inheritance {
-    /// Each class's base records, as (file, index in its extraction's bases), in file
-    /// order. A record on a method (Rust's `impl Trait for Type`) is the type's.
-    pub(super) records: BTreeMap<(usize, usize), Vec<(usize, usize)>>,
-    resolved: RefCell<HashMap<(usize, usize), std::rc::Rc<ClassBases>>>,
+    /// Each class's base records, in file order. A record on a method (Rust's `impl Trait
+    /// for Type`) is the type's.
+    pub(super) records: BTreeMap<SymbolAt, Vec<BaseRecord>>,
+    resolved: RefCell<HashMap<SymbolAt, std::rc::Rc<ClassBases>>>,
+}
+
+/// Where a class names a base: the file, and the base's index in its extraction's `bases`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BaseRecord {
+    file: usize,
+    base: usize,
 }
 
 impl Inheritance {
     fn new(r: &Resolution) -> Inheritance {
-        let mut records: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+        let mut records: BTreeMap<SymbolAt, Vec<BaseRecord>> = BTreeMap::new();
         for (f, file) in r.files.iter().enumerate() {
             for (b, base) in file.extract.bases.iter().enumerate() {
                 // An impl for a type outside the repository has no class here to inherit.
                 if let Some(class) = r.implementer(f, base.class) {
-                    records.entry(class).or_default().push((f, b));
+                    let record = BaseRecord { file: f, base: b };
+                    records.entry(class).or_default().push(record);
                 }
             }
         }
@@ -179,13 +206,14 @@ impl Inheritance {
     }
 
     /// A class's bases (none for a class that names none).
-    pub(super) fn of(&self, r: &Resolution, class: (usize, usize)) -> std::rc::Rc<ClassBases> {
+    pub(super) fn of(&self, r: &Resolution, class: SymbolAt) -> std::rc::Rc<ClassBases> {
         if let Some(known) = self.resolved.borrow().get(&class) {
             return known.clone();
         }
         let mut bases = ClassBases::default();
         let mut seen: HashSet<&str> = HashSet::default();
-        for &(f, b) in self.records.get(&class).map_or(&[][..], Vec::as_slice) {
+        let records = self.records.get(&class).map_or(&[][..], Vec::as_slice);
+        for &BaseRecord { file: f, base: b } in records {
             let file = r.files[f];
             let base = &file.extract.bases[b];
             if !seen.insert(base.expr.as_str()) {
@@ -198,7 +226,7 @@ impl Inheritance {
                 {
                     let line = file.extract.symbols[base.class].start_line;
                     bases.resolved.push(BaseClass {
-                        class: (bf, bs),
+                        class: SymbolAt::new(bf, bs),
                         line,
                     });
                 }
@@ -391,7 +419,7 @@ fn super_call_target(
                 .iter()
                 .find_map(|base| types.method(base.class, &call.name))
         })
-        .map(|(cf, cs)| Target::Symbol(cf, cs))
+        .map(SymbolAt::target)
 }
 
 /// An edge being built: (kind, source id, destination id).
@@ -618,20 +646,19 @@ impl Builder {
 
     /// INHERITS edges out of the wanted classes, and the bases' statistics.
     fn inheritance(&mut self, r: &Resolution, inheritance: &Inheritance) {
-        for &(cf, class) in inheritance.records.keys() {
-            if !self.wants(cf) {
+        for &class in inheritance.records.keys() {
+            if !self.wants(class.file) {
                 continue;
             }
-            let bases = inheritance.of(r, (cf, class));
+            let bases = inheritance.of(r, class);
             self.stats.bases_resolved += bases.resolved.len() as u64;
             self.stats.bases_external += bases.external;
             self.stats.bases_unresolved += bases.unresolved;
             for base in &bases.resolved {
-                let (bf, bs) = base.class;
                 self.edge(
                     EdgeKind::Inherits,
-                    Self::node_id(r.files, cf, Some(class)),
-                    Self::node_id(r.files, bf, Some(bs)),
+                    Self::node_id(r.files, class.file, Some(class.symbol)),
+                    Self::node_id(r.files, base.class.file, Some(base.class.symbol)),
                     Some(base.line),
                 );
             }
@@ -669,11 +696,9 @@ impl Builder {
         let language = r.languages[f];
         match call.receiver.as_deref() {
             // `cls(…)` in a class method makes an instance of the class.
-            None if language.spec.class_names.iter().any(|c| *c == call.name) => Reached::Target(
-                types
-                    .enclosing_class(f, call.scope)
-                    .map(|(cf, c)| Target::Symbol(cf, c)),
-            ),
+            None if language.spec.class_names.iter().any(|c| *c == call.name) => {
+                Reached::Target(types.enclosing_class(f, call.scope).map(SymbolAt::target))
+            }
             None => self.bare_call_target(r, types, f, call),
             // Python's `super()`, TypeScript's `super`; Rust's `super::f()` is a path.
             Some(receiver)
@@ -994,17 +1019,18 @@ impl Resolution<'_> {
                     Some(Target::Symbol(tf, ts))
                         if self.files[tf].extract.symbols[ts].kind.is_class_like() =>
                     {
-                        (tf, ts)
+                        SymbolAt::new(tf, ts)
                     }
                     _ => {
                         unattached.push((f, symbol.name.clone()));
                         continue;
                     }
                 };
+                let method = SymbolAt::new(f, s);
                 methods
-                    .entry((owner.0, owner.1, symbol.name.clone()))
-                    .or_insert((f, s));
-                owners.insert((f, s), owner);
+                    .entry((owner, symbol.name.clone()))
+                    .or_insert(method);
+                owners.insert(method, owner);
             }
         }
         self.methods = methods;
@@ -1039,34 +1065,34 @@ impl Resolution<'_> {
 
     /// A definition inside a class (or any definition), or a method attached to it from
     /// another file.
-    pub(super) fn child(&self, file: usize, symbol: usize, name: &str) -> Option<(usize, usize)> {
+    pub(super) fn child(&self, class: SymbolAt, name: &str) -> Option<SymbolAt> {
         if let Some(&c) = self
-            .names(file)
+            .names(class.file)
             .children
-            .get(&(Some(symbol), Text::from(name)))
+            .get(&(Some(class.symbol), Text::from(name)))
         {
-            return Some((file, c));
+            return Some(SymbolAt::new(class.file, c));
         }
-        if let Some(&method) = self.methods.get(&(file, symbol, Text::from(name))) {
+        if let Some(&method) = self.methods.get(&(class, Text::from(name))) {
             return Some(method);
         }
         self.parts
-            .get(&(file, symbol))
+            .get(&class)
             .and_then(|declarations| declarations.children.get(name).copied())
     }
 
     /// Every declaration of the class a class-like symbol declares, itself included; none
     /// unless the class is declared more than once (C#'s parts, Ruby's reopened classes).
-    pub(super) fn parts(&self, file: usize, symbol: usize) -> &[(usize, usize)] {
+    pub(super) fn parts(&self, class: SymbolAt) -> &[SymbolAt] {
         self.parts
-            .get(&(file, symbol))
+            .get(&class)
             .map_or(&[], |declarations| declarations.parts.as_slice())
     }
 
     /// Groups the declarations of each class of the languages with open classes: the same
     /// qualified name in any file of the language is one class.
     fn join_parts(&mut self) {
-        let mut by_name: BTreeMap<(&str, &str), Vec<(usize, usize)>> = BTreeMap::new();
+        let mut by_name: BTreeMap<(&str, &str), Vec<SymbolAt>> = BTreeMap::new();
         for (f, file) in self.files.iter().enumerate() {
             if !self.languages[f].spec.open_classes {
                 continue;
@@ -1076,7 +1102,7 @@ impl Resolution<'_> {
                     by_name
                         .entry((&self.languages[f].spec.name, &symbol.qualname))
                         .or_default()
-                        .push((f, s));
+                        .push(SymbolAt::new(f, s));
                 }
             }
         }
@@ -1088,12 +1114,14 @@ impl Resolution<'_> {
     }
 
     /// Makes declarations one class: each shares the list of all of them.
-    fn join(&mut self, parts: Vec<(usize, usize)>) {
+    fn join(&mut self, parts: Vec<SymbolAt>) {
         let mut children = HashMap::default();
-        for &(pf, ps) in &parts {
-            for ((parent, name), &c) in &self.names(pf).children {
-                if *parent == Some(ps) {
-                    children.entry(name.clone()).or_insert((pf, c));
+        for part in &parts {
+            for ((parent, name), &c) in &self.names(part.file).children {
+                if *parent == Some(part.symbol) {
+                    children
+                        .entry(name.clone())
+                        .or_insert(SymbolAt::new(part.file, c));
                 }
             }
         }
@@ -1105,20 +1133,20 @@ impl Resolution<'_> {
 
     /// The class a base recorded on a definition belongs to: the definition itself, or for a
     /// method the type it is declared in or attached to.
-    fn implementer(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
+    fn implementer(&self, file: usize, symbol: usize) -> Option<SymbolAt> {
         let symbols = &self.files[file].extract.symbols;
         if !symbols[symbol].kind.is_callable() {
-            return Some((file, symbol));
+            return Some(SymbolAt::new(file, symbol));
         }
         match symbols[symbol].parent {
-            Some(p) if symbols[p].kind.is_class_like() => Some((file, p)),
-            _ => self.owner(file, symbol),
+            Some(p) if symbols[p].kind.is_class_like() => Some(SymbolAt::new(file, p)),
+            _ => self.owner(SymbolAt::new(file, symbol)),
         }
     }
 
     /// The type a method declared in another file belongs to.
-    pub(super) fn owner(&self, file: usize, symbol: usize) -> Option<(usize, usize)> {
-        self.owners.get(&(file, symbol)).copied()
+    pub(super) fn owner(&self, method: SymbolAt) -> Option<SymbolAt> {
+        self.owners.get(&method).copied()
     }
 
     fn resolve_binding(&self, binding: &Binding) -> Option<Target> {
@@ -1145,10 +1173,12 @@ impl Resolution<'_> {
             }
             if symbols[s].kind.is_class_like()
                 && self.languages[file].spec.lexical_constants
-                && let Some((cf, cs)) = self.child(file, s, name)
-                && !self.files[cf].extract.symbols[cs].kind.is_callable()
+                && let Some(child) = self.child(SymbolAt::new(file, s), name)
+                && !self.files[child.file].extract.symbols[child.symbol]
+                    .kind
+                    .is_callable()
             {
-                return Some(Target::Symbol(cf, cs));
+                return Some(child.target());
             }
             current = symbols[s].parent;
         }
@@ -1380,14 +1410,15 @@ impl Resolution<'_> {
             if files.len() < 2 {
                 continue;
             }
-            let group: Vec<(usize, usize)> = files
+            let group: Vec<SymbolAt> = files
                 .iter()
                 .filter_map(|&f| {
                     let &s = self
                         .names(f)
                         .children
                         .get(&(None, Text::from(name.as_str())))?;
-                    self.files[f].extract.parts.contains(&s).then_some((f, s))
+                    let part = self.files[f].extract.parts.contains(&s);
+                    part.then_some(SymbolAt::new(f, s))
                 })
                 .collect();
             if group.len() == files.len() {
@@ -1415,13 +1446,13 @@ impl Resolution<'_> {
         let &f = found.next()?;
         let &s = self.names(f).children.get(&(None, Text::from(name)))?;
         // Another file defining the name makes it ambiguous, unless both declare one class.
-        let parts = self.parts.get(&(f, s));
+        let parts = self.parts.get(&SymbolAt::new(f, s));
         for &other in found {
             let same_class = self
                 .names(other)
                 .children
                 .get(&(None, Text::from(name)))
-                .and_then(|&os| self.parts.get(&(other, os)))
+                .and_then(|&os| self.parts.get(&SymbolAt::new(other, os)))
                 .zip(parts)
                 .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours));
             if !same_class {
@@ -1452,7 +1483,7 @@ impl Resolution<'_> {
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like()
                     && type_parameters(&symbol.signature, name) == Some(arity))
-                .then_some((f, s))
+                .then_some(SymbolAt::new(f, s))
             });
         let first = found.next()?;
         let parts = self.parts.get(&first);
@@ -1462,7 +1493,7 @@ impl Resolution<'_> {
                 .zip(parts)
                 .is_some_and(|(theirs, ours)| std::rc::Rc::ptr_eq(theirs, ours))
         });
-        one_class.then_some(Target::Symbol(first.0, first.1))
+        one_class.then_some(first.target())
     }
 
     /// Of a package's same-named types, the one without type parameters when all the others
@@ -1499,10 +1530,7 @@ impl Resolution<'_> {
         for &part in parts {
             target = match target {
                 Target::External(module) => Target::External(format!("{module}.{part}")),
-                Target::Symbol(f, s) => {
-                    let (cf, cs) = self.child(f, s, part)?;
-                    Target::Symbol(cf, cs)
-                }
+                Target::Symbol(f, s) => self.child(SymbolAt::new(f, s), part)?.target(),
                 module => self.member(&module, part)?,
             };
         }
@@ -1522,8 +1550,8 @@ impl Resolution<'_> {
                 .or_else(|| self.system_of(*kind).package_member(package, name))
                 .or_else(|| self.package_definition(*kind, package, name, true)),
             Target::Symbol(f, s) => self
-                .child(*f, *s, name)
-                .map(|(cf, cs)| Target::Symbol(cf, cs)),
+                .child(SymbolAt::new(*f, *s), name)
+                .map(SymbolAt::target),
             Target::File(f) => {
                 let key = (*f, name.to_string());
                 if let Some(known) = self.members.borrow().get(&key) {

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Target;
-use super::build::{Inheritance, Resolution};
+use super::build::{Inheritance, Resolution, SymbolAt};
 use crate::extract::{
     FileExtract, Held, Returns, Text, called, chained_call, generic_path, is_literal,
     without_method_type_arguments,
@@ -18,8 +18,8 @@ use crate::extract::{
 /// What an expression is known to hold.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Known {
-    /// An instance of a repository class: (file, symbol).
-    Instance(usize, usize),
+    /// An instance of a repository class.
+    Instance(SymbolAt),
     /// What a name stands for: a definition, a module, something outside the repository.
     Is(Target),
     /// A value of the language's own types (`[]`, `"…"`, `dict()`), or one of its methods.
@@ -92,8 +92,8 @@ impl Bindings {
 /// Deepest chain of bindings followed (`a = b`, `b = c()`, …).
 const MAX_DEPTH: usize = 12;
 
-/// A class and its resolved bases, depth first, as (file, symbol).
-type Ancestry = Rc<[(usize, usize)]>;
+/// A class and its resolved bases, depth first.
+type Ancestry = Rc<[SymbolAt]>;
 
 /// Memo key: (file, scope or class, name, whether an attribute).
 type Key = (usize, Option<usize>, Text, bool);
@@ -110,7 +110,7 @@ pub(super) struct Types<'a, 'r> {
     interface_methods: HashSet<&'a str>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
-    ancestries: RefCell<HashMap<(usize, usize), Ancestry>>,
+    ancestries: RefCell<HashMap<SymbolAt, Ancestry>>,
 }
 
 impl<'a, 'r> Types<'a, 'r> {
@@ -145,15 +145,15 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     /// A method (or nested definition) by name on a class or, depth first, its resolved bases.
-    pub(super) fn method(&self, class: (usize, usize), name: &str) -> Option<(usize, usize)> {
+    pub(super) fn method(&self, class: SymbolAt, name: &str) -> Option<SymbolAt> {
         self.ancestry(class)
             .iter()
-            .find_map(|c| self.r.child(c.0, c.1, name))
+            .find_map(|&c| self.r.child(c, name))
     }
 
     /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
     /// cycle of bases (invalid, but source can say it) ends.
-    fn ancestry(&self, class: (usize, usize)) -> Ancestry {
+    fn ancestry(&self, class: SymbolAt) -> Ancestry {
         if let Some(known) = self.ancestries.borrow().get(&class) {
             return known.clone();
         }
@@ -162,7 +162,7 @@ impl<'a, 'r> Types<'a, 'r> {
         ancestry
     }
 
-    fn walk_ancestry(&self, class: (usize, usize)) -> Vec<(usize, usize)> {
+    fn walk_ancestry(&self, class: SymbolAt) -> Vec<SymbolAt> {
         const MOST: usize = 64;
         let mut order = Vec::new();
         let mut groups = Vec::new();
@@ -178,7 +178,7 @@ impl<'a, 'r> Types<'a, 'r> {
             // The other declarations of an open class, with their bases, after the bases of
             // this one (a module reopened in many files must not crowd its bases out); each
             // group once, not again from every one of its parts.
-            let parts = self.r.parts(c.0, c.1);
+            let parts = self.r.parts(c);
             if !parts.is_empty() && !groups.contains(&parts.as_ptr()) {
                 groups.push(parts.as_ptr());
                 stack.extend(parts.iter().rev());
@@ -191,18 +191,14 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// The class a scope belongs to: the enclosing class, or the type a method declared
     /// outside it is attached to.
-    pub(super) fn enclosing_class(
-        &self,
-        file: usize,
-        scope: Option<usize>,
-    ) -> Option<(usize, usize)> {
+    pub(super) fn enclosing_class(&self, file: usize, scope: Option<usize>) -> Option<SymbolAt> {
         let symbols = &self.r.files[file].extract.symbols;
         let mut current = scope;
         while let Some(s) = current {
             if symbols[s].kind.is_class_like() {
-                return Some((file, s));
+                return Some(SymbolAt::new(file, s));
             }
-            if let Some(owner) = self.r.owner(file, s) {
+            if let Some(owner) = self.r.owner(SymbolAt::new(file, s)) {
                 return Some(owner);
             }
             current = symbols[s].parent;
@@ -216,11 +212,12 @@ impl<'a, 'r> Types<'a, 'r> {
         &self,
         file: usize,
         scope: Option<usize>,
-    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+    ) -> impl Iterator<Item = SymbolAt> + '_ {
         let symbols = &self.r.files[file].extract.symbols;
         std::iter::successors(scope, move |&s| symbols[s].parent).flat_map(move |s| {
-            let own = symbols[s].kind.is_class_like().then_some((file, s));
-            own.into_iter().chain(self.r.owner(file, s))
+            let at = SymbolAt::new(file, s);
+            let own = symbols[s].kind.is_class_like().then_some(at);
+            own.into_iter().chain(self.r.owner(at))
         })
     }
 
@@ -229,7 +226,7 @@ impl<'a, 'r> Types<'a, 'r> {
         &self,
         file: usize,
         scope: Option<usize>,
-    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+    ) -> impl Iterator<Item = SymbolAt> + '_ {
         let reach = if self.r.languages[file].spec.implicit_self_innermost {
             1
         } else {
@@ -241,13 +238,17 @@ impl<'a, 'r> Types<'a, 'r> {
     /// Whether a value is an instance of a class, or a class, that answers calls of any name
     /// (PHP's `__call`, `__callStatic`) in its hierarchy.
     pub(super) fn answers_any(&self, value: &Known) -> bool {
-        let (Known::Instance(cf, cs) | Known::Is(Target::Symbol(cf, cs))) = *value else {
-            return false;
+        let class = match *value {
+            Known::Instance(class) => class,
+            Known::Is(Target::Symbol(cf, cs)) => SymbolAt::new(cf, cs),
+            _ => return false,
         };
-        let catch_all = &self.r.languages[cf].spec.catch_all_methods;
+        let catch_all = &self.r.languages[class.file].spec.catch_all_methods;
         !catch_all.is_empty()
-            && self.r.files[cf].extract.symbols[cs].kind.is_class_like()
-            && catch_all.iter().any(|m| self.method((cf, cs), m).is_some())
+            && self.r.files[class.file].extract.symbols[class.symbol]
+                .kind
+                .is_class_like()
+            && catch_all.iter().any(|m| self.method(class, m).is_some())
     }
 
     /// What a bare call's name is in a language where class members need no `this.` (Java's
@@ -263,8 +264,8 @@ impl<'a, 'r> Types<'a, 'r> {
     ) -> Option<Known> {
         let mut outside = false;
         for class in self.implicit_classes(file, scope) {
-            if let Some((mf, ms)) = self.method(class, name) {
-                return Some(Known::Is(Target::Symbol(mf, ms)));
+            if let Some(method) = self.method(class, name) {
+                return Some(Known::Is(method.target()));
             }
             outside |= self.inherits_outside(class);
         }
@@ -357,12 +358,12 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// What an attribute of a class's instances holds: the class's own bindings of it, else its
     /// bases', else a method or nested class of that name.
-    fn attribute(&self, class: (usize, usize), name: &str, depth: usize) -> Option<Known> {
+    fn attribute(&self, class: SymbolAt, name: &str, depth: usize) -> Option<Known> {
         if self.foreign.contains(name) {
             return self
                 .method(class, name)
                 .filter(|_| !self.has_attribute(class, name))
-                .map(|(f, s)| Known::Is(Target::Symbol(f, s)));
+                .map(|method| Known::Is(method.target()));
         }
         match self.attribute_at(class, name, depth) {
             Some(known) => known,
@@ -371,39 +372,36 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     /// Whether a class or one of its project bases has a base outside the repository.
-    fn inherits_outside(&self, class: (usize, usize)) -> bool {
+    fn inherits_outside(&self, class: SymbolAt) -> bool {
         self.ancestry(class)
             .iter()
             .any(|&c| self.inheritance.of(self.r, c).outside())
     }
 
-    fn has_attribute(&self, class: (usize, usize), name: &str) -> bool {
+    fn has_attribute(&self, class: SymbolAt, name: &str) -> bool {
         self.ancestry(class).iter().any(|c| {
             self.r
-                .names(c.0)
+                .names(c.file)
                 .bindings
                 .attributes
-                .contains_key(&(c.1, Text::from(name)))
+                .contains_key(&(c.symbol, Text::from(name)))
         })
     }
 
     /// The attribute as the first class that binds or defines it says (`None` if none does,
     /// `Some(None)` if that class's bindings are unknown: later bases are not consulted).
-    fn attribute_at(
-        &self,
-        class: (usize, usize),
-        name: &str,
-        depth: usize,
-    ) -> Option<Option<Known>> {
+    fn attribute_at(&self, class: SymbolAt, name: &str, depth: usize) -> Option<Option<Known>> {
         self.ancestry(class).iter().find_map(|&c| {
-            let names = self.r.names(c.0);
-            if let Some(hints) = names.bindings.attributes.get(&(c.1, Text::from(name))) {
-                return Some(self.joined(c.0, (Some(c.1), name, true), hints, depth));
+            let names = self.r.names(c.file);
+            let key = (c.symbol, Text::from(name));
+            if let Some(hints) = names.bindings.attributes.get(&key) {
+                return Some(self.joined(c.file, (Some(c.symbol), name, true), hints, depth));
             }
-            let (mf, s) = self.r.child(c.0, c.1, name)?;
+            let member = self.r.child(c, name)?;
+            let (mf, s) = (member.file, member.symbol);
             Some(match self.r.names(mf).bindings.returns.get(&s) {
                 Some(returns) if returns.property => self.declared(mf, Some(s), &returns.class),
-                _ => Some(Known::Is(Target::Symbol(mf, s))),
+                _ => Some(Known::Is(member.target())),
             })
         })
     }
@@ -483,14 +481,14 @@ impl<'a, 'r> Types<'a, 'r> {
             .iter()
             .any(|c| c == class)
         {
-            let (cf, cs) = self.enclosing_class(file, at)?;
-            return Some(Known::Instance(cf, cs));
+            let class = self.enclosing_class(file, at)?;
+            return Some(Known::Instance(class));
         }
         match self.r.expression(file, at, class) {
             Some(Target::Symbol(cf, cs))
                 if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
             {
-                Some(Known::Instance(cf, cs))
+                Some(Known::Instance(SymbolAt::new(cf, cs)))
             }
             Some(outside @ Target::External(_)) => Some(Known::Is(outside)),
             None if self.is_builtin(file, class) => Some(Known::Builtin),
@@ -527,7 +525,7 @@ impl<'a, 'r> Types<'a, 'r> {
         };
         let symbol = &self.r.files[sf].extract.symbols[ss];
         if symbol.kind.is_class_like() {
-            return Some(Known::Instance(sf, ss));
+            return Some(Known::Instance(SymbolAt::new(sf, ss)));
         }
         if !symbol.kind.is_callable() {
             return None;
@@ -664,7 +662,7 @@ impl<'a, 'r> Types<'a, 'r> {
             Known::Is(Target::Symbol(cf, cs))
                 if self.r.files[cf].extract.symbols[cs].kind.is_class_like() =>
             {
-                Some(Known::Instance(cf, cs))
+                Some(Known::Instance(SymbolAt::new(cf, cs)))
             }
             outside @ Known::Is(Target::External(_)) => Some(outside),
             _ => None,
@@ -694,30 +692,30 @@ impl<'a, 'r> Types<'a, 'r> {
         depth: usize,
     ) -> Option<Known> {
         match base {
-            Known::Instance(cf, cs) if self.r.languages[file].spec.calls_name_methods => {
-                match self.method((cf, cs), name) {
-                    Some((mf, ms)) => Some(Known::Is(Target::Symbol(mf, ms))),
-                    None => self.inherits_outside((cf, cs)).then_some(Known::Outside),
-                }
+            Known::Instance(class) if self.r.languages[file].spec.calls_name_methods => {
+                self.method_or_outside(class, name)
             }
             base => self.member_at(base, name, depth),
         }
     }
 
+    /// A class's method of a name, else outside code where the class inherits from outside.
+    fn method_or_outside(&self, class: SymbolAt, name: &str) -> Option<Known> {
+        match self.method(class, name) {
+            Some(method) => Some(Known::Is(method.target())),
+            None => self.inherits_outside(class).then_some(Known::Outside),
+        }
+    }
+
     fn member_at(&self, base: Known, name: &str, depth: usize) -> Option<Known> {
         match base {
-            Known::Instance(cf, cs) if name == "__class__" => {
-                Some(Known::Is(Target::Symbol(cf, cs)))
-            }
-            Known::Instance(cf, cs) => self.attribute((cf, cs), name, depth + 1),
+            Known::Instance(class) if name == "__class__" => Some(Known::Is(class.target())),
+            Known::Instance(class) => self.attribute(class, name, depth + 1),
             Known::Is(Target::Symbol(cf, cs)) => {
                 if !self.r.files[cf].extract.symbols[cs].kind.is_class_like() {
                     return None;
                 }
-                match self.method((cf, cs), name) {
-                    Some((mf, ms)) => Some(Known::Is(Target::Symbol(mf, ms))),
-                    None => self.inherits_outside((cf, cs)).then_some(Known::Outside),
-                }
+                self.method_or_outside(SymbolAt::new(cf, cs), name)
             }
             Known::Is(module) => self.r.member(&module, name).map(Known::Is),
             Known::Builtin => Some(Known::Builtin),
@@ -736,11 +734,11 @@ impl<'a, 'r> Types<'a, 'r> {
         let language = self.r.languages[file];
         let is_self = language.spec.self_names.iter().any(|s| s == name);
         if is_self || self.is_receiver(file, scope, name) {
-            let (cf, class) = self.enclosing_class(file, scope)?;
+            let class = self.enclosing_class(file, scope)?;
             return Some(if language.spec.class_names.iter().any(|c| c == name) {
-                Known::Is(Target::Symbol(cf, class))
+                Known::Is(class.target())
             } else {
-                Known::Instance(cf, class)
+                Known::Instance(class)
             });
         }
         if let Some(bound) = self.local_at(file, scope, name, depth) {
