@@ -41,6 +41,13 @@ impl Condition {
     }
 }
 
+/// A condition on the value of one metadata key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetadataCondition {
+    pub key: String,
+    pub condition: Condition,
+}
+
 /// Which memories a request addresses, by their labels. Every label given must match.
 #[derive(Debug, Clone, Default)]
 pub struct LabelFilter {
@@ -50,7 +57,7 @@ pub struct LabelFilter {
     pub run: Option<String>,
     /// Who wrote the memory first (`written_by`).
     pub written_by: Option<String>,
-    pub metadata: Vec<(String, Condition)>,
+    pub metadata: Vec<MetadataCondition>,
 }
 
 impl LabelFilter {
@@ -78,7 +85,7 @@ impl LabelFilter {
             && self
                 .metadata
                 .iter()
-                .all(|(key, condition)| condition.holds(memory.metadata.get(key)))
+                .all(|m| m.condition.holds(memory.metadata.get(&m.key)))
     }
 
     /// True when `memory` is in the scope the filter reads (its developer's, else the
@@ -457,7 +464,10 @@ mod tests {
         assert!(filter(None).labels(&memory));
         let narrowed = |agent: &str, condition: Condition| LabelFilter {
             agent: Some(agent.to_string()),
-            metadata: vec![("pr".to_string(), condition)],
+            metadata: vec![MetadataCondition {
+                key: "pr".to_string(),
+                condition,
+            }],
             ..filter(Some("alice"))
         };
         assert!(narrowed("reviewer", Condition::Is(serde_json::json!(12))).keeps(&memory));

@@ -52,7 +52,7 @@ pub use guidelines::{
 pub use index::IndexRequest;
 pub use labels::{
     Condition, Entity, EntityKind, FindRequest, LabelFilter, LearnRequest, MAX_FOUND,
-    MAX_LEARNINGS, RewriteRequest, SelectRequest, Selected,
+    MAX_LEARNINGS, MetadataCondition, RewriteRequest, SelectRequest, Selected,
 };
 pub use learn::{DecidedBy, LearnReviewsRequest, LearnedReviews, SkippedGroup};
 pub use memory::{

@@ -329,8 +329,8 @@ struct Extractor<'a> {
     tree: &'a Tree,
     /// What the queries matched.
     matches: Matches<'a>,
-    /// Definitions sorted by start byte, parallel to `out.symbols`.
-    spans: Vec<(usize, usize)>,
+    /// The bytes of each definition, sorted by start, parallel to `out.symbols`.
+    spans: Vec<std::ops::Range<usize>>,
     name_starts: HashMap<usize, usize>,
     out: FileExtract,
 }
@@ -470,20 +470,19 @@ impl<'a> Extractor<'a> {
         let mut stack: Vec<usize> = Vec::new();
         for (index, mut definition) in found.into_iter().enumerate() {
             while let Some(&top) = stack.last() {
-                if self.spans[top].1 >= definition.end_byte {
+                if self.spans[top].end >= definition.end_byte {
                     break;
                 }
                 stack.pop();
             }
             definition.symbol.parent = stack.last().copied();
-            self.spans
-                .push((definition.start_byte, definition.end_byte));
+            self.spans.push(definition.start_byte..definition.end_byte);
             self.name_starts.insert(definition.name_start, index);
             self.out.symbols.push(definition.symbol);
             stack.push(index);
         }
         self.out.parts = (0..self.spans.len())
-            .filter(|&i| partial.contains(&self.spans[i].0))
+            .filter(|&i| partial.contains(&self.spans[i].start))
             .collect();
         self.attach_receivers();
         self.qualify();
@@ -602,8 +601,8 @@ impl<'a> Extractor<'a> {
 
     /// Innermost definition containing a byte offset.
     fn scope_at(&self, byte: usize) -> Option<usize> {
-        let end = self.spans.partition_point(|(start, _)| *start <= byte);
-        (0..end).rev().find(|&i| self.spans[i].1 > byte)
+        let end = self.spans.partition_point(|span| span.start <= byte);
+        (0..end).rev().find(|&i| self.spans[i].end > byte)
     }
 
     fn line(node: Node) -> u32 {

@@ -119,6 +119,14 @@ pub struct Stat {
     pub mtime_ns: i64,
 }
 
+/// An entry of a listed directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedEntry {
+    pub name: String,
+    /// Whether it is a directory (a link is not).
+    pub is_dir: bool,
+}
+
 /// A handle on a repository's root through which its files are read.
 #[derive(Debug)]
 pub struct RepoFiles {
@@ -219,8 +227,8 @@ impl RepoFiles {
     }
 
     /// The entries of the directory at `path` (links to directories inside the repository
-    /// followed): each name and whether it is a directory (a link is not), at most `max`.
-    pub fn list(&self, path: &str, max: usize) -> Result<Vec<(String, bool)>, RepoReadError> {
+    /// followed), at most `max`.
+    pub fn list(&self, path: &str, max: usize) -> Result<Vec<ListedEntry>, RepoReadError> {
         check_relative(path)?;
         let entries = self.dir.read_dir(path).map_err(|e| open_error(path, e))?;
         let mut listed = Vec::new();
@@ -228,8 +236,10 @@ impl RepoFiles {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let name = entry.file_name().to_string_lossy().into_owned();
-            listed.push((name, kind.is_dir()));
+            listed.push(ListedEntry {
+                name: entry.file_name().to_string_lossy().into_owned(),
+                is_dir: kind.is_dir(),
+            });
         }
         Ok(listed)
     }

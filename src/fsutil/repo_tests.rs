@@ -127,7 +127,12 @@ fn listing_shows_names_and_directories_and_refuses_links_out() {
     let (repo, _outside, files) = planted();
     std::fs::create_dir_all(repo.path().join("src/sub")).unwrap();
     symlink("/", repo.path().join("src/up")).unwrap();
-    let mut listed = files.list("src", 100).unwrap();
+    let mut listed: Vec<(String, bool)> = files
+        .list("src", 100)
+        .unwrap()
+        .into_iter()
+        .map(|entry| (entry.name, entry.is_dir))
+        .collect();
     listed.sort();
     assert_eq!(
         listed,

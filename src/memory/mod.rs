@@ -635,7 +635,8 @@ impl Memories {
         if missing.is_empty() {
             return none;
         }
-        let (ids, texts): (Vec<String>, Vec<String>) = missing.into_iter().unzip();
+        let (ids, texts): (Vec<String>, Vec<String>) =
+            missing.into_iter().map(|m| (m.id, m.text)).unzip();
         match self.embed(texts).await {
             Some(vectors) => ids.into_iter().zip(vectors).collect(),
             None => none,
@@ -654,29 +655,26 @@ impl Memories {
         if self.semantic.model_dir.is_none() {
             return Ok(0);
         }
-        let pending: Vec<(String, String)> = {
+        let pending: Vec<ToEmbed> = {
             let mut state = self.state.lock().await;
             self.refresh(&mut state).await?;
-            let mut pending: Vec<(String, String)> = state
+            let mut pending: Vec<ToEmbed> = state
                 .memories
                 .values()
                 .filter(|m| m.is_live() && !state.index.has_vector(&m.id))
-                .map(|m| (m.id.clone(), embedding_text(m)))
+                .map(ToEmbed::of)
                 .collect();
             pending.sort();
             pending
         };
         let mut done = 0;
         for batch in pending.chunks(64) {
-            let texts = batch.iter().map(|(_, t)| t.clone()).collect();
+            let texts = batch.iter().map(|p| p.text.clone()).collect();
             let Some(vectors) = self.embed(texts).await else {
                 return Ok(done);
             };
-            let vectors: HashMap<String, Vec<f32>> = batch
-                .iter()
-                .map(|(id, _)| id.clone())
-                .zip(vectors)
-                .collect();
+            let vectors: HashMap<String, Vec<f32>> =
+                batch.iter().map(|p| p.id.clone()).zip(vectors).collect();
             let mut state = self.state.lock().await;
             let state = &mut *state;
             self.with_store(true, async |store| {
@@ -684,9 +682,9 @@ impl Memories {
                 // Only memories whose text has not changed since it was embedded.
                 let changed: Vec<Memory> = batch
                     .iter()
-                    .filter_map(|(id, text)| {
-                        let m = state.memories.get(id)?;
-                        (embedding_text(m) == *text).then(|| m.clone())
+                    .filter_map(|p| {
+                        let m = state.memories.get(&p.id)?;
+                        (embedding_text(m) == p.text).then(|| m.clone())
                     })
                     .collect();
                 if !changed.is_empty() {
@@ -1355,6 +1353,22 @@ fn restore(previous: &Memory, gone: &str) -> Memory {
     restored.validity.superseded_by = None;
     restored.validity.updated_at = crate::clock::now_ms();
     restored
+}
+
+/// A memory's text to compute a vector from, by the memory's id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ToEmbed {
+    id: String,
+    text: String,
+}
+
+impl ToEmbed {
+    fn of(memory: &Memory) -> ToEmbed {
+        ToEmbed {
+            id: memory.id.clone(),
+            text: embedding_text(memory),
+        }
+    }
 }
 
 /// The text a memory's vector is computed from.

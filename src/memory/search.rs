@@ -89,11 +89,19 @@ struct Slot {
     vector: Option<Box<[f32]>>,
 }
 
+/// A document holding a term: its slot, and how often (weighted) it holds the term.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    slot: u32,
+    count: u16,
+}
+
 #[derive(Default, Clone)]
 struct Partition {
     slots: Vec<Slot>,
     by_id: HashMap<String, u32>,
-    postings: HashMap<String, Vec<(u32, u16)>>,
+    /// The documents holding each term.
+    postings: HashMap<String, Vec<Posting>>,
     /// Live documents per term (postings keep removed slots until compaction).
     df: HashMap<String, u32>,
     total_len: u64,
@@ -135,9 +143,9 @@ impl Partition {
             }
         }
         for list in self.postings.values_mut() {
-            list.retain_mut(|(slot, _)| {
-                let new = renumber[*slot as usize];
-                *slot = new;
+            list.retain_mut(|posting| {
+                let new = renumber[posting.slot as usize];
+                posting.slot = new;
                 new != u32::MAX
             });
         }
@@ -171,7 +179,7 @@ impl Partition {
             self.postings
                 .entry(term.clone())
                 .or_default()
-                .push((slot, count));
+                .push(Posting { slot, count });
             terms.push(term);
         }
         self.slots.push(Slot {
@@ -323,7 +331,7 @@ impl SearchIndex {
             };
             let df = df as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(slot, tf) in list {
+            for &Posting { slot, count: tf } in list {
                 let s = &p.slots[slot as usize];
                 if !s.alive {
                     continue;

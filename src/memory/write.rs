@@ -1018,7 +1018,7 @@ fn neighbours(prepared: &Prepared, index: &SearchIndex) -> Vec<String> {
 }
 
 /// The live candidates of a write that have no vector yet (to embed before deciding).
-pub(super) fn without_vectors(prepared: &Prepared, view: &View) -> Vec<(String, String)> {
+pub(super) fn without_vectors(prepared: &Prepared, view: &View) -> Vec<super::ToEmbed> {
     if prepared.vector.is_none() {
         return Vec::new();
     }
@@ -1029,7 +1029,7 @@ pub(super) fn without_vectors(prepared: &Prepared, view: &View) -> Vec<(String, 
         .into_iter()
         .filter(|hit| !view.index.has_vector(&hit.id) && !view.vectors.contains_key(&hit.id))
         .filter_map(|hit| view.memories.get(&hit.id))
-        .map(|m| (m.id.clone(), super::embedding_text(m)))
+        .map(super::ToEmbed::of)
         .collect()
 }
 

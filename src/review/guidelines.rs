@@ -104,11 +104,11 @@ fn collect(
     let Ok(entries) = files.list(dir, 1_000) else {
         return;
     };
-    for (name, is_dir) in entries {
-        let path = format!("{dir}/{name}");
-        if is_dir && depth > 1 {
+    for entry in entries {
+        let path = format!("{dir}/{}", entry.name);
+        if entry.is_dir && depth > 1 {
             collect(files, &path, depth - 1, keep, out);
-        } else if !is_dir && keep(&name) {
+        } else if !entry.is_dir && keep(&entry.name) {
             out.push(path);
         }
     }

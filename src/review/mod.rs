@@ -308,7 +308,8 @@ fn map_onto_symbols(
         after: effects_by_symbol(language, &sides.new_extract, &path),
     };
     if !effects.before.is_empty() || !effects.after.is_empty() {
-        (report.effects_added, report.effects_removed) = effects.of("");
+        let file = effects.of("");
+        (report.effects_added, report.effects_removed) = (file.added, file.removed);
     }
     let (module_added, module_removed) = (touches.module_added, touches.module_removed);
     if !module_added.is_empty() || !module_removed.is_empty() {
@@ -527,30 +528,37 @@ struct EffectsDelta {
     after: HashMap<String, Vec<String>>,
 }
 
+/// The side-effect categories a symbol gains and loses.
+#[derive(Default)]
+struct EffectsChange {
+    added: Vec<String>,
+    removed: Vec<String>,
+}
+
 impl EffectsDelta {
     /// The categories a symbol gains and loses.
-    fn of(&self, key: &str) -> (Vec<String>, Vec<String>) {
+    fn of(&self, key: &str) -> EffectsChange {
         let empty = Vec::new();
         let b = self.before.get(key).unwrap_or(&empty);
         let a = self.after.get(key).unwrap_or(&empty);
-        (
-            a.iter().filter(|c| !b.contains(c)).cloned().collect(),
-            b.iter().filter(|c| !a.contains(c)).cloned().collect(),
-        )
+        EffectsChange {
+            added: a.iter().filter(|c| !b.contains(c)).cloned().collect(),
+            removed: b.iter().filter(|c| !a.contains(c)).cloned().collect(),
+        }
     }
 
     /// What a touched symbol's change does to its side effects.
-    fn for_change(&self, kind: SymbolChangeKind, qualname: &str) -> (Vec<String>, Vec<String>) {
+    fn for_change(&self, kind: SymbolChangeKind, qualname: &str) -> EffectsChange {
         match kind {
             SymbolChangeKind::Modified => self.of(qualname),
-            SymbolChangeKind::Added => (
-                self.after.get(qualname).cloned().unwrap_or_default(),
-                Vec::new(),
-            ),
-            SymbolChangeKind::Removed => (
-                Vec::new(),
-                self.before.get(qualname).cloned().unwrap_or_default(),
-            ),
+            SymbolChangeKind::Added => EffectsChange {
+                added: self.after.get(qualname).cloned().unwrap_or_default(),
+                ..EffectsChange::default()
+            },
+            SymbolChangeKind::Removed => EffectsChange {
+                removed: self.before.get(qualname).cloned().unwrap_or_default(),
+                ..EffectsChange::default()
+            },
         }
     }
 }
@@ -624,7 +632,10 @@ fn symbol_change(
     removed.dedup();
     let id = graph::symbol_id(side_path, &qualname);
     let node = near.graph.node(&id);
-    let (effects_added, effects_removed) = effects.for_change(kind, &qualname);
+    let EffectsChange {
+        added: effects_added,
+        removed: effects_removed,
+    } = effects.for_change(kind, &qualname);
     let mut entry = SymbolChange {
         id: id.clone(),
         kind: symbol.kind.as_str().to_string(),

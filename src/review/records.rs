@@ -211,8 +211,23 @@ pub struct Period {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Trend {
     pub periods: Vec<Period>,
-    /// Per category (sorted by name), its window in each period (`None`: not flagged then).
-    pub categories: Vec<(String, Vec<Option<Window>>)>,
+    /// Per category, sorted by name.
+    pub categories: Vec<CategoryTrend>,
+}
+
+/// One category's findings in each period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryTrend {
+    pub category: String,
+    /// Its window in each period (`None`: not flagged then).
+    pub windows: Vec<Option<Window>>,
+}
+
+/// Serialised as the pair `[category, windows]` it was before it had names.
+impl Serialize for CategoryTrend {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.category, &self.windows).serialize(serializer)
+    }
 }
 
 /// The rejection rate of each category over time: `reviews` (oldest first) cut into at most
@@ -254,7 +269,10 @@ pub fn rejection_trend(reviews: &[ReviewRecord], periods: usize) -> Trend {
                     ((window.rejected as f64 / window.flagged.max(1) as f64) * 1000.0).round()
                         / 1000.0;
             }
-            (category.to_string(), windows)
+            CategoryTrend {
+                category: category.to_string(),
+                windows,
+            }
         })
         .collect();
     Trend {
@@ -366,8 +384,8 @@ mod tests {
             (0, 1000, 2)
         );
         assert_eq!(trend.periods[1].reviews, 3);
-        let (name, naming) = &trend.categories[0];
-        assert_eq!(name, "naming");
+        assert_eq!(trend.categories[0].category, "naming");
+        let naming = &trend.categories[0].windows;
         let first = naming[0].as_ref().unwrap();
         assert_eq!(
             (first.flagged, first.rejected, first.rejection_rate),
@@ -376,10 +394,15 @@ mod tests {
         let second = naming[1].as_ref().unwrap();
         assert_eq!((second.flagged, second.rejected), (3, 1));
         assert_eq!(second.rejection_rate, 0.333);
-        assert_eq!(trend.categories[1].0, "security");
+        assert_eq!(trend.categories[1].category, "security");
         assert_eq!(
-            trend.categories[1].1[0], None,
+            trend.categories[1].windows[0], None,
             "not flagged in the first period"
+        );
+        assert_eq!(
+            serde_json::to_value(&trend.categories[1]).unwrap()[0],
+            "security",
+            "answered as the pair [category, windows]"
         );
         assert_eq!(rejection_trend(&[], 4), Trend::default());
         assert_eq!(rejection_trend(&reviews, 10).periods.len(), 5);

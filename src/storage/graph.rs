@@ -603,9 +603,15 @@ fn unpack<T: DeserializeOwned>(bytes: &[u8], doing: &str) -> Result<T> {
 struct Writer<'a> {
     db: &'a Surreal<Db>,
     statements: Vec<String>,
-    rows: Vec<(String, Vec<Object>)>,
-    ids: Vec<(String, Vec<RecordId>)>,
+    rows: Vec<Bound<Object>>,
+    ids: Vec<Bound<RecordId>>,
     pending: usize,
+}
+
+/// A list bound to a statement's variable.
+struct Bound<T> {
+    var: String,
+    list: Vec<T>,
 }
 
 /// Rows per transaction when writing the graph.
@@ -625,14 +631,14 @@ impl<'a> Writer<'a> {
     async fn rows(&mut self, statement: String, var: String, rows: Vec<Object>) -> Result<()> {
         self.pending += rows.len();
         self.statements.push(statement);
-        self.rows.push((var, rows));
+        self.rows.push(Bound { var, list: rows });
         self.flush_if_full().await
     }
 
     async fn ids(&mut self, statement: String, var: String, ids: Vec<RecordId>) -> Result<()> {
         self.pending += ids.len();
         self.statements.push(statement);
-        self.ids.push((var, ids));
+        self.ids.push(Bound { var, list: ids });
         self.flush_if_full().await
     }
 
@@ -655,11 +661,11 @@ impl<'a> Writer<'a> {
         }
         statements.push("COMMIT TRANSACTION".to_string());
         let mut query = self.db.query(statements.join(";\n"));
-        for (var, rows) in self.rows.drain(..) {
-            query = query.bind((var, rows));
+        for rows in self.rows.drain(..) {
+            query = query.bind((rows.var, rows.list));
         }
-        for (var, ids) in self.ids.drain(..) {
-            query = query.bind((var, ids));
+        for ids in self.ids.drain(..) {
+            query = query.bind((ids.var, ids.list));
         }
         if let Some(meta) = meta {
             query = query.bind(("meta", meta));

@@ -18,7 +18,7 @@ use super::wire::{
 use super::{MAX_BODY_BYTES, Refusal, WRITER};
 use crate::app::{
     Cairn, Condition, FindRequest, ForgetRequest, LabelFilter, LearnRequest, MAX_FOUND,
-    MemoryRequest, RememberRequest, RewriteRequest, SelectRequest,
+    MemoryRequest, MetadataCondition, RememberRequest, RewriteRequest, SelectRequest,
 };
 use crate::memory::model::Metadata;
 use crate::memory::{Action, MemoryType, WriteOutcome};
@@ -77,7 +77,7 @@ struct Selection {
     user: Option<String>,
     agent: Option<String>,
     run: Option<String>,
-    metadata: Vec<(String, Condition)>,
+    metadata: Vec<MetadataCondition>,
 }
 
 /// Operators of mem0's filters; cairn answers `eq` and `in` (and `"*"`), and refuses the
@@ -162,10 +162,10 @@ impl Selection {
                         return Err(Refusal::shape("`filters.metadata` is an object"));
                     };
                     for (key, value) in metadata {
-                        self.metadata.push((key.clone(), condition(key, value)?));
+                        self.metadata.push(condition(key, value)?);
                     }
                 }
-                _ => self.metadata.push((key.clone(), condition(key, value)?)),
+                _ => self.metadata.push(condition(key, value)?),
             }
         }
         Ok(())
@@ -222,28 +222,32 @@ fn list_of<'a>(key: &str, value: &'a Value) -> Result<&'a [Value], Refusal> {
         .ok_or_else(|| Refusal::shape(format!("`{key}` is a list of filters")))
 }
 
-/// A metadata condition: a value, `"*"` (any), `{"eq": v}` or `{"in": [..]}`.
-fn condition(key: &str, value: &Value) -> Result<Condition, Refusal> {
-    match value {
-        Value::String(text) if text == "*" => Ok(Condition::Present),
+/// A metadata key's condition: a value, `"*"` (any), `{"eq": v}` or `{"in": [..]}`.
+fn condition(key: &str, value: &Value) -> Result<MetadataCondition, Refusal> {
+    let condition = match value {
+        Value::String(text) if text == "*" => Condition::Present,
         Value::Object(ops)
             if !ops.is_empty() && ops.keys().all(|op| OPERATORS.contains(&op.as_str())) =>
         {
             match ops.iter().next() {
-                Some((op, value)) if ops.len() == 1 && op == "eq" => {
-                    Ok(Condition::Is(value.clone()))
-                }
+                Some((op, value)) if ops.len() == 1 && op == "eq" => Condition::Is(value.clone()),
                 Some((op, Value::Array(values))) if ops.len() == 1 && op == "in" => {
-                    Ok(Condition::OneOf(values.clone()))
+                    Condition::OneOf(values.clone())
                 }
-                _ => Err(Refusal::bad(format!(
-                    "the filter on {} is not supported by cairn: use a value, \"*\", {{\"eq\": value}} or {{\"in\": [values]}}",
-                    quoted(key)
-                ))),
+                _ => {
+                    return Err(Refusal::bad(format!(
+                        "the filter on {} is not supported by cairn: use a value, \"*\", {{\"eq\": value}} or {{\"in\": [values]}}",
+                        quoted(key)
+                    )));
+                }
             }
         }
-        other => Ok(Condition::Is(other.clone())),
-    }
+        other => Condition::Is(other.clone()),
+    };
+    Ok(MetadataCondition {
+        key: key.to_string(),
+        condition,
+    })
 }
 
 /// The user's turns of `messages` (cairn stores the user's own words) and the roles of the
@@ -766,8 +770,14 @@ mod tests {
         assert_eq!(
             selection.metadata,
             [
-                ("kind".to_string(), Condition::Present),
-                ("pr".to_string(), Condition::OneOf(vec![json!(1), json!(2)])),
+                MetadataCondition {
+                    key: "kind".to_string(),
+                    condition: Condition::Present,
+                },
+                MetadataCondition {
+                    key: "pr".to_string(),
+                    condition: Condition::OneOf(vec![json!(1), json!(2)]),
+                },
             ]
         );
         assert_eq!(

@@ -7,7 +7,7 @@ use maud::{Markup, html};
 
 use crate::context::Link;
 use crate::graph::short_name;
-use crate::review::records::Trend;
+use crate::review::records::{CategoryTrend, Trend};
 
 /// Line colours, one per category in turn (readable on white, told apart without colour by
 /// the legend's order and each point's title).
@@ -66,7 +66,7 @@ pub fn trend(trend: &Trend) -> Markup {
                 transform=(format!("rotate(-90 12 {})", TOP + plot_h / 2.0)) {
                 "rejected"
             }
-            @for (c, (category, windows)) in trend.categories.iter().enumerate() {
+            @for (c, CategoryTrend { category, windows }) in trend.categories.iter().enumerate() {
                 @let points: Vec<(usize, f64)> = windows.iter().enumerate()
                     .filter_map(|(i, w)| w.as_ref().map(|w| (i, w.rejection_rate))).collect();
                 g.series data-category=(category) {
@@ -298,8 +298,14 @@ mod tests {
         let trend = Trend {
             periods: vec![Period::default(), Period::default(), Period::default()],
             categories: vec![
-                ("naming".to_string(), vec![window(2, 2), None, window(2, 1)]),
-                ("security".to_string(), vec![None, window(1, 0), None]),
+                CategoryTrend {
+                    category: "naming".to_string(),
+                    windows: vec![window(2, 2), None, window(2, 1)],
+                },
+                CategoryTrend {
+                    category: "security".to_string(),
+                    windows: vec![None, window(1, 0), None],
+                },
             ],
         };
         let svg = super::trend(&trend).into_string();

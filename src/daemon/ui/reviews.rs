@@ -100,7 +100,7 @@ fn rejection_trend(history: &ReviewHistory) -> Markup {
                     (chart::trend(&history.trend))
                     figcaption {
                         ul.legend {
-                            @for (i, (category, _)) in history.trend.categories.iter().enumerate() {
+                            @for (i, category) in history.trend.categories.iter().map(|c| &c.category).enumerate() {
                                 li {
                                     svg.swatch xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10" aria-hidden="true" {
                                         circle cx="5" cy="5" r="5" fill=(chart::colour(i)) {}
@@ -293,7 +293,7 @@ fn colour_of(history: &ReviewHistory, category: &str, fallback: usize) -> &'stat
         .trend
         .categories
         .iter()
-        .position(|(c, _)| c == category);
+        .position(|c| c.category == category);
     chart::colour(at.unwrap_or(fallback))
 }
 
