@@ -146,6 +146,12 @@ pub fn write_labels(
     })
 }
 
+/// The memory type a listing or a forget asks for as an edge receives it (`None`: any),
+/// parsed.
+pub fn asked_type(kind: Option<&str>) -> Result<Option<MemoryType>, AskError> {
+    Ok(kind.map(str::parse).transpose()?)
+}
+
 /// A write's type, source and scope, parsed from text.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteLabels {
@@ -159,22 +165,25 @@ pub struct WriteLabels {
 #[derive(Debug, Clone, Default)]
 pub struct ForgetRequest {
     pub id: Option<String>,
-    pub kind: Option<String>,
+    pub kind: Option<MemoryType>,
     pub path: Option<String>,
     pub developer: Option<String>,
     pub confirm: Option<usize>,
 }
 
-/// A type and a developer a listing or a forget asks for, parsed.
+/// A type and a developer a listing or a forget asks for, the developer normalised.
 struct TypeAndDeveloper {
     kind: Option<MemoryType>,
     developer: Option<String>,
 }
 
 impl TypeAndDeveloper {
-    fn parse(kind: Option<&str>, developer: Option<&str>) -> Result<TypeAndDeveloper, AskError> {
+    fn parse(
+        kind: Option<MemoryType>,
+        developer: Option<&str>,
+    ) -> Result<TypeAndDeveloper, AskError> {
         Ok(TypeAndDeveloper {
-            kind: kind.map(str::parse::<MemoryType>).transpose()?,
+            kind,
             developer: developer.map(memory::model::developer_id).transpose()?,
         })
     }
@@ -195,7 +204,7 @@ struct ForgetFilter {
 impl ForgetFilter {
     /// The request's filter, checked; refused when it names none.
     fn of(request: &ForgetRequest) -> Result<ForgetFilter, AskError> {
-        let asked = TypeAndDeveloper::parse(request.kind.as_deref(), request.developer.as_deref())?;
+        let asked = TypeAndDeveloper::parse(request.kind, request.developer.as_deref())?;
         let path = request
             .path
             .as_deref()
@@ -253,7 +262,7 @@ pub struct SearchRequest {
 /// Which memories to list, newest first.
 #[derive(Debug, Clone, Default)]
 pub struct ListRequest {
-    pub kind: Option<String>,
+    pub kind: Option<MemoryType>,
     pub developer: Option<String>,
     /// Superseded, pending and rejected memories too.
     pub all: bool,
@@ -781,7 +790,7 @@ impl Cairn {
 
     /// Memories, newest first, of one type or developer if asked.
     pub async fn list(&self, request: ListRequest) -> Result<MemoryList, AskError> {
-        let asked = TypeAndDeveloper::parse(request.kind.as_deref(), request.developer.as_deref())?;
+        let asked = TypeAndDeveloper::parse(request.kind, request.developer.as_deref())?;
         let mut listed: Vec<Memory> = self
             .all_scopes()
             .await?
@@ -967,6 +976,20 @@ mod tests {
         let error = resolve(None, Some(&["decisions"])).unwrap_err().to_string();
         assert!(
             error.contains("the user's config.toml [memory] org_types"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_asked_type_is_parsed_at_the_edge_and_an_unknown_one_refused_by_name() {
+        assert_eq!(asked_type(None).unwrap(), None);
+        assert_eq!(
+            asked_type(Some("Risk-Module")).unwrap(),
+            Some(MemoryType::RiskModule)
+        );
+        let error = asked_type(Some("decisions")).unwrap_err().to_string();
+        assert!(
+            error.starts_with("unknown memory type `decisions`: use one of project_pattern,"),
             "{error}"
         );
     }

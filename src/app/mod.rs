@@ -58,7 +58,7 @@ pub use learn::{DecidedBy, LearnReviewsRequest, LearnedReviews, SkippedGroup};
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,
-    SearchBody, SearchRequest, Shared, WriteLabels, write_labels,
+    SearchBody, SearchRequest, Shared, WriteLabels, asked_type, write_labels,
 };
 pub use recurring::Proposed;
 pub use render::Text;

@@ -31,7 +31,7 @@ pub async fn run(cairn: &Cairn, action: MemoryCommand) -> anyhow::Result<ExitCod
             list(
                 cairn,
                 ListRequest {
-                    kind,
+                    kind: app::asked_type(kind.as_deref())?,
                     developer,
                     all,
                     pending,

@@ -471,9 +471,13 @@ impl Server {
         &self,
         Parameters(args): Parameters<ForgetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        let kind = match app::asked_type(args.kind.as_deref()) {
+            Ok(kind) => kind,
+            Err(error) => return Ok(refusal(error)),
+        };
         let request = app::ForgetRequest {
             id: args.id,
-            kind: args.kind,
+            kind,
             path: args.path,
             developer: args.developer,
             confirm: args.confirm,
