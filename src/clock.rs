@@ -17,13 +17,6 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Nanoseconds since the Unix epoch (unique-enough stamps).
-pub fn now_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
-}
-
 /// `YYYY-MM-DD HH:MM:SS UTC` of a time in milliseconds since the epoch.
 pub fn time_of_ms(ms: i64) -> String {
     let seconds = ms.div_euclid(1_000);

@@ -27,16 +27,6 @@ const GRAMMARS: &[(&str, LanguageFn)] = &[
     ("tsx", tree_sitter_typescript::LANGUAGE_TSX),
 ];
 
-/// The query files every language provides, by file stem.
-pub const QUERY_KINDS: &[&str] = &[
-    "definitions",
-    "imports",
-    "calls",
-    "inheritance",
-    "mutations",
-    "types",
-];
-
 /// A failure to load a grammar folder: always a bug in the folder, reported with its name.
 #[derive(Debug, thiserror::Error)]
 pub enum GrammarError {
@@ -287,6 +277,7 @@ impl Queries {
     }
 
     /// How many patterns a kind has.
+    #[cfg(test)]
     pub fn pattern_count(&self, kind: QueryKind) -> usize {
         let k = kind as usize;
         let end = self

@@ -347,7 +347,7 @@ mod tests {
         rows: &[(&str, MemoryType, &str, Option<Vec<f32>>)],
     ) -> (HashMap<String, Memory>, SearchIndex) {
         let mut memories = HashMap::new();
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         for (i, (id, kind, content, vector)) in rows.iter().enumerate() {
             let memory = Memory::new(
                 id.to_string(),

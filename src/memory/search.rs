@@ -209,10 +209,6 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
-    pub fn new() -> SearchIndex {
-        SearchIndex::default()
-    }
-
     /// Adds or replaces a memory. A memory whose text and partition did not change keeps
     /// its slot (only its type, validity, approval and vector are updated).
     pub(crate) fn upsert(&mut self, entry: &Entry) {
@@ -246,18 +242,6 @@ impl SearchIndex {
         }
     }
 
-    /// Sets a memory's vector (computed after the write).
-    pub fn set_vector(&mut self, id: &str, vector: &[f32]) {
-        let Some(partition) = self.home.get(id) else {
-            return;
-        };
-        if let Some(p) = self.partitions.get_mut(partition)
-            && let Some(&slot) = p.by_id.get(id)
-        {
-            p.slots[slot as usize].vector = Some(Box::from(vector));
-        }
-    }
-
     /// A memory's vector.
     pub fn vector(&self, id: &str) -> Option<Vec<f32>> {
         let p = self.partitions.get(self.home.get(id)?)?;
@@ -269,14 +253,11 @@ impl SearchIndex {
     }
 
     /// Memories indexed in a partition.
-    pub fn len(&self, partition: &str) -> usize {
+    #[cfg(test)]
+    fn len(&self, partition: &str) -> usize {
         self.partitions
             .get(partition)
             .map_or(0, |p| p.alive as usize)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.home.is_empty()
     }
 
     /// True when the memory has a vector.
@@ -467,7 +448,7 @@ mod tests {
 
     #[test]
     fn ranks_identifier_matches_first_and_keeps_partitions_apart() {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         index.upsert(&entry(
             "a",
             "project",
@@ -500,7 +481,7 @@ mod tests {
 
     #[test]
     fn replaced_and_removed_memories_leave_the_results() {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         index.upsert(&entry(
             "a",
             "project",
@@ -516,7 +497,7 @@ mod tests {
 
     #[test]
     fn compaction_keeps_answers() {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         let ids: Vec<String> = (0..3_000).map(|i| format!("m{i}")).collect();
         for (i, id) in ids.iter().enumerate() {
             let content = if i % 2 == 0 {
@@ -539,7 +520,7 @@ mod tests {
 
     #[test]
     fn rewrites_keep_rankings_sound() {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         index.upsert(&entry("a", "project", "retry payments with backoff"));
         index.upsert(&entry("b", "project", "render templates with autoescape"));
         // Metadata-only rewrites (statistics write-backs) must not skew frequencies.
@@ -560,7 +541,7 @@ mod tests {
 
     #[test]
     fn filters_apply_before_the_cut() {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         for i in 0..20 {
             let id = format!("p{i}");
             index.upsert(&entry(&id, "project", "retry payments with backoff"));
@@ -579,7 +560,7 @@ mod tests {
 
     #[test]
     fn nearest_uses_vectors() {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         let mut a = entry("a", "project", "x");
         a.vector = Some(&[1.0, 0.0]);
         let mut b = entry("b", "project", "y");

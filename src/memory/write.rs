@@ -1733,7 +1733,7 @@ mod tests {
     fn an_echo_of_a_served_memory_changes_nothing() {
         let served = stored(MemoryType::Decision, "Use UTC everywhere.");
         let memories = by_id(&[&served]);
-        let index = SearchIndex::new();
+        let index = SearchIndex::default();
         let vectors = HashMap::new();
         let view = || View {
             memories: &memories,
@@ -1769,7 +1769,7 @@ mod tests {
 
     /// The search index over `memories`, as the process keeps it.
     fn indexed(memories: &HashMap<String, Memory>) -> SearchIndex {
-        let mut index = SearchIndex::new();
+        let mut index = SearchIndex::default();
         for m in memories.values() {
             index.upsert(&super::super::search::Entry {
                 id: &m.id,

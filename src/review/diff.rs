@@ -91,27 +91,6 @@ impl FileChange {
             .filter_map(|l| Some((l.old?, l.text.as_str())))
     }
 
-    /// New-side lines next to which something was removed (a pure deletion leaves no added
-    /// line, but it happened between two new-side lines).
-    pub fn deletion_points(&self) -> Vec<u32> {
-        let mut points = Vec::new();
-        for hunk in &self.hunks {
-            let mut next_new = hunk.new_start.max(1);
-            for line in &hunk.lines {
-                match line.op {
-                    '-' => points.push(next_new),
-                    _ => {
-                        if let Some(n) = line.new {
-                            next_new = n + 1;
-                        }
-                    }
-                }
-            }
-        }
-        points.dedup();
-        points
-    }
-
     pub(crate) fn added_count(&self) -> usize {
         self.added().count()
     }
@@ -476,7 +455,6 @@ index 0000000..7777777
             app.removed().collect::<Vec<_>>(),
             vec![(12, "        b = 2"), (41, "    y = 2")]
         );
-        assert_eq!(app.deletion_points(), vec![12, 42]);
         assert_eq!(changes[1].old_path.as_deref(), Some("old.py"));
         assert_eq!(changes[2].removed_count(), 2);
         assert_eq!(

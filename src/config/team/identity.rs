@@ -58,12 +58,6 @@ impl Identity {
     }
 }
 
-/// An organisation's name as a namespace (`[a-z0-9_]`); `None` when nothing is left.
-pub fn org_name(org: &str) -> Option<String> {
-    let name = name(&org.trim().to_lowercase());
-    (!name.is_empty()).then_some(name)
-}
-
 /// A server name made of `[a-z0-9_]`: everything else becomes `_`.
 fn name(text: &str) -> String {
     text.chars()
