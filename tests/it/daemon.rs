@@ -315,7 +315,7 @@ async fn http_needs_the_token_a_loopback_host_and_no_foreign_origin() {
     // The right token: the same tools as over stdio, and they answer.
     let client = http_client(&daemon).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), 10);
     let context = text(&call(&client, "get_context", json!({})).await);
     assert!(context.contains("src/shop"), "{context}");
     client.cancel().await.unwrap();

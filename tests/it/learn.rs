@@ -18,9 +18,14 @@ fn shop(remote: &str) -> TestRepo {
     repo.write("src/cart.py", "def total(cart):\n    return 0\n");
     repo.commit("cart");
     repo.git(&["remote", "add", "origin", remote]);
+    // A reply quotes an access key (kept out of the fixture, which must hold no secret).
+    let key = format!("AKIA{}", "IOSFODNN7EXAMPLE");
     for name in GITHUB {
         let text = std::fs::read_to_string(fixture("host").join(name)).unwrap();
-        repo.write(&format!("exports/{name}"), text);
+        repo.write(
+            &format!("exports/{name}"),
+            text.replace("TEST-KEY-PLACEHOLDER", &key),
+        );
     }
     repo
 }
