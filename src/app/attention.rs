@@ -18,6 +18,7 @@ use crate::context::CodeChanged;
 use crate::history::History;
 use crate::memory::duplicates::NearPair;
 use crate::memory::{Memory, model};
+use crate::review::records::MemoryVerdicts;
 
 /// Most memories (or pairs) each list holds; the answer counts the rest.
 pub(crate) const LISTED: usize = 200;
@@ -93,11 +94,43 @@ pub struct Attention {
     pub changed: Listed<Changed>,
     /// Oldest first.
     pub never_read: Listed<Memory>,
+    /// Found wrong by reviews more often than applied, most contradicted first: to retire.
+    pub contradicted: Listed<Contradicted>,
     /// Whether anchors could be checked against an index.
     pub indexed: bool,
     /// The memories changed since the near-duplicates listed were found, and they are being
     /// compared again.
     pub comparing: bool,
+}
+
+/// A memory the recorded reviews found wrong again and again.
+#[derive(Debug, Clone, Serialize)]
+pub struct Contradicted {
+    pub memory: Memory,
+    pub verdicts: MemoryVerdicts,
+}
+
+/// The live memories among `memories` whose verdicts say to retire them, most contradicted
+/// first.
+fn to_retire(
+    memories: &[Memory],
+    verdicts: &HashMap<String, MemoryVerdicts>,
+) -> Listed<Contradicted> {
+    let mut found: Vec<(&Memory, MemoryVerdicts)> = memories
+        .iter()
+        .filter(|m| m.is_live())
+        .filter_map(|m| Some((m, *verdicts.get(&m.id)?)))
+        .filter(|(_, v)| v.to_retire())
+        .collect();
+    found.sort_by(|a, b| {
+        b.1.contradicted
+            .cmp(&a.1.contradicted)
+            .then_with(|| a.0.id.cmp(&b.0.id))
+    });
+    Listed::of(found, |(memory, verdicts)| Contradicted {
+        memory: memory.clone(),
+        verdicts,
+    })
 }
 
 /// What the code index says of an anchor: `true` when it still has it.
@@ -169,6 +202,7 @@ pub(crate) fn assess(
             change,
         }),
         never_read: Listed::of(never_read, Memory::clone),
+        contradicted: Listed::of(Vec::new(), |c| c),
         indexed: known.is_some(),
         comparing: false,
     }
@@ -246,9 +280,11 @@ impl Cairn {
             crate::clock::now_ms(),
             stale_days,
         );
+        let verdicts = self.memories.all_verdicts().await?;
         Ok(Attention {
             developer,
             comparing,
+            contradicted: to_retire(&memories, &verdicts),
             ..attention
         })
     }

@@ -58,7 +58,7 @@ impl Cairn {
             .iter()
             .flat_map(|m| m.anchors.iter().cloned())
             .collect();
-        Ok(context::context(
+        let report = context::context(
             &scorer,
             &self.repo.name(),
             freshness,
@@ -69,7 +69,9 @@ impl Cairn {
             &memories,
             budget,
             notes,
-        ))
+        );
+        self.count_shown(&report.text).await;
+        Ok(report)
     }
 
     /// Everything about one file or symbol, or one memory in full when the target is a memory
@@ -86,12 +88,14 @@ impl Cairn {
                 ))
                 .into());
             }
+            self.count_shown(&found.id).await;
             return Ok(Expanded::Memory(found));
         }
-        Ok(Expanded::Code(
-            self.expand_code(&request.target, &request.include, request.max_tokens)
-                .await?,
-        ))
+        let code = self
+            .expand_code(&request.target, &request.include, request.max_tokens)
+            .await?;
+        self.count_shown(&code.text).await;
+        Ok(Expanded::Code(code))
     }
 
     async fn expand_code(
@@ -170,6 +174,8 @@ impl Cairn {
                     text: focus.to_string(),
                     limit: SHOWN / 2,
                     keyword_only: true,
+                    // Counted once shown (`count_shown`), not as searched.
+                    browsing: true,
                     ..memory::Query::default()
                 })
                 .await?;
@@ -178,6 +184,7 @@ impl Cairn {
         let standing = self
             .search_scopes(&memory::Query {
                 limit: SHOWN,
+                browsing: true,
                 ..memory::Query::default()
             })
             .await?;

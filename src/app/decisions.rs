@@ -1,6 +1,7 @@
-//! Deciding on many pending memories at once — the proposals a `cairn learn` run made, or a
-//! day of an assistant's writes — as one decision: every id is checked to be waiting before
-//! any is decided.
+//! Decisions on memories: many pending ones approved or rejected at once — the proposals a
+//! `cairn learn` run made, or a day of an assistant's writes — as one decision (every id is
+//! checked to be waiting before any is decided), and what the recorded reviews decided of a
+//! memory (applied, contradicted).
 
 use super::{AskError, Cairn, DecideRequest, Decided};
 use crate::memory::MemoryError;
@@ -19,6 +20,16 @@ pub struct DecideManyRequest {
 }
 
 impl Cairn {
+    /// What the recorded reviews say of a memory: how many applied it, how many found it
+    /// wrong here (reviews are recorded in the repository's store, whichever store holds the
+    /// memory).
+    pub async fn memory_verdicts(
+        &self,
+        id: &str,
+    ) -> Result<crate::review::records::MemoryVerdicts, AskError> {
+        Ok(self.memories.verdicts(id).await?)
+    }
+
     /// Approves or rejects every memory of `request`, none if one is not waiting.
     pub async fn decide_many(&self, request: DecideManyRequest) -> Result<Vec<Decided>, AskError> {
         if request.ids.is_empty() || request.ids.len() > MAX_DECIDED {

@@ -235,6 +235,7 @@ fn review_input(learned: Learned) -> ReviewInput {
         written_by: Some("import".to_string()),
         org_types: Vec::new(),
         at: learned.request.at,
+        cited: Default::default(),
     }
 }
 
@@ -257,6 +258,8 @@ fn unstored_record(learned: &Learned) -> ReviewRecord {
                 ..f.clone()
             })
             .collect(),
+        applied: Vec::new(),
+        contradicted: Vec::new(),
         memory: None,
         seq: 0,
     }

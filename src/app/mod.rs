@@ -383,6 +383,21 @@ impl Cairn {
         });
     }
 
+    /// Counts the memories an answer shows (their ids in its text) as read, in the store that
+    /// holds each: a briefing, a context pack or an expansion serves them as a search does.
+    async fn count_shown(&self, text: &str) {
+        let ids = memory_ids_in(text);
+        if ids.is_empty() {
+            return;
+        }
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        self.memories.count_reads(&ids).await;
+        if let Ok(org) = self.org_memories() {
+            org.count_reads(&ids).await;
+        }
+        self.note_reads();
+    }
+
     /// Notes that a memory search read memories: a server writes read statistics back now
     /// and then, one command when it finishes.
     fn note_reads(&self) {
@@ -498,6 +513,25 @@ async fn off_runtime<T: Send + 'static>(
         })
 }
 
+/// The memory ids (`m_` and 16 hex digits, as whole words) a text names.
+fn memory_ids_in(text: &str) -> std::collections::BTreeSet<String> {
+    let bytes = text.as_bytes();
+    let mut out = std::collections::BTreeSet::new();
+    for (at, _) in text.match_indices("m_") {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let id = text.get(at..at + 18);
+        let after = bytes.get(at + 18);
+        let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+        if before.is_some_and(|b| word(&b)) || after.is_some_and(word) {
+            continue;
+        }
+        if let Some(id) = id.filter(|id| crate::memory::model::is_memory_id(id)) {
+            out.insert(id.to_string());
+        }
+    }
+    out
+}
+
 /// Serialises `value` with its keys in alphabetical order, as JSON built with
 /// `serde_json::json!` has it (the status answers have always been printed so).
 fn sorted<T: serde::Serialize, S: serde::Serializer>(
@@ -605,5 +639,16 @@ fn freshness(repo: &Repo, snapshot: &Snapshot) -> Freshness {
         indexed_at: snapshot.meta.indexed_at,
         changed_files: changed,
         changed_count: count,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn memory_ids_are_found_as_whole_words() {
+        let text = "- [decision] m_0123456789abcdef: cents (m_fedcba9876543210)\n\
+                    xm_0123456789abcdee m_0123456789abcdefa m_0123 m_0123456789abcdeg";
+        let ids: Vec<String> = super::memory_ids_in(text).into_iter().collect();
+        assert_eq!(ids, ["m_0123456789abcdef", "m_fedcba9876543210"]);
     }
 }

@@ -51,6 +51,12 @@ pub struct RecordReviewRequest {
     pub review_id: Option<String>,
     #[serde(default)]
     pub learnings: Option<Vec<Learning>>,
+    /// Memories (ids) the review followed.
+    #[serde(default)]
+    pub applied: Vec<String>,
+    /// Memories (ids) the review found wrong here.
+    #[serde(default)]
+    pub contradicted: Vec<String>,
     /// Who records it: the user, or `mcp` for an assistant (never read from the JSON).
     #[serde(skip)]
     pub written_by: Option<String>,
@@ -191,7 +197,9 @@ impl Cairn {
             .extend(central_risks(&analysis, &snapshot.graph));
         self.add_history(&history, &snapshot, &analysis, &subject.paths, &mut extras);
         self.add_author(&request, &subject, &mut extras).await;
-        off_runtime(move || briefing::render(analysis, extras, budget)).await
+        let report = off_runtime(move || briefing::render(analysis, extras, budget)).await?;
+        self.count_shown(&report.text).await;
+        Ok(report)
     }
 
     /// Records a review's outcome: the review record, rejection patterns for rejected
@@ -232,6 +240,10 @@ impl Cairn {
             written_by: request.written_by,
             org_types: self.org_types()?,
             at: None,
+            cited: memory::Cited {
+                applied: request.applied,
+                contradicted: request.contradicted,
+            },
         };
         let snapshot = self.graph_if_indexed().await;
         let recorded = self
@@ -406,6 +418,8 @@ impl Cairn {
                     paths: subject.paths.clone(),
                     limit,
                     keyword_only: true,
+                    // Counted once shown (`count_shown`), not as searched.
+                    browsing: true,
                     ..memory::Query::default()
                 })
                 .await;
@@ -566,6 +580,7 @@ impl Cairn {
                 paths: subject.paths.clone(),
                 limit: 3,
                 keyword_only: true,
+                browsing: true,
                 ..memory::Query::default()
             })
             .await

@@ -222,6 +222,12 @@ pub(crate) struct RecordReviewArgs {
     pub review_id: Option<String>,
     #[serde(default)]
     pub learnings: Option<Vec<LearningArg>>,
+    /// Memory ids the review followed.
+    #[serde(default)]
+    pub applied: Vec<String>,
+    /// Memory ids it found wrong here.
+    #[serde(default)]
+    pub contradicted: Vec<String>,
 }
 
 impl From<LearningArg> for app::Learning {
@@ -251,6 +257,8 @@ impl RecordReviewArgs {
             learnings: self
                 .learnings
                 .map(|l| l.into_iter().map(app::Learning::from).collect()),
+            applied: self.applied,
+            contradicted: self.contradicted,
             written_by,
             by_assistant: true,
         }

@@ -8,6 +8,7 @@ use super::model::{FilePattern, Memory};
 use super::search::{Entry, SearchIndex};
 use super::store::StoredMemory;
 use super::{duplicates, reviews, team, write};
+use crate::review::records::MemoryVerdicts;
 
 /// Everything a process knows of the memories.
 #[derive(Default)]
@@ -23,6 +24,8 @@ pub(super) struct State {
     pub(super) forgotten: std::collections::HashSet<String>,
     /// Review records by review id.
     pub(super) reviews: HashMap<String, reviews::ReviewRecord>,
+    /// What the review records say of each memory they cite, by memory id.
+    pub(super) verdicts: HashMap<String, MemoryVerdicts>,
     /// Team mode: what this process knows of the server.
     pub(super) team: team::Sync,
     /// Near-duplicate pairs found and being found.
@@ -51,8 +54,28 @@ impl State {
     pub(super) fn apply_reviews(&mut self, reviews: Vec<reviews::ReviewRecord>) {
         for review in reviews {
             self.seq = self.seq.max(review.seq);
-            self.reviews.insert(review.id.clone(), review);
+            self.cite(&review, true);
+            if let Some(replaced) = self.reviews.insert(review.id.clone(), review) {
+                self.cite(&replaced, false);
+            }
         }
+    }
+
+    /// Counts (or, `add` false, takes back) what a review record says of the memories it
+    /// cites.
+    fn cite(&mut self, review: &reviews::ReviewRecord, add: bool) {
+        let step = |n: &mut u64| *n = if add { *n + 1 } else { n.saturating_sub(1) };
+        for id in &review.applied {
+            step(&mut self.verdicts.entry(id.clone()).or_default().applied);
+        }
+        for id in &review.contradicted {
+            step(&mut self.verdicts.entry(id.clone()).or_default().contradicted);
+        }
+    }
+
+    /// What the review records say of a memory.
+    pub(super) fn verdicts_of(&self, id: &str) -> MemoryVerdicts {
+        self.verdicts.get(id).copied().unwrap_or_default()
     }
 
     pub(super) fn apply(&mut self, stored: StoredMemory) {

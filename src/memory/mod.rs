@@ -35,7 +35,7 @@ pub use model::{
     Action, Anchors, Approval, FilePattern, Memory, MemoryError, MemoryType, Owner, Provenance,
     Reads, Revision, Rule, Scope, Source, Status, Validity,
 };
-pub use reviews::{ImportedReviews, RecordedReview, ReviewInput};
+pub use reviews::{Cited, ImportedReviews, RecordedReview, ReviewInput};
 pub use write::{Nearest, NewMemory, Rewrite, WriteOutcome};
 
 use access::Access;
@@ -1039,7 +1039,8 @@ impl Memories {
                 let age_days =
                     now.saturating_sub(memory.validity.updated_at).max(0) as f64 / 86_400_000.0;
                 let recency = 1.0 + 0.2 * (-age_days / 90.0).exp();
-                let score = base * (1.0 + 0.5 * overlap) * recency;
+                let proven = state.verdicts_of(&id).weight();
+                let score = base * (1.0 + 0.5 * overlap) * recency * proven;
                 Some(Found {
                     memory: memory.clone(),
                     score: (score * 10_000.0).round() / 10_000.0,
@@ -1061,6 +1062,23 @@ impl Memories {
                 .read_at(now);
         }
         Ok(found)
+    }
+
+    /// What the recorded reviews say of memory `id`: how often one applied it, how often one
+    /// found it wrong.
+    pub async fn verdicts(&self, id: &str) -> Result<crate::review::records::MemoryVerdicts> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        Ok(state.verdicts_of(id))
+    }
+
+    /// Every memory the recorded reviews cite, with their verdicts.
+    pub async fn all_verdicts(
+        &self,
+    ) -> Result<HashMap<String, crate::review::records::MemoryVerdicts>> {
+        let mut state = self.state.lock().await;
+        self.refresh(&mut state).await?;
+        Ok(state.verdicts.clone())
     }
 
     /// Live memories anchored on any of `paths` or `symbols`, or whose file pattern matches

@@ -41,6 +41,49 @@ pub struct ReviewInput {
     pub org_types: Vec<MemoryType>,
     /// When the review happened (milliseconds since the epoch); now when `None`.
     pub at: Option<i64>,
+    /// Memories the review followed, and memories it found wrong here (ids).
+    pub cited: Cited,
+}
+
+/// Memories a review cites by id: those it followed and those it found wrong here.
+#[derive(Debug, Clone, Default)]
+pub struct Cited {
+    pub applied: Vec<String>,
+    pub contradicted: Vec<String>,
+}
+
+/// Most memories one review may cite.
+pub const MAX_CITED: usize = 50;
+
+/// A review's cited memory ids: each a memory id, at most [`MAX_CITED`], none both applied
+/// and contradicted; sorted, without repeats.
+fn cited(cited: Cited) -> Result<(Vec<String>, Vec<String>)> {
+    let clean = |ids: Vec<String>, what: &str| -> Result<Vec<String>> {
+        let mut out: Vec<String> = ids.iter().map(|id| id.trim().to_string()).collect();
+        out.sort();
+        out.dedup();
+        if out.len() > MAX_CITED {
+            return Err(invalid(format!(
+                "{} memories {what}; at most {MAX_CITED} per review",
+                out.len()
+            )));
+        }
+        if let Some(bad) = out.iter().find(|id| !model::is_memory_id(id)) {
+            return Err(invalid(format!(
+                "{} in `{what}` is not a memory id (m_ and 16 hex digits)",
+                crate::secrets::quoted(bad)
+            )));
+        }
+        Ok(out)
+    };
+    let applied = clean(cited.applied, "applied")?;
+    let contradicted = clean(cited.contradicted, "contradicted")?;
+    if let Some(both) = applied.iter().find(|id| contradicted.contains(id)) {
+        return Err(invalid(format!(
+            "{both} is both applied and contradicted: cite it once"
+        )));
+    }
+    Ok((applied, contradicted))
 }
 
 /// What importing reviews did.
@@ -266,6 +309,7 @@ fn checked(input: ReviewInput) -> Result<Checked> {
         Some(raw) => review_id(raw)?,
         None => record::derived_id(&author, input.verdict, &findings),
     };
+    let (applied, contradicted) = cited(input.cited)?;
     Ok(Checked {
         record: ReviewRecord {
             id,
@@ -274,6 +318,8 @@ fn checked(input: ReviewInput) -> Result<Checked> {
             reviewer,
             verdict: input.verdict,
             findings,
+            applied,
+            contradicted,
             memory: None,
             seq: 0,
         },
@@ -406,6 +452,8 @@ fn repeats(previous: &ReviewRecord, record: &ReviewRecord) -> bool {
         && previous.reviewer == record.reviewer
         && previous.verdict == record.verdict
         && previous.findings == record.findings
+        && previous.applied == record.applied
+        && previous.contradicted == record.contradicted
 }
 
 /// Statistics of the categories `record` touched, over `reviews`.
@@ -854,6 +902,7 @@ mod tests {
             written_by: Some("claude".to_string()),
             org_types: Vec::new(),
             at: None,
+            cited: Cited::default(),
         }
     }
 

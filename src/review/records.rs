@@ -125,11 +125,62 @@ pub struct ReviewRecord {
     pub reviewer: Option<String>,
     pub verdict: Verdict,
     pub findings: Vec<Finding>,
+    /// The memories the review followed (cited by id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied: Vec<String>,
+    /// The memories the review found wrong here (cited by id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contradicted: Vec<String>,
     /// The `review_outcome` memory written for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
     #[serde(default)]
     pub seq: u64,
+}
+
+/// What the recorded reviews say of one memory: how many applied it and how many found it
+/// wrong here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryVerdicts {
+    pub applied: u64,
+    pub contradicted: u64,
+}
+
+/// Contradictions, more than applications, after which a memory is listed for retirement.
+pub const RETIRE_AFTER: u64 = 3;
+
+impl MemoryVerdicts {
+    /// The weight the verdicts give a memory in ranking: `0.5 + (applied + 1) / (applied +
+    /// contradicted + 2)`, the memory's rate of being right with one imaginary success and
+    /// one imaginary failure (Laplace's rule), shifted so that a memory no review cited
+    /// weighs 1 (rankings without verdicts are unchanged). It runs from 0.5 (always
+    /// contradicted) to 1.5 (always applied), and one verdict moves it by a sixth at most.
+    pub fn weight(self) -> f64 {
+        let (a, c) = (self.applied as f64, self.contradicted as f64);
+        0.5 + (a + 1.0) / (a + c + 2.0)
+    }
+
+    /// Contradicted at least [`RETIRE_AFTER`] times and more often than applied: a person
+    /// should look at retiring it.
+    pub fn to_retire(self) -> bool {
+        self.contradicted >= RETIRE_AFTER && self.contradicted > self.applied
+    }
+}
+
+/// Each cited memory's verdicts, summed over the review records.
+pub fn memory_verdicts<'a>(
+    reviews: impl IntoIterator<Item = &'a ReviewRecord>,
+) -> std::collections::HashMap<String, MemoryVerdicts> {
+    let mut out: std::collections::HashMap<String, MemoryVerdicts> = Default::default();
+    for review in reviews {
+        for id in &review.applied {
+            out.entry(id.clone()).or_default().applied += 1;
+        }
+        for id in &review.contradicted {
+            out.entry(id.clone()).or_default().contradicted += 1;
+        }
+    }
+    out
 }
 
 /// A category as stored: trimmed, lowercase, words joined by `-`.
@@ -325,6 +376,34 @@ pub fn author_stats<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdicts_weigh_by_laplaces_rule_and_name_what_to_retire() {
+        let v = |applied, contradicted| MemoryVerdicts {
+            applied,
+            contradicted,
+        };
+        assert_eq!(
+            v(0, 0).weight(),
+            1.0,
+            "no verdict leaves the ranking as it was"
+        );
+        assert!((v(0, 3).weight() - 0.7).abs() < 1e-9);
+        assert!((v(3, 0).weight() - 1.3).abs() < 1e-9);
+        assert!(v(0, 1).weight() > v(0, 2).weight() && v(0, 100).weight() > 0.5);
+        assert!(v(1, 0).weight() < v(2, 0).weight() && v(100, 0).weight() < 1.5);
+        assert!(!v(0, 2).to_retire() && v(0, 3).to_retire() && v(2, 3).to_retire());
+        assert!(!v(3, 3).to_retire(), "as often applied as contradicted");
+
+        let mut first = review("r1", "bob", Vec::new());
+        first.applied = vec!["m_1".into()];
+        first.contradicted = vec!["m_2".into()];
+        let mut second = review("r2", "bob", Vec::new());
+        second.contradicted = vec!["m_2".into()];
+        let all = memory_verdicts([&first, &second]);
+        assert_eq!(all["m_1"], v(1, 0));
+        assert_eq!(all["m_2"], v(0, 2));
+    }
     use crate::review::stats::is_high_rejection;
 
     fn finding(category: &str, disposition: Disposition) -> Finding {
@@ -349,6 +428,8 @@ mod tests {
             reviewer: None,
             verdict: Verdict::RequestChanges,
             findings,
+            applied: Vec::new(),
+            contradicted: Vec::new(),
             memory: None,
             seq: 0,
         }

@@ -276,6 +276,8 @@ mod tests {
                     reviewer: None,
                 })
                 .collect(),
+            applied: Vec::new(),
+            contradicted: Vec::new(),
             memory: None,
             seq: 0,
         }

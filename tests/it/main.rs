@@ -33,3 +33,4 @@ mod support;
 mod team;
 mod ui;
 mod ui_memories;
+mod worth;

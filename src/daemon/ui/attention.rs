@@ -81,6 +81,7 @@ fn page_of(repository: &str, form: &AttentionForm, found: &Attention) -> Markup 
         (gone(found))
         (changed(found))
         (never_read(found))
+        (contradicted(found))
     };
     page("Needs attention", repository, body)
 }
@@ -196,6 +197,27 @@ fn never_read(found: &Attention) -> Markup {
                 }
             }
             (more(&found.never_read))
+        }
+    }
+}
+
+/// Memories reviews found wrong more often than they applied them.
+fn contradicted(found: &Attention) -> Markup {
+    html! {
+        section.attention #contradicted {
+            h2 { "Contradicted by reviews " span.count { "(" (total(&found.contradicted)) ")" } }
+            @if found.contradicted.items.is_empty() { p.empty { "None." } }
+            ol.attention {
+                @for c in &found.contradicted.items {
+                    li { (row(&c.memory, html! {
+                        p.flag {
+                            "contradicted by " (c.verdicts.contradicted) " reviews, applied by "
+                            (c.verdicts.applied) ": retire it, or say why it still holds"
+                        }
+                    })) }
+                }
+            }
+            (more(&found.contradicted))
         }
     }
 }

@@ -250,9 +250,15 @@ async fn memory(State(shared): State<Shared>, Path(id): Path<String>) -> Respons
         Err(e) => return failure(&shared, status_of(&e), &e.to_string()),
     };
     let memory = &chain.memories[chain.at];
+    let verdicts = shared
+        .cairn
+        .memory_verdicts(&memory.id)
+        .await
+        .unwrap_or_default();
     html(pages::memory(
         &shared.repository,
         memory,
+        verdicts,
         &chain.memories,
         chain.at,
     ))

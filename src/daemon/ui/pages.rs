@@ -1,6 +1,7 @@
 //! The page's HTML, written server-side with maud (escaped by construction): the search, a
 //! memory, the forget confirmation and what it answered, and the page that asks to log in.
 
+use crate::review::records::MemoryVerdicts;
 use maud::{DOCTYPE, Markup, html};
 
 use crate::app::SearchAnswer;
@@ -167,7 +168,13 @@ pub(super) fn memory_summary(memory: &Memory) -> Markup {
 
 /// A memory's page: text, type, anchors, provenance, validity, its supersession chain
 /// (`chain`, oldest first, the memory at `at`), history, and the edit and forget buttons.
-pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) -> Markup {
+pub fn memory(
+    repository: &str,
+    memory: &Memory,
+    verdicts: MemoryVerdicts,
+    chain: &[Memory],
+    at: usize,
+) -> Markup {
     let body = html! {
         p.back { a href="/ui/" { "← Search" } }
         h1 { (title_of(memory)) }
@@ -183,7 +190,7 @@ pub fn memory(repository: &str, memory: &Memory, chain: &[Memory], at: usize) ->
         }
         p.content.lead { (memory.content) }
         (anchors_of(memory))
-        (provenance(memory))
+        (provenance(memory, verdicts))
         (validity(memory))
         (revisions(memory))
         (super::edit::chain(chain, at))
@@ -210,7 +217,7 @@ fn anchors_of(memory: &Memory) -> Markup {
 }
 
 /// Where a memory came from, who wrote it, and how often it was read.
-fn provenance(memory: &Memory) -> Markup {
+fn provenance(memory: &Memory, verdicts: MemoryVerdicts) -> Markup {
     html! {
         section {
             h2 { "Provenance" }
@@ -228,6 +235,12 @@ fn provenance(memory: &Memory) -> Markup {
                 dt { "read" } dd {
                     (memory.reads.access_count) " times"
                     @if let Some(last) = memory.reads.last_access { ", last " (time_of_ms(last)) }
+                }
+                @if verdicts != MemoryVerdicts::default() {
+                    dt { "in reviews" } dd.verdicts {
+                        "applied " (verdicts.applied) ", contradicted " (verdicts.contradicted)
+                        @if verdicts.to_retire() { " — " a href="/ui/attention#contradicted" { "listed to retire" } }
+                    }
                 }
                 @if !memory.redacted.is_empty() {
                     dt { "redacted" } dd { (memory.redacted.join(", ")) }
@@ -408,7 +421,7 @@ mod tests {
             "a <script>alert(1)</script> & more".to_string(),
             1_700_000_000_000,
         );
-        let html = self::memory("repo", &memory, &[], 0).into_string();
+        let html = self::memory("repo", &memory, MemoryVerdicts::default(), &[], 0).into_string();
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"));
         assert!(html.contains("&lt;b&gt;bold&lt;/b&gt;"));

@@ -595,6 +595,8 @@ mod tests {
                 end_line: None,
                 reviewer: None,
             }],
+            applied: Vec::new(),
+            contradicted: Vec::new(),
             memory: None,
             seq: 7,
         };
