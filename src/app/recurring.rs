@@ -24,6 +24,9 @@ const QUOTE_SAMPLE: usize = 500;
 const PATHS: usize = 5;
 /// Longest example quoted in a proposal's evidence, in bytes.
 const EXAMPLE_BYTES: usize = 200;
+/// Most proposals one run writes, the largest groups first (a person decides on them before
+/// the next run proposes more).
+pub const MAX_PROPOSALS: usize = 50;
 /// Who proposes.
 const PROPOSER: &str = "cairn learn";
 
@@ -116,7 +119,14 @@ impl Cairn {
         let proposals = super::off_runtime(move || found(&reviews, &items, &alike)).await?;
         let mut out = Vec::new();
         for proposal in proposals {
-            out.push(self.propose(proposal, dry_run).await?);
+            let proposed = self.propose(proposal, dry_run).await?;
+            let fresh = proposed.event != Some(Action::None);
+            out.push(proposed);
+            if out.iter().filter(|p| p.event != Some(Action::None)).count() >= MAX_PROPOSALS
+                && fresh
+            {
+                break;
+            }
         }
         Ok(out)
     }
@@ -158,6 +168,14 @@ fn found(reviews: &[ReviewRecord], items: &[At], alike: &Alike) -> Vec<Proposal>
         |a| alike.candidates(&postings, a),
         |a, b| alike.similar(a, b),
     );
+    let mut by_author: HashMap<&str, usize> = HashMap::new();
+    for at in items {
+        *by_author
+            .entry(reviews[at.review].author.as_str())
+            .or_default() += 1;
+    }
+    let total = items.len().max(1) as f64;
+    let share = |author: &str| by_author.get(author).copied().unwrap_or(0) as f64 / total;
     let mut out = Vec::new();
     for group in groups {
         if group.len() < recurring::MIN_FINDINGS {
@@ -173,7 +191,7 @@ fn found(reviews: &[ReviewRecord], items: &[At], alike: &Alike) -> Vec<Proposal>
                 .filter(|&&o| o != own && alike.similar(own, o))
                 .count()
         };
-        out.extend(recurring::proposals(reviews, &members, degree));
+        out.extend(recurring::proposals(reviews, &members, degree, share));
     }
     out
 }

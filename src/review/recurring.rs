@@ -15,6 +15,10 @@ pub const MIN_FINDINGS: usize = 3;
 pub const MIN_REVIEWS: usize = 2;
 /// Examples a proposal quotes.
 pub const EXAMPLES: usize = 5;
+/// A developer pattern needs the author's share of the group to be at least this many times
+/// their share of all findings: it recurs on their changes, not merely because they change
+/// much.
+pub const AUTHOR_LIFT: f64 = 2.0;
 
 /// One finding of one review, by position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -110,12 +114,14 @@ pub struct Proposal {
 }
 
 /// The proposals a group makes: a project or rejection pattern when it recurs across
-/// reviews, and a developer pattern for each author it recurs on. `degree(item)` is how many
-/// of the group an item is alike (to pick the quote).
+/// reviews, and a developer pattern for each author it recurs on more than on others (their
+/// share of the group at least [`AUTHOR_LIFT`] times `share(author)`, their share of all
+/// findings). `degree(item)` is how many of the group an item is alike (to pick the quote).
 pub fn proposals(
     reviews: &[ReviewRecord],
     members: &[At],
     degree: impl Fn(At) -> usize,
+    share: impl Fn(&str) -> f64,
 ) -> Vec<Proposal> {
     let mut out = Vec::new();
     if let Some(mut proposal) = proposal(reviews, members, &degree) {
@@ -130,6 +136,10 @@ pub fn proposals(
         by_author.entry(author).or_default().push(*at);
     }
     for (author, mine) in by_author {
+        let lift = mine.len() as f64 / members.len() as f64 / share(author).max(f64::EPSILON);
+        if lift < AUTHOR_LIFT {
+            continue;
+        }
         if let Some(mut proposal) = proposal(reviews, &mine, &degree) {
             proposal.teaches = Teaches::DeveloperPattern {
                 developer: author.to_string(),
@@ -324,7 +334,12 @@ mod tests {
             ),
         ];
         let members = occurrences(&reviews);
-        let made = proposals(&reviews, &members, |at| if at.review == 0 { 2 } else { 1 });
+        let made = proposals(
+            &reviews,
+            &members,
+            |at| if at.review == 0 { 2 } else { 1 },
+            |_| 0.1,
+        );
         assert_eq!(
             made.len(),
             1,
@@ -338,7 +353,7 @@ mod tests {
         assert_eq!(p.examples[0].review, "pr3", "newest first");
         assert_eq!(p.file_pattern.as_deref(), Some("src/api/**"));
 
-        let too_few = proposals(&reviews, &members[..2], |_| 1);
+        let too_few = proposals(&reviews, &members[..2], |_| 1, |_| 0.1);
         assert!(too_few.is_empty());
     }
 
@@ -369,7 +384,8 @@ mod tests {
             ),
         ];
         let members = occurrences(&reviews);
-        let made = proposals(&reviews, &members, |_| 1);
+        // Carol's changes draw 3 of the 4; she has a third of all findings: a lift of 2.25.
+        let made = proposals(&reviews, &members, |_| 1, |_| 1.0 / 3.0);
         assert_eq!(made.len(), 2);
         assert_eq!(made[0].teaches, Teaches::RejectionPattern);
         assert_eq!(made[0].file_pattern.as_deref(), Some("*.rb"));
@@ -380,6 +396,8 @@ mod tests {
             }
         );
         assert_eq!((made[1].findings, made[1].reviews), (3, 2));
+        // Had she half of all findings, the group would say nothing of her in particular.
+        assert_eq!(proposals(&reviews, &members, |_| 1, |_| 0.5).len(), 1);
     }
 
     #[test]

@@ -301,31 +301,36 @@ fn pending(repo: &TestRepo) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
     let repo = shop("https://github.com/octo-org/shop");
+    let alike: &[(&str, &str)] = &[
+        ("Please add a test for the error path.", "Done"),
+        (
+            "Use a guard clause here.",
+            "Won't fix, this is intentional.",
+        ),
+    ];
+    let distinct: &[(&str, &str)] = &[
+        (
+            "Use a guard clause here please.",
+            "No, intentional: it reads better.",
+        ),
+        ("The docstring of refund() is out of date.", "Done"),
+        ("Split this module: it mixes parsing and I/O.", "Done"),
+        ("Why is the timeout thirty seconds?", "Fixed"),
+        ("Log the order id on failure.", "Done"),
+    ];
+    let more: &[(&str, &str)] = &[
+        ("Use pathlib instead of os.path.", "Done"),
+        ("Pin the dependency version.", "Done"),
+        ("Inline this helper, it is used once.", "Done"),
+        ("The migration needs a reverse step.", "Done"),
+    ];
+    // Alice's changes draw three of the four requests for a test while she has fewer than a
+    // third of all findings: a developer pattern of hers. The guard clause recurs on both.
     let files = exports(
         &repo,
         &[
-            (
-                10,
-                "alice",
-                &[
-                    ("Please add a test for the error path.", "Done"),
-                    (
-                        "Use a guard clause here.",
-                        "Won't fix, this is intentional.",
-                    ),
-                ],
-            ),
-            (
-                11,
-                "alice",
-                &[
-                    ("Add a test for this error path.", "done"),
-                    (
-                        "Use a guard clause here please.",
-                        "No, intentional: it reads better.",
-                    ),
-                ],
-            ),
+            (10, "alice", alike),
+            (11, "alice", &[("Add a test for this error path.", "done")]),
             (
                 12,
                 "bob",
@@ -335,6 +340,8 @@ async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
                 ],
             ),
             (13, "alice", &[("add a test for the error path", "Done!")]),
+            (14, "bob", distinct),
+            (15, "bob", more),
         ],
     );
     let mut args = vec!["learn", "reviews", "--json"];
