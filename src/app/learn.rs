@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -19,6 +21,48 @@ use crate::review::records::{Disposition, Finding, ReviewRecord};
 use crate::review::stats::RuleStat;
 use crate::secrets::quoted;
 
+/// How far a learning run is, for whoever draws it (`cairn learn` on a terminal): the run
+/// only counts.
+#[derive(Debug, Default)]
+pub struct LearnProgress {
+    /// 0 reading, 1 deciding, 2 recording, 3 proposing.
+    phase: AtomicU8,
+    /// Export files read, then reviews recorded.
+    done: AtomicUsize,
+    total: AtomicUsize,
+}
+
+impl LearnProgress {
+    fn enter(&self, phase: u8, total: usize) {
+        self.done.store(0, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        self.phase.store(phase, Ordering::Relaxed);
+    }
+
+    /// The progress as one line of at most `width` characters.
+    pub fn line(&self, width: usize) -> String {
+        let (done, total) = (
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        );
+        let text = match self.phase.load(Ordering::Relaxed) {
+            0 => format!("cairn: reading exports {done}/{total}"),
+            1 => "cairn: deciding each comment's outcome…".to_string(),
+            2 => {
+                const BAR: usize = 24;
+                let filled = (done.min(total) * BAR).checked_div(total).unwrap_or(BAR);
+                format!(
+                    "cairn: recording [{}{}] {done}/{total} reviews",
+                    "#".repeat(filled),
+                    "-".repeat(BAR - filled)
+                )
+            }
+            _ => "cairn: looking for findings that recur…".to_string(),
+        };
+        text.chars().take(width.saturating_sub(1)).collect()
+    }
+}
+
 /// Review exports to learn from.
 #[derive(Debug, Clone, Default)]
 pub struct LearnReviewsRequest {
@@ -29,6 +73,7 @@ pub struct LearnReviewsRequest {
     pub anywhere: bool,
     /// Read and decide, write nothing.
     pub dry_run: bool,
+    pub progress: Arc<LearnProgress>,
 }
 
 /// Skipped items that share a reason.
@@ -82,17 +127,23 @@ impl Cairn {
         request: LearnReviewsRequest,
     ) -> Result<LearnedReviews, AskError> {
         let root = self.repo.root.clone();
+        let progress = request.progress.clone();
+        let files = request.files;
+        let anywhere = request.anywhere;
         let assembly =
-            off_runtime(move || read_and_decide(&root, &request.files, request.anywhere)).await??;
+            off_runtime(move || read_and_decide(&root, &files, anywhere, &progress)).await??;
         let dry_run = request.dry_run;
         let mut answer = summary(&assembly, dry_run);
         let mut unstored = Vec::new();
         if dry_run {
             unstored = assembly.learned.iter().map(unstored_record).collect();
         } else {
+            request.progress.enter(2, assembly.learned.len());
             let inputs = assembly.learned.into_iter().map(review_input).collect();
-            answer.stored = self.memories.import_reviews(inputs).await?;
+            let done = &request.progress.done;
+            answer.stored = self.memories.import_reviews(inputs, done).await?;
         }
+        request.progress.enter(3, 0);
         answer.proposed = self.propose_recurring(unstored, dry_run).await?;
         answer.rules = self.memories.rule_stats().await?;
         Ok(answer)
@@ -108,6 +159,7 @@ fn read_and_decide(
     root: &std::path::Path,
     files: &[PathBuf],
     anywhere: bool,
+    progress: &LearnProgress,
 ) -> Result<Assembly, AskError> {
     if files.is_empty() {
         return Err(refused(
@@ -122,9 +174,12 @@ fn read_and_decide(
         )));
     }
     let mut exports = Exports::default();
+    progress.enter(0, files.len());
     for file in files {
         read_export(root, file, anywhere, &mut exports)?;
+        progress.done.fetch_add(1, Ordering::Relaxed);
     }
+    progress.enter(1, 0);
     let git = Git::open(root)?;
     check_repository(&git, &exports)?;
     Ok(assemble(exports, |thread, request| {
@@ -388,5 +443,27 @@ impl Text for LearnedReviews {
             }
         }
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_follows_the_phases_and_fits_the_width() {
+        let progress = LearnProgress::default();
+        progress.enter(0, 3);
+        progress.done.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(progress.line(80), "cairn: reading exports 1/3");
+        progress.enter(2, 4);
+        progress.done.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(
+            progress.line(80),
+            "cairn: recording [######------------------] 1/4 reviews"
+        );
+        progress.enter(2, 0);
+        assert!(progress.line(80).contains("[########################] 0/0"));
+        assert_eq!(progress.line(10).chars().count(), 9);
     }
 }

@@ -54,7 +54,7 @@ pub use labels::{
     Condition, Entity, EntityKind, FindRequest, LabelFilter, LearnRequest, MAX_FOUND,
     MAX_LEARNINGS, MetadataCondition, RewriteRequest, SelectRequest, Selected,
 };
-pub use learn::{DecidedBy, LearnReviewsRequest, LearnedReviews, SkippedGroup};
+pub use learn::{DecidedBy, LearnProgress, LearnReviewsRequest, LearnedReviews, SkippedGroup};
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,

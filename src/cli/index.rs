@@ -50,7 +50,7 @@ pub async fn index(
 
 /// The run's progress redrawn on stderr every tenth of a second from its first second on,
 /// erased when dropped.
-struct ProgressLine {
+pub(super) struct ProgressLine {
     stop: Arc<AtomicBool>,
     drawer: Option<std::thread::JoinHandle<()>>,
 }
@@ -60,8 +60,14 @@ impl ProgressLine {
     const EVERY: Duration = Duration::from_millis(100);
 
     fn show(progress: &Arc<Progress>) -> ProgressLine {
+        let progress = progress.clone();
+        ProgressLine::of(move |width| progress.line(width))
+    }
+
+    /// Draws the line `line(width)` makes, as [`ProgressLine::show`] draws an index run's.
+    pub(super) fn of(line: impl Fn(usize) -> String + Send + 'static) -> ProgressLine {
         let stop = Arc::new(AtomicBool::new(false));
-        let (progress, stopped) = (progress.clone(), stop.clone());
+        let stopped = stop.clone();
         let width = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.parse().ok())
@@ -72,7 +78,7 @@ impl ProgressLine {
             while !stopped.load(Ordering::Relaxed) {
                 std::thread::sleep(Self::EVERY);
                 if started.elapsed() >= Self::AFTER {
-                    eprint!("\r\x1b[2K{}", progress.line(width));
+                    eprint!("\r\x1b[2K{}", line(width));
                     drawn = true;
                 }
             }

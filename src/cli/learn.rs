@@ -2,7 +2,11 @@
 
 use std::process::ExitCode;
 
-use cairn::app::{Cairn, LearnReviewsRequest};
+use std::io::IsTerminal as _;
+
+use cairn::app::{Cairn, LearnProgress, LearnReviewsRequest};
+
+use super::index::ProgressLine;
 
 use super::LearnCommand;
 use super::output;
@@ -14,12 +18,19 @@ pub async fn run(cairn: &Cairn, what: LearnCommand) -> anyhow::Result<ExitCode> 
             dry_run,
             json,
         } => {
+            let progress = std::sync::Arc::new(LearnProgress::default());
             let request = LearnReviewsRequest {
                 files,
                 anywhere: true,
                 dry_run,
+                progress: progress.clone(),
             };
-            output::answer(&cairn.learn_reviews(request).await?, json)?;
+            let line = std::io::stderr()
+                .is_terminal()
+                .then(|| ProgressLine::of(move |width| progress.line(width)));
+            let learned = cairn.learn_reviews(request).await;
+            drop(line);
+            output::answer(&learned?, json)?;
             Ok(ExitCode::SUCCESS)
         }
     }

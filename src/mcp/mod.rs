@@ -588,6 +588,7 @@ impl Server {
             files: args.files.iter().map(|f| root.join(f)).collect(),
             anywhere: false,
             dry_run: args.dry_run,
+            progress: Default::default(),
         };
         Ok(reply(self.cairn.learn_reviews(request).await))
     }

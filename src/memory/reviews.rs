@@ -568,7 +568,11 @@ impl Memories {
     /// what they teach is proposed apart, for a person to approve. Every input is checked
     /// before any is written; a review stored before with the same findings is left as it is
     /// (counted as repeated), so importing the same history again changes nothing.
-    pub async fn import_reviews(&self, inputs: Vec<ReviewInput>) -> Result<ImportedReviews> {
+    pub async fn import_reviews(
+        &self,
+        inputs: Vec<ReviewInput>,
+        done: &std::sync::atomic::AtomicUsize,
+    ) -> Result<ImportedReviews> {
         let mut answer = ImportedReviews::default();
         let mut redacted = BTreeSet::new();
         let mut records = Vec::with_capacity(inputs.len());
@@ -582,6 +586,7 @@ impl Memories {
         self.with_store(true, async |store| {
             self.catch_up(store, state).await?;
             for mut record in records {
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let previous = state.reviews.get(&record.id);
                 if previous.is_some_and(|p| repeats(p, &record)) {
                     answer.repeated += 1;
