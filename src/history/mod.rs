@@ -6,7 +6,7 @@
 
 pub mod walk;
 
-pub use walk::{CaughtUp, HistoryError, Mined, catch_up, head, identity, mine};
+pub use walk::{CaughtUp, HistoryError, Logged, Mined, catch_up, head, identity, log, mine};
 
 use std::collections::HashMap;
 

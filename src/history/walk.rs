@@ -102,6 +102,64 @@ pub fn mine(
     Ok(mined)
 }
 
+/// A commit with its whole message: what the history says in words (a revert names the
+/// commit it reverts in its body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logged {
+    pub id: String,
+    /// Its parent (`None` for a root commit).
+    pub parent: Option<String>,
+    /// Seconds since the epoch (commit time).
+    pub time: i64,
+    /// The message, at most [`MAX_MESSAGE_BYTES`].
+    pub message: String,
+    pub files: Vec<String>,
+}
+
+/// Longest commit message kept by [`log`].
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024;
+
+/// Commits reachable from HEAD, newest first, at most `max_commits`, merges left out, each
+/// with its message and the files it changed.
+pub fn log(root: &Path, max_commits: usize) -> Result<Vec<Logged>, HistoryError> {
+    let repo = open(root)?;
+    let Ok(head) = repo.head_id() else {
+        return Ok(Vec::new());
+    };
+    let walk = git!(
+        head.ancestors()
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst
+            ))
+            .all(),
+        "walking the history"
+    )?;
+    let mut state = gix::diff::tree::State::default();
+    let mut logged = Vec::new();
+    for info in walk {
+        if logged.len() >= max_commits {
+            break;
+        }
+        let info = git!(info, "walking the history")?;
+        if info.parent_ids.len() > 1 {
+            continue;
+        }
+        let commit = git!(info.object(), "reading a commit")?;
+        let parent = info.parent_ids.first();
+        let files = changed_files(&repo, &mut state, &commit, parent)?;
+        let message = commit.message_raw_sloppy().to_str_lossy();
+        logged.push(Logged {
+            id: info.id.to_string(),
+            parent: parent.map(|p| p.to_string()),
+            // A walk sorted by commit time knows each commit's time.
+            time: info.commit_time.unwrap_or_default(),
+            message: crate::tokens::truncate(&message, MAX_MESSAGE_BYTES),
+            files,
+        });
+    }
+    Ok(logged)
+}
+
 /// The files (blobs) a commit added, deleted or modified against its parent (all of its
 /// files for a root commit), sorted.
 fn changed_files(

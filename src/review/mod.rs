@@ -16,6 +16,7 @@ pub mod guidelines;
 pub mod host;
 pub mod records;
 pub mod recurring;
+pub mod repo_knowledge;
 pub mod stats;
 
 use std::collections::{BTreeSet, HashMap};
