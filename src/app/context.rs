@@ -141,7 +141,12 @@ impl Cairn {
         };
         let history = if include.is_empty() || include.contains(&Include::History) {
             let history = self.commit_history(&snapshot).await;
-            file_history(&history, &node.path)
+            let owners = self.owners_of(&node.path);
+            owners
+                .map(|o| format!("- owners: {}", o.describe()))
+                .into_iter()
+                .chain(file_history(&history, &node.path))
+                .collect()
         } else {
             Vec::new()
         };
@@ -206,7 +211,7 @@ impl Cairn {
     }
 }
 
-/// A file's experts and latest commits, one line each, for `expand`.
+/// A file's experts and latest commits, one line each, for `expand` (after its owners).
 fn file_history(history: &History, path: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let experts = history.experts(path, crate::clock::now(), 3);

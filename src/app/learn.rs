@@ -1,5 +1,5 @@
 //! Learning the review history a code host already holds: `cairn learn reviews` and the
-//! `learn_reviews` tool read the host's CLI exports (cairn makes no network call), check
+//! `learn` tool (`from: reviews`) read the host's CLI exports (cairn makes no network call), check
 //! that they are of this repository, decide each comment's outcome with git's help, and
 //! record one review per finished request, so rule statistics start from the team's past.
 

@@ -33,6 +33,7 @@ mod guidelines;
 mod index;
 mod labels;
 mod learn;
+mod learn_repo;
 mod memory;
 mod recurring;
 pub mod render;
@@ -55,6 +56,7 @@ pub use labels::{
     MAX_LEARNINGS, MetadataCondition, RewriteRequest, SelectRequest, Selected,
 };
 pub use learn::{DecidedBy, LearnProgress, LearnReviewsRequest, LearnedReviews, SkippedGroup};
+pub use learn_repo::{LearnRepoRequest, LearnedRepo, RepoCounts, RepoProposal};
 pub use memory::{
     DecideRequest, Decided, ExportRequest, Exported, ForgetRequest, Forgotten, ImportRequest,
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,

@@ -196,6 +196,7 @@ impl Cairn {
             .risks
             .extend(central_risks(&analysis, &snapshot.graph));
         self.add_history(&history, &snapshot, &analysis, &subject.paths, &mut extras);
+        extras.owners = self.owners(&analysis);
         self.add_author(&request, &subject, &mut extras).await;
         let report = off_runtime(move || briefing::render(analysis, extras, budget)).await?;
         self.count_shown(&report.text).await;
@@ -476,6 +477,20 @@ impl Cairn {
         extras.experts = experts(history, analysis);
         extras.co_changes = self.missing_partners(history, analysis, &snapshot.graph, paths);
         extras.commits = related_commits(history, paths);
+    }
+
+    /// The owners of the changed files (the first of them) `CODEOWNERS` names.
+    fn owners(&self, analysis: &review::Analysis) -> Vec<briefing::FileOwners> {
+        let paths: Vec<String> = analysis
+            .files
+            .iter()
+            .take(HISTORY_FILES)
+            .map(|f| f.path.clone())
+            .collect();
+        self.owners_of_each(&paths)
+            .into_iter()
+            .map(|(path, owned)| briefing::FileOwners { path, owned })
+            .collect()
     }
 
     /// Files that usually change with the changed ones, exist, are not in the change and are

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::repo_knowledge::codeowners::Owned;
 use super::stats::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, SymbolChange, TestToRun, Untested, Use};
 use crate::answer::{Answer, LeftOut, Page};
@@ -43,6 +44,14 @@ pub struct FileExperts {
     pub experts: Vec<Expert>,
 }
 
+/// Who owns a changed file, as `CODEOWNERS` says.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileOwners {
+    pub path: String,
+    #[serde(flatten)]
+    pub owned: Owned,
+}
+
 /// A file that usually changes with a changed one but is not in the diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct MissingPartner {
@@ -74,6 +83,8 @@ pub struct Extras {
     pub risks: Vec<Risk>,
     pub rejections: Vec<MemoryNote>,
     pub rules: Vec<RuleStat>,
+    /// Owners of the changed files, when the repository has a `CODEOWNERS`.
+    pub owners: Vec<FileOwners>,
     pub experts: Vec<FileExperts>,
     pub co_changes: Vec<MissingPartner>,
     pub commits: Vec<CommitBrief>,
@@ -98,6 +109,8 @@ pub struct ReviewBody {
     pub high_rejection_rules: Vec<RuleStat>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<AuthorBrief>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<FileOwners>,
     pub experts: Vec<FileExperts>,
     pub usually_changes_with: Vec<MissingPartner>,
     pub related_commits: Vec<CommitBrief>,
@@ -147,7 +160,9 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
 
     write_risk_and_team(&mut out, &extras, share, before_history);
 
-    if !partners.is_empty() || !extras.experts.is_empty() || !extras.commits.is_empty() {
+    let has_history =
+        !extras.owners.is_empty() || !extras.experts.is_empty() || !extras.commits.is_empty();
+    if !partners.is_empty() || has_history {
         let limit = out.used() + share(0.1).max(partners_room);
         let mut lines = partners;
         lines.extend(history_lines(&extras));
@@ -204,6 +219,7 @@ impl ReviewBody {
             rejection_patterns: extras.rejections,
             high_rejection_rules: extras.rules,
             author: extras.author,
+            owners: extras.owners,
             experts: extras.experts,
             usually_changes_with: extras.co_changes,
             related_commits: extras.commits,
@@ -448,8 +464,12 @@ fn partner_lines(partners: &[MissingPartner]) -> Vec<String> {
         .collect()
 }
 
-/// Who knows the changed files, and past commits on them.
+/// Who owns and who knows the changed files, and past commits on them.
 fn history_lines(extras: &Extras) -> Vec<String> {
+    let owners = extras
+        .owners
+        .iter()
+        .map(|o| format!("- owners {}: {}", o.path, o.owned.describe()));
     let experts = extras.experts.iter().map(|e| {
         let names: Vec<String> = e
             .experts
@@ -468,7 +488,7 @@ fn history_lines(extras: &Extras) -> Vec<String> {
             c.summary
         )
     });
-    experts.chain(commits).collect()
+    owners.chain(experts).chain(commits).collect()
 }
 
 /// Writes a heading and, when it fits, every line that fits under `limit` (a long line does
@@ -756,8 +776,16 @@ mod tests {
     use crate::review::SymbolChangeKind;
 
     #[test]
-    fn history_lines_name_missing_partners_then_experts_then_commits() {
+    fn history_lines_name_missing_partners_then_owners_experts_and_commits() {
         let extras = Extras {
+            owners: vec![FileOwners {
+                path: "shop/models.py".to_string(),
+                owned: Owned {
+                    owners: vec!["@org/shop".to_string(), "@ann".to_string()],
+                    file: "CODEOWNERS".to_string(),
+                    lines: vec![3],
+                },
+            }],
             co_changes: vec![MissingPartner {
                 path: "shop/views.py".to_string(),
                 with: "shop/models.py".to_string(),
@@ -793,6 +821,7 @@ mod tests {
         assert_eq!(
             history_lines(&extras),
             [
+                "- owners shop/models.py: @org/shop, @ann (CODEOWNERS line 3)",
                 "- experts shop/models.py: bob@example.com (3 commits)",
                 "- abc1234 2024-01-02 bob@example.com [fix]: Fix cancel crash",
             ]

@@ -177,8 +177,9 @@ fn decided_all_page(repository: &str, decided: &[Decided], decision: Decision) -
     page(title, repository, body)
 }
 
-/// The evidence a proposal learned from the review history carries: its counts and the
-/// findings it quotes.
+/// The evidence a proposal cairn learned carries: from the review history its counts and the
+/// findings it quotes; from the repository (decision records, guides, history) where it comes
+/// from and what it quotes.
 fn evidence(memory: &Memory) -> Markup {
     let meta = &memory.metadata;
     let number = |key: &str| {
@@ -191,13 +192,19 @@ fn evidence(memory: &Memory) -> Markup {
         .and_then(serde_json::Value::as_array)
         .map(|list| list.iter().filter_map(serde_json::Value::as_str).collect())
         .unwrap_or_default();
+    let learned_from = meta.get("learned_from").and_then(serde_json::Value::as_str);
     html! {
-        @if meta.get("learned_from").and_then(serde_json::Value::as_str) == Some("review history") {
+        @if learned_from == Some("review history") {
             div.evidence {
                 p.note {
                     "Learned from the review history: " (number("findings")) " findings in "
                     (number("reviews")) " reviews, " (number("rejected")) " rejected."
                 }
+                ul.examples { @for e in examples { li { (e) } } }
+            }
+        } @else if let Some(source) = learned_from {
+            div.evidence {
+                p.note { "Learned from the repository's " (source) ":" }
                 ul.examples { @for e in examples { li { (e) } } }
             }
         }
@@ -333,6 +340,7 @@ mod tests {
         learned
             .metadata
             .insert("examples".into(), vec!["pr-1 (rejected): <b>no</b>"].into());
+        let mut decided = learned.clone();
         let html = pending_page("repo", &[memory, learned], "c5rf").into_string();
         assert!(
             html.contains(
@@ -344,6 +352,20 @@ mod tests {
         assert!(html.contains("Learned from the review history: 4 findings"));
         assert!(html.contains("pr-1 (rejected): &lt;b&gt;no&lt;/b&gt;"));
         assert_eq!(html.matches("Learned from the review history").count(), 1);
+
+        decided.metadata = crate::memory::model::Metadata::from([
+            ("learned_from".to_string(), "decision record".into()),
+            (
+                "examples".to_string(),
+                vec!["docs/adr/0002-db.md: Use PostgreSQL"].into(),
+            ),
+        ]);
+        let html = evidence(&decided).into_string();
+        assert!(
+            html.contains("Learned from the repository's decision record:"),
+            "{html}"
+        );
+        assert!(html.contains("<li>docs/adr/0002-db.md: Use PostgreSQL</li>"));
         assert!(
             notice(2)
                 .into_string()

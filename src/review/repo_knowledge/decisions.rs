@@ -301,7 +301,8 @@ fn existing_paths(files: &RepoFiles, record: &str, text: &str) -> Vec<String> {
     let folder = record.rsplit_once('/').map_or("", |(dir, _)| dir);
     let mut out: Vec<String> = Vec::new();
     for word in named_paths(text, folder).into_iter().take(WORDS_CHECKED) {
-        let inside_own_folder = !folder.is_empty() && word.starts_with(&format!("{folder}/"));
+        let inside_own_folder =
+            !folder.is_empty() && (word == folder || word.starts_with(&format!("{folder}/")));
         let in_git = word.split('/').any(|p| p == ".git");
         if inside_own_folder || in_git || out.contains(&word) || !files.exists(&word) {
             continue;
