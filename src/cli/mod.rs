@@ -99,7 +99,8 @@ pub enum Command {
         json: bool,
     },
     /// Learn what the team already knows: `cairn learn reviews FILE…` records the review
-    /// history a code host's CLI exported.
+    /// history a code host's CLI exported; `cairn learn repo` proposes what the repository
+    /// holds (decision records, guides, reverts).
     Learn {
         #[command(subcommand)]
         what: LearnCommand,
@@ -156,6 +157,18 @@ pub enum LearnCommand {
         /// The export files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Read and decide, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Propose what the repository holds as pending memories, with their evidence: decision
+    /// records as decisions, contributing and style guide sections as project patterns, files
+    /// whose changes were reverted or quickly fixed again as risky modules. Nothing is served
+    /// until a person approves it; a second run proposes nothing already proposed, approved or
+    /// rejected.
+    Repo {
         /// Read and decide, write nothing.
         #[arg(long)]
         dry_run: bool,

@@ -265,10 +265,22 @@ impl RecordReviewArgs {
     }
 }
 
-/// Arguments of `learn_reviews`.
+/// What `learn` learns from.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub(crate) enum LearnFrom {
+    Reviews,
+    Repository,
+}
+
+/// Arguments of `learn`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub(crate) struct LearnReviewsArgs {
-    /// Export files in the repository: pulls, review comments, reviews (gh); merge requests, discussions (glab).
+pub(crate) struct LearnArgs {
+    /// reviews: code-host exports (files); repository: decision records, guides, reverts.
+    pub from: LearnFrom,
+    /// With reviews: export files in the repository (gh: pulls, review comments, reviews; glab: merge requests, discussions).
+    #[serde(default)]
     pub files: Vec<String>,
     /// Read and decide, write nothing.
     #[serde(default)]
@@ -571,7 +583,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Record past reviews from gh/glab api JSON exports in the repository: a review per finished pull/merge request, each comment's outcome decided from its thread and commits.",
+        description = "Learn the team's past: reviews from gh/glab api exports in the repository, or the repository's decision records, guides and reverts (proposed pending).",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -579,18 +591,32 @@ impl Server {
             open_world_hint = false
         )
     )]
-    async fn learn_reviews(
+    async fn learn(
         &self,
-        Parameters(args): Parameters<LearnReviewsArgs>,
+        Parameters(args): Parameters<LearnArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let root = &self.cairn.repo.root;
-        let request = app::LearnReviewsRequest {
-            files: args.files.iter().map(|f| root.join(f)).collect(),
-            anywhere: false,
-            dry_run: args.dry_run,
-            progress: Default::default(),
-        };
-        Ok(reply(self.cairn.learn_reviews(request).await))
+        match args.from {
+            LearnFrom::Reviews => {
+                let request = app::LearnReviewsRequest {
+                    files: args.files.iter().map(|f| root.join(f)).collect(),
+                    anywhere: false,
+                    dry_run: args.dry_run,
+                    progress: Default::default(),
+                };
+                Ok(reply(self.cairn.learn_reviews(request).await))
+            }
+            LearnFrom::Repository if !args.files.is_empty() => Ok(refusal(AskError::Review(
+                "`files` are export files, read with from=reviews; from=repository reads the repository itself".to_string(),
+            ))),
+            LearnFrom::Repository => {
+                let request = app::LearnRepoRequest {
+                    dry_run: args.dry_run,
+                    ..app::LearnRepoRequest::default()
+                };
+                Ok(reply(self.cairn.learn_repo(request).await))
+            }
+        }
     }
 
     #[tool(

@@ -239,16 +239,16 @@ async fn every_answer_is_as_it_was() {
         repo.write(&format!("exports/{name}"), text);
         exports.push(format!("exports/{name}"));
     }
-    let learn = json!({"files": exports, "dry_run": true});
-    call(&client, &mut transcript, "learn_reviews", learn).await;
+    let learn = json!({"from": "reviews", "files": exports, "dry_run": true});
+    call(&client, &mut transcript, "learn", learn).await;
 
     // Refusals.
     let bad_type = json!({"type": "opinion", "content": "Carts are nice."});
     call(&client, &mut transcript, "remember", bad_type).await;
     let nowhere = json!({"target": "src/shop/nowhere.py::Gone"});
     call(&client, &mut transcript, "expand", nowhere).await;
-    let outside = json!({"files": ["../exports.json"]});
-    call(&client, &mut transcript, "learn_reviews", outside).await;
+    let outside = json!({"from": "reviews", "files": ["../exports.json"]});
+    call(&client, &mut transcript, "learn", outside).await;
     call(
         &client,
         &mut transcript,

@@ -1,4 +1,4 @@
-//! `cairn learn reviews` and the `learn_reviews` tool: a code host's exported review
+//! `cairn learn reviews` and the `learn` tool (`from: reviews`): a code host's exported review
 //! history, in the hosts' documented shapes, recorded as reviews of a real repository.
 
 use serde_json::{Value, json};
@@ -238,7 +238,7 @@ async fn the_tool_reads_only_exports_inside_the_repository() {
         json!(["../pulls.json"]),
         json!(["exports/linked.json"]),
     ] {
-        let refused = call(&client, "learn_reviews", json!({"files": files})).await;
+        let refused = call(&client, "learn", json!({"from": "reviews", "files": files})).await;
         assert_eq!(refused.is_error, Some(true), "{files}: {}", text(&refused));
         assert!(
             text(&refused).contains("inside the repository"),
@@ -248,7 +248,7 @@ async fn the_tool_reads_only_exports_inside_the_repository() {
     }
 
     let files: Vec<String> = GITHUB.iter().map(|n| format!("exports/{n}")).collect();
-    let answer = call(&client, "learn_reviews", json!({"files": files})).await;
+    let answer = call(&client, "learn", json!({"from": "reviews", "files": files})).await;
     assert_ne!(answer.is_error, Some(true), "{}", text(&answer));
     assert!(text(&answer).starts_with("Learned 2 reviews of github.com/octo-org/shop"));
     let structured = answer.structured_content.clone().unwrap();

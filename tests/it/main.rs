@@ -21,6 +21,7 @@ mod indexing;
 mod install;
 mod layers;
 mod learn;
+mod learn_repo;
 mod mcp;
 mod mem0;
 mod memory;

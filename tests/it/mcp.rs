@@ -68,7 +68,7 @@ async fn tools_answer_over_stdio() {
             "expand",
             "forget",
             "get_context",
-            "learn_reviews",
+            "learn",
             "record_guideline_change",
             "record_review",
             "remember",
@@ -84,7 +84,7 @@ async fn tools_answer_over_stdio() {
             "forget",
             "record_review",
             "record_guideline_change",
-            "learn_reviews",
+            "learn",
         ]
         .contains(&tool.name.as_ref());
         assert_eq!(annotations.read_only_hint, Some(!writes), "{}", tool.name);
