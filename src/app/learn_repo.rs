@@ -151,9 +151,8 @@ impl Cairn {
 
     /// The owners `CODEOWNERS` gives the file at `path`, when the repository has one.
     pub(super) fn owners_of(&self, path: &str) -> Option<Owned> {
-        let files = RepoFiles::open(&self.repo.root).ok()?;
-        let codeowners = codeowners::read(&files).ok()??;
-        codeowners.owners_of(path)
+        let (_, owned) = self.owners_of_each(&[path.to_string()]).pop()?;
+        Some(owned)
     }
 
     /// The owners of each of `paths` that has some, in order.
@@ -406,17 +405,17 @@ fn risk_candidate(risky: &Risky, clean: &mut impl FnMut(&str) -> String) -> Cand
     let count = |kind: Undone| risky.events.iter().filter(|e| e.kind == kind).count();
     let (reverted, refixed) = (count(Undone::Reverted), count(Undone::Refixed));
     let what = if risky.folder { "module" } else { "file" };
-    let quoted: Vec<String> = risky
+    let summaries: Vec<String> = risky
         .events
         .iter()
         .take(3)
-        .map(|e| format!("\"{}\"", clean(&e.summary)))
+        .map(|e| clean(&e.summary))
         .collect();
     let content = format!(
         "{} is a risky {what}: {} of its changes did not hold, reverted or fixed again within {REFIX_DAYS} days ({}).",
         risky.path,
         risky.events.len(),
-        quoted.join("; ")
+        summaries.join("; ")
     );
     let mut metadata = Metadata::new();
     metadata.insert("learned_from".into(), "history".into());

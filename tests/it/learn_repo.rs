@@ -223,8 +223,11 @@ async fn the_repository_is_proposed_once_and_waits_for_a_person() {
     let searched = repo.cairn_ok(&["memory", "search", "PostgreSQL ConnectionPool", "--json"]);
     assert!(!searched.contains("Decided in"), "{searched}");
 
-    // A person rejects one; a second run proposes nothing again.
+    // A person rejects one and approves another; a second run proposes nothing again.
     repo.cairn_ok(&["memory", "reject", tests["id"].as_str().unwrap()]);
+    let risky = waiting.iter().find(|m| m["type"] == "risk_module").unwrap();
+    assert_eq!(risky["paths"], json!(["src/shop/tax.py"]), "{risky:#}");
+    repo.cairn_ok(&["memory", "approve", risky["id"].as_str().unwrap()]);
     let again = learn(&repo, &[]);
     let events: Vec<&str> = again["proposed"]
         .as_array()
@@ -233,7 +236,7 @@ async fn the_repository_is_proposed_once_and_waits_for_a_person() {
         .map(|p| p["event"].as_str().unwrap())
         .collect();
     assert_eq!(events, ["NONE"; 5], "{again:#}");
-    assert_eq!(pending(&repo).len(), 4);
+    assert_eq!(pending(&repo).len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread")]
