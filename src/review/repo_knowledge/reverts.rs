@@ -11,6 +11,11 @@
 //!   [`REFIX_DAYS`] days before it (lines compared by their text, trimmed, short ones left
 //!   out); it marks that file, once per fix, for the nearest such commit.
 //!
+//! Dependency bumps are not compared (their "fix" is a version) nor their reverts counted,
+//! fixes of formatting, lint, style or typos are no re-fixes, and lock files, dependency
+//! manifests, documentation and tests are never risky modules (their churn says nothing of
+//! the code's risk).
+//!
 //! Bounds: the newest [`MAX_COMMITS`] commits, merges left out; commits touching more than
 //! [`MAX_FILES`] files and root commits are not compared line by line; at most
 //! [`MAX_COMPARED`] commits are diffed.
@@ -154,6 +159,12 @@ fn reverts(commits: &[Logged], found: &mut Found) -> Vec<(String, Event)> {
             Reverts::Commit(sha) => c.id.starts_with(sha.as_str()),
             Reverts::Summary(quoted) => summary(&c.message) == *quoted,
         });
+        // Taking back a dependency bump says nothing of the code.
+        let undone = target.map_or(commit.message.as_str(), |t| t.message.as_str());
+        let quoted = commit.message.trim_start().strip_prefix("Revert \"");
+        if is_dependency_bump(undone) || quoted.is_some_and(is_dependency_bump) {
+            continue;
+        }
         let files = &target.unwrap_or(commit).files;
         if files.len() > MAX_FILES {
             found.skipped.push(Skipped::new(
@@ -174,11 +185,109 @@ fn reverts(commits: &[Logged], found: &mut Found) -> Vec<(String, Event)> {
     marked
 }
 
-/// Whether a commit can be compared line by line.
+/// Whether a commit can be compared line by line: not a root, not a mass change, not a
+/// revert, not a dependency bump (whose "fix" is a version, not a mistake).
 fn comparable(commit: &Logged) -> bool {
     commit.parent.is_some()
         && commit.files.len() <= MAX_FILES
         && reverted(&commit.message).is_none()
+        && !is_dependency_bump(&commit.message)
+}
+
+/// Summaries that bots and people give dependency updates.
+const BUMPS: &[&str] = &[
+    "bump ",
+    "update dependency",
+    "update dependencies",
+    "update deps",
+    "chore(deps",
+    "fix(deps",
+    "build(deps",
+    "deps:",
+    "deps(",
+    "[dependabot",
+    "[renovate",
+];
+
+/// Words of a fix that changes how the code looks, not what it does.
+const COSMETIC: &[&str] = &[
+    "format",
+    "lint",
+    "style",
+    "typo",
+    "whitespace",
+    "prettier",
+    "indent",
+    "clippy",
+    "rubocop",
+];
+
+/// Whether a fix's summary is about how the code looks (formatting, lint, style, typos).
+fn is_cosmetic(message: &str) -> bool {
+    let summary = message.lines().next().unwrap_or_default().to_lowercase();
+    COSMETIC.iter().any(|w| summary.contains(w))
+}
+
+/// Whether a commit message is a dependency update.
+fn is_dependency_bump(message: &str) -> bool {
+    let summary = message
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_lowercase();
+    BUMPS.iter().any(|b| summary.starts_with(b))
+}
+
+/// Files whose churn says nothing of the code's risk: lock files and dependency manifests
+/// (versions move), documentation, and tests (they change with the code they test).
+fn churn_only(path: &str) -> bool {
+    const LOCKS: &[&str] = &[
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "Cargo.lock",
+        "go.sum",
+        "poetry.lock",
+        "Pipfile.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "package.json",
+        "packages.lock.json",
+        "Directory.Packages.props",
+    ];
+    const DOCS: &[&str] = &[".md", ".rst", ".txt", ".adoc"];
+    const TEST_DIRS: &[&str] = &[
+        "test",
+        "tests",
+        "spec",
+        "specs",
+        "__tests__",
+        "e2e",
+        "testdata",
+    ];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let lower = name.to_lowercase();
+    let stem = lower.split('.').next().unwrap_or_default();
+    // `FooTest.java`, `BarTests.cs`: the case tells a test class from `contest.rs`.
+    let class = name.split('.').next().unwrap_or_default();
+    let in_tests = path
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|dir| TEST_DIRS.contains(&dir.to_lowercase().as_str()));
+    LOCKS.contains(&name)
+        || lower.ends_with(".lock")
+        || lower.ends_with(".csproj")
+        || DOCS.iter().any(|d| lower.ends_with(d))
+        || in_tests
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("-test")
+        || class.ends_with("Test")
+        || class.ends_with("Tests")
+        || lower.contains(".spec.")
+        || lower.contains(".test.")
 }
 
 /// The files each re-fix marks, with its event.
@@ -190,7 +299,10 @@ fn refixes(
 ) -> Vec<(String, Event)> {
     let window = REFIX_DAYS * 24 * 3600;
     let fixes: Vec<usize> = (0..commits.len())
-        .filter(|&at| is_fix(&commits[at].message) && comparable(&commits[at]))
+        .filter(|&at| {
+            let message = &commits[at].message;
+            is_fix(message) && !is_cosmetic(message) && comparable(&commits[at])
+        })
         .collect();
     progress.enter(Stage::Comparing, fixes.len());
     let mut marked = Vec::new();
@@ -307,7 +419,7 @@ fn short(id: &str) -> String {
 /// their other files; each event counted once per file or folder, only paths that exist.
 fn risky(marked: Vec<(String, Event)>, exists: impl Fn(&str) -> bool) -> Vec<Risky> {
     let mut by_file: BTreeMap<String, Vec<Event>> = BTreeMap::new();
-    for (file, event) in marked {
+    for (file, event) in marked.into_iter().filter(|(file, _)| !churn_only(file)) {
         add_once(by_file.entry(file).or_default(), event);
     }
     let mut out = Vec::new();
@@ -442,8 +554,9 @@ mod tests {
         assert_eq!(refix.summary, "fix: the rate is 20%");
         assert_eq!(revert.earlier.as_deref(), Some(&rounding[..10]));
         assert_eq!(revert.summary, "Revert \"Round taxes\"");
-        // `fix typo` changed a line `docs: explain` added, the day it was added.
-        assert_eq!(found.refixes, 2);
+        // `fix typo` changed a line `docs: explain` added the day it was added, but a typo
+        // fix is cosmetic: no re-fix.
+        assert_eq!(found.refixes, 1);
     }
 
     #[test]
@@ -469,5 +582,38 @@ mod tests {
             .map(|r| (r.path.as_str(), r.folder, r.events.len()))
             .collect();
         assert_eq!(paths, [("src/api", true, 2)]);
+    }
+
+    #[test]
+    fn churn_is_not_risk() {
+        for path in [
+            "extension/package-lock.json",
+            "notification/package.json",
+            "yarn.lock",
+            "docs/guide.md",
+            "extension/test/unit/lambda.spec.js",
+            "tests/test_cart.py",
+            "src/cart_test.go",
+            "test/Foo.Tests/BarControllerTests.cs",
+            "web/app.test.ts",
+        ] {
+            assert!(churn_only(path), "{path}");
+        }
+        for path in [
+            "src/cart.py",
+            "src/Authentication/Services/SystemUserService.cs",
+            "extension/src/config/config.js",
+            "Dockerfile",
+            "src/contest.rs",
+        ] {
+            assert!(!churn_only(path), "{path}");
+        }
+        assert!(is_dependency_bump(
+            "chore(deps): update dependency ajv to v8\n\nbody"
+        ));
+        assert!(is_dependency_bump("Bump lodash from 4.17.20 to 4.17.21"));
+        assert!(!is_dependency_bump("fix: bumper overflow in cart totals"));
+        assert!(is_cosmetic("Fix coding style issues") && is_cosmetic("fix eslint issues"));
+        assert!(!is_cosmetic("Fix notification payment lookup (#1049)"));
     }
 }
