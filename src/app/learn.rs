@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use serde::Serialize;
 
-use super::recurring::Proposed;
+use super::recurring::{Proposed, proposal_state, proposals_heading};
 use super::{AskError, Cairn, Text, off_runtime};
 use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::memory::{ImportedReviews, ReviewInput};
@@ -405,20 +405,12 @@ impl Text for LearnedReviews {
             text.push_str(&format!("Secrets removed: {}\n", kinds.join(", ")));
         }
         if !self.proposed.is_empty() {
-            let verb = if self.dry_run {
-                "Would propose"
-            } else {
-                "Proposed"
-            };
-            text.push_str(&format!(
-                "{verb} from findings that recur (pending a person's approval: `cairn memory list --pending`):\n"
+            text.push_str(&proposals_heading(
+                self.dry_run,
+                " from findings that recur",
             ));
             for p in &self.proposed {
-                let state = match (&p.event, &p.id) {
-                    (Some(crate::memory::Action::None), Some(id)) => format!(" (known: {id})"),
-                    (_, Some(id)) => format!(" {id}"),
-                    _ => String::new(),
-                };
+                let state = proposal_state(p.event, p.id.as_deref());
                 let who = p
                     .developer
                     .as_deref()

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::recurring::{proposal_state, proposals_heading};
 use super::{AskError, Cairn, Text, off_runtime};
 use crate::fsutil::repo::RepoFiles;
 use crate::graph::Graph;
@@ -483,20 +484,9 @@ impl Text for LearnedRepo {
             ));
         }
         if !self.proposed.is_empty() {
-            let verb = if self.dry_run {
-                "Would propose"
-            } else {
-                "Proposed"
-            };
-            text.push_str(&format!(
-                "{verb} (pending a person's approval: `cairn memory list --pending`):\n"
-            ));
+            text.push_str(&proposals_heading(self.dry_run, ""));
             for p in &self.proposed {
-                let state = match (&p.event, &p.id) {
-                    (Some(Action::None), Some(id)) => format!(" (known: {id})"),
-                    (_, Some(id)) => format!(" {id}"),
-                    _ => String::new(),
-                };
+                let state = proposal_state(p.event, p.id.as_deref());
                 text.push_str(&format!("  [{}]{state} {}\n", p.kind, cut(&p.content, 240)));
             }
         }

@@ -50,6 +50,22 @@ pub struct Proposed {
     pub rejected: usize,
 }
 
+/// The line that heads a list of proposals: written, or (`dry_run`) what would be.
+pub(super) fn proposals_heading(dry_run: bool, from: &str) -> String {
+    let verb = if dry_run { "Would propose" } else { "Proposed" };
+    format!("{verb}{from} (pending a person's approval: `cairn memory list --pending`):\n")
+}
+
+/// What became of one proposal, as its line says it: its new id, the id that already held
+/// it, or nothing on a dry run.
+pub(super) fn proposal_state(event: Option<Action>, id: Option<&str>) -> String {
+    match (event, id) {
+        (Some(Action::None), Some(id)) => format!(" (known: {id})"),
+        (_, Some(id)) => format!(" {id}"),
+        _ => String::new(),
+    }
+}
+
 /// The findings' texts, compared by terms and (when given) by vectors.
 struct Alike {
     terms: Vec<std::collections::BTreeSet<String>>,
