@@ -30,6 +30,8 @@ const EXAMPLES: usize = 5;
 /// Longest example, in bytes.
 const EXAMPLE_BYTES: usize = 200;
 /// Skipped items the text answer lists (the structured one has them all).
+/// Proposals the answer's text lists (the JSON has them all).
+const PROPOSALS_LISTED: usize = 40;
 const SKIPPED_LISTED: usize = 20;
 
 /// Learning from the repository.
@@ -485,9 +487,15 @@ impl Text for LearnedRepo {
         }
         if !self.proposed.is_empty() {
             text.push_str(&proposals_heading(self.dry_run, ""));
-            for p in &self.proposed {
+            for p in self.proposed.iter().take(PROPOSALS_LISTED) {
                 let state = proposal_state(p.event, p.id.as_deref());
                 text.push_str(&format!("  [{}]{state} {}\n", p.kind, cut(&p.content, 240)));
+            }
+            if self.proposed.len() > PROPOSALS_LISTED {
+                text.push_str(&format!(
+                    "  … {} more (see --json, or the pending list)\n",
+                    self.proposed.len() - PROPOSALS_LISTED
+                ));
             }
         }
         if !self.skipped.is_empty() {

@@ -27,6 +27,8 @@ const EXAMPLE_BYTES: usize = 200;
 /// Most proposals one run writes, the largest groups first (a person decides on them before
 /// the next run proposes more).
 pub const MAX_PROPOSALS: usize = 50;
+/// Most groups one run looks at (proposed now or already), the largest first.
+pub const MAX_LISTED: usize = 2 * MAX_PROPOSALS;
 /// Who proposes.
 const PROPOSER: &str = "cairn learn";
 
@@ -133,14 +135,14 @@ impl Cairn {
             vectors,
         };
         let proposals = super::off_runtime(move || found(&reviews, &items, &alike)).await?;
-        let mut out = Vec::new();
+        let (mut out, mut fresh) = (Vec::new(), 0);
         for proposal in proposals {
             let proposed = self.propose(proposal, dry_run).await?;
-            let fresh = proposed.event != Some(Action::None);
+            fresh += usize::from(proposed.event != Some(Action::None));
             out.push(proposed);
-            if out.iter().filter(|p| p.event != Some(Action::None)).count() >= MAX_PROPOSALS
-                && fresh
-            {
+            // Groups already proposed count too, so that a run over a long history stays
+            // bounded in work and in the answer's length once most are known.
+            if fresh == MAX_PROPOSALS || out.len() == MAX_LISTED {
                 break;
             }
         }
