@@ -23,8 +23,6 @@ use crate::review::repo_knowledge::reverts::{self, REFIX_DAYS, Risky, Undone};
 use crate::review::repo_knowledge::{Progress, Skipped, Stage, cut};
 use crate::secrets::SecretKind;
 
-/// Who proposes.
-const PROPOSER: &str = "cairn learn";
 /// Examples of evidence a proposal keeps.
 const EXAMPLES: usize = 5;
 /// Longest example, in bytes.
@@ -298,7 +296,7 @@ fn proposal_memory(kind: MemoryType, title: String, content: String) -> NewMemor
         title: Some(title),
         content,
         source: Source::Import,
-        written_by: Some(PROPOSER.to_string()),
+        written_by: Some(super::recurring::PROPOSER.to_string()),
         scope: Scope::Repository,
         pending: true,
         ..NewMemory::default()

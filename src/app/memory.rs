@@ -457,8 +457,37 @@ impl Cairn {
     /// Stores a learning (deduplicated, secrets redacted), its anchors checked against the
     /// code graph when there is one; its vector is computed after answering.
     pub async fn remember(&self, request: RememberRequest) -> Result<WriteOutcome, AskError> {
-        let (new, asked) = self.new_memory(request)?;
+        let by_assistant = request.by_assistant;
+        let (mut new, asked) = self.new_memory(request)?;
+        if by_assistant {
+            self.wait_as_it_did(&mut new).await;
+        }
         self.write_memory(new, asked).await
+    }
+
+    /// An assistant's write that replaces a memory still waiting for a person (a proposal
+    /// it phrased, say) waits too, with the evidence the person decides on: the replaced
+    /// memory's metadata keys the write does not set, its category and file pattern.
+    async fn wait_as_it_did(&self, new: &mut memory::NewMemory) {
+        let Some(id) = new.supersedes.as_deref().map(str::trim) else {
+            return;
+        };
+        let Ok(old) = self.memory_by_id(id).await else {
+            return;
+        };
+        if old.status != memory::Status::Pending {
+            return;
+        }
+        new.pending = true;
+        for (key, value) in old.metadata {
+            new.metadata.entry(key).or_insert(value);
+        }
+        if new.file_pattern.is_none() {
+            new.file_pattern = old.rule.file_pattern;
+        }
+        if new.category.is_none() {
+            new.category = old.rule.category;
+        }
     }
 
     /// The write a request asks for, and the scope it names; the approval gate applied.

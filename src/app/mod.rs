@@ -35,6 +35,7 @@ mod labels;
 mod learn;
 mod learn_repo;
 mod memory;
+mod phrase;
 mod recurring;
 pub mod render;
 mod review;
@@ -62,6 +63,7 @@ pub use memory::{
     ListRequest, MemoryHistory, MemoryList, MemoryRequest, OrgTypes, RememberRequest, SearchAnswer,
     SearchBody, SearchRequest, Shared, WriteLabels, asked_type, write_labels,
 };
+pub use phrase::PhraseBrief;
 pub use recurring::Proposed;
 pub use render::Text;
 pub use review::{

@@ -15,6 +15,7 @@ use crate::memory::text::{conflicts, fingerprint, jaccard};
 use crate::memory::{Action, MemoryType, NewMemory, Scope, Source};
 use crate::review::records::ReviewRecord;
 use crate::review::recurring::{self, At, Proposal, Teaches};
+use crate::review::repo_knowledge::cut;
 
 /// A term shared by more findings than this is too common to suggest two alike.
 const COMMON_TERM: usize = 200;
@@ -30,7 +31,7 @@ pub const MAX_PROPOSALS: usize = 50;
 /// Most groups one run looks at (proposed now or already), the largest first.
 pub const MAX_LISTED: usize = 2 * MAX_PROPOSALS;
 /// Who proposes.
-const PROPOSER: &str = "cairn learn";
+pub(super) const PROPOSER: &str = "cairn learn";
 
 /// A learning proposed from recurring findings.
 #[derive(Debug, Clone, Serialize)]
@@ -212,17 +213,6 @@ fn found(reviews: &[ReviewRecord], items: &[At], alike: &Alike) -> Vec<Proposal>
         out.extend(recurring::proposals(reviews, &members, degree, share));
     }
     out
-}
-
-fn cut(text: &str, bytes: usize) -> String {
-    if text.len() <= bytes {
-        return text.to_string();
-    }
-    let mut end = bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 /// A proposal as the pending memory it is written as: the quote in words that say where it

@@ -44,6 +44,7 @@ pub async fn run(cairn: &Cairn, what: LearnCommand) -> anyhow::Result<ExitCode> 
             drop(line);
             output::answer(&result?, json)?;
         }
+        LearnCommand::Phrase { json } => output::answer(&cairn.phrase_brief().await?, json)?,
     }
     Ok(ExitCode::SUCCESS)
 }

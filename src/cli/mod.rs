@@ -175,6 +175,13 @@ pub enum LearnCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print the brief that asks an assistant to phrase what `cairn learn` proposed (what the
+    /// `phrase_learnings` prompt gives): each waiting proposal with its evidence, to be written
+    /// with `remember`, superseding the quote; the phrased memory waits for a person too.
+    Phrase {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 // The arguments of the larger commands (their help text is the command's, above).

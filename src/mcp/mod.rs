@@ -690,6 +690,22 @@ impl Server {
     }
 
     #[prompt(
+        name = "phrase_learnings",
+        description = "Phrase what `cairn learn` proposed from the review history and the repository (quoted, grouped and counted) as learnings, each written with remember; they wait for a person's approval."
+    )]
+    async fn phrase_learnings(&self) -> Result<GetPromptResult, ErrorData> {
+        let brief = self
+            .cairn
+            .phrase_brief()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, brief.text)])
+                .with_description("Phrase the learnings cairn proposed"),
+        )
+    }
+
+    #[prompt(
         name = "session_start",
         description = "How to use cairn in this repository, with the team's top memories."
     )]

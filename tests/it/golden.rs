@@ -262,6 +262,7 @@ async fn every_answer_is_as_it_was() {
         ("review", Some(json!({"author": "alice"}))),
         ("bootstrap_framework_knowledge", None),
         ("refine_guidelines", None),
+        ("phrase_learnings", None),
         (
             "extract_learnings",
             Some(json!({"review": "Cart is vague; keep the name."})),

@@ -298,9 +298,9 @@ fn pending(repo: &TestRepo) -> Vec<Value> {
         .unwrap_or_else(|| panic!("{listed}"))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
-    let repo = shop("https://github.com/octo-org/shop");
+/// Exports where findings recur: requests for a test of the error path (three of four on
+/// alice's changes), a guard clause rejected three times, and findings said once.
+fn recurring_exports(repo: &TestRepo) -> Vec<String> {
     let alike: &[(&str, &str)] = &[
         ("Please add a test for the error path.", "Done"),
         (
@@ -326,8 +326,8 @@ async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
     ];
     // Alice's changes draw three of the four requests for a test while she has fewer than a
     // third of all findings: a developer pattern of hers. The guard clause recurs on both.
-    let files = exports(
-        &repo,
+    exports(
+        repo,
         &[
             (10, "alice", alike),
             (11, "alice", &[("Add a test for this error path.", "done")]),
@@ -343,7 +343,13 @@ async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
             (14, "bob", distinct),
             (15, "bob", more),
         ],
-    );
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
+    let repo = shop("https://github.com/octo-org/shop");
+    let files = recurring_exports(&repo);
     let mut args = vec!["learn", "reviews", "--json"];
     args.extend(files.iter().map(String::as_str));
     let first: Value = serde_json::from_str(&repo.cairn_ok(&args)).unwrap();
@@ -422,6 +428,96 @@ async fn recurring_findings_are_proposed_once_and_wait_for_a_person() {
         "{again:#}"
     );
     assert!(pending(&repo).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_assistant_phrases_the_proposals_and_a_person_still_decides() {
+    use crate::mcp::{call, connect, text};
+    let repo = shop("https://github.com/octo-org/shop");
+    let mut args = vec!["learn", "reviews"];
+    let files = recurring_exports(&repo);
+    args.extend(files.iter().map(String::as_str));
+    repo.cairn_ok(&args);
+    let waiting = pending(&repo);
+    let rejection = waiting
+        .iter()
+        .find(|m| m["type"] == "rejection_pattern")
+        .unwrap();
+    let quoted = rejection["id"].as_str().unwrap();
+
+    // The brief lists every waiting proposal with how to write it and its evidence.
+    let client = connect(&repo).await;
+    let prompt = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("phrase_learnings"))
+        .await
+        .expect("prompt answered");
+    let brief = serde_json::to_string(&prompt.messages).unwrap();
+    for memory in &waiting {
+        assert!(brief.contains(memory["id"].as_str().unwrap()), "{brief}");
+    }
+    assert!(brief.contains("file_pattern src/api/**"), "{brief}");
+    assert!(
+        brief.contains("3 findings in 3 reviews, 3 rejected"),
+        "{brief}"
+    );
+    assert!(
+        brief.contains("github:octo-org/shop#12 (rejected)"),
+        "{brief}"
+    );
+    assert_eq!(
+        repo.cairn_ok(&["learn", "phrase"]).trim(),
+        prompt.messages[0].content.as_text().unwrap().text.trim(),
+        "the command line prints the same brief"
+    );
+
+    // The approval gate is off, yet the phrased proposal waits as the quote did, with the
+    // quote's evidence, and replaces it in the list.
+    let phrased = call(
+        &client,
+        "remember",
+        json!({"type": "rejection_pattern", "supersedes": quoted,
+               "content": "Do not ask for guard clauses in src/api: the team keeps nested conditionals there on purpose."}),
+    )
+    .await;
+    assert_ne!(phrased.is_error, Some(true), "{}", text(&phrased));
+    assert!(
+        text(&phrased).contains("awaits approval"),
+        "{}",
+        text(&phrased)
+    );
+    let now = pending(&repo);
+    assert_eq!(now.len(), waiting.len(), "{now:#?}");
+    assert!(now.iter().all(|m| m["id"] != quoted));
+    let new = now
+        .iter()
+        .find(|m| m["type"] == "rejection_pattern")
+        .unwrap();
+    assert!(new["content"].as_str().unwrap().starts_with("Do not ask"));
+    assert_eq!(new["file_pattern"], "src/api/**");
+    assert_eq!(
+        (&new["category"], &rejection["category"]),
+        (&json!("general"), &json!("general"))
+    );
+    assert_eq!(
+        new["metadata"]["examples"],
+        rejection["metadata"]["examples"]
+    );
+    let again = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("phrase_learnings"))
+        .await
+        .unwrap();
+    let again = serde_json::to_string(&again.messages).unwrap();
+    assert!(
+        !again.contains(quoted),
+        "a phrased proposal is not asked for again"
+    );
+    client.cancel().await.unwrap();
+
+    // Served once a person approves it.
+    let id = new["id"].as_str().unwrap();
+    repo.cairn_ok(&["memory", "approve", id]);
+    let found = repo.cairn_ok(&["memory", "search", "guard clauses nested conditionals"]);
+    assert!(found.contains(id), "{found}");
 }
 
 /// Approves `ids`, the whole pending list, with the page's approve-all form.
