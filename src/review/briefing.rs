@@ -6,12 +6,16 @@
 use serde::Serialize;
 
 use super::repo_knowledge::codeowners::Owned;
+use super::repo_knowledge::cut;
 use super::stats::{AuthorStats, RuleStat};
 use super::{Analysis, DIFF_LINES_SHOWN, FileReport, SymbolChange, TestToRun, Untested, Use};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::context::{MemoryNote, lines_note};
 use crate::history::Expert;
 use crate::tokens;
+
+/// Longest risk detail a page shows, in bytes.
+const RISK_DETAIL_BYTES: usize = 200;
 
 /// The default budget of a briefing.
 pub const DEFAULT_REVIEW_TOKENS: usize = 1_500;
@@ -371,11 +375,28 @@ fn effects_line(added: &[String], removed: &[String]) -> Option<String> {
     Some(format!("  side effects: {}", parts.join(" ")))
 }
 
+/// The risks as the page shows them: a memory's text cut short (its id leads to the rest),
+/// and no fix-prone line for a path a risky-module memory already names (what the team
+/// learned about it says more than the count; the structured answer keeps both).
 fn risk_lines(extras: &Extras) -> Vec<String> {
+    let remembered: Vec<&str> = extras
+        .risks
+        .iter()
+        .filter(|r| r.kind == "risk_module")
+        .map(|r| r.subject.as_str())
+        .collect();
     extras
         .risks
         .iter()
-        .map(|r| format!("- {} [{}]: {}", r.subject, r.kind, r.detail))
+        .filter(|r| !(r.kind == "fix_prone" && remembered.contains(&r.subject.as_str())))
+        .map(|r| {
+            format!(
+                "- {} [{}]: {}",
+                r.subject,
+                r.kind,
+                cut(&r.detail, RISK_DETAIL_BYTES)
+            )
+        })
         .collect()
 }
 
@@ -774,6 +795,50 @@ impl Changes {
 mod tests {
     use super::*;
     use crate::review::SymbolChangeKind;
+
+    fn risk(kind: &str, subject: &str, detail: &str) -> Risk {
+        Risk {
+            kind: kind.to_string(),
+            subject: subject.to_string(),
+            detail: detail.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_remembered_risk_replaces_the_fix_count_of_its_file_and_is_cut_short() {
+        let long = format!(
+            "m_1: shop/pay.py is a risky file: {}",
+            "reverted again; ".repeat(30)
+        );
+        let extras = Extras {
+            risks: vec![
+                risk("risk_module", "shop/pay.py", &long),
+                risk(
+                    "fix_prone",
+                    "shop/pay.py",
+                    "3 of its 5 recent commits were fixes",
+                ),
+                risk(
+                    "fix_prone",
+                    "shop/cart.py",
+                    "2 of its 4 recent commits were fixes",
+                ),
+            ],
+            ..Extras::default()
+        };
+        let lines = risk_lines(&extras);
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(lines[0].starts_with("- shop/pay.py [risk_module]: m_1: "));
+        assert!(
+            lines[0].ends_with('…') && lines[0].len() < long.len(),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(
+            lines[1],
+            "- shop/cart.py [fix_prone]: 2 of its 4 recent commits were fixes"
+        );
+    }
 
     #[test]
     fn history_lines_name_missing_partners_then_owners_experts_and_commits() {

@@ -183,11 +183,15 @@ impl Analysis {
             .collect()
     }
 
-    /// Words for a memory search: changed symbol names and file names.
+    /// Words for a memory search: changed symbol names and file names without their
+    /// directories and extensions (`md`, `src`, a package's top directory: words every
+    /// memory anchored in the repository shares, which would match them all; memories
+    /// anchored on the changed paths are found by their anchors).
     pub fn query_text(&self) -> String {
         let mut words: Vec<String> = Vec::new();
         for f in &self.files {
-            words.push(f.path.clone());
+            let name = std::path::Path::new(&f.path).file_stem();
+            words.extend(name.and_then(|n| n.to_str()).map(str::to_string));
             for s in &f.symbols {
                 words.push(s.name.clone());
             }
