@@ -204,6 +204,8 @@ struct Entry<T> {
 /// written.
 #[derive(Debug)]
 struct Selection {
+    /// A focus matched: the lists hold what matches it and its neighbours only.
+    focused: bool,
     files: usize,
     test_files: usize,
     symbols: usize,
@@ -228,10 +230,17 @@ impl Selection {
         let graph = ranking.graph;
         let files: Vec<&Node> = graph.files().collect();
         let test_files = files.iter().filter(|f| f.is_test).count();
-        let ranked_files = ranking.best_first(|n| n.kind == NodeKind::File && !n.is_test);
-        let ranked_symbols = ranking
-            .best_first(|n| n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant);
+        // With a focus that matches, every list keeps to it: the budget goes to what the
+        // caller asked about, not to the rest of the repository.
+        let kept = |n: &Node| !ranking.focused || ranking.on_focus(n);
+        let shown_files: Vec<&Node> = files.iter().copied().filter(|n| kept(n)).collect();
+        let ranked_files =
+            ranking.best_first(|n| n.kind == NodeKind::File && !n.is_test && kept(n));
+        let ranked_symbols = ranking.best_first(|n| {
+            n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant && kept(n)
+        });
         Selection {
+            focused: ranking.focused,
             files: files.len(),
             test_files,
             symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
@@ -242,11 +251,11 @@ impl Selection {
                     item: m.clone(),
                 })
                 .collect(),
-            shape: shape_lines(&files, &|n| ranking.rank(n)),
+            shape: shape_lines(&shown_files, &|n| ranking.rank(n)),
             top_files: file_entries(&ranking, &ranked_files),
             top_symbols: symbol_entries(&ranking, &ranked_symbols),
             relationships: relationship_entries(&ranking, &ranked_files, &ranked_symbols),
-            hot_spots: hot_spot_entries(&ranking, &files),
+            hot_spots: hot_spot_entries(&ranking, &shown_files),
             tests: tests_line(graph, test_files),
         }
     }
@@ -257,32 +266,48 @@ impl Selection {
 struct Ranking<'g> {
     graph: &'g Graph,
     scores: Vec<NodeRank>,
+    /// A focus was given and some node matches it.
+    focused: bool,
 }
 
 /// A node's score and its rank: the score's total plus the focus boost.
 struct NodeRank {
     score: Score,
     rank: f64,
+    /// The focus names it by path, or its words (or a neighbour's) match the focus.
+    on_focus: bool,
 }
 
 impl<'g> Ranking<'g> {
     fn new(scorer: &Scorer<'g>, focus: &Focus) -> Ranking<'g> {
         let graph = scorer.graph();
         let relevance = lexical::relevance(graph, &focus.words, &focus.anchors);
-        let scores = graph
+        let mut scores = graph
             .nodes
             .iter()
             .enumerate()
             .map(|(i, n)| {
                 let score = scorer.score_at(i);
                 let lexical = relevance.get(i).copied().unwrap_or(0.0) * FOCUS_WEIGHT;
+                let boost = focus.path_boost(n);
                 NodeRank {
                     score,
-                    rank: score.total() + focus.path_boost(n) + lexical,
+                    rank: score.total() + boost + lexical,
+                    on_focus: boost > 0.0 || lexical > 0.0,
                 }
             })
-            .collect();
-        Ranking { graph, scores }
+            .collect::<Vec<NodeRank>>();
+        neighbours_of_named_paths(graph, focus, &mut scores);
+        let focused = !focus.is_empty() && scores.iter().any(|s| s.on_focus);
+        Ranking {
+            graph,
+            scores,
+            focused,
+        }
+    }
+
+    fn on_focus(&self, node: &Node) -> bool {
+        self.scores[self.graph.position(node)].on_focus
     }
 
     fn score(&self, node: &Node) -> &Score {
@@ -321,6 +346,32 @@ impl<'g> Ranking<'g> {
             dependents: node.causal_in,
             side_effects: node.side_effects.clone(),
         }
+    }
+}
+
+/// The code the focus names by path has its neighbours on the focus too, as the words' best
+/// matches lend theirs (`lexical`): what calls, imports or is called by it, and their files.
+fn neighbours_of_named_paths(graph: &Graph, focus: &Focus, scores: &mut [NodeRank]) {
+    if focus.paths.is_empty() {
+        return;
+    }
+    let named: Vec<usize> = (0..graph.nodes.len())
+        .filter(|&i| focus.path_boost(&graph.nodes[i]) > 0.0)
+        .collect();
+    let mut near: Vec<usize> = named
+        .iter()
+        .flat_map(|&i| graph.links_at(i))
+        .filter(|l| l.edge.kind.is_causal())
+        .flat_map(|l| [l.src, l.dst])
+        .filter(|&j| graph.nodes[j].kind != NodeKind::External)
+        .collect();
+    let files: Vec<usize> = near
+        .iter()
+        .filter_map(|&j| graph.node_index(&graph.nodes[j].path))
+        .collect();
+    near.extend(files);
+    for j in near {
+        scores[j].on_focus = true;
     }
 }
 
@@ -461,6 +512,37 @@ struct Header<'a> {
     focus: &'a Focus,
 }
 
+/// Each section's share of the budget, in the order written.
+struct Shares {
+    memories: f64,
+    shape: f64,
+    files: f64,
+    symbols: f64,
+    relationships: f64,
+    hot_spots: f64,
+}
+
+/// The shares of a pack of the whole repository.
+const WHOLE: Shares = Shares {
+    memories: 0.15,
+    shape: 0.2,
+    files: 0.22,
+    symbols: 0.22,
+    relationships: 0.14,
+    hot_spots: 0.12,
+};
+
+/// The shares of a focused pack: the matching symbols first, the shape only where the focus
+/// is.
+const FOCUSED: Shares = Shares {
+    memories: 0.15,
+    shape: 0.06,
+    files: 0.18,
+    symbols: 0.39,
+    relationships: 0.12,
+    hot_spots: 0.1,
+};
+
 /// Writes one attempt at the pack, each section within its share of the budget times
 /// `scale`.
 fn write(
@@ -487,25 +569,30 @@ fn write(
         memories: Vec::new(),
         test_files: selection.test_files,
     };
+    let shares = if selection.focused { &FOCUSED } else { &WHOLE };
     // What the team learned: the top project memories.
     if !selection.memories.is_empty() {
-        let limit = share(&out, 0.15);
+        let limit = share(&out, shares.memories);
         out.force("## Memories (patterns, decisions, risks)".to_string());
         body.memories = fit(&mut out, &selection.memories, limit);
     }
-    let limit = share(&out, 0.2);
-    out.force("## Shape".to_string());
+    let limit = share(&out, shares.shape);
+    out.force(if selection.focused {
+        "## Shape (where the focus is)".to_string()
+    } else {
+        "## Shape".to_string()
+    });
     body.shape = write_shape(&mut out, &selection.shape, limit);
-    let limit = share(&out, 0.22);
+    let limit = share(&out, shares.files);
     out.force("## Top files".to_string());
     body.top_files = fit(&mut out, &selection.top_files, limit);
-    let limit = share(&out, 0.22);
+    let limit = share(&out, shares.symbols);
     out.force("## Top symbols".to_string());
     body.top_symbols = fit(&mut out, &selection.top_symbols, limit);
-    let limit = share(&out, 0.14);
+    let limit = share(&out, shares.relationships);
     out.force("## Key relationships".to_string());
     body.relationships = fit(&mut out, &selection.relationships, limit);
-    let limit = share(&out, 0.12);
+    let limit = share(&out, shares.hot_spots);
     out.force("## Hot spots (side effects, state writes)".to_string());
     body.hot_spots = fit(&mut out, &selection.hot_spots, limit);
     out.force("## Tests".to_string());
