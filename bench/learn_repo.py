@@ -12,12 +12,18 @@ directory. Prints every proposal as one JSON line (repository, commit, type, sou
 content) for labelling. With --labels (JSON lines: repository, from, type, label `keep` or
 `drop`, why), reports the share kept among the labelled proposals. With --results, writes the
 `learn_repo` section of the results file and regenerates the page.
+
+It also reports what the repository's CODEOWNERS gives: the file cairn read, its rules, how many
+tracked files have owners (by GitHub's rules, read here independently of cairn), and whether
+`cairn expand FILE` names those owners, on one owned file cairn indexes for each set of
+owners (3 at most).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,10 +38,14 @@ def git(repo: Path, *args: str) -> str:
                           check=True).stdout.strip()
 
 
+def cairn_run(cairn: str, repo: Path, data: Path) -> tuple[list[str], dict]:
+    base = [cairn, "--repo", str(repo), "--data-dir", str(data)]
+    return base, {"CAIRN_MODEL_DIR": str(data / "no-model"), "PATH": "/usr/bin:/bin"}
+
+
 def learn(cairn: str, repo: Path) -> dict:
     data = Path(tempfile.mkdtemp(prefix="cairn-learn-repo-"))
-    base = [cairn, "--repo", str(repo), "--data-dir", str(data)]
-    env = {"CAIRN_MODEL_DIR": str(data / "no-model"), "PATH": "/usr/bin:/bin"}
+    base, env = cairn_run(cairn, repo, data)
     subprocess.run([*base, "index", "--quiet"], check=True, capture_output=True, env=env)
     start = time.monotonic()
     done = subprocess.run([*base, "learn", "repo", "--dry-run", "--json"], capture_output=True,
@@ -43,7 +53,54 @@ def learn(cairn: str, repo: Path) -> dict:
     seconds = time.monotonic() - start
     if done.returncode != 0:
         sys.exit(f"learn_repo.py: cairn failed on {repo}: {done.stderr}")
-    return {"seconds": seconds, "answer": json.loads(done.stdout)}
+    return {"seconds": seconds, "answer": json.loads(done.stdout), "data": data}
+
+
+def owners_pattern(pattern: str) -> re.Pattern:
+    """A CODEOWNERS pattern as GitHub reads it: anchored when a `/` precedes its end, `*` within
+    a folder, `**` across them, a folder's files at any depth unless its last part is a wildcard."""
+    body, out = pattern.strip("/"), "" if "/" in pattern.rstrip("/") else "(?:.*/)?"
+    for part in re.split(r"(\*\*/|\*\*|\*|\?)", body):
+        out += {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+    last = body.rsplit("/", 1)[-1]
+    return re.compile(out + ("/.*" if pattern.endswith("/") else "" if "*" in last else "(?:/.*)?"))
+
+
+def owners_of(rules: list, path: str) -> list[str]:
+    """The owners the last matching rule names (none when it names none)."""
+    return next((owners for rule, owners in reversed(rules) if rule.fullmatch(path)), [])
+
+
+def codeowners(cairn: str, repo: Path, data: Path, found: str | None) -> str:
+    """What CODEOWNERS gives: its rules, the tracked files it owns, and `cairn expand` on one
+    owned file cairn indexes for each set of owners, 3 at most (their owners named, exactly)."""
+    if not found:
+        return "none"
+    rules = []
+    for line in (repo / found).read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            rules.append((owners_pattern(words[0]), words[1:]))
+    files = git(repo, "ls-files").splitlines()
+    owned = {f: o for f in files if (o := owners_of(rules, f))}
+    parsed = {e for t in (ROOT / "grammars").glob("*/language.toml")
+              for e in re.findall(r'"(\w+)"', re.search(r"^extensions.*", t.read_text(), re.M)[0])}
+    indexed = [f for f in sorted(owned) if f.rsplit(".", 1)[-1] in parsed]
+    by_owners: dict[tuple, str] = {}
+    for f in indexed:
+        by_owners.setdefault(tuple(owned[f]), f)
+    sample = list(by_owners.values())[:3]
+    base, env = cairn_run(cairn, repo, data)
+    named = 0
+    for f in sample:
+        out = subprocess.run([*base, "expand", f, "--include", "history"], capture_output=True,
+                             text=True, env=env, check=False).stdout
+        line = next((l for l in out.splitlines() if l.startswith("- owners: ")), "")
+        named += line.split(" (")[0] == "- owners: " + ", ".join(owned[f])
+        print(f"{repo.name} expand {f}: {line or 'no owners'}", file=sys.stderr)
+    return (f"{found}, {len(rules)} rules: {len(owned):,} of {len(files):,} files owned "
+            f"({len(indexed)} in languages cairn indexes); expand names them on {named} of "
+            f"{len(sample)} sampled")
 
 
 def main() -> None:
@@ -87,7 +144,8 @@ def main() -> None:
                      f"{len(proposed)} ({', '.join(f'{n} {t}' for t, n in sorted(by_type.items()))})",
                      f"{1000 * len(proposed) / max(commits, 1):.0f}",
                      f"{c['decision_records']} records, {c['guide_sections']} guide sections, "
-                     f"{c['reverts']} reverts, {c['refixes']} re-fixes"])
+                     f"{c['reverts']} reverts, {c['refixes']} re-fixes",
+                     codeowners(args.cairn, repo, run["data"], answer.get("codeowners"))])
     by_type = "; ".join(f"{t}: {k} of {n}" for t, (k, n) in sorted(per_type.items()))
     summary = (f"{kept} of {labelled} labelled proposals kept ({100 * kept / labelled:.0f}%; {by_type})"
                if labelled else "no labels given")
@@ -108,7 +166,8 @@ def write_results(args, rows, summary) -> None:
                     "release build"),
         "corpus": f"public repositories with decision records, fetched at the commits named; {summary}",
         "command": "bench/learn_repo.py --labels bench/labels/learn_repo.jsonl REPO...",
-        "columns": ["repository", "commits", "time", "proposals", "per 1,000 commits", "read"],
+        "columns": ["repository", "commits", "time", "proposals", "per 1,000 commits", "read",
+                    "CODEOWNERS"],
         "rows": rows,
     }
     args.results.write_text(json.dumps(results, indent=1) + "\n")
