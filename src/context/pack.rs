@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use super::{MemoryNote, ScoreParts, Scorer, lexical, location};
@@ -233,7 +234,12 @@ impl Selection {
         // With a focus that matches, every list keeps to it: the budget goes to what the
         // caller asked about, not to the rest of the repository.
         let kept = |n: &Node| !ranking.focused || ranking.on_focus(n);
-        let shown_files: Vec<&Node> = files.iter().copied().filter(|n| kept(n)).collect();
+        let shown_files: Vec<&Node> = files
+            .iter()
+            .copied()
+            .filter(|n| kept(n) && !(ranking.focused && n.is_test))
+            .collect();
+        let shown_paths: FxHashSet<&str> = shown_files.iter().map(|f| &*f.path).collect();
         let ranked_files =
             ranking.best_first(|n| n.kind == NodeKind::File && !n.is_test && kept(n));
         let ranked_symbols = ranking.best_first(|n| {
@@ -256,7 +262,7 @@ impl Selection {
             top_symbols: symbol_entries(&ranking, &ranked_symbols),
             relationships: relationship_entries(&ranking, &ranked_files, &ranked_symbols),
             hot_spots: hot_spot_entries(&ranking, &shown_files),
-            tests: tests_line(graph, test_files),
+            tests: tests_line(graph, test_files, ranking.focused.then_some(&shown_paths)),
         }
     }
 }
@@ -303,6 +309,16 @@ impl<'g> Ranking<'g> {
             graph,
             scores,
             focused,
+        }
+    }
+
+    /// The score and its parts, as an entry shows them; nothing in a focused pack, which
+    /// ranks by the focus first (the parts are in the structured answer).
+    fn explained(&self, node: &Node) -> String {
+        if self.focused {
+            String::new()
+        } else {
+            format!(" {}", self.score(node).explain())
         }
     }
 
@@ -387,9 +403,9 @@ fn file_entries(ranking: &Ranking, ranked_files: &[&Node]) -> Vec<Entry<Ranked>>
                 .count();
             Entry {
                 line: format!(
-                    "- {} {} · reach {} · deps {} · {definitions} defs{}",
+                    "- {}{} · reach {} · deps {} · {definitions} defs{}",
                     node.id,
-                    ranking.score(node).explain(),
+                    ranking.explained(node),
                     node.reach,
                     node.causal_in,
                     effects_suffix(node)
@@ -406,11 +422,11 @@ fn symbol_entries(ranking: &Ranking, ranked_symbols: &[&Node]) -> Vec<Entry<Rank
         .take(TOP_SYMBOLS)
         .map(|node| Entry {
             line: format!(
-                "- {} ({} {}) {} · reach {} · deps {}{}",
+                "- {} ({} {}){} · reach {} · deps {}{}",
                 node.id,
                 node.kind.as_str(),
                 location(node),
-                ranking.score(node).explain(),
+                ranking.explained(node),
                 node.reach,
                 node.causal_in,
                 effects_suffix(node)
@@ -439,9 +455,12 @@ fn relationship_entries(
     at_top.sort_unstable_by_key(|l| l.at);
     at_top.dedup_by_key(|l| l.at);
     let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
+    // In a focused pack, between code on the focus only.
+    let on_focus = |i: usize| !ranking.focused || ranking.scores[i].on_focus;
     let mut relationships: Vec<(f64, usize, &Edge)> = at_top
         .into_iter()
         .filter(|l| !external(l.src) && !external(l.dst))
+        .filter(|l| on_focus(l.src) && on_focus(l.dst))
         .map(|l| {
             let (s, d) = (&ranking.scores[l.src], &ranking.scores[l.dst]);
             (edge_score(l.edge, &s.score, &d.score), l.at, l.edge)
@@ -619,7 +638,11 @@ fn write_header(out: &mut Page, selection: &Selection, header: &Header) {
                 .join(", ")
         ));
     }
-    out.force("score = recency + frequency + centrality + side-effect cost (r f c s); c = ln impact (what depends on it, nearest weighing most); reach = nodes a change can affect; deps = direct dependents".to_string());
+    out.force(if selection.focused {
+        "ranked by the focus, then by score; reach = nodes a change can affect; deps = direct dependents".to_string()
+    } else {
+        "score = recency + frequency + centrality + side-effect cost (r f c s); c = ln impact (what depends on it, nearest weighing most); reach = nodes a change can affect; deps = direct dependents".to_string()
+    });
 }
 
 /// Writes the entries that fit under `limit` (a running total); returns their items.
@@ -705,9 +728,11 @@ fn lines_suffix(lines: &[u32]) -> String {
     }
 }
 
-fn tests_line(graph: &Graph, test_files: usize) -> String {
+/// The test files and the modules most of them assert on (`shown`: among the modules a
+/// focused pack keeps to).
+fn tests_line(graph: &Graph, test_files: usize, shown: Option<&FxHashSet<&str>>) -> String {
     // Test files per module they assert on (directly or on its definitions).
-    let mut pairs: rustc_hash::FxHashSet<(&str, &str)> = rustc_hash::FxHashSet::default();
+    let mut pairs: FxHashSet<(&str, &str)> = FxHashSet::default();
     for (e, _) in graph
         .edges
         .iter()
@@ -720,7 +745,10 @@ fn tests_line(graph: &Graph, test_files: usize) -> String {
         }
     }
     let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();
-    for (module, _) in pairs {
+    for (module, _) in pairs
+        .into_iter()
+        .filter(|(m, _)| shown.is_none_or(|s| s.contains(m)))
+    {
         *asserted.entry(module).or_default() += 1;
     }
     let mut most: Vec<(&str, usize)> = asserted.into_iter().collect();
@@ -730,13 +758,17 @@ fn tests_line(graph: &Graph, test_files: usize) -> String {
         .take(5)
         .map(|(path, n)| format!("{path} ({n})"))
         .collect();
-    if listed.is_empty() {
-        format!("{test_files} test files; none import project modules directly")
-    } else {
-        format!(
+    match (listed.is_empty(), shown.is_some()) {
+        (true, false) => format!("{test_files} test files; none import project modules directly"),
+        (true, true) => format!("{test_files} test files; none assert on these modules directly"),
+        (false, false) => format!(
             "{test_files} test files; most tested modules: {}",
             listed.join(", ")
-        )
+        ),
+        (false, true) => format!(
+            "{test_files} test files; most tested of these modules: {}",
+            listed.join(", ")
+        ),
     }
 }
 
@@ -918,7 +950,7 @@ mod tests {
         );
         assert_eq!(
             selection.tests,
-            "1 test files; most tested modules: shop/pricing.py (1)"
+            "1 test files; most tested of these modules: shop/pricing.py (1)"
         );
     }
 
