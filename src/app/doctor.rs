@@ -65,7 +65,8 @@ pub struct Check {
 pub enum Verdict {
     Ok,
     Problem,
-    /// A choice the user made that weakens a protection: not a fault, said every time.
+    /// A choice the user made that weakens a protection, or something others did that cairn
+    /// worked around: not a fault here, said every time.
     Warning,
     /// Worth knowing, not a fault (where things are, what is optional and missing).
     Note,
@@ -124,6 +125,7 @@ impl Cairn {
         ));
         // After the memories: reading them exchanged with the team server.
         checks.extend(self.team_check());
+        checks.extend(self.skipped_rows_checks());
         let token = running::read_token(data_dir);
         checks.push(if request.in_daemon {
             Check::of(
@@ -307,6 +309,42 @@ impl Cairn {
             }
         }
     }
+
+    /// Per team database (the repository's and the organisation's): the pulled rows this copy
+    /// skipped past, how many and the newest reasons.
+    fn skipped_rows_checks(&self) -> Vec<Check> {
+        if !matches!(self.repo.team, TeamSetup::On(_)) {
+            return Vec::new();
+        }
+        let mut links: Vec<_> = self.memories.team().cloned().into_iter().collect();
+        if let Ok(org) = self.org_memories() {
+            links.extend(org.team().cloned());
+        }
+        links.iter().map(|link| skipped_rows_check(link)).collect()
+    }
+}
+
+/// The rows one team database's copy skipped past.
+fn skipped_rows_check(link: &crate::memory::team::Link) -> Check {
+    let identity = &link.config.identity;
+    let database = format!("{}/{}", identity.namespace, identity.database);
+    let record = link.skip_log().read();
+    if record.total == 0 {
+        return Check::of("team rows", Ok(format!("{database}: none skipped")));
+    }
+    let newest: Vec<String> = record.newest.iter().rev().map(|s| s.describe()).collect();
+    Check::new(
+        "team rows",
+        Verdict::Warning,
+        format!(
+            "{database}: {} row(s) from the team server skipped (they do not decode, or fail the checks and limits of `cairn memory import`); newest first: {}",
+            record.total,
+            newest.join("; ")
+        ),
+        Some(
+            "they stay on the server as they are and this copy goes on without them: write them again with cairn, or delete them on the server",
+        ),
+    )
 }
 
 /// Whether the graph store failed on its contents (a rebuild mends it).

@@ -337,11 +337,19 @@ impl Memories {
             }
         }
         let after = state.seq;
-        let (changes, reviews) = match self
+        let first = !state.loaded;
+        let (head, changes, reviews) = match self
             .with_store(false, async |store| {
+                // Read first, so every row up to it is among the changes: a team copy's head
+                // can be past its newest row (the rows after it were skipped).
+                let head = if first {
+                    store.head().await.map_err(store_error)?
+                } else {
+                    0
+                };
                 let changes = store.changes_since(after).await.map_err(store_error)?;
                 let reviews = store.reviews_since(after).await.map_err(store_error)?;
-                Ok((changes, reviews))
+                Ok((head, changes, reviews))
             })
             .await
         {
@@ -357,6 +365,7 @@ impl Memories {
             state.apply(change);
         }
         state.apply_reviews(reviews);
+        state.seq = state.seq.max(head);
         state.loaded = true;
         Ok(())
     }
@@ -365,10 +374,16 @@ impl Memories {
     /// server too.
     async fn catch_up(&self, store: &MemoryStore, state: &mut State) -> Result<()> {
         let after = state.seq;
+        let head = if state.loaded {
+            0
+        } else {
+            store.head().await.map_err(store_error)?
+        };
         for change in store.changes_since(after).await.map_err(store_error)? {
             state.apply(change);
         }
         state.apply_reviews(store.reviews_since(after).await.map_err(store_error)?);
+        state.seq = state.seq.max(head);
         state.loaded = true;
         if self.team.is_some() {
             self.sync(Some(store), state).await?;

@@ -194,7 +194,15 @@ pub(crate) fn to_row(memory: &Memory, vector: Option<&[f32]>) -> Row {
 }
 
 /// A row of the `memory` table (selected with `record::id(id) AS key`) as a memory.
-pub(crate) fn from_row(mut row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
+pub(crate) fn from_row(row: serde_json::Value, doing: &str) -> Result<StoredMemory> {
+    parse_row(row).map_err(|e| StoreError::Decode {
+        doing: doing.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// [`from_row`] with serde's own error, which the team pull redacts (it may quote a value).
+pub(crate) fn parse_row(mut row: serde_json::Value) -> serde_json::Result<StoredMemory> {
     #[derive(Deserialize)]
     struct Extra {
         #[serde(default)]
@@ -207,7 +215,7 @@ pub(crate) fn from_row(mut row: serde_json::Value, doing: &str) -> Result<Stored
         #[serde(default)]
         rev: Option<String>,
     }
-    let extra: Extra = decode(vec![row.clone()], doing)?.remove(0);
+    let extra: Extra = serde_json::from_value(row.clone())?;
     if extra.forgotten {
         return Ok(StoredMemory {
             memory: tombstone_memory(extra.key, extra.seq),
@@ -226,7 +234,7 @@ pub(crate) fn from_row(mut row: serde_json::Value, doing: &str) -> Result<Stored
             object.insert("type".to_string(), kind);
         }
     }
-    let memory: Memory = decode(vec![row], doing)?.remove(0);
+    let memory: Memory = serde_json::from_value(row)?;
     let vector = extra.vector.as_deref().and_then(decode_vector);
     Ok(StoredMemory {
         memory,

@@ -584,7 +584,7 @@ async fn an_entry_sent_twice_is_applied_once() {
     remote.push(std::slice::from_ref(&entry)).await.unwrap();
     remote.push(std::slice::from_ref(&entry)).await.unwrap();
     assert!(remote.applied(&entry.key).await.unwrap());
-    let (changes, _) = remote.changes_since(0).await.unwrap();
+    let changes = remote.changes_since(0).await.unwrap().memories;
     let copies: Vec<_> = changes
         .iter()
         .filter(|c| c.memory.id == "m_00000000000000a1")
@@ -878,6 +878,169 @@ async fn an_accepted_guideline_change_addresses_the_patterns_for_every_member() 
     // The change itself stays in Alice's copy.
     assert_eq!(naming(alice)["changes"][0]["id"], change_id.as_str());
     assert!(naming(bob).get("changes").is_none());
+}
+
+/// A row of `table` written straight into the server by a member's own client, under the
+/// next sequence number (what cairn's push does, without its checks).
+async fn write_row(db: &Surreal<Any>, table: &str, key: &str, mut body: Value) {
+    let object = body.as_object_mut().unwrap();
+    object.remove("id");
+    object.remove("key");
+    db.query(
+        "LET $seq = (UPSERT ONLY memory_meta:head SET seq += 1 RETURN VALUE seq);
+         UPSERT type::record($table, $key) CONTENT object::extend($body, { seq: $seq });",
+    )
+    .bind(("table", table.to_string()))
+    .bind(("key", key.to_string()))
+    .bind(("body", body))
+    .await
+    .unwrap()
+    .check()
+    .unwrap();
+}
+
+/// The lines of `cairn doctor` about rows skipped from the team server.
+fn skipped_lines(copy: &WorkingCopy) -> Vec<String> {
+    let output = copy.cairn(&["doctor"]);
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| line.starts_with("team rows:"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A row that does not decode and a row over the import limits, written straight into the
+/// server by a member's own client, are skipped past: the teammate's pull goes on to the
+/// valid row after them, warns without quoting them, keeps its own copy of the memory the
+/// oversized row overwrote, and `cairn doctor` names both, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undecodable_or_oversized_row_never_stalls_the_pull() {
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    // A secret in both bad rows, built at run time so this file does not look like a leak.
+    let token = ["gh", "p_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+    let first = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "--title",
+        "Invoices are immutable",
+        "An issued invoice is never edited; a correction is a credit note.",
+    ]);
+    let first_id = first["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        bob.json(&["memory", "show", &first_id])["id"],
+        first_id.as_str()
+    );
+
+    let as_alice = signed_in(&server, "alice", &alice.credentials()).await;
+    let stored = rows(&as_alice, &format!("SELECT * FROM memory:{first_id}")).await;
+    let mut malformed = stored[0].clone();
+    malformed["confidence"] = json!(token);
+    write_row(&as_alice, "memory", "m_00000000000000b1", malformed).await;
+    let mut oversized = stored[0].clone();
+    // Within what the pull checked before, over what an import takes.
+    oversized["title"] = json!(format!(
+        "{token} {}",
+        "x".repeat(cairn::memory::model::MAX_TITLE_BYTES)
+    ));
+    write_row(&as_alice, "memory", &first_id, oversized).await;
+    let later = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "--title",
+        "Credit notes name their invoice",
+        "A credit note always carries the number of the invoice it corrects.",
+    ]);
+    let later_id = later["id"].as_str().unwrap().to_string();
+
+    // Bob's pull gets the valid row after the bad ones and keeps his copy of the first.
+    let output = bob.cairn(&["memory", "list", "-t", "decision", "--json"]);
+    assert!(output.status.success(), "{output:?}");
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    let mut expected = vec![first_id.as_str(), later_id.as_str()];
+    expected.sort();
+    assert_eq!(ids, expected, "{listed}");
+    let shown = bob.json(&["memory", "show", &first_id]);
+    assert_eq!(shown["content"], first["memory"]["content"], "{shown}");
+    let warned = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        warned.contains("skipped memory `m_00000000000000b1`")
+            && warned.contains(&format!("skipped memory `{first_id}`")),
+        "{warned}"
+    );
+    assert!(!warned.contains(&token), "{warned}");
+
+    // Doctor names both, with why, and never the secret.
+    let lines = skipped_lines(bob);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let repository = &lines[0];
+    assert!(
+        repository.contains("acme/github_com_acme_app: 2 row(s)"),
+        "{repository}"
+    );
+    assert!(
+        repository.contains("`m_00000000000000b1`") && repository.contains("does not decode"),
+        "{repository}"
+    );
+    assert!(
+        repository.contains(&format!("`{first_id}`")) && repository.contains("`title` is"),
+        "{repository}"
+    );
+    assert!(!repository.contains(&token), "{repository}");
+    assert!(lines[1].contains("acme/_org: none skipped"), "{lines:?}");
+
+    // A bad row that is the newest on the server: the cursor still moves past it.
+    let review = json!({
+        "review_id": "PR-13", "at": 1_700_000_000_000_i64, "author": "alice",
+        "verdict": "comment", "findings": token,
+    });
+    write_row(&as_alice, "review", "PR-13", review).await;
+    let synced = bob.cairn(&["team", "sync"]);
+    assert!(synced.status.success(), "{synced:?}");
+    let warned = String::from_utf8_lossy(&synced.stderr);
+    assert!(warned.contains("skipped review `PR-13`"), "{warned}");
+    assert!(!warned.contains(&token), "{warned}");
+    let head = rows(&as_alice, "SELECT VALUE seq FROM memory_meta:head").await;
+    assert_eq!(markers(bob).into_iter().max(), head[0].as_u64(), "{head:?}");
+    // The next pull neither warns again nor counts them twice.
+    let again = bob.cairn(&["team", "sync"]);
+    assert!(again.status.success(), "{again:?}");
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("skipped"),
+        "{again:?}"
+    );
+    let lines = skipped_lines(bob);
+    assert!(lines[0].contains(": 3 row(s)"), "{lines:?}");
+    assert!(
+        lines[0].contains("newest first: review `PR-13`"),
+        "{lines:?}"
+    );
+    // His copy still holds both decisions.
+    let listed = bob.json(&["memory", "list", "-t", "decision"]);
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+}
+
+/// The pull cursors of a working copy's team copies (`team-*/memory.seq`).
+fn markers(copy: &WorkingCopy) -> Vec<u64> {
+    std::fs::read_dir(copy.repo.data_dir())
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.unwrap().path().join("memory.seq");
+            std::fs::read_to_string(path).ok()?.trim().parse().ok()
+        })
+        .collect()
 }
 
 /// An outbox whose last line a crash cut inside a character: status counts the write still

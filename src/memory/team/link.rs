@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::outbox;
 use super::server::Server;
+use super::skipped::{SkipLog, Skipped};
 use crate::config::team::TeamConfig;
 use crate::fsutil::jsonl;
 
@@ -157,6 +158,37 @@ impl Link {
             unreadable,
             rejected,
             sync: self.sync_record(),
+        }
+    }
+
+    /// The record of pulled rows this copy skipped past.
+    pub fn skip_log(&self) -> SkipLog {
+        SkipLog::new(&self.dir)
+    }
+
+    /// Warns about pulled rows skipped past (each once, however many processes pull them)
+    /// and records them for `cairn doctor`.
+    pub(crate) fn skip(&self, skipped: Vec<Skipped>) {
+        if skipped.is_empty() {
+            return;
+        }
+        let log = self.skip_log();
+        let fresh = log.record(&skipped).unwrap_or_else(|e| {
+            tracing::warn!(
+                "cannot record skipped rows in {}: {e}",
+                log.path().display()
+            );
+            skipped
+        });
+        let identity = &self.config.identity;
+        for row in fresh {
+            tracing::warn!(
+                "skipped {} from the team server at {} ({}/{}); it stays on the server, and `cairn doctor` lists it",
+                row.describe(),
+                self.config.url,
+                identity.namespace,
+                identity.database
+            );
         }
     }
 

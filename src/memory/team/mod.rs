@@ -8,10 +8,13 @@
 //! - [`link`] — a team store in use: server, outbox, local copy, sync record.
 //! - [`outbox`] — writes kept durably on disk while the server is away, replayed in order.
 //! - [`server`] — the server in memory's terms (entries out, memories in).
+//! - [`skipped`] — pulled rows skipped past (undecodable, invalid or over the import limits),
+//!   recorded for `cairn doctor`.
 
 pub mod link;
 pub mod outbox;
 pub mod server;
+pub mod skipped;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use super::store::{MemoryStore, StoredMemory};
 use super::{Memories, MemoryError, Result, State, store_error, write};
 use crate::storage::remote::{PRIVATE_KINDS, RemoteError};
 use outbox::{Entry, Row, Tombstone};
+use skipped::Skipped;
 
 /// Entries per replay transaction.
 pub const REPLAY_BATCH: usize = 100;
@@ -134,25 +138,22 @@ impl Memories {
     }
 
     /// Reads what changed on the server since the state's sequence number, applies it and
-    /// keeps it in the local copy. True when anything changed.
+    /// keeps it in the local copy. Rows that do not decode or fail the import checks are
+    /// skipped past (warned about and recorded for `cairn doctor`): the cursor moves to the
+    /// newest row read either way. True when anything changed.
     async fn pull(
         &self,
         link: &Link,
         store: Option<&MemoryStore>,
         state: &mut State,
     ) -> std::result::Result<bool, RemoteError> {
-        let (rows, reviews) = link.server.changes_since(state.seq).await?;
-        if rows.is_empty() && reviews.is_empty() {
+        let changes = link.server.changes_since(state.seq).await?;
+        let Some(head) = changes.head.filter(|head| *head > state.seq) else {
             return Ok(false);
-        }
-        let head = rows
-            .iter()
-            .map(|r| r.memory.seq)
-            .chain(reviews.iter().map(|r| r.seq))
-            .max()
-            .unwrap_or(state.seq)
-            .max(state.seq);
-        let (rows, reviews) = clean_pulled(rows, reviews);
+        };
+        let (rows, reviews, mut skipped) = clean_pulled(changes.memories, changes.reviews);
+        skipped.extend(changes.skipped);
+        link.skip(skipped);
         let mirrored = match store {
             Some(store) => store
                 .write_mirror(&rows, &reviews, head)
@@ -418,16 +419,18 @@ fn entries(rows: Vec<Row>, tombstones: Vec<Tombstone>, review: Option<ReviewReco
     entries
 }
 
-/// Rows pulled from the server, checked and scrubbed as imports are: any member's client can
-/// write any row. A row that fails is left out with a warning (the sequence number still
-/// moves past it); the warning never quotes a value that could hold a secret.
+/// Rows pulled from the server, checked, bounded and scrubbed as `cairn memory import` does
+/// (any member's client can write any row), and review records as `record_review` checks
+/// them. A row that fails is left out and returned as skipped, with a reason that never
+/// quotes a value that could hold a secret.
 fn clean_pulled(
     rows: Vec<StoredMemory>,
     reviews: Vec<ReviewRecord>,
-) -> (Vec<StoredMemory>, Vec<ReviewRecord>) {
+) -> (Vec<StoredMemory>, Vec<ReviewRecord>, Vec<Skipped>) {
+    let mut skipped = Vec::new();
     let rows = rows
         .into_iter()
-        .filter_map(|mut row| match check_pulled(&row) {
+        .filter_map(|mut row| match check_pulled(&mut row) {
             Ok(()) => {
                 if !row.forgotten {
                     write::scrub(&mut row.memory);
@@ -435,10 +438,13 @@ fn clean_pulled(
                 Some(row)
             }
             Err(e) => {
-                let seq = row.memory.seq;
-                tracing::warn!(
-                    "skipped the shared memory numbered {seq} from the team server: {e}"
-                );
+                let memory = &row.memory;
+                skipped.push(Skipped::new(
+                    "memory",
+                    Some(&memory.id),
+                    memory.seq,
+                    &e.to_string(),
+                ));
                 None
             }
         })
@@ -446,22 +452,21 @@ fn clean_pulled(
     let reviews = reviews
         .into_iter()
         .filter_map(|record| {
-            let seq = record.seq;
+            let (id, seq) = (record.id.clone(), record.seq);
             super::reviews::clean_record(record)
                 .inspect_err(|e| {
-                    tracing::warn!(
-                        "skipped the review record numbered {seq} from the team server: {e}"
-                    );
+                    skipped.push(Skipped::new("review", Some(&id), seq, &e.to_string()));
                 })
                 .ok()
         })
         .collect();
-    (rows, reviews)
+    (rows, reviews, skipped)
 }
 
-/// A pulled row is a valid memory (a forgotten one only needs its id), and its revision key
-/// holds no secret.
-fn check_pulled(row: &StoredMemory) -> Result<()> {
+/// A pulled row is a valid memory within the import limits (a forgotten one only needs its
+/// id), and its revision key holds no secret. What cairn itself lets grow (the history, a
+/// revision's note) is cut as an import cuts it.
+fn check_pulled(row: &mut StoredMemory) -> Result<()> {
     if let Some(rev) = &row.rev {
         write::refuse_secret("its revision key", rev)?;
     }
@@ -474,7 +479,8 @@ fn check_pulled(row: &StoredMemory) -> Result<()> {
         }
         return Ok(());
     }
-    write::validate_stored(&row.memory)
+    write::validate_stored(&row.memory)?;
+    super::model::bound_imported(&mut row.memory)
 }
 
 /// A queued write applied over the state: its rows carry the entry's key as revision, so a
@@ -551,6 +557,7 @@ fn jitter() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::model::{MAX_ANCHORS, MAX_TITLE_BYTES};
     use crate::memory::reviews::{Disposition, Finding, Verdict};
     use crate::memory::{Memory, MemoryType};
 
@@ -632,10 +639,35 @@ mod tests {
                 forgotten: true,
                 ..row("m_0000000000000006", |_| {})
             },
+            // Over the import limits, as `cairn memory import` holds them.
+            row("m_0000000000000007", |m| {
+                m.title = format!("{} {}", token(), "t".repeat(MAX_TITLE_BYTES));
+            }),
+            row("m_0000000000000008", |m| {
+                m.anchors.paths = (0..=MAX_ANCHORS).map(|i| format!("src/{i}.rs")).collect();
+            }),
         ];
-        let (rows, _) = clean_pulled(rows, Vec::new());
+        let (rows, _, skipped) = clean_pulled(rows, Vec::new());
         let ids: Vec<&str> = rows.iter().map(|r| r.memory.id.as_str()).collect();
         assert_eq!(ids, ["m_0000000000000001", "m_0000000000000006"]);
+        let skipped_ids: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(
+            skipped_ids,
+            [
+                "`m_0000000000000002`",
+                "`m_0000000000000003`",
+                "`m_0000000000000004`",
+                "(value withheld)",
+                "`m_0000000000000005`",
+                "`m_0000000000000007`",
+                "`m_0000000000000008`",
+            ]
+        );
+        assert!(skipped.iter().all(|s| s.seq == 7 && s.table == "memory"));
+        assert!(skipped[5].reason.contains("`title` is"), "{:?}", skipped[5]);
+        for skipped in &skipped {
+            assert!(!skipped.describe().contains(&token()), "{skipped:?}");
+        }
         let kept = &rows[0].memory;
         assert_eq!(
             kept.content,
@@ -663,9 +695,17 @@ mod tests {
                 r.findings[0].file = Some("config/DB_PASSWORD=hunter2.env".to_string())
             }),
         ];
-        let (_, reviews) = clean_pulled(Vec::new(), reviews);
+        let (_, reviews, skipped) = clean_pulled(Vec::new(), reviews);
         let ids: Vec<&str> = reviews.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["PR-1", "PR-7"]);
+        let skipped_ids: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(
+            skipped_ids,
+            ["`PR-2`", "`PR-3`", "(value withheld)", "`PR-5`", "`PR-6`"]
+        );
+        for skipped in &skipped {
+            assert!(!skipped.describe().contains(&token()), "{skipped:?}");
+        }
         let finding = &reviews[0].findings[0];
         assert_eq!(
             finding.message,

@@ -5,10 +5,30 @@
 use crate::config::team::Credentials;
 use crate::memory::reviews::ReviewRecord;
 use crate::memory::store::{self, StoredMemory};
-use crate::storage::StoreError;
 use crate::storage::remote::{Connection, Push, Pushed, RemoteError};
 
 use super::outbox::Entry;
+use super::skipped::Skipped;
+
+/// What changed on the server after a sequence number.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub memories: Vec<StoredMemory>,
+    pub reviews: Vec<ReviewRecord>,
+    /// Rows that do not decode, left out.
+    pub skipped: Vec<Skipped>,
+    /// The highest sequence number among the rows read, decoded or not (`None` when none
+    /// was): the pull cursor moves to it.
+    pub head: Option<u64>,
+}
+
+impl Changes {
+    /// Moves the head to `row`'s number.
+    fn reach(&mut self, row: &serde_json::Value) {
+        let seq = seq_of(row);
+        self.head = Some(self.head.map_or(seq, |head| head.max(seq)));
+    }
+}
 
 /// The team server, signed in as a developer.
 pub struct Server {
@@ -31,25 +51,30 @@ impl Server {
         self.connection.recently_away()
     }
 
-    /// Memories changed after `after`, and review records, in write order (only what the
-    /// server lets this developer read). A row that does not decode is skipped with a
-    /// warning, so a bad row any member's client wrote does not stop everyone's pull.
-    pub async fn changes_since(
-        &self,
-        after: u64,
-    ) -> Result<(Vec<StoredMemory>, Vec<ReviewRecord>), RemoteError> {
-        let doing = "reading shared memories";
+    /// Memories and review records changed after `after`, in write order (only what the
+    /// server lets this developer read). A row that does not decode is skipped, named but not
+    /// quoted, and still counts for the head: a bad row any member's client wrote never stops
+    /// everyone's pull.
+    pub async fn changes_since(&self, after: u64) -> Result<Changes, RemoteError> {
         let (rows, reviews) = self.connection.changes_since(after).await?;
-        let memories = rows
-            .into_iter()
-            .filter_map(|row| decoded(store::from_row(row, doing)))
-            .collect();
-        let reviews = reviews
-            .into_iter()
-            .filter_map(|row| decoded(crate::storage::decode(vec![row], doing)))
-            .flatten()
-            .collect();
-        Ok((memories, reviews))
+        let mut changes = Changes::default();
+        for row in rows {
+            changes.reach(&row);
+            match store::parse_row(row.clone()) {
+                Ok(memory) => changes.memories.push(memory),
+                Err(e) => changes.skipped.push(undecodable("memory", "key", &row, &e)),
+            }
+        }
+        for row in reviews {
+            changes.reach(&row);
+            match serde_json::from_value::<ReviewRecord>(row.clone()) {
+                Ok(record) => changes.reviews.push(record),
+                Err(e) => changes
+                    .skipped
+                    .push(undecodable("review", "review_id", &row, &e)),
+            }
+        }
+        Ok(changes)
     }
 
     /// One memory as the server holds it now (`None` if it does not exist or is not this
@@ -80,14 +105,22 @@ impl Server {
     }
 }
 
-/// A pulled row that decodes; one that does not is skipped with a warning (redacted:
-/// decoding errors quote values).
-fn decoded<T>(row: Result<T, StoreError>) -> Option<T> {
-    row.inspect_err(|e| {
-        let message = crate::secrets::redact(&e.to_string()).text;
-        tracing::warn!("skipped a row from the team server that does not decode: {message}");
-    })
-    .ok()
+/// A pulled row that does not decode, named by its table, id and number; the reason is
+/// serde's without the values it quotes.
+fn undecodable(
+    table: &str,
+    id_field: &str,
+    row: &serde_json::Value,
+    error: &serde_json::Error,
+) -> Skipped {
+    let reason = format!("does not decode: {}", crate::secrets::json_error("", error));
+    Skipped::new(table, row[id_field].as_str(), seq_of(row), &reason)
+}
+
+/// A pulled row's number in the write sequence (0 when it has none: the server's schema
+/// gives every row one).
+fn seq_of(row: &serde_json::Value) -> u64 {
+    row["seq"].as_u64().unwrap_or(0)
 }
 
 /// An entry as the server stores it: memories as rows of the `memory` table (numbered and
