@@ -69,6 +69,23 @@ pub fn options() -> std::fs::OpenOptions {
     options
 }
 
+/// Runs `f` holding an exclusive lock on the file `lock` (made as 0600, in a 0700 directory, if
+/// missing): every process that takes the same lock takes its turn.
+pub fn locked<T>(lock: &Path, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+    if let Some(dir) = lock.parent() {
+        private_dir(dir)?;
+    }
+    let file = options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock)?;
+    file.lock()?;
+    let result = f();
+    drop(file);
+    result
+}
+
 /// Opens `path` for appending, created as 0600 (and narrowed to 0600 if it was wider); open
 /// for reading too, so a writer can see whether the file ends inside a line.
 pub fn append(path: &Path) -> std::io::Result<std::fs::File> {

@@ -325,6 +325,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
         1,
         "team sync state in the data directory",
     ),
+    (
+        "memory/team/skipped.rs",
+        1,
+        "the record of skipped team rows in the data directory",
+    ),
 ];
 
 /// The code of a source file without its test modules: a top-level `#[cfg(…test…)]` module is

@@ -120,18 +120,7 @@ impl Outbox {
 
     /// Runs `f` holding the outbox lock (appends and rewrites of all processes take turns).
     fn locked<T>(&self, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
-        if let Some(dir) = self.lock.parent() {
-            crate::fsutil::private_dir(dir)?;
-        }
-        let lock = crate::fsutil::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&self.lock)?;
-        lock.lock()?;
-        let result = f();
-        drop(lock);
-        result
+        crate::fsutil::locked(&self.lock, f)
     }
 
     /// Appends entries and syncs them to disk before returning. Lines that are not entries (a

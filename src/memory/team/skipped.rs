@@ -96,22 +96,15 @@ impl SkipLog {
         if skipped.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(dir) = self.path.parent() {
-            crate::fsutil::private_dir(dir)?;
-        }
-        let lock = crate::fsutil::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&self.lock)?;
-        lock.lock()?;
-        let mut record = self.read();
-        let added = add(&mut record, skipped);
-        if !added.is_empty() {
-            let bytes = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
-            crate::fsutil::write_atomic(&self.path, &bytes)?;
-        }
-        Ok(added)
+        crate::fsutil::locked(&self.lock, || {
+            let mut record = self.read();
+            let added = add(&mut record, skipped);
+            if !added.is_empty() {
+                let bytes = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
+                crate::fsutil::write_atomic(&self.path, &bytes)?;
+            }
+            Ok(added)
+        })
     }
 }
 
