@@ -19,6 +19,7 @@ use cairn::config::team::{Credentials, Identity, Secret, TeamConfig, TeamSetup};
 use cairn::memory::team::Link;
 use cairn::memory::team::outbox::{Entry, Row};
 use cairn::memory::{ExportRecord, Memories, Query, SemanticSettings};
+use cairn::storage::remote::TeamDatabase;
 use common::{arg, percentile};
 
 const QUERIES: &[&str] = &[
@@ -122,15 +123,9 @@ async fn main() {
         .await
         .unwrap();
     let password = cairn::config::team::new_password().unwrap();
-    admin
-        .add_member(
-            &identity.namespace,
-            &identity.database,
-            "bench",
-            password.expose(),
-        )
-        .await
-        .unwrap();
+    let member = admin.hash(password.expose()).await.unwrap();
+    let database = TeamDatabase::new(&identity.namespace, &identity.database);
+    admin.put_member(&database, "bench", &member).await.unwrap();
     let config = Arc::new(TeamConfig {
         url: url.clone(),
         identity,

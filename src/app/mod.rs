@@ -73,9 +73,9 @@ pub use review::{
 pub use revise::{Chain, ReviseRequest};
 pub use status::{DaemonStatus, Status, TeamState};
 pub use team::{
-    AddMemberRequest, MemberAdded, MemberRemoved, Members, MembersRequest, RemoveMemberRequest,
-    SyncRequest, Synced, TeamInit, TeamInitRequest, TrustRequest, Trusted, UntrustRequest,
-    Untrusted, team_line,
+    AddMemberRequest, MemberAdded, MemberRemoved, Members, MembersRequest, PasswordRotated,
+    RemoveMemberRequest, RotatePasswordRequest, SyncRequest, Synced, TeamInit, TeamInitRequest,
+    TrustRequest, Trusted, UntrustRequest, Untrusted, team_line,
 };
 
 /// How long a server keeps the memory store open after using it.

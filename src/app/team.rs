@@ -10,7 +10,7 @@ use super::{AskError, Cairn};
 use crate::clock::time_of_ms;
 use crate::config::team;
 use crate::memory::team::TeamStatus;
-use crate::storage::remote;
+use crate::storage::remote::{self, TeamDatabase};
 
 /// The team server to administer: `--db` (or `CAIRN_DB`), else `[team] db`.
 #[derive(Debug, Clone, Default)]
@@ -18,8 +18,9 @@ pub struct TeamInitRequest {
     pub db: Option<String>,
 }
 
-/// A developer to add (or give a new password), and where their credentials file goes
-/// (nowhere: the answer carries them).
+/// A developer to add to this repository's team, and where a new member's credentials file
+/// goes (nowhere: the answer carries them). A developer with a member identity on the server
+/// keeps it, password and all.
 #[derive(Debug, Clone, Default)]
 pub struct AddMemberRequest {
     pub db: Option<String>,
@@ -27,7 +28,16 @@ pub struct AddMemberRequest {
     pub output: Option<PathBuf>,
 }
 
-/// A developer to remove (their memories stay).
+/// A member whose password is replaced in every database of the server they belong to, and
+/// where their new credentials file goes (nowhere: the answer carries them).
+#[derive(Debug, Clone, Default)]
+pub struct RotatePasswordRequest {
+    pub db: Option<String>,
+    pub developer: String,
+    pub output: Option<PathBuf>,
+}
+
+/// A developer to remove from this repository's databases (their memories stay).
 #[derive(Debug, Clone, Default)]
 pub struct RemoveMemberRequest {
     pub db: Option<String>,
@@ -68,6 +78,12 @@ pub struct MemberAdded {
     pub developer: String,
     pub server: String,
     pub repository: String,
+    /// The databases they can sign in to now (`namespace/database`): the repository's and
+    /// its organisation's.
+    pub databases: Vec<String>,
+    /// They had a member identity on this server already, whose password stays as it was
+    /// (no credentials file is written: theirs still works).
+    pub existing: bool,
     /// The credentials file written (mode 0600).
     pub file: Option<PathBuf>,
     /// Where a developer keeps their credentials file.
@@ -77,12 +93,33 @@ pub struct MemberAdded {
     pub password: Option<team::Secret>,
 }
 
-/// Whether a developer was removed.
+/// A member's new password, set in every database they belong to.
+#[derive(Debug, Serialize)]
+pub struct PasswordRotated {
+    pub developer: String,
+    pub server: String,
+    /// Where it was set (`namespace/database`).
+    pub databases: Vec<String>,
+    /// The credentials file written (mode 0600).
+    pub file: Option<PathBuf>,
+    /// Where a developer keeps their credentials file.
+    pub default_file: Option<PathBuf>,
+    /// The new password, when no file was asked for (never serialised).
+    #[serde(skip)]
+    pub password: Option<team::Secret>,
+}
+
+/// What removing a developer from a repository did, and what stays readable to them.
 #[derive(Debug, Serialize)]
 pub struct MemberRemoved {
     pub developer: String,
-    /// They were a member.
-    pub removed: bool,
+    /// The databases they were removed from (`namespace/database`): the repository's, and
+    /// the organisation's unless another repository keeps them in it.
+    pub removed: Vec<String>,
+    /// The organisation's database, when they stay a member of it.
+    pub kept: Option<String>,
+    /// The organisation's other repositories they still belong to (why `kept`).
+    pub through: Vec<String>,
 }
 
 /// The developers who can sign in.
@@ -140,27 +177,90 @@ impl Cairn {
         .map_err(AskError::Team)
     }
 
-    /// Adds a developer to this repository's team and its organisation's database (or gives
-    /// them a new password in both), writing their credentials file if asked.
+    /// Adds a developer to this repository's database and its organisation's. One member
+    /// identity per developer per server: a developer who is a member of any database on
+    /// the server keeps their password (its newest hash is copied), a new one gets a random
+    /// password, written to their credentials file if asked.
     pub async fn add_member(&self, request: AddMemberRequest) -> Result<MemberAdded, AskError> {
         let developer = crate::memory::model::developer_id(&request.developer)?;
         async {
             let (server, url, identity) = self.admin(request.db.as_deref()).await?;
+            let targets = repository_databases(&identity);
+            for target in &targets {
+                server.init(&target.namespace, &target.database).await?;
+            }
+            let newest = memberships(&server, &developer)
+                .await?
+                .into_iter()
+                .map(|(_, member)| member)
+                .max_by_key(|member| member.set_at);
+            let (member, password) = match newest {
+                Some(member) => (member, None),
+                None => {
+                    let password = team::new_password().context("cannot draw a random password")?;
+                    (server.hash(password.expose()).await?, Some(password))
+                }
+            };
+            for target in &targets {
+                server.put_member(target, &developer, &member).await?;
+            }
+            let file = match (&password, &request.output) {
+                (Some(password), Some(path)) => {
+                    team::write_credentials(path, &url, &developer, password)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    Some(path.clone())
+                }
+                _ => None,
+            };
+            Ok(MemberAdded {
+                existing: password.is_none(),
+                password: password.filter(|_| request.output.is_none()),
+                developer,
+                server: url,
+                repository: identity.key,
+                databases: targets.iter().map(ToString::to_string).collect(),
+                file,
+                default_file: team::default_credentials_file(),
+            })
+        }
+        .await
+        .map_err(AskError::Team)
+    }
+
+    /// Gives a member a new random password in every database of the server they belong to
+    /// (bringing each to cairn's schema first), writing their credentials file if asked.
+    pub async fn rotate_password(
+        &self,
+        request: RotatePasswordRequest,
+    ) -> Result<PasswordRotated, AskError> {
+        let developer = crate::memory::model::developer_id(&request.developer)?;
+        async {
+            let (server, url, _) = self.admin(request.db.as_deref()).await?;
+            let databases: Vec<TeamDatabase> = memberships(&server, &developer)
+                .await?
+                .into_iter()
+                .map(|(database, _)| database)
+                .collect();
+            if databases.is_empty() {
+                anyhow::bail!(
+                    "{developer} is not a member of any database on {url}: `cairn team add-member {developer}` adds them"
+                );
+            }
             let password = team::new_password().context("cannot draw a random password")?;
-            for database in [identity.database.as_str(), team::identity::ORG_DATABASE] {
-                server
-                    .add_member(&identity.namespace, database, &developer, password.expose())
-                    .await?;
+            let member = server.hash(password.expose()).await?;
+            for database in &databases {
+                server.init(&database.namespace, &database.database).await?;
+                server.put_member(database, &developer, &member).await?;
             }
             if let Some(path) = &request.output {
                 team::write_credentials(path, &url, &developer, &password)
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
-            Ok(MemberAdded {
+            Ok(PasswordRotated {
                 password: request.output.is_none().then_some(password),
                 developer,
                 server: url,
-                repository: identity.key,
+                databases: databases.iter().map(ToString::to_string).collect(),
                 file: request.output,
                 default_file: team::default_credentials_file(),
             })
@@ -169,8 +269,9 @@ impl Cairn {
         .map_err(AskError::Team)
     }
 
-    /// Removes a developer from this repository's team and its organisation's database; their
-    /// memories stay.
+    /// Removes a developer from this repository's database, and from its organisation's
+    /// unless they still belong to another repository of it; their memories stay, and the
+    /// server ends their open sessions there at their next query.
     pub async fn remove_member(
         &self,
         request: RemoveMemberRequest,
@@ -178,17 +279,30 @@ impl Cairn {
         let developer = crate::memory::model::developer_id(&request.developer)?;
         async {
             let (server, _, identity) = self.admin(request.db.as_deref()).await?;
-            let removed = server
-                .remove_member(&identity.namespace, &identity.database, &developer)
-                .await?;
-            server
-                .remove_member(
-                    &identity.namespace,
-                    team::identity::ORG_DATABASE,
-                    &developer,
-                )
-                .await?;
-            Ok(MemberRemoved { developer, removed })
+            let [repository, org] = repository_databases(&identity);
+            let mut removed = Vec::new();
+            if server.remove_member(&repository, &developer).await? {
+                removed.push(repository.to_string());
+            }
+            let through: Vec<String> = memberships(&server, &developer)
+                .await?
+                .into_iter()
+                .map(|(database, _)| database)
+                .filter(|d| d.namespace == org.namespace && d.database != org.database)
+                .map(|d| d.to_string())
+                .collect();
+            let mut kept = None;
+            if !through.is_empty() {
+                kept = Some(org.to_string());
+            } else if server.remove_member(&org, &developer).await? {
+                removed.push(org.to_string());
+            }
+            Ok(MemberRemoved {
+                developer,
+                removed,
+                kept,
+                through,
+            })
         }
         .await
         .map_err(AskError::Team)
@@ -271,6 +385,28 @@ impl Cairn {
         let server = remote::Admin::connect(&url, &user, &password).await?;
         Ok((server, url, identity))
     }
+}
+
+/// A repository's databases on the team server: its own and its organisation's.
+fn repository_databases(identity: &team::Identity) -> [TeamDatabase; 2] {
+    [
+        TeamDatabase::new(&identity.namespace, &identity.database),
+        TeamDatabase::new(&identity.namespace, team::identity::ORG_DATABASE),
+    ]
+}
+
+/// Every database of the server where `developer` is a member, with their sign-in there.
+async fn memberships(
+    server: &remote::Admin,
+    developer: &str,
+) -> anyhow::Result<Vec<(TeamDatabase, remote::Member)>> {
+    let mut found = Vec::new();
+    for database in server.team_databases().await? {
+        if let Some(member) = server.member(&database, developer).await? {
+            found.push((database, member));
+        }
+    }
+    Ok(found)
 }
 
 /// One line of team-mode status: server, who, where, last sync, queue.

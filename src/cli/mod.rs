@@ -295,9 +295,18 @@ pub enum TeamCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Add a developer to this repository's team (or give them a new password): writes their
-    /// credentials file (mode 0600) to --output, or prints it.
+    /// Add a developer to this repository's team and its organisation's database. One
+    /// identity per developer per server: a new member gets a random password, written as
+    /// their credentials file (mode 0600) to --output or printed; one who already signs in
+    /// to this server keeps their password.
     AddMember {
+        developer: String,
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Give a member a new random password in every database of the server they belong to:
+    /// writes their credentials file (mode 0600) to --output, or prints it.
+    RotatePassword {
         developer: String,
         #[arg(long, short = 'o')]
         output: Option<PathBuf>,
@@ -308,7 +317,8 @@ pub enum TeamCommand {
     Trust,
     /// Take back `cairn team trust` for this repository.
     Untrust,
-    /// Remove a developer (their memories stay).
+    /// Remove a developer from this repository's database, and from its organisation's unless
+    /// another repository keeps them there (their memories stay; says what stays readable).
     RemoveMember { developer: String },
     /// List the developers who can sign in.
     Members,

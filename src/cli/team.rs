@@ -2,10 +2,13 @@
 
 use std::process::ExitCode;
 
+use std::path::Path;
+
 use cairn::app::{
-    AddMemberRequest, Cairn, MembersRequest, RemoveMemberRequest, SyncRequest, TeamInitRequest,
-    TrustRequest, UntrustRequest, team_line,
+    AddMemberRequest, Cairn, MembersRequest, RemoveMemberRequest, RotatePasswordRequest,
+    SyncRequest, TeamInitRequest, TrustRequest, UntrustRequest, team_line,
 };
+use cairn::config::team::Secret;
 
 use super::{TeamCommand, output};
 
@@ -24,6 +27,14 @@ pub async fn run(
                 output,
             };
             add_member(cairn, request).await?;
+        }
+        TeamCommand::RotatePassword { developer, output } => {
+            let request = RotatePasswordRequest {
+                db,
+                developer,
+                output,
+            };
+            rotate_password(cairn, request).await?;
         }
         TeamCommand::RemoveMember { developer } => {
             remove_member(cairn, RemoveMemberRequest { db, developer }).await?;
@@ -49,27 +60,71 @@ async fn init(cairn: &Cairn, request: TeamInitRequest, json: bool) -> anyhow::Re
     output::line("next: `cairn team add-member <developer> --output <file>` for each developer")
 }
 
-/// `cairn team add-member`: where the credentials file went (on stderr), or the credentials
-/// themselves when there is no file.
+/// `cairn team add-member`: for a new member, where the credentials file went (on stderr) or
+/// the credentials themselves; for a developer who already signs in to this server, that
+/// their password is unchanged.
 async fn add_member(cairn: &Cairn, request: AddMemberRequest) -> anyhow::Result<()> {
+    let asked_for_file = request.output.is_some();
     let added = cairn.add_member(request).await?;
-    match (&added.file, &added.password) {
+    let databases = added.databases.join(" and ");
+    if added.existing {
+        if asked_for_file {
+            eprintln!(
+                "no credentials file written: {} already has one for {}",
+                added.developer, added.server
+            );
+        }
+        return output::line(format!(
+            "{} can sign in to {databases} with the password they already have on {} (unchanged; `cairn team rotate-password {}` issues a new one)",
+            added.developer, added.server, added.developer
+        ));
+    }
+    hand_over(
+        &added.developer,
+        &added.server,
+        &databases,
+        added.file.as_deref(),
+        added.default_file.as_deref(),
+        added.password.as_ref(),
+    )
+}
+
+/// `cairn team rotate-password`: like a new member's credentials, handed over the same way.
+async fn rotate_password(cairn: &Cairn, request: RotatePasswordRequest) -> anyhow::Result<()> {
+    let rotated = cairn.rotate_password(request).await?;
+    eprintln!(
+        "{}'s old password no longer signs in to {}: every working copy of theirs needs the new credentials",
+        rotated.developer, rotated.server
+    );
+    hand_over(
+        &rotated.developer,
+        &rotated.server,
+        &rotated.databases.join(", "),
+        rotated.file.as_deref(),
+        rotated.default_file.as_deref(),
+        rotated.password.as_ref(),
+    )
+}
+
+/// New credentials: where their file went (on stderr), or the credentials themselves.
+fn hand_over(
+    developer: &str,
+    server: &str,
+    databases: &str,
+    file: Option<&Path>,
+    default_file: Option<&Path>,
+    password: Option<&Secret>,
+) -> anyhow::Result<()> {
+    match (file, password) {
         (Some(path), _) => eprintln!(
-            "{} can sign in to {}: credentials in {} (mode 0600) — hand it over privately; it belongs at {}",
-            added.developer,
-            added.repository,
+            "{developer} can sign in to {databases}: credentials in {} (mode 0600) — hand it over privately; it belongs at {}",
             path.display(),
-            added
-                .default_file
-                .as_ref()
-                .map_or("~/.config/cairn/team.toml".to_string(), |p| p
-                    .display()
-                    .to_string())
+            default_file.map_or("~/.config/cairn/team.toml".to_string(), |p| p
+                .display()
+                .to_string())
         ),
         (None, Some(password)) => output::line(format!(
-            "server = {:?}\ndeveloper = {:?}\npassword = {:?}",
-            added.server,
-            added.developer,
+            "server = {server:?}\ndeveloper = {developer:?}\npassword = {:?}",
             password.expose()
         ))?,
         (None, None) => {}
@@ -77,14 +132,29 @@ async fn add_member(cairn: &Cairn, request: AddMemberRequest) -> anyhow::Result<
     Ok(())
 }
 
-/// `cairn team remove-member`.
+/// `cairn team remove-member`: where they were removed from, and what stays readable to them.
 async fn remove_member(cairn: &Cairn, request: RemoveMemberRequest) -> anyhow::Result<()> {
     let removed = cairn.remove_member(request).await?;
-    output::line(if removed.removed {
-        format!("{} removed (their memories stay)", removed.developer)
+    let who = &removed.developer;
+    if removed.removed.is_empty() {
+        output::line(format!(
+            "{who} was not a member of this repository's databases"
+        ))?;
     } else {
-        format!("{} was not a member", removed.developer)
-    })
+        output::line(format!(
+            "{who} removed from {}: they can no longer sign in there, and the server ends their open sessions at their next query",
+            removed.removed.join(" and ")
+        ))?;
+    }
+    if let Some(org) = &removed.kept {
+        output::line(format!(
+            "still readable to {who}: {org}, the organisation's memories, as a member of {}",
+            removed.through.join(", ")
+        ))?;
+    }
+    output::line(format!(
+        "what {who} wrote stays on the server for the team (private developer memories readable by no one else), and what their cairn already pulled stays in its local copy on their machine"
+    ))
 }
 
 /// `cairn team trust`.

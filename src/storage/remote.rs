@@ -6,7 +6,8 @@
 //! What the server holds per repository (namespace = org, database = repository): `memory`
 //! rows (as in the local store, plus `rev`: the idempotency key of the write that made the
 //! version), `review` rows, `memory_meta:head` (the write sequence), `applied` (keys of the
-//! writes already applied) and `member` (record users). Table permissions
+//! writes already applied) and `member` (record users: one identity per developer per server,
+//! the same password hash in every database the developer belongs to). Table permissions
 //! (`schema/team/2.surql`) keep private developer memories to their developer whatever query
 //! a client sends.
 
@@ -25,10 +26,16 @@ use crate::config::team::Credentials;
 const SCHEMA: Schema = Schema {
     name: "the team schema",
     record: "memory_meta:schema",
-    steps: &[Step {
-        version: 2,
-        sql: include_str!("schema/team/2.surql"),
-    }],
+    steps: &[
+        Step {
+            version: 2,
+            sql: include_str!("schema/team/2.surql"),
+        },
+        Step {
+            version: 3,
+            sql: include_str!("schema/team/3.surql"),
+        },
+    ],
 };
 
 /// The server schema version `cairn team init` applies.
@@ -462,6 +469,42 @@ fn push_value(write: &Push) -> Object {
     value
 }
 
+/// A database on the team server.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TeamDatabase {
+    pub namespace: String,
+    pub database: String,
+}
+
+impl TeamDatabase {
+    pub fn new(namespace: &str, database: &str) -> TeamDatabase {
+        TeamDatabase {
+            namespace: namespace.to_string(),
+            database: database.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for TeamDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.database)
+    }
+}
+
+/// A member's sign-in as one database holds it: the argon2 hash of the password (never the
+/// password) and when it was set (ns since the epoch).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Member {
+    pub hash: String,
+    pub set_at: i64,
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Member {{ set_at: {} }}", self.set_at)
+    }
+}
+
 /// Administration with the server's root (or namespace owner) user: `cairn team init` and
 /// member management. The credentials come from the environment, never from arguments.
 pub struct Admin {
@@ -537,35 +580,142 @@ impl Admin {
             })
     }
 
-    /// Adds (or resets the password of) a member.
-    pub async fn add_member(
+    /// Every database on the server that carries cairn's team schema, in name order.
+    pub async fn team_databases(&self) -> Result<Vec<TeamDatabase>, RemoteError> {
+        let mut found = Vec::new();
+        for namespace in self.names("INFO FOR ROOT", "namespaces").await? {
+            self.db
+                .use_ns(&namespace)
+                .await
+                .map_err(|e| RemoteError::Query {
+                    doing: "selecting a namespace".to_string(),
+                    message: e.message().to_string(),
+                })?;
+            for database in self.names("INFO FOR NS", "databases").await? {
+                self.use_db(&namespace, &database).await?;
+                // A database of something else may refuse the question: it is not cairn's.
+                let versions: Vec<serde_json::Value> = match self
+                    .run(
+                        "reading the schema version",
+                        "SELECT VALUE version FROM memory_meta:schema;".to_string(),
+                        Vec::new(),
+                    )
+                    .await
+                {
+                    Ok(mut response) => response.take(0).unwrap_or_default(),
+                    Err(_) => Vec::new(),
+                };
+                if !versions.is_empty() {
+                    found.push(TeamDatabase {
+                        namespace: namespace.clone(),
+                        database,
+                    });
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    /// The names of the definitions `info` lists under `key` (namespaces, databases).
+    async fn names(&self, info: &str, key: &str) -> Result<Vec<String>, RemoteError> {
+        let doing = format!("listing {key}");
+        let mut response = self.run(&doing, info.to_string(), Vec::new()).await?;
+        let info: Option<serde_json::Value> = response.take(0).map_err(|e| RemoteError::Query {
+            doing: doing.clone(),
+            message: e.message().to_string(),
+        })?;
+        Ok(info
+            .as_ref()
+            .and_then(|info| info[key].as_object())
+            .map(|names| names.keys().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    /// A developer's member record in one database, if they are a member there.
+    pub async fn member(
         &self,
-        namespace: &str,
-        database: &str,
+        at: &TeamDatabase,
         developer: &str,
-        password: &str,
+    ) -> Result<Option<Member>, RemoteError> {
+        self.use_db(&at.namespace, &at.database).await?;
+        let doing = "reading a member";
+        let mut response = self
+            .run(
+                doing,
+                "SELECT pass, time::nano(pass_at ?? added_at) AS set_at FROM type::record('member', $developer);".to_string(),
+                vec![("developer", developer.to_string().into_value())],
+            )
+            .await?;
+        let rows: Vec<serde_json::Value> = response.take(0).map_err(|e| RemoteError::Query {
+            doing: doing.to_string(),
+            message: e.message().to_string(),
+        })?;
+        Ok(rows.into_iter().next().and_then(|row| {
+            Some(Member {
+                hash: row["pass"].as_str()?.to_string(),
+                set_at: row["set_at"].as_i64().unwrap_or(0),
+            })
+        }))
+    }
+
+    /// The argon2 hash of a new password, made by the server.
+    pub async fn hash(&self, password: &str) -> Result<Member, RemoteError> {
+        let doing = "hashing a password";
+        let mut response = self
+            .run(
+                doing,
+                "RETURN { hash: crypto::argon2::generate($password), set_at: time::nano(time::now()) };"
+                    .to_string(),
+                vec![("password", password.to_string().into_value())],
+            )
+            .await?;
+        let made: Option<serde_json::Value> = response.take(0).map_err(|e| RemoteError::Query {
+            doing: doing.to_string(),
+            message: e.message().to_string(),
+        })?;
+        made.and_then(|made| {
+            Some(Member {
+                hash: made["hash"].as_str()?.to_string(),
+                set_at: made["set_at"].as_i64()?,
+            })
+        })
+        .ok_or_else(|| RemoteError::Query {
+            doing: doing.to_string(),
+            message: "the server returned no hash".to_string(),
+        })
+    }
+
+    /// Makes `developer` a member of one database with this password hash (kept as it is
+    /// when they are one already; the date they were first added stays).
+    pub async fn put_member(
+        &self,
+        at: &TeamDatabase,
+        developer: &str,
+        member: &Member,
     ) -> Result<(), RemoteError> {
-        self.use_db(namespace, database).await?;
+        self.use_db(&at.namespace, &at.database).await?;
         self.run(
             "adding a member",
-            "UPSERT type::record('member', $developer) SET pass = crypto::argon2::generate($password), added_at = time::now();".to_string(),
+            "UPSERT type::record('member', $developer) SET pass = $hash, pass_at = time::from_nanos($set_at), added_at = added_at ?? time::now();".to_string(),
             vec![
                 ("developer", developer.to_string().into_value()),
-                ("password", password.to_string().into_value()),
+                ("hash", member.hash.clone().into_value()),
+                ("set_at", member.set_at.into_value()),
             ],
         )
         .await?;
         Ok(())
     }
 
-    /// Removes a member (their memories stay; their sessions end when they expire).
+    /// Removes a member (their memories stay; the server ends their open sessions at their
+    /// next query).
     pub async fn remove_member(
         &self,
-        namespace: &str,
-        database: &str,
+        at: &TeamDatabase,
         developer: &str,
     ) -> Result<bool, RemoteError> {
-        self.use_db(namespace, database).await?;
+        self.use_db(&at.namespace, &at.database).await?;
         let mut response = self
             .run(
                 "removing a member",
@@ -604,7 +754,7 @@ mod tests {
 
     #[test]
     fn the_schema_keeps_private_kinds_to_their_developer() {
-        let sql = SCHEMA.steps[0].sql;
+        let sql = SCHEMA.steps[SCHEMA.steps.len() - 1].sql;
         let private = PRIVATE_KINDS
             .iter()
             .map(|k| format!("'{k}'"))
@@ -617,6 +767,14 @@ mod tests {
     }
 
     #[test]
+    fn every_permission_of_the_last_schema_asks_that_the_member_still_exists() {
+        let sql = SCHEMA.steps[SCHEMA.steps.len() - 1].sql;
+        let granted = sql.matches(" WHERE ").count() - sql.matches("WHERE id = $auth").count();
+        assert_eq!(sql.matches("WHERE record::exists($auth)").count(), granted);
+        assert!(!sql.contains(" FULL"), "a FULL permission asks nothing");
+    }
+
+    #[test]
     fn the_schema_defines_the_access_developers_sign_in_with() {
         let sql = SCHEMA.steps[0].sql;
         assert!(sql.contains(&format!(
@@ -626,7 +784,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_version_1_server_is_brought_up_to_version_2() {
+    async fn a_version_1_server_is_brought_up_to_the_current_version() {
         let db = Surreal::new::<surrealdb::engine::local::Mem>(())
             .await
             .unwrap();

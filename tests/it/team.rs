@@ -201,13 +201,7 @@ pub(crate) fn team(server: &Server) -> Team {
     let alice = clone("git@github.com:Acme/App.git", "alice");
     let bob = clone("https://github.com/acme/app", "bob");
     let admin = |args: &[&str]| {
-        let output = alice
-            .command()
-            .env("CAIRN_TEAM_ADMIN_USER", "root")
-            .env("CAIRN_TEAM_ADMIN_PASSWORD", ROOT_PASSWORD)
-            .args(args)
-            .output()
-            .unwrap();
+        let output = admin(&alice, args);
         assert!(output.status.success(), "cairn {args:?}: {output:?}");
         String::from_utf8(output.stdout).unwrap()
     };
@@ -234,6 +228,16 @@ pub(crate) fn team(server: &Server) -> Team {
         _origin: origin,
         _homes: homes,
     }
+}
+
+/// `cairn` in `copy`, signed in to the team server as its root user.
+pub(crate) fn admin(copy: &WorkingCopy, args: &[&str]) -> Output {
+    copy.command()
+        .env("CAIRN_TEAM_ADMIN_USER", "root")
+        .env("CAIRN_TEAM_ADMIN_PASSWORD", ROOT_PASSWORD)
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// The password in a credentials file `cairn team add-member` wrote.
@@ -269,20 +273,31 @@ pub(crate) async fn signed_in_to(
     credentials: &Path,
     database: &str,
 ) -> Surreal<Any> {
-    let db = surrealdb::engine::any::connect(server.url()).await.unwrap();
+    sign_in(server, who, &password_in(credentials), database)
+        .await
+        .unwrap_or_else(|e| panic!("{who} cannot sign in to {database}: {e}"))
+}
+
+/// A SurrealDB client signing in as `who` with `password` to `database` of `acme`.
+async fn sign_in(
+    server: &Server,
+    who: &str,
+    password: &str,
+    database: &str,
+) -> surrealdb::Result<Surreal<Any>> {
+    let db = surrealdb::engine::any::connect(server.url()).await?;
     let mut params = surrealdb::types::Object::new();
     params.insert("developer", who);
-    params.insert("password", password_in(credentials));
+    params.insert("password", password);
     db.signin(surrealdb::opt::auth::Record {
         namespace: "acme".to_string(),
         database: database.to_string(),
         access: "member".to_string(),
         params,
     })
-    .await
-    .unwrap();
-    db.use_ns("acme").use_db(database).await.unwrap();
-    db
+    .await?;
+    db.use_ns("acme").use_db(database).await?;
+    Ok(db)
 }
 
 pub(crate) async fn rows(db: &Surreal<Any>, query: &str) -> Vec<Value> {
@@ -398,9 +413,11 @@ async fn two_clones_share_project_memory_and_developer_memory_stays_private() {
             .await
             .is_empty()
     );
+    let members = rows(&as_bob, "SELECT * FROM member").await;
+    assert_eq!(members.len(), 1, "only his own row: {members:?}");
     assert!(
-        rows(&as_bob, "SELECT * FROM member").await.is_empty(),
-        "password hashes are not readable"
+        members[0].get("pass").is_none() && members[0].get("pass_at").is_none(),
+        "password hashes are not readable: {members:?}"
     );
     let _ = as_bob
         .query(format!(
@@ -1157,4 +1174,187 @@ fn an_outbox_cut_inside_a_character_never_blocks_reads_or_writes() {
     // The writes stay queued while the server is away: sync says so, and does not fail.
     let sync = cairn(&["team", "sync"]);
     assert_eq!(sync.status.code(), Some(2), "{sync:?}");
+}
+
+/// Whether `who` signs in with `password` to each of `databases` of `acme`, in order.
+async fn signs_in(server: &Server, who: &str, password: &str, databases: &[&str]) -> Vec<bool> {
+    let mut answers = Vec::new();
+    for database in databases {
+        answers.push(sign_in(server, who, password, database).await.is_ok());
+    }
+    answers
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// One member identity per developer per server: Alice, added to a second repository of the
+/// organisation, keeps her one password for both and the organisation's database; a rotation
+/// replaces it everywhere; removing Bob ends his open session and takes him off the
+/// organisation's database too, while Alice, removed from one repository, keeps the
+/// organisation's memories through the other, and each removal says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_identity_per_developer_across_repositories() {
+    const APP: &str = "github_com_acme_app";
+    const BILLING: &str = "github_com_acme_billing";
+    const ALL: [&str; 3] = [APP, BILLING, "_org"];
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    let first = password_in(&alice.credentials());
+
+    // Alice's second repository of the organisation, with her same credentials file.
+    let billing = WorkingCopy {
+        repo: TestRepo::new(),
+        url: server.url(),
+        config_home: alice.config_home.clone(),
+    };
+    billing
+        .repo
+        .git(&["remote", "add", "origin", "git@github.com:acme/billing.git"]);
+    stdout(&admin(&billing, &["team", "init"]));
+    assert_eq!(
+        signs_in(&server, "alice", &first, &ALL).await,
+        [true, false, true]
+    );
+    let credentials = alice.credentials();
+    let added = admin(
+        &billing,
+        &[
+            "team",
+            "add-member",
+            "alice",
+            "-o",
+            credentials.to_str().unwrap(),
+        ],
+    );
+    let said = stdout(&added);
+    assert!(
+        said.contains("acme/github_com_acme_billing and acme/_org")
+            && said.contains("unchanged")
+            && !said.contains(&first),
+        "{said}"
+    );
+    assert!(
+        String::from_utf8_lossy(&added.stderr).contains("no credentials file written"),
+        "{added:?}"
+    );
+    assert_eq!(password_in(&credentials), first, "her file is left alone");
+    assert_eq!(signs_in(&server, "alice", &first, &ALL).await, [true; 3]);
+    billing.ok(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "Billing amounts are integer cents, never floats",
+    ]);
+    alice.ok(&["memory", "search", "anything"]);
+    // Added again to the first repository: nothing changes either.
+    let again = stdout(&admin(alice, &["team", "add-member", "alice"]));
+    assert!(!again.contains("password ="), "{again}");
+    assert_eq!(signs_in(&server, "alice", &first, &ALL).await, [true; 3]);
+
+    // A rotation: the new password everywhere she belongs, the old one nowhere.
+    let file = alice.config_home.join("alice-rotated.toml");
+    let rotated = admin(
+        alice,
+        &[
+            "team",
+            "rotate-password",
+            "alice",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    stdout(&rotated);
+    let warned = String::from_utf8_lossy(&rotated.stderr);
+    assert!(
+        warned.contains("acme/_org, acme/github_com_acme_app, acme/github_com_acme_billing"),
+        "{warned}"
+    );
+    let second = password_in(&file);
+    assert_ne!(second, first);
+    assert_eq!(signs_in(&server, "alice", &first, &ALL).await, [false; 3]);
+    assert_eq!(signs_in(&server, "alice", &second, &ALL).await, [true; 3]);
+    std::fs::copy(&file, &credentials).unwrap();
+    billing.ok(&["memory", "search", "cents"]);
+    // Bob's password was not touched.
+    let bobs = password_in(&bob.credentials());
+    assert_eq!(
+        signs_in(&server, "bob", &bobs, &[APP, "_org"]).await,
+        [true; 2]
+    );
+
+    // Bob removed: off the repository and the organisation, his open session ended.
+    alice.ok(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "Invoices are never edited once issued",
+    ]);
+    let open = signed_in(&server, "bob", &bob.credentials()).await;
+    assert_eq!(
+        rows(&open, "SELECT VALUE title FROM memory").await,
+        [json!("Invoices are never edited once issued")]
+    );
+    let said = stdout(&admin(alice, &["team", "remove-member", "bob"]));
+    assert!(
+        said.contains("bob removed from acme/github_com_acme_app and acme/_org")
+            && said.contains("stays in its local copy")
+            && !said.contains("still readable to bob: acme/_org"),
+        "{said}"
+    );
+    for query in [
+        "SELECT * FROM memory",
+        "SELECT * FROM review",
+        "SELECT * FROM memory_meta",
+        "SELECT * FROM applied",
+    ] {
+        assert_eq!(rows(&open, query).await, Vec::<Value>::new(), "{query}");
+    }
+    let _ = open
+        .query("UPSERT memory_meta:head SET seq += 1; CREATE memory:m_00000000000000e1 CONTENT { kind: 'decision', title: 'late', content: 'written after removal', seq: 2 }")
+        .await;
+    let as_alice = signed_in(&server, "alice", &credentials).await;
+    assert!(
+        rows(&as_alice, "SELECT id FROM memory:m_00000000000000e1")
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        signs_in(&server, "bob", &bobs, &[APP, "_org"]).await,
+        [false; 2]
+    );
+    let refused = bob.cairn(&["memory", "search", "anything"]);
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("refused the credentials of `bob`"),
+        "{refused:?}"
+    );
+    assert_eq!(stdout(&admin(alice, &["team", "members"])), "alice\n");
+
+    // Alice removed from billing keeps the organisation's memories through the first
+    // repository, and is told so.
+    let said = stdout(&admin(&billing, &["team", "remove-member", "alice"]));
+    assert!(
+        said.contains("alice removed from acme/github_com_acme_billing:")
+            && said.contains(
+                "still readable to alice: acme/_org, the organisation's memories, as a member of acme/github_com_acme_app"
+            ),
+        "{said}"
+    );
+    assert_eq!(
+        signs_in(&server, "alice", &second, &ALL).await,
+        [true, false, true]
+    );
+
+    // Rotating someone who belongs nowhere says so.
+    let nobody = admin(alice, &["team", "rotate-password", "bob"]);
+    assert!(!nobody.status.success());
+    assert!(
+        String::from_utf8_lossy(&nobody.stderr).contains("bob is not a member of any database"),
+        "{nobody:?}"
+    );
 }
