@@ -124,7 +124,10 @@ fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
             continue;
         }
         let mut bag = empty.clone();
-        if node.kind != NodeKind::File {
+        // A protocol hook's name (`__hash__`, `__eq__`) says what the language calls it
+        // for, not what the code is about.
+        let hook = node.name.len() > 4 && node.name.starts_with("__") && node.name.ends_with("__");
+        if node.kind != NodeKind::File && !hook {
             bag.add(&words_of(&node.name), NAME_WEIGHT, terms);
             if let Some(signature) = &node.signature {
                 bag.add(&words_of(signature), TEXT_WEIGHT, terms);

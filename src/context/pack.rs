@@ -457,20 +457,27 @@ fn relationship_entries(
     let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
     // In a focused pack, between code on the focus only.
     let on_focus = |i: usize| !ranking.focused || ranking.scores[i].on_focus;
-    let mut relationships: Vec<(f64, usize, &Edge)> = at_top
+    let mut relationships: Vec<(f64, f64, usize, &Edge)> = at_top
         .into_iter()
         .filter(|l| !external(l.src) && !external(l.dst))
         .filter(|l| on_focus(l.src) && on_focus(l.dst))
         .map(|l| {
             let (s, d) = (&ranking.scores[l.src], &ranking.scores[l.dst]);
-            (edge_score(l.edge, &s.score, &d.score), l.at, l.edge)
+            let score = edge_score(l.edge, &s.score, &d.score);
+            // In a focused pack, the edges between the code nearest the focus first.
+            let key = if ranking.focused {
+                s.rank.min(d.rank) + score / 100.0
+            } else {
+                score
+            };
+            (key, score, l.at, l.edge)
         })
         .collect();
-    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
     relationships
         .into_iter()
         .take(RELATIONSHIPS)
-        .map(|(score, _, edge)| Entry {
+        .map(|(_, score, _, edge)| Entry {
             line: format!(
                 "- {} -{}-> {}{} ({score:.1})",
                 edge.src,
