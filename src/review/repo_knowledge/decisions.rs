@@ -33,6 +33,26 @@ pub const CLOSED: [&str; 6] = [
     "retired",
 ];
 
+/// Headings of the decision section: Nygard's (`Decision`, also in the plural) and MADR's
+/// (`Decision Outcome`).
+pub const DECISION_HEADINGS: [&str; 3] = ["decision", "decisions", "decision outcome"];
+
+/// Headings other templates give what was decided: the RFC form's `Proposal` (alphagov's),
+/// `Proposed decision`, `Proposed solution`, the Alexandrian form's `Solution`, `Resolution`
+/// and `Outcome`. Read as the decision only in a record whose status says it was accepted
+/// ([`ACCEPTED`]): before that, a proposal is not yet a decision.
+pub const ACCEPTED_HEADINGS: [&str; 6] = [
+    "proposal",
+    "proposed decision",
+    "proposed solution",
+    "solution",
+    "resolution",
+    "outcome",
+];
+
+/// Statuses that say a record was accepted.
+pub const ACCEPTED: [&str; 3] = ["accepted", "approved", "adopted"];
+
 /// Most records read in one run.
 pub const MAX_RECORDS: usize = 200;
 /// Largest record read.
@@ -145,11 +165,9 @@ pub fn parse(path: &str, text: &str) -> Result<Decision, String> {
         .or_else(|| section_status(&parts))
         .or_else(|| line_status(&parts))
         .filter(|s| !s.is_empty());
-    if let Some(status) = &status {
-        let word = first_word(status);
-        if CLOSED.contains(&word.as_str()) {
-            return Err(format!("its status is {word}: no longer the decision"));
-        }
+    let word = status.as_deref().map(first_word).unwrap_or_default();
+    if CLOSED.contains(&word.as_str()) {
+        return Err(format!("its status is {word}: no longer the decision"));
     }
     let title = front
         .get("title")
@@ -163,12 +181,13 @@ pub fn parse(path: &str, text: &str) -> Result<Decision, String> {
         .map(|t| without_number(&t))
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| title_of_file(path));
-    let decision = parts
-        .iter()
-        .find(|s| is_decision_heading(s))
+    let decision = decision_section(&parts, ACCEPTED.contains(&word.as_str()))
         .map(|s| cut(&one_line(&s.text), DECISION_BYTES))
         .filter(|d| !d.is_empty())
-        .ok_or_else(|| "no decision section (## Decision or ## Decision Outcome)".to_string())?;
+        .ok_or_else(|| {
+            "no decision section (## Decision or ## Decision Outcome; ## Proposal and the like once accepted)"
+                .to_string()
+        })?;
     Ok(Decision {
         path: path.to_string(),
         title: cut(&one_line(&title), 200),
@@ -244,12 +263,24 @@ fn first_word(status: &str) -> String {
         .to_lowercase()
 }
 
-fn is_decision_heading(section: &Section) -> bool {
-    let Some(heading) = section.heading.as_deref() else {
-        return false;
+/// The section that says what was decided: one under a [`DECISION_HEADINGS`] heading, else,
+/// in an `accepted` record, the first under an [`ACCEPTED_HEADINGS`] one.
+fn decision_section(parts: &[Section], accepted: bool) -> Option<&Section> {
+    let under = |headings: &[&str]| {
+        parts.iter().find(|s| {
+            s.level >= 2
+                && s.heading
+                    .as_deref()
+                    .is_some_and(|h| headings.contains(&heading_words(h).as_str()))
+        })
     };
-    let heading = heading.trim().trim_end_matches(':').to_lowercase();
-    section.level >= 2 && matches!(heading.as_str(), "decision" | "decision outcome")
+    under(&DECISION_HEADINGS).or_else(|| accepted.then(|| under(&ACCEPTED_HEADINGS)).flatten())
+}
+
+/// A heading as compared: lowercased, without its number or a closing colon (`3. Decision:`
+/// → `decision`).
+fn heading_words(heading: &str) -> String {
+    without_number(heading.trim().trim_end_matches(':')).to_lowercase()
 }
 
 /// A title without its record number (`1. Use X`, `ADR-0001: Use X`, `0001 Use X`).
@@ -411,7 +442,7 @@ mod tests {
         );
         assert_eq!(
             why.unwrap_err(),
-            "no decision section (## Decision or ## Decision Outcome)"
+            "no decision section (## Decision or ## Decision Outcome; ## Proposal and the like once accepted)"
         );
         let untitled = parse(
             "adr/0007-keep-money-in-cents.md",
@@ -421,6 +452,42 @@ mod tests {
         assert_eq!(untitled.title, "keep money in cents");
         assert_eq!(untitled.status, None);
         assert_eq!(without_number("ADR-0012: Split the API"), "Split the API");
+    }
+
+    /// alphagov/govuk-infrastructure's ADR 12, in short: an accepted record written as an RFC.
+    const PROPOSAL: &str = "# 12. Non-GOV.UK domain policy\n\nDate: 2025-05-06\n\n## Status\n\nAccepted\n\n## Definitions\n\n- \"Non-GOV.UK domain\": a domain that does not end in `gov.uk`.\n\n## Context\n\nIt is dangerous to have a Non-GOV.UK domain that is publicly accessible.\n\n## Proposal\n\nAny web page that lives on a Non-GOV.UK domain MUST either be Authenticated\nor unavailable to the public internet.\n";
+
+    #[test]
+    fn an_accepted_record_may_put_its_decision_under_another_heading() {
+        let decision = parse(
+            "docs/architecture/decisions/0012-non-govuk-domain-policy.md",
+            PROPOSAL,
+        )
+        .unwrap();
+        assert_eq!(decision.title, "Non-GOV.UK domain policy");
+        assert_eq!(
+            decision.decision,
+            "Any web page that lives on a Non-GOV.UK domain MUST either be Authenticated or unavailable to the public internet."
+        );
+        for (status, heading) in [
+            ("Approved", "## 3. Resolution:"),
+            ("Adopted", "### Proposed decision"),
+        ] {
+            let text = PROPOSAL
+                .replace("Accepted", status)
+                .replace("## Proposal", heading);
+            assert!(parse("adr/1.md", &text).is_ok(), "{status} {heading}");
+        }
+        // Still a proposal: not a decision yet.
+        let proposed = PROPOSAL.replace("Accepted", "Proposed");
+        assert!(
+            parse("adr/1.md", &proposed)
+                .unwrap_err()
+                .starts_with("no decision section")
+        );
+        // A decision section comes first, wherever the proposal is.
+        let both = PROPOSAL.replace("## Context", "## Decision\n\nWe decided.\n\n## Context");
+        assert_eq!(parse("adr/1.md", &both).unwrap().decision, "We decided.");
     }
 
     #[test]
