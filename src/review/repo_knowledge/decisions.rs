@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::markup::{prose, without_comments};
 use super::{Skipped, cut, one_line};
 use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::review::guidelines::{Section, sections};
@@ -77,7 +78,8 @@ pub struct Decision {
     pub title: String,
     /// The status as written (`accepted`, `proposed`), when the record has one.
     pub status: Option<String>,
-    /// The decision section, on one line, cut at [`DECISION_BYTES`].
+    /// The decision section as prose (no comments, tags, images or link targets), on one
+    /// line, cut at [`DECISION_BYTES`].
     pub decision: String,
     /// Repository paths the record names that exist (its own folder left out).
     pub paths: Vec<String>,
@@ -157,6 +159,7 @@ fn is_record_name(name: &str) -> bool {
 
 /// A record's decision, or why it is not one to propose.
 pub fn parse(path: &str, text: &str) -> Result<Decision, String> {
+    let text = &without_comments(text);
     let front = front_matter(text);
     let parts = sections(text);
     let status = front
@@ -178,11 +181,11 @@ pub fn parse(path: &str, text: &str) -> Result<Decision, String> {
                 .find(|s| s.level == 1)
                 .and_then(|s| s.heading.clone())
         })
-        .map(|t| without_number(&t))
+        .map(|t| without_number(&prose(&t)))
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| title_of_file(path));
     let decision = decision_section(&parts, ACCEPTED.contains(&word.as_str()))
-        .map(|s| cut(&one_line(&s.text), DECISION_BYTES))
+        .map(|s| cut(&one_line(&prose(&s.text)), DECISION_BYTES))
         .filter(|d| !d.is_empty())
         .ok_or_else(|| {
             "no decision section (## Decision or ## Decision Outcome; ## Proposal and the like once accepted)"
@@ -249,9 +252,9 @@ fn line_status(parts: &[Section]) -> Option<String> {
         })
 }
 
-/// A line without Markdown emphasis.
+/// A line without Markdown emphasis and markup.
 fn plain(line: &str) -> String {
-    line.replace(['*', '_', '`'], "").trim().to_string()
+    prose(line).replace(['*', '_', '`'], "").trim().to_string()
 }
 
 /// The first word of a status, lowercased (`Superseded by [ADR-7](…)` → `superseded`).
@@ -488,6 +491,19 @@ mod tests {
         // A decision section comes first, wherever the proposal is.
         let both = PROPOSAL.replace("## Context", "## Decision\n\nWe decided.\n\n## Context");
         assert_eq!(parse("adr/1.md", &both).unwrap().decision, "We decided.");
+    }
+
+    #[test]
+    fn decisions_are_quoted_without_their_markup() {
+        // alphagov/govuk-infrastructure's ADR 20, in short.
+        let text = "<!-- vale RedHat.Headings = NO -->\n# 20. Use [Crossplane](https://www.crossplane.io/) for abstraction\n\n## Status\n\n**Accepted**\n\n## Decision\n\n<!-- vale RedHat.TermsSuggestions = NO -->\nWe have decided that we want to use [Crossplane](https://www.crossplane.io/) to create a\nKubernetes-flavoured API for our users.\n<!-- vale RedHat.TermsSuggestions = YES -->\n\n![The API](../../img/api.png)\n\n## Consequences\n\n<!--\n## Decision\n\nNot this one.\n-->\n";
+        let decision = parse("docs/architecture/decisions/0020-use-crossplane.md", text).unwrap();
+        assert_eq!(decision.title, "Use Crossplane for abstraction");
+        assert_eq!(decision.status.as_deref(), Some("Accepted"));
+        assert_eq!(
+            decision.decision,
+            "We have decided that we want to use Crossplane to create a Kubernetes-flavoured API for our users."
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! about how the code is written here: they are skipped, and [`SKIPPED_TOPICS`] says which.
 //! The instruction files assistants read (and cairn installs into) are never read here.
 
+use super::markup::prose;
 use super::{Skipped, cut, one_line};
 use crate::fsutil::repo::{Limit, RepoFiles};
 use crate::review::guidelines::sections;
@@ -85,7 +86,8 @@ pub struct GuideSection {
     pub heading: String,
     /// The heading's line (1-based).
     pub line: usize,
-    /// The section's text (its subsections included) on one line, cut at [`SECTION_BYTES`].
+    /// The section's text (its subsections included) as prose, on one line, cut at
+    /// [`SECTION_BYTES`].
     pub text: String,
 }
 
@@ -203,7 +205,7 @@ pub fn split(path: &str, guide: Guide, text: &str) -> (Vec<GuideSection>, Vec<Sk
     let mut skipped = Vec::new();
     for mut section in grouped {
         let item = format!("{path} \"{}\"", section.heading);
-        section.text = cut(&one_line(&section.text), SECTION_BYTES);
+        section.text = cut(&one_line(&prose(&section.text)), SECTION_BYTES);
         if let Some(topic) = skipped_topic(&section.heading) {
             skipped.push(Skipped::new(item, format!("about {topic}")));
         } else if section.text.is_empty() {

@@ -1,7 +1,7 @@
 //! What the repository itself holds that a team has already learned: its decision records
 //! ([`decisions`]), its contributing and style guides ([`guides`]), its `CODEOWNERS`
 //! ([`codeowners`]) and the commits that were reverted or fixed again soon after
-//! ([`reverts`]).
+//! ([`reverts`]). What is quoted from Markdown is its prose ([`markup`]).
 //!
 //! Files are read only through the repository reader, git only through gix, each within a
 //! bound (files, bytes, commits); a file that cannot be read is skipped with its reason.
@@ -11,6 +11,7 @@
 pub mod codeowners;
 pub mod decisions;
 pub mod guides;
+pub mod markup;
 pub mod reverts;
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
