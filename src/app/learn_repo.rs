@@ -16,6 +16,7 @@ use crate::fsutil::repo::RepoFiles;
 use crate::graph::Graph;
 use crate::memory::model::Metadata;
 use crate::memory::{Action, MemoryType, NewMemory, Scope, Source};
+use crate::review::repo_knowledge::anchors::RepoPaths;
 use crate::review::repo_knowledge::codeowners::{self, CodeOwners, Owned};
 use crate::review::repo_knowledge::decisions::{self, Decision};
 use crate::review::repo_knowledge::guides::{self, GuideSection};
@@ -181,7 +182,7 @@ fn read_repository(root: &Path, is_git: bool, progress: &Progress) -> Result<Rea
     let files =
         RepoFiles::open(root).map_err(|e| refused(format!("cannot open the repository: {e}")))?;
     progress.enter(Stage::Files, 0);
-    let decisions = decisions::find(&files);
+    let decisions = decisions::find(&files, &RepoPaths::new(&files, root, is_git));
     let guides = guides::find(&files);
     let mut skipped: Vec<Skipped> = Vec::new();
     skipped.extend(decisions.skipped.iter().cloned());

@@ -61,6 +61,56 @@ pub struct Git {
     repo: gix::Repository,
 }
 
+/// A recorder of a tree's entries that stops at `max` of them.
+struct Bounded {
+    recorder: gix::traverse::tree::Recorder,
+    max: usize,
+}
+
+impl Bounded {
+    fn record(
+        &mut self,
+        visit: impl FnOnce(&mut gix::traverse::tree::Recorder) -> Action,
+    ) -> Action {
+        if self.recorder.records.len() >= self.max {
+            return Action::Break(());
+        }
+        visit(&mut self.recorder)
+    }
+}
+
+type Action = gix::traverse::tree::visit::Action;
+
+impl gix::traverse::tree::Visit for Bounded {
+    fn pop_back_tracked_path_and_set_current(&mut self) {
+        self.recorder.pop_back_tracked_path_and_set_current();
+    }
+
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.recorder.pop_front_tracked_path_and_set_current();
+    }
+
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.recorder.push_back_tracked_path_component(component);
+    }
+
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.recorder.push_path_component(component);
+    }
+
+    fn pop_path_component(&mut self) {
+        self.recorder.pop_path_component();
+    }
+
+    fn visit_tree(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> Action {
+        self.record(|r| r.visit_tree(entry))
+    }
+
+    fn visit_nontree(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> Action {
+        self.record(|r| r.visit_nontree(entry))
+    }
+}
+
 /// Text of a blob, or `None` for binary (NUL bytes, not UTF-8, too large).
 fn text_of(data: &[u8]) -> Option<String> {
     if data.len() > MAX_BLOB_BYTES || data.contains(&0) {
@@ -122,6 +172,30 @@ impl Git {
             Side::Text(text) => Some(text),
             _ => None,
         }
+    }
+
+    /// Every file and folder at HEAD (`true` for a folder), repository-relative; `None` when
+    /// there are more than `max` or the repository has no commits.
+    pub fn paths_at_head(&self, max: usize) -> Result<Option<Vec<(String, bool)>>, GitError> {
+        let Ok(tree) = self.repo.head_tree() else {
+            return Ok(None);
+        };
+        let mut bounded = Bounded {
+            recorder: gix::traverse::tree::Recorder::default(),
+            max,
+        };
+        let walked = tree.traverse().breadthfirst(&mut bounded);
+        if bounded.recorder.records.len() >= max {
+            return Ok(None);
+        }
+        git!(walked, "listing the files at HEAD")?;
+        let paths = bounded
+            .recorder
+            .records
+            .into_iter()
+            .map(|e| (e.filepath.to_str_lossy().into_owned(), e.mode.is_tree()))
+            .collect();
+        Ok(Some(paths))
     }
 
     /// How many commits `head` has that `base` has not, counted no further than `cap + 1`.

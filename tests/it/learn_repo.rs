@@ -14,6 +14,7 @@ fn shop(outside: &std::path::Path) -> TestRepo {
         "class ConnectionPool:\n    def acquire(self):\n        return None\n",
     );
     repo.write("src/shop/cart.py", "def total(cart):\n    return 0\n");
+    repo.write("src/shop/pool.png", "\u{89}PNG\n");
     repo.write(
         "docs/adr/0001-record-architecture-decisions.md",
         "# 1. Record architecture decisions\n\n## Status\n\nAccepted\n\n## Decision\n\nWe will keep decision records in docs/adr.\n",
@@ -21,7 +22,7 @@ fn shop(outside: &std::path::Path) -> TestRepo {
     let key = format!("AKIA{}", "IOSFODNN7EXAMPLE");
     repo.write(
         "docs/adr/0002-use-postgresql.md",
-        format!("---\nstatus: accepted\n---\n# Use PostgreSQL\n\n## Context and Problem Statement\n\nThe pool lives in `src/shop/db.py`.\n\n## Decision Outcome\n\nChosen option: PostgreSQL, through `ConnectionPool`; the test account is {key}.\n"),
+        format!("---\nstatus: accepted\n---\n# Use PostgreSQL\n\n## Context and Problem Statement\n\nThe pool lives in `shop/db.py` ![the pool](../../src/shop/pool.png).\n\n## Decision Outcome\n\n<!-- vale off -->\nChosen option: PostgreSQL, through `ConnectionPool`; the test account is {key}.\n"),
     );
     repo.write(
         "docs/adr/0003-use-sqlite.md",
@@ -148,7 +149,8 @@ async fn the_repository_is_proposed_once_and_waits_for_a_person() {
     );
     assert_eq!(first["codeowners"], ".github/CODEOWNERS");
 
-    // Anchored on what the record names and the index knows; the secret never stored.
+    // Anchored on what the record names (by the end of its path, the picture left out) and
+    // the index knows, quoted without its markup; the secret never stored.
     let postgres = proposal(&first, "docs/adr/0002-use-postgresql.md");
     assert_eq!(
         postgres["anchors"],

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::anchors::{RepoPaths, anchors};
 use super::markup::{prose, without_comments};
 use super::{Skipped, cut, one_line};
 use crate::fsutil::repo::{Limit, RepoFiles};
@@ -65,10 +66,8 @@ pub const LIMIT: Limit = Limit {
 const LISTED: usize = 2_000;
 /// Longest decision text kept, in bytes.
 const DECISION_BYTES: usize = 700;
-/// Most paths and most code names a record is anchored on.
+/// Most code names a record is anchored on.
 const ANCHORS: usize = 8;
-/// Most words of a record checked as paths.
-const WORDS_CHECKED: usize = 400;
 
 /// An accepted (or undecided) decision record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +80,8 @@ pub struct Decision {
     /// The decision section as prose (no comments, tags, images or link targets), on one
     /// line, cut at [`DECISION_BYTES`].
     pub decision: String,
-    /// Repository paths the record names that exist (its own folder left out).
+    /// Files and folders of the repository the record names, most specific first (see
+    /// [`anchors`]).
     pub paths: Vec<String>,
     /// Names in code spans (`Pool`, `Pool.acquire`, `src/db.rs::Pool`), for the code graph.
     pub names: Vec<String>,
@@ -97,8 +97,9 @@ pub struct Found {
 }
 
 /// Reads the decision records of the repository: every Markdown file directly inside
-/// [`FOLDERS`] (a `README`, an index or a template left out), at most [`MAX_RECORDS`].
-pub fn find(files: &RepoFiles) -> Found {
+/// [`FOLDERS`] (a `README`, an index or a template left out), at most [`MAX_RECORDS`], each
+/// anchored on the files and folders of `paths` it names.
+pub fn find(files: &RepoFiles, paths: &RepoPaths<'_>) -> Found {
     let mut found = Found::default();
     for path in record_paths(files) {
         if found.read >= MAX_RECORDS {
@@ -118,7 +119,7 @@ pub fn find(files: &RepoFiles) -> Found {
         found.read += 1;
         match parse(&path, &text) {
             Ok(mut decision) => {
-                decision.paths = existing_paths(files, &path, &text);
+                decision.paths = anchors(paths, &path, &without_comments(&text));
                 found.decisions.push(decision);
             }
             Err(why) => found.skipped.push(Skipped::new(path, why)),
@@ -329,71 +330,6 @@ fn code_names(text: &str) -> Vec<String> {
     names
 }
 
-/// Repository paths the record names (plainly or in a relative link) that exist, outside its
-/// own folder.
-fn existing_paths(files: &RepoFiles, record: &str, text: &str) -> Vec<String> {
-    let folder = record.rsplit_once('/').map_or("", |(dir, _)| dir);
-    let mut out: Vec<String> = Vec::new();
-    for word in named_paths(text, folder).into_iter().take(WORDS_CHECKED) {
-        let inside_own_folder =
-            !folder.is_empty() && (word == folder || word.starts_with(&format!("{folder}/")));
-        let in_git = word.split('/').any(|p| p == ".git");
-        if inside_own_folder || in_git || out.contains(&word) || !files.exists(&word) {
-            continue;
-        }
-        out.push(word);
-        if out.len() >= ANCHORS {
-            break;
-        }
-    }
-    out
-}
-
-/// Words of a text that look like paths (a `/` or a file extension), repository-relative:
-/// link targets are taken relative to the record's folder.
-fn named_paths(text: &str, folder: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for raw in text.split(|c: char| c.is_whitespace() || c == '`') {
-        // A Markdown link: `[text](target)`.
-        let (word, linked) = match raw.split_once("](") {
-            Some((_, target)) => (target.split(')').next().unwrap_or_default(), true),
-            None => (raw, false),
-        };
-        let word = word
-            .split('#')
-            .next()
-            .unwrap_or_default()
-            .trim_matches(|c: char| "()[]<>{}\"'*,;:!?".contains(c))
-            .trim_end_matches('.');
-        if word.is_empty() || word.contains("://") || word.starts_with("mailto:") {
-            continue;
-        }
-        let looks_like_path = word.contains('/') || has_extension(word);
-        if !looks_like_path || word.starts_with('/') {
-            continue;
-        }
-        let relative = if linked && !folder.is_empty() {
-            format!("{folder}/{word}")
-        } else {
-            word.to_string()
-        };
-        if let Some(path) = crate::context::normalise(&relative).filter(|p| !p.is_empty()) {
-            out.push(path);
-        }
-    }
-    out
-}
-
-/// `name.ext` with a short alphanumeric extension after a non-empty name.
-fn has_extension(word: &str) -> bool {
-    word.rsplit_once('.').is_some_and(|(name, ext)| {
-        !name.is_empty()
-            && (1..=5).contains(&ext.len())
-            && ext.chars().all(|c| c.is_ascii_alphanumeric())
-            && ext.chars().any(|c| c.is_ascii_alphabetic())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,7 +464,7 @@ mod tests {
             "# Not a record\n## Decision\nx\n",
         );
         let files = RepoFiles::open(root).unwrap();
-        let found = find(&files);
+        let found = find(&files, &RepoPaths::new(&files, root, false));
         assert_eq!(found.read, 2);
         let paths: Vec<(&str, &[String])> = found
             .decisions
@@ -546,5 +482,70 @@ mod tests {
             ]
         );
         assert!(found.skipped.is_empty(), "{:?}", found.skipped);
+    }
+
+    #[test]
+    fn records_in_git_are_anchored_on_what_head_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |path: &str, text: &str| {
+            let full = root.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        let git = |args: &[&str]| {
+            let done = std::process::Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.com"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(done.status.success(), "git {args:?}: {done:?}");
+        };
+        // alphagov/govuk-infrastructure's ADRs 3 and 18, in short.
+        write(
+            "terraform/deployments/cluster-infrastructure/main.tf",
+            "x\n",
+        );
+        write("terraform/deployments/cluster-services/main.tf", "x\n");
+        write("docs/img/adr-0018-existing-cicd.png", "x\n");
+        write(
+            "docs/architecture/decisions/0003-split-terraform-state.md",
+            "# 3. Split Terraform state\n\n## Status\n\nAccepted\n\n## Decision\n\n1. `cluster-infrastructure` - EKS.\n2. `cluster-services` - Kubernetes.\n3. `cluster-addons` - not yet committed.\n",
+        );
+        write(
+            "docs/architecture/decisions/0018-use-concourse-ci.md",
+            "# 18. Use Concourse CI\n\n## Status\n\nAccepted\n\n## Context\n\n![The flow](../../img/adr-0018-existing-cicd.png)\n\n## Decision\n\nUse Concourse.\n",
+        );
+        git(&["init", "-q"]);
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "start"]);
+        write("terraform/deployments/cluster-addons/main.tf", "x\n");
+        let files = RepoFiles::open(root).unwrap();
+        let found = find(&files, &RepoPaths::new(&files, root, true));
+        let anchored: Vec<(&str, Vec<&str>)> = found
+            .decisions
+            .iter()
+            .map(|d| {
+                (
+                    d.title.as_str(),
+                    d.paths.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            anchored,
+            [
+                (
+                    "Split Terraform state",
+                    vec![
+                        "terraform/deployments/cluster-infrastructure",
+                        "terraform/deployments/cluster-services"
+                    ]
+                ),
+                ("Use Concourse CI", vec![]),
+            ]
+        );
     }
 }

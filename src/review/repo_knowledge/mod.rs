@@ -1,13 +1,15 @@
 //! What the repository itself holds that a team has already learned: its decision records
-//! ([`decisions`]), its contributing and style guides ([`guides`]), its `CODEOWNERS`
-//! ([`codeowners`]) and the commits that were reverted or fixed again soon after
-//! ([`reverts`]). What is quoted from Markdown is its prose ([`markup`]).
+//! ([`decisions`], anchored on the paths they name: [`anchors`]), its contributing and style
+//! guides ([`guides`]), its `CODEOWNERS` ([`codeowners`]) and the commits that were reverted
+//! or fixed again soon after ([`reverts`]). What is quoted from Markdown is its prose
+//! ([`markup`]).
 //!
 //! Files are read only through the repository reader, git only through gix, each within a
 //! bound (files, bytes, commits); a file that cannot be read is skipped with its reason.
 //! Nothing here writes or knows memories: `app`'s `learn_repo` turns what is found into
 //! proposals that wait for a person.
 
+pub mod anchors;
 pub mod codeowners;
 pub mod decisions;
 pub mod guides;
