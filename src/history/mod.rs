@@ -3,9 +3,12 @@
 //! Commits come from [`walk`] (and the store, which keeps the mined window); the rest is pure.
 //!
 //! - [`walk`] — HEAD and the commit walk, through gix.
+//! - `fixes` — whether a commit is a fix or a revert, by its subject line and git's revert line.
 
+mod fixes;
 pub mod walk;
 
+pub(crate) use fixes::{is_fix, reverted_commit};
 pub use walk::{CaughtUp, HistoryError, Logged, Mined, catch_up, head, identity, log, mine};
 
 use std::collections::HashMap;
@@ -27,7 +30,7 @@ pub struct CommitInfo {
     pub author: String,
     pub name: String,
     pub summary: String,
-    /// The message speaks of a fix, bug, regression or revert.
+    /// A fix or a revert, by its subject line or git's revert line ([`is_fix`]).
     pub fix: bool,
     pub files: Vec<String>,
 }
@@ -38,17 +41,6 @@ pub struct CommitInfo {
 pub struct StoredHistory {
     pub commits: Vec<CommitInfo>,
     pub head: Option<String>,
-}
-
-/// Whether a commit message reads as a fix or a revert.
-pub(crate) fn is_fix(message: &str) -> bool {
-    static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"(?i)\b(fix(es|ed|ing)?|bug(fix)?s?|hotfix|revert(s|ed)?|regression|crash(es|ed)?)\b",
-        )
-        .expect("valid pattern")
-    });
-    WORDS.is_match(message)
 }
 
 /// Someone who knows a file.
@@ -355,15 +347,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn fixes_are_recognised_by_their_words() {
-        assert!(is_fix("Fix crash in dispatch"));
-        assert!(is_fix("Revert \"Add cache\""));
-        assert!(is_fix("bugfix: off by one"));
-        assert!(!is_fix("Add prefix support"));
-        assert!(!is_fix("Refactor the suffixes"));
     }
 
     #[test]

@@ -3,10 +3,11 @@
 //! [`MIN_EVENTS`] times are risky modules; the events of other files count for their folder.
 //!
 //! The rules, kept simple:
-//! - a revert is a commit whose message says `This reverts commit <sha>` or whose summary is
-//!   `Revert "<summary>"`; it marks the files of the commit it reverts (its own files when
-//!   that commit is not in the walk);
-//! - a re-fix is a fix (its message speaks of a fix, bug, regression or crash; not a revert)
+//! - a revert is a commit whose message has git's `This reverts commit <sha>` line or whose
+//!   summary is `Revert "<summary>"`; it marks the files of the commit it reverts (its own
+//!   files when that commit is not in the walk);
+//! - a re-fix is a fix (its summary speaks of a fix, bug, regression or crash, as
+//!   [`crate::history`] judges fixes; not a revert)
 //!   that removes or rewrites a line an earlier commit added to the same file at most
 //!   [`REFIX_DAYS`] days before it (lines compared by their text, trimmed, short ones left
 //!   out); it marks that file, once per fix, for the nearest such commit.
@@ -27,7 +28,7 @@ use serde::Serialize;
 
 use super::{Progress, Skipped, Stage};
 use crate::fsutil::repo::RepoFiles;
-use crate::history::{Logged, is_fix};
+use crate::history::{Logged, is_fix, reverted_commit};
 use crate::review::git::{Git, GitError};
 
 /// Most commits walked.
@@ -127,14 +128,11 @@ fn summary(message: &str) -> String {
     crate::tokens::truncate(message.lines().next().unwrap_or_default().trim(), 120)
 }
 
-/// The commit a revert names (`This reverts commit <sha>`), or the summary it quotes
-/// (`Revert "<summary>"`); `None` when the commit is no revert.
+/// The commit a revert names (git's `This reverts commit <sha>` line), or the summary it
+/// quotes (`Revert "<summary>"`); `None` when the commit is no revert.
 fn reverted(message: &str) -> Option<Reverts> {
-    static SHA: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)this reverts commit ([0-9a-f]{7,40})").expect("valid pattern")
-    });
-    if let Some(found) = SHA.captures(message) {
-        return Some(Reverts::Commit(found[1].to_lowercase()));
+    if let Some(sha) = reverted_commit(message) {
+        return Some(Reverts::Commit(sha));
     }
     let first = message.lines().next().unwrap_or_default().trim();
     let quoted = first.strip_prefix("Revert \"")?.strip_suffix('"')?;
@@ -557,6 +555,51 @@ mod tests {
         // `fix typo` changed a line `docs: explain` added the day it was added, but a typo
         // fix is cosmetic: no re-fix.
         assert_eq!(found.refixes, 1);
+    }
+
+    #[test]
+    fn the_subject_says_whether_a_commit_fixes() {
+        // alphagov/govuk-infrastructure's 1605bbb1, 2a3a1e8f and c6a4960c, in short: none fixes.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        commit(root, "README.md", "infra\n", "start");
+        let main = "terraform/deployments/chat/main.tf";
+        commit(
+            root,
+            main,
+            "source = \"../modules/app\"\nname = \"m1\"\n",
+            "Add chat",
+        );
+        commit(
+            root,
+            main,
+            "source = \"github.com/alphagov/modules?ref=1605bbb\"\nname = \"m1\"\n",
+            "Update module sources to specify the modules as from github with a fixed sha",
+        );
+        commit(
+            root,
+            main,
+            "source = \"github.com/alphagov/modules?ref=1605bbb\"\nname = \"tokens\"\n",
+            "Give metric IDs more meaningful names\n\nThis could lead\nto bugs in future.",
+        );
+        commit(
+            root,
+            main,
+            "source = \"github.com/alphagov/modules?ref=1605bbb\"\nname = \"token_count\"\n",
+            "Archive the exporter\n\n- Effectively reverts https://github.com/alphagov/govuk-infrastructure/pull/3246",
+        );
+        let files = RepoFiles::open(root).unwrap();
+        let found = find(root, &files, &Progress::default()).unwrap();
+        assert_eq!((found.reverts, found.refixes), (0, 0));
+        commit(
+            root,
+            main,
+            "source = \"github.com/alphagov/modules?ref=1605bbb\"\nname = \"tokens\"\n",
+            "GOV.UK Chat: fix CloudWatch metric names",
+        );
+        let found = find(root, &files, &Progress::default()).unwrap();
+        assert_eq!((found.reverts, found.refixes), (0, 1));
     }
 
     #[test]
