@@ -190,7 +190,7 @@ fn heading(line: &str) -> Option<(u8, String)> {
 }
 
 /// The fence a line opens or closes (```` ``` ```` or `~~~`), if any.
-fn fence(line: &str) -> Option<&'static str> {
+pub(crate) fn fence(line: &str) -> Option<&'static str> {
     let trimmed = line.trim_start();
     if trimmed.starts_with("```") {
         Some("```")

@@ -446,11 +446,8 @@ mod tests {
     fn records_are_found_in_their_folders_and_name_existing_paths_only() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let write = |path: &str, text: &str| {
-            let full = root.join(path);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, text).unwrap();
-        };
+        let write =
+            |path: &str, text: &str| crate::review::repo_knowledge::write_under(root, path, text);
         write("src/db/pool.py", "class ConnectionPool: pass\n");
         write("docs/adr/0002-use-postgresql.md", NYGARD);
         write("docs/adr/README.md", "# Decisions\n");
@@ -488,11 +485,8 @@ mod tests {
     fn records_in_git_are_anchored_on_what_head_holds() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let write = |path: &str, text: &str| {
-            let full = root.join(path);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, text).unwrap();
-        };
+        let write =
+            |path: &str, text: &str| crate::review::repo_knowledge::write_under(root, path, text);
         let git = |args: &[&str]| {
             let done = std::process::Command::new("git")
                 .arg("-C")

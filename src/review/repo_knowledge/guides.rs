@@ -279,11 +279,8 @@ mod tests {
     fn guides_are_found_and_instruction_files_never_are() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let write = |path: &str, text: &str| {
-            let full = root.join(path);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, text).unwrap();
-        };
+        let write =
+            |path: &str, text: &str| crate::review::repo_knowledge::write_under(root, path, text);
         write(".github/CONTRIBUTING.md", "## Style\nShort functions.\n");
         write("docs/style.md", "## Layout\nOne module per file.\n");
         write(

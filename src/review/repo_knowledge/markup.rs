@@ -6,6 +6,8 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
+use crate::review::guidelines::fence;
+
 /// Opens and closes a piece of code set aside while the markup around it is taken out.
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
@@ -191,18 +193,6 @@ fn put_code_back(text: &str, code: &[String]) -> String {
             .unwrap_or_default()
     })
     .into_owned()
-}
-
-/// The fence a line opens or closes (```` ``` ```` or `~~~`), if any.
-fn fence(line: &str) -> Option<&'static str> {
-    let trimmed = line.trim_start();
-    if trimmed.starts_with("```") {
-        Some("```")
-    } else if trimmed.starts_with("~~~") {
-        Some("~~~")
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

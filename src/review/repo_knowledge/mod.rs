@@ -130,6 +130,14 @@ impl Progress {
     }
 }
 
+/// Writes `text` at `path` under `root`, its folders made (the tests' small repositories).
+#[cfg(test)]
+pub(crate) fn write_under(root: &std::path::Path, path: &str, text: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().expect("a file's folder")).expect("folders made");
+    std::fs::write(full, text).expect("file written");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
