@@ -464,16 +464,22 @@ fn relationship_entries(
         .map(|l| {
             let (s, d) = (&ranking.scores[l.src], &ranking.scores[l.dst]);
             let score = edge_score(l.edge, &s.score, &d.score);
-            // In a focused pack, the edges between the code nearest the focus first.
+            // In a focused pack, the edges between the code nearest the focus first (by the
+            // focus's part of the ends' ranks, to two places: the scores order the rest).
+            let nearest = |r: &NodeRank| ((r.rank - r.score.total()) * 100.0).round() / 100.0;
             let key = if ranking.focused {
-                s.rank.min(d.rank) + score / 100.0
+                nearest(s).min(nearest(d))
             } else {
-                score
+                0.0
             };
             (key, score, l.at, l.edge)
         })
         .collect();
-    relationships.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
+    relationships.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| b.1.total_cmp(&a.1))
+            .then_with(|| a.2.cmp(&b.2))
+    });
     relationships
         .into_iter()
         .take(RELATIONSHIPS)
