@@ -35,6 +35,18 @@ fn open(root: &Path) -> Result<gix::Repository, HistoryError> {
         .map_err(|e| HistoryError::NotARepository(root.display().to_string(), e.to_string()))
 }
 
+/// The commits reachable from `head`, newest first.
+fn newest_first<'r>(head: &gix::Id<'r>) -> Result<gix::revision::Walk<'r>, HistoryError> {
+    git!(
+        head.ancestors()
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst
+            ))
+            .all(),
+        "walking the history"
+    )
+}
+
 /// The commit HEAD points at: `None` outside a git repository or before the first commit.
 pub fn head(root: &Path) -> Option<String> {
     let repo = open(root).ok()?;
@@ -56,14 +68,7 @@ pub fn mine(
     };
     mined.head = Some(head.detach().to_string());
     let mailmap = repo.open_mailmap();
-    let walk = git!(
-        head.ancestors()
-            .sorting(gix::revision::walk::Sorting::ByCommitTime(
-                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst
-            ))
-            .all(),
-        "walking the history"
-    )?;
+    let walk = newest_first(&head)?;
     let mut state = gix::diff::tree::State::default();
     for info in walk {
         if mined.window.len() >= max_commits {
@@ -126,14 +131,7 @@ pub fn log(root: &Path, max_commits: usize) -> Result<Vec<Logged>, HistoryError>
     let Ok(head) = repo.head_id() else {
         return Ok(Vec::new());
     };
-    let walk = git!(
-        head.ancestors()
-            .sorting(gix::revision::walk::Sorting::ByCommitTime(
-                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst
-            ))
-            .all(),
-        "walking the history"
-    )?;
+    let walk = newest_first(&head)?;
     let mut state = gix::diff::tree::State::default();
     let mut logged = Vec::new();
     for info in walk {
