@@ -124,7 +124,7 @@ impl Cairn {
             None,
         ));
         // After the memories: reading them exchanged with the team server.
-        checks.extend(self.team_check());
+        checks.extend(self.team_checks());
         checks.extend(self.skipped_rows_checks());
         let token = running::read_token(data_dir);
         checks.push(if request.in_daemon {
@@ -286,26 +286,26 @@ impl Cairn {
         })
     }
 
-    /// Team mode's configuration and sync state; none in solo mode.
-    fn team_check(&self) -> Option<Check> {
+    /// Team mode's configuration and sync state, one check per database (the repository's
+    /// and the organisation's); none in solo mode.
+    fn team_checks(&self) -> Vec<Check> {
         match &self.repo.team {
-            TeamSetup::Off => None,
-            TeamSetup::Broken(why) => Some(Check::of("team", Err(why.clone()))),
-            TeamSetup::On(_) => {
-                let status = self.memories.team()?.status();
-                let line = team_line(&status);
-                Some(Check::of(
-                    "team",
-                    if status.sync.error.is_some()
-                        || status.queued > 0
-                        || status.unreadable > 0
-                        || status.rejected > 0
-                    {
-                        Err(line)
-                    } else {
-                        Ok(line)
-                    },
-                ))
+            TeamSetup::Off => Vec::new(),
+            TeamSetup::Broken(why) => vec![Check::of("team", Err(why.clone()))],
+            TeamSetup::On(config) => {
+                let links = super::TeamLinks::of(config, &self.repo.data_dir);
+                links
+                    .each()
+                    .into_iter()
+                    .map(|(name, status)| {
+                        let line = team_line(status);
+                        let troubled = status.sync.error.is_some()
+                            || status.queued > 0
+                            || status.unreadable > 0
+                            || status.rejected > 0;
+                        Check::of(name, if troubled { Err(line) } else { Ok(line) })
+                    })
+                    .collect()
             }
         }
     }

@@ -71,7 +71,7 @@ pub use review::{
     ReviewRequest, Rules, RulesRequest,
 };
 pub use revise::{Chain, ReviseRequest};
-pub use status::{DaemonStatus, Status, TeamState};
+pub use status::{DaemonStatus, Status, TeamLinks, TeamState};
 pub use team::{
     AddMemberRequest, MemberAdded, MemberRemoved, Members, MembersRequest, PasswordRotated,
     RemoveMemberRequest, RotatePasswordRequest, SyncRequest, Synced, TeamInit, TeamInitRequest,
@@ -332,16 +332,13 @@ impl Cairn {
     }
 
     fn open_org(&self) -> OrgStore {
-        use crate::config::team::{TeamConfig, TeamSetup};
+        use crate::config::team::TeamSetup;
         match &self.repo.team {
             TeamSetup::Off => {}
             TeamSetup::Broken(why) => return OrgStore::None(why.clone()),
             // Team mode: the organisation's database on the same server, as the same member.
             TeamSetup::On(config) => {
-                let org = TeamSetup::On(Arc::new(TeamConfig {
-                    identity: config.identity.organisation(),
-                    ..TeamConfig::clone(config)
-                }));
+                let org = TeamSetup::On(Arc::new(config.organisation()));
                 return OrgStore::Open(Memories::for_setup(
                     &self.repo.root,
                     &self.repo.data_dir,

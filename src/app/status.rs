@@ -54,12 +54,46 @@ impl DaemonStatus {
 }
 
 /// Team mode as configured (its JSON: null when off, `{"error": …}` when misconfigured, the
-/// link's status when on).
+/// links' status when on).
 #[derive(Debug)]
 pub enum TeamState {
     Off,
     Broken(String),
-    On(TeamStatus),
+    On(Box<TeamLinks>),
+}
+
+/// Team mode's two databases, each synced through its own outbox and pull cursor (its JSON:
+/// the repository's status, with the organisation's under `organisation`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TeamLinks {
+    #[serde(flatten)]
+    pub repository: TeamStatus,
+    /// The organisation's database (`_org`) on the same server.
+    pub organisation: TeamStatus,
+}
+
+impl TeamLinks {
+    /// The state of every database of this repository's link.
+    pub fn of(
+        config: &std::sync::Arc<crate::config::team::TeamConfig>,
+        data_dir: &std::path::Path,
+    ) -> TeamLinks {
+        use crate::memory::team::Link;
+        TeamLinks {
+            repository: Link::new(config.clone(), data_dir).status(),
+            organisation: Link::new(std::sync::Arc::new(config.organisation()), data_dir).status(),
+        }
+    }
+
+    /// Each database with the name `cairn status` and `cairn doctor` give it.
+    pub fn each(&self) -> [(&'static str, &TeamStatus); 2] {
+        [("team", &self.repository), ("team org", &self.organisation)]
+    }
+
+    /// Writes waiting for the server, in both databases.
+    pub fn queued(&self) -> usize {
+        self.repository.queued + self.organisation.queued
+    }
 }
 
 impl Serialize for TeamState {
@@ -116,9 +150,9 @@ impl Cairn {
         match &self.repo.team {
             TeamSetup::Off => TeamState::Off,
             TeamSetup::Broken(why) => TeamState::Broken(why.clone()),
-            TeamSetup::On(config) => TeamState::On(
-                crate::memory::team::Link::new(config.clone(), &self.repo.data_dir).status(),
-            ),
+            TeamSetup::On(config) => {
+                TeamState::On(Box::new(TeamLinks::of(config, &self.repo.data_dir)))
+            }
         }
     }
 }

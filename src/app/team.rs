@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use serde::Serialize;
 
+use super::TeamLinks;
 use super::{AskError, Cairn};
 use crate::clock::time_of_ms;
 use crate::config::team;
@@ -152,7 +153,7 @@ pub struct Synced {
     /// Set while answers come from the last synced copy.
     pub note: Option<String>,
     #[serde(serialize_with = "super::sorted")]
-    pub status: TeamStatus,
+    pub status: TeamLinks,
 }
 
 impl Cairn {
@@ -353,15 +354,33 @@ impl Cairn {
         })
     }
 
-    /// Replays queued writes and pulls teammates' changes now.
+    /// Replays queued writes and pulls teammates' changes now, in the repository's database
+    /// and then the organisation's.
     pub async fn team_sync(&self, _request: SyncRequest) -> Result<Synced, AskError> {
-        let Some(status) = self.memories.team_sync().await? else {
+        let Some(repository) = self.memories.team_sync().await? else {
             return Err(AskError::Team(anyhow::anyhow!(
                 "team mode is off: pass --db wss://host or set `db` in the [team] table of cairn.toml"
             )));
         };
-        let note = self.memories.staleness().await;
-        Ok(Synced { status, note })
+        let org = self
+            .org_memories()
+            .map_err(|why| AskError::Team(anyhow::anyhow!("{why}")))?;
+        let organisation = org.team_sync().await?.ok_or_else(|| {
+            AskError::Team(anyhow::anyhow!(
+                "the organisation's memories are not on the team server"
+            ))
+        })?;
+        let note = match self.memories.staleness().await {
+            Some(note) => Some(note),
+            None => org.staleness().await,
+        };
+        Ok(Synced {
+            status: TeamLinks {
+                repository,
+                organisation,
+            },
+            note,
+        })
     }
 
     /// The team server's root user, signed in, and this repository's identity on it.

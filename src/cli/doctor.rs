@@ -118,11 +118,14 @@ fn status_text(status: &Status) -> String {
             .to_string(),
     });
     lines.push(format!("token:      {}", status.token.display()));
-    lines.push(match &status.team {
-        TeamState::Off => "memories:   embedded store".to_string(),
-        TeamState::Broken(why) => format!("team:       PROBLEM — {why}"),
-        TeamState::On(team) => format!("team:       {}", team_line(team)),
-    });
+    match &status.team {
+        TeamState::Off => lines.push("memories:   embedded store".to_string()),
+        TeamState::Broken(why) => lines.push(format!("team:       PROBLEM — {why}")),
+        TeamState::On(team) => lines.extend(
+            team.each()
+                .map(|(name, status)| format!("{:<12}{}", format!("{name}:"), team_line(status))),
+        ),
+    }
     let mut text = lines.join("\n");
     text.push('\n');
     text

@@ -189,18 +189,21 @@ async fn members(cairn: &Cairn, request: MembersRequest) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cairn team sync`: exits 2 while writes stay queued (the server is away).
+/// `cairn team sync`: a line per database; exits 2 while writes stay queued in either (the
+/// server is away).
 async fn sync(cairn: &Cairn, json: bool) -> anyhow::Result<ExitCode> {
     let synced = cairn.team_sync(SyncRequest {}).await?;
     if json {
         output::json(&synced)?;
     } else {
-        output::line(team_line(&synced.status))?;
+        for (_, status) in synced.status.each() {
+            output::line(team_line(status))?;
+        }
         if let Some(note) = &synced.note {
             output::line(note)?;
         }
     }
-    Ok(if synced.status.queued > 0 {
+    Ok(if synced.status.queued() > 0 {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS

@@ -448,7 +448,7 @@ fn spawn_team_sync(
                     _ = stop.cancelled() => break,
                     _ = tokio::time::sleep(TEAM_SYNC_EVERY) => {}
                 }
-                if let Err(e) = cairn.memories.team_sync().await {
+                if let Err(e) = cairn.team_sync(crate::app::SyncRequest {}).await {
                     tracing::warn!("team sync failed: {e}");
                 }
             }

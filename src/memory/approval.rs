@@ -70,6 +70,8 @@ impl Memories {
         }
         // A reason is kept in the history: no secret in it reaches the store.
         let reason = reason.map(|r| crate::secrets::redact(r).text);
+        let by = self.decider(by);
+        let by = by.as_deref();
         let mut state = self.state.lock().await;
         let state = &mut *state;
         self.with_store(true, async |store| {
@@ -84,6 +86,21 @@ impl Memories {
         })
         .await
         .map(|changed| changed.expect("the store is created for writes"))
+    }
+}
+
+impl Memories {
+    /// Who a decision names: in team mode the member signed in to the server (every
+    /// teammate reads the decision), with the local name when it differs; else `by`.
+    fn decider(&self, by: Option<&str>) -> Option<String> {
+        let Some(link) = &self.team else {
+            return by.map(str::to_string);
+        };
+        let member = &link.config.credentials.developer;
+        Some(match by {
+            Some(by) if by != member => format!("{member} ({by})"),
+            _ => member.clone(),
+        })
     }
 }
 

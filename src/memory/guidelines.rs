@@ -5,10 +5,10 @@
 //! stores the proposal and its outcome; the guideline file is edited by a person or an
 //! assistant, never by cairn.
 //!
-//! Changes are rows of the memory store's `guideline_change` table, one per change id. They
-//! stay in the store they were recorded in: in team mode that is this developer's team copy,
-//! not the server (the rejection patterns an accepted change addresses do travel, as every
-//! memory write does).
+//! Changes are rows of the memory store's `guideline_change` table, one per change id. In
+//! team mode a change is kept in this developer's copy at once and shared through the outbox
+//! like a memory write; teammates' changes come in with the pull, checked as a recorded change
+//! is, and merged so that every copy ends in the same state ([`pulled_wins`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -242,6 +242,68 @@ fn given_fields(
     Ok(())
 }
 
+/// A teammate's change as pulled from the team server, checked and scrubbed as a recorded
+/// change is (any member's client can write any row).
+pub(super) fn clean_pulled(change: GuidelineChange) -> Result<GuidelineChange> {
+    if !is_change_id(&change.id) {
+        return Err(invalid("its id is not a guideline change id"));
+    }
+    if change.confidence.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
+        return Err(invalid("`confidence` is not between 0 and 1"));
+    }
+    let input = ChangeInput {
+        file: Some(change.file.clone()),
+        section: change.section.clone(),
+        current_text: Some(change.current_text.clone()),
+        proposed_text: Some(change.proposed_text.clone()),
+        rationale: Some(change.rationale.clone()),
+        category: Some(change.category.clone()),
+        memories: Some(change.memories.clone()),
+        ..ChangeInput::default()
+    };
+    let mut kinds: BTreeSet<String> = change.redacted.iter().cloned().collect();
+    let mut clean = change;
+    given_fields(&mut clean, &input, &mut kinds)?;
+    clean.feedback = clean
+        .feedback
+        .as_deref()
+        .map(|f| scrubbed(f, "feedback", MAX_NOTE_TEXT, &mut kinds))
+        .transpose()?;
+    clean.by = clean
+        .by
+        .as_deref()
+        .map(|b| write::person("`by`", b))
+        .transpose()?;
+    clean.written_by = clean
+        .written_by
+        .as_deref()
+        .map(|w| scrubbed(w, "written_by", MAX_SECTION, &mut kinds))
+        .transpose()?;
+    if (clean.outcome == Outcome::Proposed) != clean.decided_at.is_none() {
+        return Err(invalid("its outcome and decision time disagree"));
+    }
+    clean.redacted = kinds.into_iter().collect();
+    Ok(clean)
+}
+
+/// Whether a pulled change replaces this copy's version of it, so that every copy ends in the
+/// same state whatever order the writes arrive in: a decision beats a proposal; of two
+/// proposals, the later edit; of two different decisions, the earlier one (a change is decided
+/// once: the first decision the server took stands).
+pub(super) fn pulled_wins(local: Option<&GuidelineChange>, pulled: &GuidelineChange) -> bool {
+    let Some(local) = local else {
+        return true;
+    };
+    match (local.decided_at, pulled.decided_at) {
+        (None, Some(_)) => true,
+        (Some(_), None) => false,
+        (None, None) => pulled.proposed_at >= local.proposed_at,
+        (Some(mine), Some(theirs)) => {
+            (theirs, pulled.outcome.as_str()) < (mine, local.outcome.as_str())
+        }
+    }
+}
+
 /// An undecided change that proposes what `change`, a new proposal, does: the same text for
 /// the same section of the same file, about the same category (compared after redaction).
 fn same_proposal<'a>(
@@ -374,6 +436,14 @@ impl Memories {
                     .write_guideline_change(&change)
                     .await
                     .map_err(store_error)?;
+                if let Some(link) = self.team() {
+                    let attached = super::team::Attached {
+                        guidelines: vec![change.clone()],
+                        ..Default::default()
+                    };
+                    self.team_write(link, store, state, Vec::new(), Vec::new(), attached)
+                        .await?;
+                }
             }
             let mut addressed = Vec::new();
             if change.outcome == Outcome::Accepted {

@@ -445,7 +445,7 @@ impl Memories {
                     memory,
                 })
                 .collect();
-            self.team_write(link, store, state, rows, Vec::new(), None)
+            self.team_write(link, store, state, rows, Vec::new(), Default::default())
                 .await?;
             return Ok(state.seq);
         }
@@ -816,8 +816,15 @@ impl Memories {
                         developer: m.owner.developer.clone(),
                     })
                     .collect();
-                self.team_write(link, store, state, Vec::new(), tombstones, None)
-                    .await?;
+                self.team_write(
+                    link,
+                    store,
+                    state,
+                    Vec::new(),
+                    tombstones,
+                    Default::default(),
+                )
+                .await?;
             } else {
                 let first = store.head().await.map_err(store_error)?.max(state.seq) + 1;
                 store.tombstones(&ids, first).await.map_err(store_error)?;

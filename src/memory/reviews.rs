@@ -715,7 +715,10 @@ impl Memories {
                     state,
                     Vec::new(),
                     Vec::new(),
-                    Some(record.clone()),
+                    super::team::Attached {
+                        review: Some(record.clone()),
+                        ..Default::default()
+                    },
                 )
                 .await;
         }

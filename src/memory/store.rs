@@ -144,16 +144,23 @@ impl MemoryStore {
     /// Stores a guideline change (replacing an earlier row of the same change); its id is the
     /// record key, kept also as `change_id`.
     pub async fn write_guideline_change(&self, change: &GuidelineChange) -> Result<()> {
-        let mut row = fields(change);
-        row.remove("id");
-        row.insert("change_id".to_string(), change.id.as_str().into());
-        self.store.write_guideline_change(&change.id, row).await
+        self.store
+            .write_guideline_change(&change.id, guideline_body(change))
+            .await
     }
 
     /// Every stored row, raw (for tests that check what reached the disk).
     pub async fn raw_rows(&self) -> Result<Vec<serde_json::Value>> {
         self.store.raw_rows().await
     }
+}
+
+/// A guideline change as stored: its id is the record key, kept also as `change_id`.
+pub(crate) fn guideline_body(change: &GuidelineChange) -> Row {
+    let mut row = fields(change);
+    row.remove("id");
+    row.insert("change_id".to_string(), change.id.as_str().into());
+    row
 }
 
 /// A review record as stored: its id is the record key, kept also as `review_id`.

@@ -5,7 +5,8 @@
 //!
 //! What the server holds per repository (namespace = org, database = repository): `memory`
 //! rows (as in the local store, plus `rev`: the idempotency key of the write that made the
-//! version), `review` rows, `memory_meta:head` (the write sequence), `applied` (keys of the
+//! version), `review` and `guideline_change` rows, `memory_meta:head` (the write sequence,
+//! which numbers all three), `applied` (keys of the
 //! writes already applied) and `member` (record users: one identity per developer per server,
 //! the same password hash in every database the developer belongs to). Table permissions
 //! (`schema/team/2.surql`) keep private developer memories to their developer whatever query
@@ -35,11 +36,19 @@ const SCHEMA: Schema = Schema {
             version: 3,
             sql: include_str!("schema/team/3.surql"),
         },
+        Step {
+            version: 4,
+            sql: include_str!("schema/team/4.surql"),
+        },
     ],
 };
 
 /// The server schema version `cairn team init` applies.
 pub const TEAM_SCHEMA_VERSION: u32 = SCHEMA.version();
+
+/// The first schema version with a `guideline_change` table: an older server neither answers
+/// a read of it nor keeps a write to it.
+const GUIDELINES_FROM: u32 = 4;
 
 /// The record access method developers sign in with.
 pub const ACCESS: &str = "member";
@@ -87,6 +96,7 @@ pub struct Push {
     pub memories: Vec<Pushed>,
     pub tombstones: Vec<Pushed>,
     pub reviews: Vec<Pushed>,
+    pub guidelines: Vec<Pushed>,
 }
 
 /// A row of a pushed write: its record key and what is stored under it; for a memory, the
@@ -121,6 +131,10 @@ FOR $e IN $entries {
     FOR $r IN $e.reviews {
         UPSERT type::record('review', $r.key) CONTENT object::extend($r.body, { seq: $base + $r.off }) RETURN NONE;
     };
+    FOR $g IN $e.guidelines {
+        LET $done = (UPSERT type::record('guideline_change', $g.key) CONTENT object::extend($g.body, { seq: $base + $g.off }) RETURN VALUE id);
+        IF array::len($done) = 0 { THROW 'cairn-refused ' + $g.key };
+    };
     CREATE type::record('applied', $e.key) SET at = time::now() RETURN NONE;
 };
 COMMIT TRANSACTION;
@@ -134,6 +148,19 @@ SELECT *, record::id(id) AS key FROM memory WHERE seq > $after AND seq <= $head 
 SELECT * OMIT id, recorded_by FROM review WHERE seq > $after AND seq <= $head ORDER BY seq;
 ";
 
+/// What else changed after `$after`, from a server whose schema shares guideline changes.
+const PULL_GUIDELINES: &str = "
+SELECT * OMIT id FROM guideline_change WHERE seq > $after AND seq <= $head ORDER BY seq;
+";
+
+/// The rows a pull read, per table, in write order.
+#[derive(Debug, Default)]
+pub struct Pulled {
+    pub memories: Vec<serde_json::Value>,
+    pub reviews: Vec<serde_json::Value>,
+    pub guidelines: Vec<serde_json::Value>,
+}
+
 /// A connection to the team server, made on first use and again after a failure.
 pub struct Connection {
     url: String,
@@ -145,6 +172,8 @@ pub struct Connection {
     client: tokio::sync::Mutex<Option<Arc<Surreal<Any>>>>,
     /// When the server was last found away (reads answer locally until `RETRY_AFTER`).
     away_since: std::sync::Mutex<Option<Instant>>,
+    /// The schema version the server keeps, read at each sign-in (0 until then).
+    schema: std::sync::atomic::AtomicU32,
 }
 
 impl Connection {
@@ -156,6 +185,7 @@ impl Connection {
             credentials,
             client: tokio::sync::Mutex::new(None),
             away_since: std::sync::Mutex::new(None),
+            schema: std::sync::atomic::AtomicU32::new(0),
         }
     }
 
@@ -216,7 +246,21 @@ impl Connection {
                 url: self.url.clone(),
                 message: e.message().to_string(),
             })?;
+        let version =
+            migrate::stored_version(&db, &SCHEMA)
+                .await
+                .map_err(|e| RemoteError::Query {
+                    doing: "reading the team schema's version".to_string(),
+                    message: e.to_string(),
+                })?;
+        self.schema
+            .store(version, std::sync::atomic::Ordering::Relaxed);
         Ok(db)
+    }
+
+    /// The schema version the server keeps (after the first exchange).
+    fn schema(&self) -> u32 {
+        self.schema.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs a query, dropping the connection when it failed so the next use reconnects.
@@ -276,13 +320,18 @@ impl Connection {
     /// write order (only what the server lets this developer read). Rows numbered beyond the
     /// server's head are left out: taking one would move this copy's cursor past writes still
     /// to come.
-    pub async fn changes_since(
-        &self,
-        after: u64,
-    ) -> Result<(Vec<serde_json::Value>, Vec<serde_json::Value>), RemoteError> {
+    pub async fn changes_since(&self, after: u64) -> Result<Pulled, RemoteError> {
         let doing = "reading shared memories";
+        // The client first, so the schema version is known.
+        self.client().await?;
+        let guidelines = self.schema() >= GUIDELINES_FROM;
+        let query = if guidelines {
+            format!("{PULL}{PULL_GUIDELINES}")
+        } else {
+            PULL.to_string()
+        };
         let mut response = self
-            .run(doing, PULL, vec![("after", (after as i64).into_value())])
+            .run(doing, &query, vec![("after", (after as i64).into_value())])
             .await?;
         let errors = response.take_errors();
         if let Some((_, e)) = errors.into_iter().next() {
@@ -290,7 +339,16 @@ impl Connection {
         }
         let memories = response.take(1).map_err(|e| query_failed(doing, &e))?;
         let reviews = response.take(2).map_err(|e| query_failed(doing, &e))?;
-        Ok((memories, reviews))
+        let guidelines = if guidelines {
+            response.take(3).map_err(|e| query_failed(doing, &e))?
+        } else {
+            Vec::new()
+        };
+        Ok(Pulled {
+            memories,
+            reviews,
+            guidelines,
+        })
     }
 
     /// One memory row (with its id as `key`) as the server holds it now (`None` if it does
@@ -311,6 +369,14 @@ impl Connection {
     /// Applies writes in one transaction (see `PUSH`).
     pub async fn push(&self, writes: &[Push]) -> Result<(), RemoteError> {
         let doing = "writing shared memories";
+        self.client().await?;
+        if self.schema() < GUIDELINES_FROM && writes.iter().any(|w| !w.guidelines.is_empty()) {
+            return Err(RemoteError::Refused(format!(
+                "the team server at {} keeps schema version {}, set up by an older cairn; guideline changes are shared from version {GUIDELINES_FROM} on: whoever holds its root user runs `cairn team init` again (the change stays in this copy)",
+                self.url,
+                self.schema()
+            )));
+        }
         let bound: Vec<Value> = writes
             .iter()
             .map(|w| Value::Object(push_value(w)))
@@ -334,8 +400,13 @@ impl Connection {
             return Err(RemoteError::Conflict(id));
         }
         if let Some(id) = thrown(&message, "cairn-refused ") {
+            let what = if id.starts_with("g_") {
+                "guideline change"
+            } else {
+                "memory"
+            };
             return Err(RemoteError::Refused(format!(
-                "the server does not let {} write memory {id}",
+                "the server does not let {} write {what} {id}",
                 self.credentials.developer
             )));
         }
@@ -462,9 +533,11 @@ fn push_value(write: &Push) -> Object {
     let memories = rows(&write.memories);
     let tombstones = rows(&write.tombstones);
     let reviews = rows(&write.reviews);
+    let guidelines = rows(&write.guidelines);
     value.insert("memories", memories);
     value.insert("tombstones", tombstones);
     value.insert("reviews", reviews);
+    value.insert("guidelines", guidelines);
     value.insert("count", off);
     value
 }
@@ -754,7 +827,14 @@ mod tests {
 
     #[test]
     fn the_schema_keeps_private_kinds_to_their_developer() {
-        let sql = SCHEMA.steps[SCHEMA.steps.len() - 1].sql;
+        // The newest step that defines the `memory` table's permissions.
+        let sql = SCHEMA
+            .steps
+            .iter()
+            .rev()
+            .map(|step| step.sql)
+            .find(|sql| sql.contains("DEFINE TABLE OVERWRITE memory "))
+            .unwrap();
         let private = PRIVATE_KINDS
             .iter()
             .map(|k| format!("'{k}'"))
@@ -767,11 +847,13 @@ mod tests {
     }
 
     #[test]
-    fn every_permission_of_the_last_schema_asks_that_the_member_still_exists() {
-        let sql = SCHEMA.steps[SCHEMA.steps.len() - 1].sql;
-        let granted = sql.matches(" WHERE ").count() - sql.matches("WHERE id = $auth").count();
-        assert_eq!(sql.matches("WHERE record::exists($auth)").count(), granted);
-        assert!(!sql.contains(" FULL"), "a FULL permission asks nothing");
+    fn every_permission_since_version_3_asks_that_the_member_still_exists() {
+        for step in SCHEMA.steps.iter().filter(|step| step.version >= 3) {
+            let sql = step.sql;
+            let granted = sql.matches(" WHERE ").count() - sql.matches("WHERE id = $auth").count();
+            assert_eq!(sql.matches("WHERE record::exists($auth)").count(), granted);
+            assert!(!sql.contains(" FULL"), "a FULL permission asks nothing");
+        }
     }
 
     #[test]
@@ -802,7 +884,14 @@ mod tests {
         let info: Option<serde_json::Value> = response.take(0).unwrap();
         let info = info.unwrap();
         assert!(info["accesses"][ACCESS].is_string(), "{info}");
-        for table in ["member", "memory", "review", "memory_meta", "applied"] {
+        for table in [
+            "member",
+            "memory",
+            "review",
+            "memory_meta",
+            "applied",
+            "guideline_change",
+        ] {
             assert!(info["tables"][table].is_string(), "{table}: {info}");
         }
         assert!(
@@ -831,6 +920,7 @@ mod tests {
             ],
             tombstones: vec![row("m3")],
             reviews: vec![row("PR-1")],
+            guidelines: vec![row("g_0000000000000001")],
         };
         let bound = Value::Object(push_value(&write)).into_json_value();
         let offs = |list: &str| -> Vec<i64> {
@@ -844,7 +934,8 @@ mod tests {
         assert_eq!(offs("memories"), [1, 2]);
         assert_eq!(offs("tombstones"), [3]);
         assert_eq!(offs("reviews"), [4]);
-        assert_eq!(bound["count"], 4);
+        assert_eq!(offs("guidelines"), [5]);
+        assert_eq!(bound["count"], 5);
         assert_eq!(bound["memories"][0]["base"], "r1");
         assert!(bound["memories"][1].get("base").is_none());
     }

@@ -1,9 +1,9 @@
 //! Team mode against a real SurrealDB server (the `surreal` example, `examples/surreal.rs`,
 //! which `cargo test` builds; started on 127.0.0.1 inside each test): two clones
 //! sharing project memories, developer privacy against hand-written queries, the server
-//! killed in the middle of a run of writes, wrong credentials, a guideline change whose
-//! addressed patterns reach every member while the change stays in its recorder's copy; and,
-//! with no server at all, an outbox cut inside a character by a crash.
+//! killed in the middle of a run of writes (both databases queueing), wrong credentials,
+//! guideline changes and approval decisions shared like memories, a server set up by an older
+//! cairn; and, with no server at all, an outbox cut inside a character by a crash.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -516,6 +516,18 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
     for i in 6..14 {
         ids.push(add(i)["id"].as_str().unwrap().to_string());
     }
+    // The organisation's database queues in its own outbox.
+    let framework = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "framework_knowledge",
+        "--file-pattern",
+        "*.py",
+        "Celery retries re-run the whole task body",
+    ]);
+    assert_eq!(framework["memory"]["scope"], "org", "{framework}");
+    let framework_id = framework["id"].as_str().unwrap().to_string();
     // Reads go on from the local copy, with a note.
     let found = alice.ok(&[
         "memory",
@@ -533,6 +545,14 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
     let status = alice.json(&["status"]);
     assert!(status["team"]["queued"].as_u64().unwrap() >= 1, "{status}");
     assert!(status["team"]["error"].is_string(), "{status}");
+    let organisation = &status["team"]["organisation"];
+    assert_eq!(organisation["database"], "_org", "{status}");
+    assert_eq!(organisation["queued"], 1, "{status}");
+    let text = alice.ok(&["status"]);
+    assert!(
+        text.contains("team org:") && text.contains("acme/_org"),
+        "{text}"
+    );
     // The sync command says the writes are still queued.
     let waiting = alice.cairn(&["team", "sync"]);
     assert_eq!(waiting.status.code(), Some(2), "{waiting:?}");
@@ -543,8 +563,17 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
     }
     let synced = alice.json(&["team", "sync"]);
     assert_eq!(synced["status"]["queued"], 0, "{synced}");
+    assert_eq!(synced["status"]["organisation"]["queued"], 0, "{synced}");
+    assert!(
+        synced["status"]["organisation"]["synced_at"].is_i64(),
+        "{synced}"
+    );
     // A second replay finds nothing to do.
     alice.ok(&["team", "sync"]);
+    // The organisation's write reached its database once.
+    let org = signed_in_to(&server, "bob", &bob.credentials(), "_org").await;
+    let there = rows(&org, "SELECT VALUE record::id(id) FROM memory").await;
+    assert_eq!(there, vec![json!(framework_id)]);
 
     // Everything is on the server exactly once, in the order written.
     let as_bob = signed_in(&server, "bob", &bob.credentials()).await;
@@ -892,9 +921,167 @@ async fn an_accepted_guideline_change_addresses_the_patterns_for_every_member() 
     let naming =
         |copy: &WorkingCopy| -> Value { crate::support::rule_of(&copy.json(&["rules"]), "naming") };
     assert!(naming(bob).get("memories").is_none());
-    // The change itself stays in Alice's copy.
+    // So does the change itself.
     assert_eq!(naming(alice)["changes"][0]["id"], change_id.as_str());
-    assert!(naming(bob).get("changes").is_none());
+    assert_eq!(
+        naming(bob)["changes"][0]["id"],
+        change_id.as_str(),
+        "{:#}",
+        naming(bob)
+    );
+
+    // Bob proposes another change while the server is away: it waits in his outbox, Alice
+    // sees it once the server is back, rejects it, and Bob's copy ends in her decision.
+    let mut server = server;
+    server.kill();
+    let proposal = json!({
+        "file": "CLAUDE.md", "section": "Naming", "current_text": "",
+        "proposed_text": "Name carts ShoppingCart.", "rationale": "one reviewer asked",
+        "category": "naming", "memory_ids": [pattern]
+    });
+    let file = bob.repo.data_dir().join("proposal.json");
+    std::fs::write(&file, proposal.to_string()).unwrap();
+    let proposed = bob.json(&["rules", "--record", file.to_str().unwrap()]);
+    let proposal_id = proposed["change"]["id"].as_str().unwrap().to_string();
+    assert_eq!(bob.json(&["status"])["team"]["queued"], 1);
+    server.restart();
+    bob.ok(&["team", "sync"]);
+    let outcome = json!({"id": proposal_id, "outcome": "rejected", "feedback": "Cart stays"});
+    let file = alice.repo.data_dir().join("outcome.json");
+    std::fs::write(&file, outcome.to_string()).unwrap();
+    alice.json(&["rules", "--record", file.to_str().unwrap()]);
+    let outcome_of = |copy: &WorkingCopy| -> Value {
+        naming(copy)["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == proposal_id.as_str())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(outcome_of(alice)["outcome"], "rejected");
+    assert_eq!(outcome_of(bob)["outcome"], "rejected", "{:#}", naming(bob));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_set_up_by_an_older_cairn_keeps_working_and_says_what_it_cannot_share() {
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    // The server as cairn's schema 3 left it: no guideline_change table.
+    let root = surrealdb::engine::any::connect(server.url()).await.unwrap();
+    root.signin(surrealdb::opt::auth::Root {
+        username: "root".into(),
+        password: ROOT_PASSWORD.into(),
+    })
+    .await
+    .unwrap();
+    root.use_ns("acme")
+        .use_db("github_com_acme_app")
+        .await
+        .unwrap();
+    root.query("REMOVE TABLE guideline_change; UPSERT memory_meta:schema SET version = 3;")
+        .await
+        .and_then(|r| r.check())
+        .unwrap();
+
+    // Memories still go both ways.
+    let added = alice.json(&[
+        "memory",
+        "add",
+        "-t",
+        "decision",
+        "Invoices are immutable once sent",
+    ]);
+    let id = added["id"].as_str().unwrap().to_string();
+    let listed = bob.json(&["memory", "list", "-t", "decision"]);
+    assert_eq!(listed[0]["id"], id.as_str(), "{listed}");
+    let review = json!({
+        "author": "alice", "reviewer": "bob", "verdict": "comment", "review_id": "PR-3",
+        "findings": [{"category": "naming", "file": "src/shop/cart.py",
+                      "message": "Cart should be ShoppingCart", "disposition": "rejected",
+                      "reason": "Cart is the domain's word"}]
+    });
+    let file = bob.repo.data_dir().join("review.json");
+    std::fs::write(&file, review.to_string()).unwrap();
+    let recorded = bob.json(&["record-review", file.to_str().unwrap()]);
+    let pattern = recorded["rejections"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A guideline change is kept in Alice's copy, and she is told why it is not shared.
+    let change = json!({
+        "file": "CLAUDE.md", "proposed_text": "Cart is the domain's word.", "rationale": "PR-3",
+        "category": "naming", "memory_ids": [pattern]
+    });
+    let file = alice.repo.data_dir().join("change.json");
+    std::fs::write(&file, change.to_string()).unwrap();
+    let refused = alice.cairn(&["rules", "--record", file.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{refused:?}");
+    assert!(
+        said.contains("schema version 3") && said.contains("cairn team init"),
+        "{said}"
+    );
+    let rules = crate::support::rule_of(&alice.json(&["rules"]), "naming");
+    assert_eq!(
+        rules["changes"].as_array().map(Vec::len),
+        Some(1),
+        "{rules:#}"
+    );
+
+    // After `cairn team init` the next change is shared.
+    let output = admin(alice, &["team", "init"]);
+    assert!(output.status.success(), "{output:?}");
+    let change = json!({
+        "file": "CLAUDE.md", "proposed_text": "Say Cart, never Basket.", "rationale": "PR-3",
+        "category": "naming", "memory_ids": [pattern]
+    });
+    std::fs::write(&file, change.to_string()).unwrap();
+    let shared = alice.json(&["rules", "--record", file.to_str().unwrap()]);
+    let shared_id = shared["change"]["id"].as_str().unwrap();
+    let rules = crate::support::rule_of(&bob.json(&["rules"]), "naming");
+    assert_eq!(rules["changes"][0]["id"], shared_id, "{rules:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_on_a_pending_memory_names_the_member_who_made_it() {
+    let server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    alice
+        .repo
+        .write("cairn.toml", "[memory]\napproval = \"required\"\n");
+    let mut serve = alice.command();
+    serve.arg("serve").env("USER", "ann");
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::from(serve)).expect("cairn serve starts");
+    let client = ().serve(transport).await.expect("MCP handshake");
+    let answer = call(
+        &client,
+        "remember",
+        json!({"type": "decision", "content": "Refunds go back to the original payment method."}),
+    )
+    .await;
+    let answer = answer.structured_content.clone().expect("structured");
+    assert_eq!(answer["memory"]["status"], "pending", "{answer}");
+    let id = answer["id"].as_str().unwrap().to_string();
+    client.cancel().await.unwrap();
+
+    // Bob approves it as the local user `bert`: the history names the member first.
+    let approved = bob
+        .command()
+        .args(["memory", "approve", &id])
+        .env("USER", "bert")
+        .output()
+        .unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+    let said = alice.ok(&["memory", "history", &id]);
+    assert!(said.contains("approved by bob (bert)"), "{said}");
+    // Approved: the status is no longer written (approved is the default).
+    let shown = alice.json(&["memory", "show", &id]);
+    assert!(shown.get("status").is_none(), "{shown}");
 }
 
 /// A row of `table` written straight into the server by a member's own client, under the

@@ -94,6 +94,16 @@ pub struct TeamConfig {
     pub credentials: Credentials,
 }
 
+impl TeamConfig {
+    /// The organisation's database on the same server, signed in to as the same member.
+    pub fn organisation(&self) -> TeamConfig {
+        TeamConfig {
+            identity: self.identity.organisation(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Whether team mode is on for a repository.
 #[derive(Debug, Clone, Default)]
 pub enum TeamSetup {

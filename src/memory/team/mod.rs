@@ -22,6 +22,7 @@ use std::sync::Arc;
 pub use link::{Link, SyncRecord, TeamStatus};
 pub use server::Server;
 
+use super::guidelines::GuidelineChange;
 use super::reviews::ReviewRecord;
 use super::store::{MemoryStore, StoredMemory};
 use super::{Memories, MemoryError, Result, State, store_error, write};
@@ -152,22 +153,17 @@ impl Memories {
             return Ok(false);
         };
         let (rows, reviews, mut skipped) = clean_pulled(changes.memories, changes.reviews);
+        let guidelines = clean_pulled_changes(changes.guidelines, &mut skipped);
         skipped.extend(changes.skipped);
         link.skip(skipped);
         let mirrored = match store {
-            Some(store) => store
-                .write_mirror(&rows, &reviews, head)
-                .await
-                .map_err(store_error),
+            Some(store) => mirror(store, &rows, &reviews, &guidelines, head).await,
             // A reader waits only briefly for the local store (`create: false`); the
             // directory is made first so the copy can start.
             None => {
                 let _ = crate::fsutil::private_dir(&link.mirror_dir());
                 self.with_store(false, async |store| {
-                    store
-                        .write_mirror(&rows, &reviews, head)
-                        .await
-                        .map_err(store_error)
+                    mirror(store, &rows, &reviews, &guidelines, head).await
                 })
                 .await
                 .map(|_| ())
@@ -215,10 +211,10 @@ impl Memories {
         state: &mut State,
         rows: Vec<Row>,
         tombstones: Vec<Tombstone>,
-        review: Option<ReviewRecord>,
+        attached: Attached,
     ) -> Result<()> {
         refuse_others(&link.config.credentials.developer, &rows, &tombstones)?;
-        let entries = entries(rows, tombstones, review);
+        let entries = entries(rows, tombstones, attached);
         // Writes queued earlier go first, so the server sees this copy's writes in order.
         let queued = link.outbox.pending().map_or(0, |p| p.entries.len());
         let sent = if queued > 0 || link.server.recently_away() {
@@ -401,9 +397,16 @@ fn refuse_others(me: &str, rows: &[Row], tombstones: &[Tombstone]) -> Result<()>
     Ok(())
 }
 
+/// What a shared write carries besides memories and tombstones.
+#[derive(Default)]
+pub(super) struct Attached {
+    pub(super) review: Option<ReviewRecord>,
+    pub(super) guidelines: Vec<GuidelineChange>,
+}
+
 /// A write as outbox entries: rows in entries of a bounded size, then one entry for the
-/// tombstones and the review record.
-fn entries(rows: Vec<Row>, tombstones: Vec<Tombstone>, review: Option<ReviewRecord>) -> Vec<Entry> {
+/// tombstones, the review record and the guideline changes.
+fn entries(rows: Vec<Row>, tombstones: Vec<Tombstone>, attached: Attached) -> Vec<Entry> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
@@ -413,10 +416,66 @@ fn entries(rows: Vec<Row>, tombstones: Vec<Tombstone>, review: Option<ReviewReco
             None,
         ));
     }
-    if !tombstones.is_empty() || review.is_some() {
-        entries.push(Entry::new(Vec::new(), tombstones, review));
+    let Attached { review, guidelines } = attached;
+    if !tombstones.is_empty() || review.is_some() || !guidelines.is_empty() {
+        let mut entry = Entry::new(Vec::new(), tombstones, review);
+        entry.guidelines = guidelines;
+        entries.push(entry);
     }
     entries
+}
+
+/// Keeps pulled rows in the local copy: memories and review records in one transaction, then
+/// the guideline changes, each merged with this copy's own ([`super::guidelines::merge_pulled`]).
+async fn mirror(
+    store: &MemoryStore,
+    rows: &[StoredMemory],
+    reviews: &[ReviewRecord],
+    guidelines: &[GuidelineChange],
+    head: u64,
+) -> Result<()> {
+    store
+        .write_mirror(rows, reviews, head)
+        .await
+        .map_err(store_error)?;
+    if guidelines.is_empty() {
+        return Ok(());
+    }
+    let held = store.guideline_changes().await.map_err(store_error)?;
+    for change in guidelines {
+        let local = held.iter().find(|c| c.id == change.id);
+        if super::guidelines::pulled_wins(local, change) {
+            store
+                .write_guideline_change(change)
+                .await
+                .map_err(store_error)?;
+        }
+    }
+    Ok(())
+}
+
+/// Pulled guideline changes that pass the checks a recorded change passes, scrubbed; the rest
+/// are added to `skipped`.
+fn clean_pulled_changes(
+    changes: Vec<GuidelineChange>,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<GuidelineChange> {
+    changes
+        .into_iter()
+        .filter_map(|change| {
+            let id = change.id.clone();
+            super::guidelines::clean_pulled(change)
+                .inspect_err(|e| {
+                    skipped.push(Skipped::new(
+                        "guideline_change",
+                        Some(&id),
+                        0,
+                        &e.to_string(),
+                    ));
+                })
+                .ok()
+        })
+        .collect()
 }
 
 /// Rows pulled from the server, checked, bounded and scrubbed as `cairn memory import` does

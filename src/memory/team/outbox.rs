@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsutil::jsonl::{self, Segment};
 use crate::memory::Memory;
+use crate::memory::guidelines::GuidelineChange;
 use crate::memory::reviews::ReviewRecord;
 
 /// The outbox file's size and modification time: a change in either means new entries.
@@ -33,6 +34,9 @@ pub struct Entry {
     pub tombstones: Vec<Tombstone>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewRecord>,
+    /// Guideline changes recorded or decided (each whole, as this copy holds it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guidelines: Vec<GuidelineChange>,
 }
 
 /// A memory as written, with the revision it was based on.
@@ -69,11 +73,15 @@ impl Entry {
             memories,
             tombstones,
             review,
+            guidelines: Vec::new(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.memories.is_empty() && self.tombstones.is_empty() && self.review.is_none()
+        self.memories.is_empty()
+            && self.tombstones.is_empty()
+            && self.review.is_none()
+            && self.guidelines.is_empty()
     }
 }
 

@@ -1,8 +1,9 @@
-//! The team server in the memory layer's terms: outbox entries go out, stored memories and
-//! review records come in. The connection and the queries are `storage::remote`'s; this
+//! The team server in the memory layer's terms: outbox entries go out, stored memories,
+//! review records and guideline changes come in. The connection and the queries are `storage::remote`'s; this
 //! file turns entries into pushed rows and pulled rows into memories.
 
 use crate::config::team::Credentials;
+use crate::memory::guidelines::GuidelineChange;
 use crate::memory::reviews::ReviewRecord;
 use crate::memory::store::{self, StoredMemory};
 use crate::storage::remote::{Connection, Push, Pushed, RemoteError};
@@ -15,6 +16,7 @@ use super::skipped::Skipped;
 pub struct Changes {
     pub memories: Vec<StoredMemory>,
     pub reviews: Vec<ReviewRecord>,
+    pub guidelines: Vec<GuidelineChange>,
     /// Rows that do not decode, left out.
     pub skipped: Vec<Skipped>,
     /// The highest sequence number among the rows read, decoded or not (`None` when none
@@ -56,22 +58,32 @@ impl Server {
     /// quoted, and still counts for the head: a bad row any member's client wrote never stops
     /// everyone's pull.
     pub async fn changes_since(&self, after: u64) -> Result<Changes, RemoteError> {
-        let (rows, reviews) = self.connection.changes_since(after).await?;
+        let pulled = self.connection.changes_since(after).await?;
         let mut changes = Changes::default();
-        for row in rows {
+        for row in pulled.memories {
             changes.reach(&row);
             match store::parse_row(row.clone()) {
                 Ok(memory) => changes.memories.push(memory),
                 Err(e) => changes.skipped.push(undecodable("memory", "key", &row, &e)),
             }
         }
-        for row in reviews {
+        for row in pulled.reviews {
             changes.reach(&row);
             match serde_json::from_value::<ReviewRecord>(row.clone()) {
                 Ok(record) => changes.reviews.push(record),
                 Err(e) => changes
                     .skipped
                     .push(undecodable("review", "review_id", &row, &e)),
+            }
+        }
+        for row in pulled.guidelines {
+            changes.reach(&row);
+            match serde_json::from_value::<GuidelineChange>(row.clone()) {
+                Ok(change) => changes.guidelines.push(change),
+                Err(e) => {
+                    let skipped = undecodable("guideline_change", "change_id", &row, &e);
+                    changes.skipped.push(skipped);
+                }
             }
         }
         Ok(changes)
@@ -126,7 +138,7 @@ fn seq_of(row: &serde_json::Value) -> u64 {
 /// An entry as the server stores it: memories as rows of the `memory` table (numbered and
 /// stamped with the entry's key by the server), forgotten memories as tombstones that keep
 /// their kind and developer (so the server's permissions still know whose they were), the
-/// review record as its row.
+/// review record and guideline changes as their rows.
 fn push(entry: &Entry) -> Push {
     let memories = entry
         .memories
@@ -173,10 +185,20 @@ fn push(entry: &Entry) -> Push {
             }
         })
         .collect();
+    let guidelines = entry
+        .guidelines
+        .iter()
+        .map(|change| Pushed {
+            key: change.id.clone(),
+            base: None,
+            body: store::guideline_body(change),
+        })
+        .collect();
     Push {
         key: entry.key.clone(),
         memories,
         tombstones,
         reviews,
+        guidelines,
     }
 }
