@@ -916,16 +916,48 @@ impl Cairn {
         })
     }
 
-    /// Every memory with its vector.
+    /// Every memory with its vector: the repository's, then the organisation's (each record
+    /// says its `scope`).
     pub async fn export(&self, _request: ExportRequest) -> Result<Exported, AskError> {
-        Ok(Exported(self.memories.export().await?))
+        let mut records = self.memories.export().await?;
+        if let Ok(org) = self.org_memories() {
+            records.extend(org.export().await?);
+        }
+        Ok(Exported(records))
     }
 
-    /// Restores exported memories (all lines valid or nothing written); vectors of those
-    /// without one are computed after answering.
+    /// Restores exported memories (all lines valid or nothing written), each into the store
+    /// its `scope` names: the organisation's, or the repository's when it has none; vectors of
+    /// those without one are computed after answering.
     pub async fn import(&self, request: ImportRequest) -> Result<ImportReport, AskError> {
         let records = memory::parse_jsonl(&request.jsonl)?;
-        let report = self.memories.import(records).await?;
+        let (org_records, mut records): (Vec<_>, Vec<_>) = records
+            .into_iter()
+            .partition(|r| r.memory.scope == memory::Scope::Org);
+        let org = self.org_memories().ok();
+        let mut in_repository = Vec::new();
+        let org_records = match org {
+            Some(_) => org_records,
+            None => {
+                for mut record in org_records {
+                    record.memory.scope = memory::Scope::Repository;
+                    in_repository.push(record.memory.id.clone());
+                    records.push(record);
+                }
+                Vec::new()
+            }
+        };
+        let mut report = self.memories.import(records).await?;
+        if let Some(org) = org
+            && !org_records.is_empty()
+        {
+            report.absorb(org.import(org_records).await?);
+        }
+        report.in_repository.extend(
+            in_repository
+                .into_iter()
+                .filter(|id| report.imported.contains(id)),
+        );
         self.queue_embedding();
         Ok(report)
     }

@@ -227,10 +227,16 @@ async fn import(cairn: &Cairn, file: &Path) -> anyhow::Result<()> {
     };
     let report = cairn.import(ImportRequest { jsonl }).await?;
     output::line(format!(
-        "imported {} memories, skipped {} already present, {} forgotten here (not restored)",
+        "imported {} memories, skipped {} already present, {} forgotten here (not restored){}",
         report.imported.len(),
         report.skipped.len(),
-        report.forgotten.len()
+        report.forgotten.len(),
+        match report.in_repository.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} organisation memories kept with this repository's (it has no organisation)"
+            ),
+        }
     ))
 }
 

@@ -1331,6 +1331,19 @@ pub struct ImportReport {
     pub skipped: Vec<String>,
     /// Ids that were forgotten here: not brought back.
     pub forgotten: Vec<String>,
+    /// Organisation memories stored with the repository's, which has no organisation store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_repository: Vec<String>,
+}
+
+impl ImportReport {
+    /// Adds what an import into the other store did.
+    pub fn absorb(&mut self, other: ImportReport) {
+        self.imported.extend(other.imported);
+        self.skipped.extend(other.skipped);
+        self.forgotten.extend(other.forgotten);
+        self.in_repository.extend(other.in_repository);
+    }
 }
 
 /// Parses a JSON Lines export; the first bad line fails the whole import.

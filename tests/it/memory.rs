@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cairn::memory::{Action, Memories, MemoryType, NewMemory, Query, SemanticSettings};
+use serde_json::Value;
 
 use crate::support::TestRepo;
 
@@ -1033,4 +1034,86 @@ async fn a_store_written_by_the_previous_release_opens_and_round_trips() {
             "{error}"
         );
     }
+}
+
+/// Export covers the repository's memories and the organisation's, each record with its
+/// scope; import puts each back in the store its scope names, or with the repository's when
+/// the repository has no organisation.
+#[test]
+fn export_and_import_cover_the_organisations_memories() {
+    let repo = TestRepo::new();
+    repo.git(&["remote", "add", "origin", "git@github.com:acme/one.git"]);
+    repo.write("app/main.py", "def main():\n    return 1\n");
+    repo.commit("start");
+    let add = |args: &[&str]| -> Value {
+        let mut all = vec!["memory", "add"];
+        all.extend_from_slice(args);
+        all.push("--json");
+        serde_json::from_str(&repo.cairn_ok(&all)).unwrap()
+    };
+    let decision = add(&["-t", "decision", "Invoices are immutable once sent."]);
+    assert_eq!(decision["memory"]["scope"], "repository", "{decision}");
+    let framework = add(&[
+        "-t",
+        "framework_knowledge",
+        "--file-pattern",
+        "*.py",
+        "Django querysets are lazy: slicing one issues a LIMIT query.",
+    ]);
+    assert_eq!(framework["memory"]["scope"], "org", "{framework}");
+
+    let exported = repo.cairn_ok(&["memory", "export"]);
+    let scopes: Vec<String> = exported
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["scope"].to_string())
+        .collect();
+    assert_eq!(scopes, ["\"repository\"", "\"org\""], "{exported}");
+    let backup = repo.path().join("backup.jsonl");
+    std::fs::write(&backup, &exported).unwrap();
+
+    // Another machine (a fresh data directory and organisation stores): both come back, each
+    // in its own store.
+    let fresh = tempfile::tempdir().unwrap();
+    let run = |repo: &TestRepo, args: &[&str]| {
+        let out = repo
+            .cairn_command(fresh.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let imported = run(&repo, &["memory", "import", backup.to_str().unwrap()]);
+    assert!(imported.contains("imported 2"), "{imported}");
+    assert_eq!(run(&repo, &["memory", "export"]), exported);
+    let again = run(&repo, &["memory", "import", backup.to_str().unwrap()]);
+    assert!(again.contains("skipped 2"), "{again}");
+
+    // A repository without a remote has no organisation store: the organisation's memory is
+    // kept with the repository's, and the import says so.
+    let alone = TestRepo::new();
+    let fresh = tempfile::tempdir().unwrap();
+    let out = alone
+        .cairn_command(fresh.path())
+        .args(["memory", "import", backup.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("imported 2") && said.contains("1 organisation memories kept"),
+        "{said}"
+    );
+    let there = alone
+        .cairn_command(fresh.path())
+        .args(["memory", "list", "--json"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&there.stdout).unwrap();
+    let scopes: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["scope"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes, ["repository", "repository"], "{listed}");
 }
