@@ -916,14 +916,7 @@ impl Memories {
     pub async fn all(&self) -> Result<Vec<Memory>> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
-        let mut all: Vec<Memory> = state.memories.values().cloned().collect();
-        all.sort_by(|a, b| {
-            a.validity
-                .created_at
-                .cmp(&b.validity.created_at)
-                .then(a.id.cmp(&b.id))
-        });
-        Ok(all)
+        Ok(oldest_first(&state))
     }
 
     /// Near-duplicate pairs among the live project memories, and `developer`'s when given
@@ -1196,11 +1189,23 @@ impl Memories {
         Ok(report)
     }
 
-    /// Every memory with its vector, for `cairn memory export`.
+    /// Every memory with its vector, for `cairn memory export`. In team mode a server that
+    /// refuses this member (removed from the team, a rotated password) does not lock the
+    /// developer out of their own copy: the export is of what this working copy holds, its
+    /// queued writes included.
     pub async fn export(&self) -> Result<Vec<ExportRecord>> {
-        let all = self.all().await?;
-        let state = self.state.lock().await;
-        Ok(all
+        let mut state = self.state.lock().await;
+        if let Err(error) = self.refresh(&mut state).await {
+            let Some(link) = self.team.clone() else {
+                return Err(error);
+            };
+            tracing::warn!(
+                "{error}; exporting this working copy's memories, queued writes included"
+            );
+            self.refresh_local(&mut state).await?;
+            self.overlay(&link, &mut state, true)?;
+        }
+        Ok(oldest_first(&state)
             .into_iter()
             .map(|mut memory| {
                 let vector = state_vector(&state, &memory.id).map(|v| store::encode_vector(&v));
@@ -1321,6 +1326,18 @@ pub struct ExportRecord {
     pub memory: Memory,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector: Option<String>,
+}
+
+/// Every memory the state holds, oldest first (ties by id).
+fn oldest_first(state: &State) -> Vec<Memory> {
+    let mut all: Vec<Memory> = state.memories.values().cloned().collect();
+    all.sort_by(|a, b| {
+        a.validity
+            .created_at
+            .cmp(&b.validity.created_at)
+            .then(a.id.cmp(&b.id))
+    });
+    all
 }
 
 /// What an import did.

@@ -69,7 +69,7 @@ pub enum RemoteError {
     #[error("the team server at {url} is unreachable: {message}")]
     Unreachable { url: String, message: String },
     #[error(
-        "the team server at {url} refused the credentials of `{developer}`{}: {message} (check CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or the credentials file, and that `cairn team add-member` was run for this repository)",
+        "the team server at {url} refused the credentials of `{developer}`{}: {message} (check CAIRN_TEAM_DEVELOPER / CAIRN_TEAM_PASSWORD or the credentials file, and that `cairn team add-member` was run for this repository; a member removed from the team can no longer sign in, and `cairn memory export` still saves what this copy holds, queued writes included)",
         if namespace.is_empty() { String::new() } else { format!(" for {namespace}/{database}") }
     )]
     Credentials {
@@ -78,6 +78,15 @@ pub enum RemoteError {
         namespace: String,
         database: String,
         message: String,
+    },
+    #[error(
+        "the team server at {url} no longer accepts `{developer}` in {namespace}/{database} (removed from the team, or the password was rotated): this copy's queued writes stay in its outbox, and `cairn memory export` saves everything it holds, queued writes included"
+    )]
+    Removed {
+        url: String,
+        developer: String,
+        namespace: String,
+        database: String,
     },
     #[error("the team server refused the write: {0}")]
     Refused(String),
@@ -307,9 +316,13 @@ impl Connection {
             Ok(Ok(response)) => Ok(response),
         };
         if let Err(error) = &outcome {
-            // A broken or expired session is replaced on the next use.
-            *self.client.lock().await = None;
-            self.mark(matches!(error, RemoteError::Unreachable { .. }));
+            // A broken or expired session is replaced on the next use; one that only ran a
+            // failing query is kept (a new one costs the server a password check).
+            let away = matches!(error, RemoteError::Unreachable { .. });
+            if away || retried {
+                *self.client.lock().await = None;
+            }
+            self.mark(away);
         } else {
             self.mark(false);
         }
@@ -381,9 +394,13 @@ impl Connection {
             .iter()
             .map(|w| Value::Object(push_value(w)))
             .collect();
-        let mut response = self
+        let mut response = match self
             .run(doing, PUSH, vec![("entries", bound.into_value())])
-            .await?;
+            .await
+        {
+            Err(error @ RemoteError::Query { .. }) => return Err(self.unless_removed(error).await),
+            other => other?,
+        };
         let mut errors: Vec<(usize, surrealdb::Error)> =
             response.take_errors().into_iter().collect();
         errors.sort_by_key(|(index, _)| *index);
@@ -399,7 +416,14 @@ impl Connection {
         if let Some(id) = thrown(&message, "cairn-conflict ") {
             return Err(RemoteError::Conflict(id));
         }
+        // A removed member's session is refused everything, in whichever statement first.
         if let Some(id) = thrown(&message, "cairn-refused ") {
+            if let removed @ RemoteError::Removed { .. } = self
+                .unless_removed(RemoteError::Refused(String::new()))
+                .await
+            {
+                return Err(removed);
+            }
             let what = if id.starts_with("g_") {
                 "guideline change"
             } else {
@@ -411,15 +435,53 @@ impl Connection {
             )));
         }
         if error.is_not_allowed() {
-            return Err(RemoteError::Refused(message));
+            return Err(self.unless_removed(RemoteError::Refused(message)).await);
         }
         if message.to_lowercase().contains("conflict") {
             return Err(RemoteError::Busy(message));
         }
-        Err(RemoteError::Query {
-            doing: doing.to_string(),
-            message,
-        })
+        Err(self
+            .unless_removed(RemoteError::Query {
+                doing: doing.to_string(),
+                message,
+            })
+            .await)
+    }
+
+    /// `error`, unless it came of this member having been removed from the team: a session
+    /// opened before the removal is refused everything, in whichever statement first, and a
+    /// new one cannot sign in. Either way nothing is set aside: the writes stay queued.
+    async fn unless_removed(&self, error: RemoteError) -> RemoteError {
+        match self.still_member().await {
+            Ok(true) => error,
+            Ok(false) => self.removed(),
+            // The session itself is refused (the server cannot find its member): a new
+            // sign-in tells whether the credentials still open one.
+            Err(_) => match self.connect().await {
+                Err(RemoteError::Credentials { .. }) => self.removed(),
+                _ => error,
+            },
+        }
+    }
+
+    fn removed(&self) -> RemoteError {
+        RemoteError::Removed {
+            url: self.url.clone(),
+            developer: self.credentials.developer.clone(),
+            namespace: self.namespace.clone(),
+            database: self.database.clone(),
+        }
+    }
+
+    /// Whether the signed-in member still exists (a session opened before `cairn team
+    /// remove-member` outlives the member, and is refused everything).
+    async fn still_member(&self) -> Result<bool, RemoteError> {
+        let doing = "checking this member is still on the team";
+        let mut response = self
+            .run(doing, "RETURN record::exists($auth);", Vec::new())
+            .await?;
+        let exists: Option<bool> = response.take(0).map_err(|e| query_failed(doing, &e))?;
+        Ok(exists.unwrap_or(false))
     }
 
     /// Whether a write's key is recorded as applied (for status and tests).

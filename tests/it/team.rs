@@ -1046,6 +1046,82 @@ async fn a_server_set_up_by_an_older_cairn_keeps_working_and_says_what_it_cannot
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_member_removed_while_offline_keeps_the_queue_and_can_export_it() {
+    let mut server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    // A session Bob's cairn opened before the removal (a daemon or `cairn serve` keeps one).
+    let open = cairn_server(&server, "bob", bob);
+    assert!(open.changes_since(0).await.is_ok());
+
+    server.kill();
+    let mut queued = Vec::new();
+    for i in 0..3 {
+        let added = bob.json(&[
+            "memory",
+            "add",
+            "-t",
+            "decision",
+            &format!("Offline decision {i}: refunds settle within five days"),
+        ]);
+        queued.push(added["id"].as_str().unwrap().to_string());
+    }
+    server.restart();
+    let removed = admin(alice, &["team", "remove-member", "bob"]);
+    assert!(removed.status.success(), "{removed:?}");
+
+    // The open session is told, not set aside: the write is refused as a whole.
+    let said = format!("{:?}", bob_push_after_removal(&open).await);
+    assert!(said.contains("Removed"), "{said}");
+
+    // Bob's next sign-in is refused with what to do; the queue stays, nothing set aside.
+    let sync = bob.cairn(&["team", "sync"]);
+    let err = String::from_utf8_lossy(&sync.stderr);
+    assert!(!sync.status.success(), "{sync:?}");
+    assert!(
+        err.contains("refused the credentials of `bob`") && err.contains("cairn memory export"),
+        "{err}"
+    );
+    let status = bob.json(&["status"]);
+    assert_eq!(status["team"]["queued"], 3, "{status}");
+    assert_eq!(status["team"]["rejected"], 0, "{status}");
+
+    // The export saves what his copy holds, the queued writes included.
+    let exported = bob.ok(&["memory", "export"]);
+    for id in &queued {
+        assert!(
+            exported.contains(id.as_str()),
+            "{id} missing from {exported}"
+        );
+    }
+    assert_eq!(bob.json(&["status"])["team"]["queued"], 3);
+    // And none of it reached the server.
+    let as_alice = signed_in(&server, "alice", &alice.credentials()).await;
+    let there = rows(&as_alice, "SELECT VALUE title FROM memory").await;
+    assert!(there.is_empty(), "{there:?}");
+}
+
+/// A write through a session opened before its member was removed.
+async fn bob_push_after_removal(
+    open: &cairn::memory::team::Server,
+) -> Result<(), cairn::storage::remote::RemoteError> {
+    use cairn::memory::team::outbox::{Entry, Row};
+    let memory = cairn::memory::Memory::new(
+        "m_00000000000000b0".to_string(),
+        cairn::memory::MemoryType::Decision,
+        "late".to_string(),
+        "written after removal".to_string(),
+        1_700_000_000_000,
+    );
+    let row = Row {
+        memory,
+        vector: None,
+        base: None,
+    };
+    open.push(&[Entry::new(vec![row], Vec::new(), None)]).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_decision_on_a_pending_memory_names_the_member_who_made_it() {
     let server = Server::start();
     let team = team(&server);

@@ -184,7 +184,7 @@ impl Memories {
 
     /// Applies queued writes over the state (they are the newest intent of this working
     /// copy), when the outbox changed or the state was just refreshed from the server.
-    fn overlay(&self, link: &Link, state: &mut State, force: bool) -> Result<()> {
+    pub(super) fn overlay(&self, link: &Link, state: &mut State, force: bool) -> Result<()> {
         let stamp = link.outbox.stamp();
         if !force && stamp == state.team.outbox_stamp {
             return Ok(());
