@@ -136,15 +136,23 @@ fn to_retire(
 /// What the code index says of an anchor: `true` when it still has it.
 pub type Known<'a> = &'a dyn Fn(&str) -> bool;
 
+/// What the repository's code says of memories' anchors: what the index has (`None`: no
+/// index), the commits at HEAD, and the repository's identity (an organisation memory
+/// written in another repository names that repository's files: its anchors are neither
+/// gone nor changed here).
+pub(crate) struct Code<'a> {
+    pub known: Option<Known<'a>>,
+    pub history: &'a History,
+    pub here: Option<&'a str>,
+}
+
 /// Sorts live memories into what needs attention. `memories` are those the request may see;
-/// `pairs` their near-duplicates; `known` what the index has (`None`: no index); `history`
-/// the commits at HEAD; `read` the ids read since their stored counts were written; `now`
-/// in milliseconds.
+/// `pairs` their near-duplicates; `code` what the repository says of their anchors; `read`
+/// the ids read since their stored counts were written; `now` in milliseconds.
 pub(crate) fn assess(
     memories: &[Memory],
     pairs: &[NearPair],
-    known: Option<Known>,
-    history: &History,
+    code: &Code,
     read: &HashSet<String>,
     now: i64,
     stale_days: u32,
@@ -161,10 +169,11 @@ pub(crate) fn assess(
             ))
         })
         .collect();
-    let gone: Vec<(&Memory, Vec<String>)> = match known {
+    let gone: Vec<(&Memory, Vec<String>)> = match code.known {
         None => Vec::new(),
         Some(known) => live
             .iter()
+            .filter(|m| !m.anchored_elsewhere(code.here))
             .filter_map(|m| {
                 let anchors: Vec<String> = m.anchors.all().filter(|a| !known(a)).cloned().collect();
                 (!anchors.is_empty()).then_some((*m, anchors))
@@ -173,7 +182,10 @@ pub(crate) fn assess(
     };
     let mut changed: Vec<(&Memory, CodeChanged)> = live
         .iter()
-        .filter_map(|m| Some((*m, super::code_changed_since(m, history)?)))
+        .filter_map(|m| {
+            let changed = super::code_changed_since(m, code.history, code.here)?;
+            Some((*m, changed))
+        })
         .collect();
     changed.sort_by(|a, b| b.1.time.cmp(&a.1.time).then_with(|| a.0.id.cmp(&b.0.id)));
     let cutoff = now - i64::from(stale_days) * 86_400_000;
@@ -203,7 +215,7 @@ pub(crate) fn assess(
         }),
         never_read: Listed::of(never_read, Memory::clone),
         contradicted: Listed::of(Vec::new(), |c| c),
-        indexed: known.is_some(),
+        indexed: code.known.is_some(),
         comparing: false,
     }
 }
@@ -274,8 +286,11 @@ impl Cairn {
         let attention = assess(
             &memories,
             &pairs,
-            graph.is_some().then_some(&known as Known),
-            &history,
+            &Code {
+                known: graph.is_some().then_some(&known as Known),
+                history: &history,
+                here: self.here(),
+            },
             &read,
             crate::clock::now_ms(),
             stale_days,
@@ -318,6 +333,15 @@ mod tests {
             summary: "change".to_string(),
             fix: false,
             files: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    /// The code of a repository that reads no organisation's memories.
+    fn code<'a>(known: Option<Known<'a>>, history: &'a History) -> Code<'a> {
+        Code {
+            known,
+            history,
+            here: None,
         }
     }
 
@@ -371,7 +395,14 @@ mod tests {
             changed,
             never_read,
             ..
-        } = assess(&memories, &pairs, Some(&known), &history, &read, NOW, 90);
+        } = assess(
+            &memories,
+            &pairs,
+            &code(Some(&known), &history),
+            &read,
+            NOW,
+            90,
+        );
 
         let pair: Vec<(String, String)> = duplicates
             .items
@@ -404,12 +435,51 @@ mod tests {
         anchored.anchors.paths = vec!["src/nowhere.py".to_string()];
         let memories = [anchored];
         let history = History::default();
-        let found = assess(&memories, &[], None, &history, &HashSet::new(), NOW, 90);
+        let found = assess(
+            &memories,
+            &[],
+            &code(None, &history),
+            &HashSet::new(),
+            NOW,
+            90,
+        );
         assert!(!found.indexed);
         assert!(found.gone.items.is_empty() && found.changed.items.is_empty());
         assert!(found.never_read.items.is_empty());
-        let found = assess(&memories, &[], None, &history, &HashSet::new(), NOW, 30);
+        let found = assess(
+            &memories,
+            &[],
+            &code(None, &history),
+            &HashSet::new(),
+            NOW,
+            30,
+        );
         assert_eq!(ids(&found.never_read, |m| &m.id), ["m_a"]);
+    }
+
+    #[test]
+    fn anchors_in_another_repository_are_neither_gone_nor_changed_here() {
+        let org = |id: &str, origin: &str| {
+            let mut m = memory(id, NOW - 30 * DAY);
+            m.scope = crate::memory::Scope::Org;
+            m.anchors.origin = Some(origin.to_string());
+            m.anchors.paths = vec!["src/app.py".to_string(), "src/old.py".to_string()];
+            m
+        };
+        let memories = [
+            org("m_here", "github.com/acme/two"),
+            org("m_there", "github.com/acme/one"),
+        ];
+        let history = History::new(vec![commit("c_after", NOW - DAY, &["src/app.py"])]);
+        let known = |a: &str| a == "src/app.py";
+        let code = Code {
+            known: Some(&known),
+            history: &history,
+            here: Some("github.com/acme/two"),
+        };
+        let found = assess(&memories, &[], &code, &HashSet::new(), NOW, 90);
+        assert_eq!(ids(&found.gone, |g| &g.memory.id), ["m_here"]);
+        assert_eq!(ids(&found.changed, |c| &c.memory.id), ["m_here"]);
     }
 
     #[test]
@@ -420,8 +490,7 @@ mod tests {
         let Attention { never_read, .. } = assess(
             &memories,
             &[],
-            None,
-            &History::default(),
+            &code(None, &History::default()),
             &HashSet::new(),
             NOW,
             90,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{AskError, Cairn, checked_note_of};
+use super::{AskError, Cairn};
 use crate::answer;
 use crate::context::{self, ContextReport, ExpandReport, Include, MemoryNote, Scorer};
 use crate::fsutil::repo::{Limit, RepoFiles};
@@ -53,9 +53,11 @@ impl Cairn {
                 (Vec::new(), 0)
             }
         };
-        // What the memories that match the focus are anchored on is part of the focus.
+        // What the memories that match the focus are anchored on is part of the focus (not
+        // the anchors of an organisation memory in another repository: its files are there).
         let memory_anchors: Vec<String> = memories[..matched]
             .iter()
+            .filter(|m| m.origin.is_none())
             .flat_map(|m| m.anchors.iter().cloned())
             .collect();
         let report = context::context(
@@ -128,7 +130,7 @@ impl Cairn {
                     found
                         .iter()
                         .take(20)
-                        .map(|m| checked_note_of(m, &history))
+                        .map(|m| self.checked_note(m, &history))
                         .collect()
                 }
                 Err(error) => {
@@ -204,7 +206,7 @@ impl Cairn {
         Ok((
             found
                 .iter()
-                .map(|f| checked_note_of(&f.memory, history))
+                .map(|f| self.checked_note(&f.memory, history))
                 .collect(),
             matched,
         ))

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::render::memory_line;
-use super::{AskError, Cairn, note_of};
+use super::render::memory_line_from;
+use super::{AskError, Cairn};
 use crate::answer::{self, Answer, LeftOut, Page};
 use crate::context::{self, MemoryNote};
 use crate::memory::{
@@ -226,15 +226,18 @@ impl ForgetFilter {
         Ok(ForgetFilter { asked, path })
     }
 
-    fn matches(&self, m: &Memory) -> bool {
+    /// Whether the filter takes memory `m`, read by the repository `here`: a path names this
+    /// repository's files, never those of an organisation memory written elsewhere.
+    fn matches(&self, m: &Memory, here: Option<&str>) -> bool {
         // Another developer's memories are only reachable through their developer.
         (self.asked.developer.is_some() || !m.kind.developer_scoped())
             && self.asked.matches(m)
             && self.path.as_ref().is_none_or(|p| {
-                m.anchors
-                    .paths
-                    .iter()
-                    .any(|q| q == p || q.starts_with(&format!("{p}/")))
+                !m.anchored_elsewhere(here)
+                    && m.anchors
+                        .paths
+                        .iter()
+                        .any(|q| q == p || q.starts_with(&format!("{p}/")))
             })
     }
 }
@@ -331,7 +334,7 @@ fn search_answer(
     mut found: Vec<Found>,
     max_tokens: Option<usize>,
     staleness: Option<String>,
-    both_scopes: bool,
+    scopes: Scopes,
 ) -> Result<SearchAnswer, AskError> {
     let (max_tokens, capped) = answer::budget(max_tokens, DEFAULT_SEARCH_TOKENS)?;
     let mut page = Page::new(max_tokens, capped.into_iter().collect());
@@ -349,7 +352,7 @@ fn search_answer(
     if found.is_empty() {
         page.force("no matching memories");
     } else {
-        let lines: Vec<String> = found.iter().map(|f| found_line(f, both_scopes)).collect();
+        let lines: Vec<String> = found.iter().map(|f| found_line(f, &scopes)).collect();
         let header = |shown: usize| format!("{shown} memories");
         let room = page
             .remaining()
@@ -372,11 +375,20 @@ fn search_answer(
     Ok(page.finish(body, LEFT_OUT))
 }
 
-/// A found memory's line: as listed, its scope when the search read both, then whether its
-/// code changed since.
-fn found_line(found: &Found, both_scopes: bool) -> String {
-    let mut line = memory_line(&found.memory);
-    if both_scopes {
+/// Which stores a search read: the repository's alone, or the organisation's too (read by
+/// the repository `here`).
+#[derive(Debug, Clone, Default)]
+struct Scopes {
+    both: bool,
+    here: Option<String>,
+}
+
+/// A found memory's line: as listed (with the origin of anchors in another repository), its
+/// scope when the search read both, then whether its code changed since.
+fn found_line(found: &Found, scopes: &Scopes) -> String {
+    let origin = found.memory.anchors_from(scopes.here.as_deref());
+    let mut line = memory_line_from(&found.memory, origin);
+    if scopes.both {
         line.push_str(&format!(" · {}", found.memory.scope.label()));
     }
     if let Some(changed) = &found.code_changed_since {
@@ -402,11 +414,6 @@ fn fitting(lines: &[String], mut room: usize) -> usize {
 fn without_history(mut memory: Memory) -> Memory {
     memory.history.clear();
     memory
-}
-
-/// A memory in a listing: id, type, text and anchors.
-pub fn brief(memory: Memory) -> MemoryNote {
-    note_of(&memory)
 }
 
 /// What `forget` removed (or, unconfirmed, would remove).
@@ -726,7 +733,7 @@ impl Cairn {
             return Ok(Forgotten {
                 confirmed: true,
                 total: 1,
-                memories: vec![brief(removed)],
+                memories: vec![self.note(&removed)],
             });
         }
         let filter = ForgetFilter::of(&request)?;
@@ -734,7 +741,7 @@ impl Cairn {
             .all_scopes()
             .await?
             .into_iter()
-            .filter(|m| filter.matches(m))
+            .filter(|m| filter.matches(m, self.here()))
             .collect();
         let total = matches.len();
         let Some(confirmed) = request.confirm else {
@@ -743,7 +750,7 @@ impl Cairn {
             return Ok(Forgotten {
                 confirmed: false,
                 total,
-                memories: listed.into_iter().map(brief).collect(),
+                memories: listed.iter().map(|m| self.note(m)).collect(),
             });
         };
         if confirmed != total {
@@ -755,8 +762,8 @@ impl Cairn {
         let mut removed: Vec<MemoryNote> = self
             .forget_all(matches)
             .await?
-            .into_iter()
-            .map(brief)
+            .iter()
+            .map(|m| self.note(m))
             .collect();
         removed.truncate(LISTED);
         Ok(Forgotten {
@@ -813,8 +820,11 @@ impl Cairn {
         self.flag_gone_anchors(&mut found).await;
         self.flag_changed_code(&mut found).await;
         let staleness = self.memories.staleness().await;
-        let both = self.org_memories().is_ok();
-        search_answer(profile, found, request.max_tokens, staleness, both)
+        let scopes = Scopes {
+            both: self.org_memories().is_ok(),
+            here: self.here().map(str::to_string),
+        };
+        search_answer(profile, found, request.max_tokens, staleness, scopes)
     }
 
     /// Memories, newest first, of one type or developer if asked.
@@ -973,7 +983,7 @@ impl Cairn {
         };
         let history = self.commit_history(&snapshot).await;
         for f in found.iter_mut() {
-            f.code_changed_since = super::code_changed_since(&f.memory, &history);
+            f.code_changed_since = super::code_changed_since(&f.memory, &history, self.here());
         }
     }
 
@@ -984,7 +994,10 @@ impl Cairn {
             return;
         };
         let graph = &snapshot.graph;
-        for m in found.iter_mut().map(|f| &mut f.memory) {
+        let here = self.here();
+        // Anchors in another repository name its files, not this one's.
+        let found = found.iter_mut().map(|f| &mut f.memory);
+        for m in found.filter(|m| !m.anchored_elsewhere(here)) {
             let gone: Vec<String> = m
                 .anchors
                 .paths
@@ -1082,7 +1095,7 @@ mod tests {
 
     #[test]
     fn the_text_lists_the_memories_under_their_count() {
-        let answer = search_answer(None, many(2), None, None, false).unwrap();
+        let answer = search_answer(None, many(2), None, None, Scopes::default()).unwrap();
         assert_eq!(
             answer.text,
             "2 memories\n\
@@ -1095,7 +1108,7 @@ mod tests {
 
     #[test]
     fn a_search_is_cut_to_its_budget_and_says_so() {
-        let answer = search_answer(None, many(100), Some(500), None, false).unwrap();
+        let answer = search_answer(None, many(100), Some(500), None, Scopes::default()).unwrap();
         let shown = answer.memories.len();
         assert!(shown > 1 && shown < 100, "{shown} shown");
         assert_eq!(answer.truncated, 100 - shown);
@@ -1121,7 +1134,7 @@ mod tests {
             vec![found(0, &long), found(1, "short")],
             Some(200),
             None,
-            false,
+            Scopes::default(),
         )
         .unwrap();
         assert_eq!(answer.memories.len(), 1);
@@ -1132,8 +1145,14 @@ mod tests {
     #[test]
     fn staleness_comes_first_and_the_json_lists_the_notes() {
         let stale = "team memories may be stale: server away; answering from the copy synced at 2024-01-01 00:00";
-        let answer =
-            search_answer(None, many(1), Some(50_000), Some(stale.to_string()), false).unwrap();
+        let answer = search_answer(
+            None,
+            many(1),
+            Some(50_000),
+            Some(stale.to_string()),
+            Scopes::default(),
+        )
+        .unwrap();
         assert!(
             answer.text.starts_with(&format!("_{stale}_\n1 memories\n")),
             "{}",
@@ -1161,7 +1180,8 @@ mod tests {
     fn a_developer_search_shows_the_profile_then_the_memories() {
         let mut profile = found(9, "Alice writes small, well-tested changes").memory;
         profile.owner.developer = Some("alice".to_string());
-        let answer = search_answer(Some(profile), Vec::new(), None, None, false).unwrap();
+        let answer =
+            search_answer(Some(profile), Vec::new(), None, None, Scopes::default()).unwrap();
         assert_eq!(
             answer.text,
             "## Profile of @alice\nAlice writes small, well-tested changes\nno matching memories"

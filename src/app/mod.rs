@@ -332,6 +332,16 @@ impl Cairn {
     }
 
     fn open_org(&self) -> OrgStore {
+        match (self.open_org_store(), self.repo.key()) {
+            (OrgStore::Open(memories), Some(here)) => {
+                OrgStore::Open(Memories::read_from(memories, here))
+            }
+            (store, _) => store,
+        }
+    }
+
+    /// The organisation's store, as [`Cairn::open_org`] finds it.
+    fn open_org_store(&self) -> OrgStore {
         use crate::config::team::TeamSetup;
         match &self.repo.team {
             TeamSetup::Off => {}
@@ -360,6 +370,31 @@ impl Cairn {
             None => Memories::open(&self.repo.root, &dir, self.semantic.clone()),
         };
         OrgStore::Open(memories)
+    }
+
+    /// The repository's identity among its organisation's (see [`Repo::key`]), when it
+    /// reads an organisation's memories: an organisation memory written in another
+    /// repository is shown with its origin, and its paths are not this repository's.
+    pub(crate) fn here(&self) -> Option<&str> {
+        self.org_memories().ok()?.here()
+    }
+
+    /// A memory as the context, briefings and expansions show it (see [`note_of`]).
+    pub(crate) fn note(&self, memory: &crate::memory::Memory) -> MemoryNote {
+        note_of(memory, self.here())
+    }
+
+    /// A memory as [`Cairn::note`] shows it, flagged when its anchored code changed in
+    /// `history` after it was written.
+    pub(crate) fn checked_note(
+        &self,
+        memory: &crate::memory::Memory,
+        history: &History,
+    ) -> MemoryNote {
+        MemoryNote {
+            code_changed_since: code_changed_since(memory, history, self.here()),
+            ..self.note(memory)
+        }
     }
 
     /// The repository's memories and, when there is one, the organisation's.
@@ -545,8 +580,10 @@ fn sorted<T: serde::Serialize, S: serde::Serializer>(
         .serialize(serializer)
 }
 
-/// A memory as the context and expansions show it.
-pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
+/// A memory as the context and expansions show it, read by the repository `here` (see
+/// [`Cairn::here`]): an organisation memory anchored in another repository carries its
+/// origin.
+pub fn note_of(memory: &crate::memory::Memory, here: Option<&str>) -> MemoryNote {
     MemoryNote {
         id: memory.id.clone(),
         kind: memory.kind.to_string(),
@@ -559,24 +596,21 @@ pub fn note_of(memory: &crate::memory::Memory) -> MemoryNote {
             .collect(),
         code_changed_since: None,
         scope: (memory.scope == crate::memory::Scope::Org).then(|| "org".to_string()),
+        origin: memory.anchors_from(here).map(str::to_string),
     }
 }
 
-/// A memory as the context and expansions show it, flagged when its anchored code changed
-/// in `history` after it was written.
-pub(crate) fn checked_note_of(memory: &crate::memory::Memory, history: &History) -> MemoryNote {
-    MemoryNote {
-        code_changed_since: code_changed_since(memory, history),
-        ..note_of(memory)
-    }
-}
-
-/// The newest commit in `history` that changed a memory's anchored files after its text
-/// was written.
+/// The newest commit in `history` (the history of the repository `here`) that changed a
+/// memory's anchored files after its text was written; none for a memory anchored in
+/// another repository, whose files are not in this history.
 pub fn code_changed_since(
     memory: &crate::memory::Memory,
     history: &History,
+    here: Option<&str>,
 ) -> Option<crate::context::CodeChanged> {
+    if memory.anchored_elsewhere(here) {
+        return None;
+    }
     crate::context::CodeChanged::of(history, &memory.anchors.files(), memory.stated_at())
 }
 

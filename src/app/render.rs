@@ -81,11 +81,15 @@ impl Text for RecordedReview {
 
 /// One memory on one line: `- [type] id: content (anchors) · scope · provenance`.
 pub fn memory_line(memory: &Memory) -> String {
+    memory_line_from(memory, None)
+}
+
+/// [`memory_line`] of a memory whose anchors are in the repository `origin` when it is not
+/// the one answering: `(from <origin>: anchors)`.
+pub fn memory_line_from(memory: &Memory, origin: Option<&str>) -> String {
     let mut line = format!("- [{}] {}: {}", memory.kind, memory.id, memory.content);
     let anchors: Vec<&str> = memory.anchors.all().map(String::as_str).collect();
-    if !anchors.is_empty() {
-        line.push_str(&format!(" ({})", anchors.join(", ")));
-    }
+    line.push_str(&crate::context::anchor_list(&anchors, origin));
     let mut facts = Vec::new();
     if let Some(dev) = &memory.owner.developer {
         facts.push(format!("@{dev}"));

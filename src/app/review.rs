@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AskError, Cairn, RememberRequest, Snapshot, note_of, off_runtime};
+use super::{AskError, Cairn, RememberRequest, Snapshot, off_runtime};
 use crate::answer;
 use crate::config::Repo;
 use crate::context::{self, Scorer};
@@ -377,11 +377,11 @@ impl Cairn {
             }
         };
         for m in anchored {
-            let note = note_of(&m);
+            let note = self.note(&m);
             match m.kind {
                 MemoryType::RiskModule => extras.risks.push(briefing::Risk {
                     kind: "risk_module".to_string(),
-                    subject: m.anchors.all().next().cloned().unwrap_or_default(),
+                    subject: risk_subject(&note),
                     detail: format!("{}: {}", m.id, m.content),
                 }),
                 MemoryType::RejectionPattern if !m.rule.addressed => extras.rejections.push(note),
@@ -441,7 +441,7 @@ impl Cairn {
                     continue;
                 }
                 if !list.iter().any(|n| n.id == f.memory.id) {
-                    list.push(note_of(&f.memory));
+                    list.push(self.note(&f.memory));
                 }
             }
         }
@@ -599,15 +599,25 @@ impl Cairn {
                 ..memory::Query::default()
             })
             .await
-            .map(|found| found.iter().map(|f| note_of(&f.memory)).collect())
+            .map(|found| found.iter().map(|f| self.note(&f.memory)).collect())
             .unwrap_or_default();
         briefing::AuthorBrief {
             developer,
             from: from.to_string(),
-            profile: profile.as_ref().map(note_of),
+            profile: profile.as_ref().map(|p| self.note(p)),
             stats,
             memories,
         }
+    }
+}
+
+/// What a risky-module memory is about: its first anchor, with the repository it is in when
+/// that is another (`github.com/acme/one: src/pay.py`).
+fn risk_subject(note: &crate::context::MemoryNote) -> String {
+    let first = note.anchors.first().cloned().unwrap_or_default();
+    match &note.origin {
+        Some(origin) => format!("{origin}: {first}"),
+        None => first,
     }
 }
 

@@ -391,6 +391,17 @@ impl Repo {
             .map(|identity| identity.namespace)
     }
 
+    /// The repository's identity among its organisation's: in team mode its identity on the
+    /// server (`[team] repository`, else the normalised remote), otherwise its normalised
+    /// `origin` remote (`github.com/acme/app`); `None` without one. The organisation's
+    /// memories record it as the repository they were written in.
+    pub fn key(&self) -> Option<String> {
+        match &self.team {
+            team::TeamSetup::On(config) => Some(config.identity.key.clone()),
+            _ => team::identity::normalise_remote(&team::identity::remote_url(&self.root)?),
+        }
+    }
+
     /// The directory of the organisation's memories on this machine, when the repository
     /// has an organisation.
     pub fn org_dir(&self) -> Option<PathBuf> {

@@ -35,19 +35,20 @@ pub struct MemoryNote {
     /// `org` for a memory of the organisation's scope (absent for the repository's own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The repository an organisation memory's anchors are in, when it is another than the
+    /// one answering: they name that repository's files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl MemoryNote {
     /// The line it takes in a text answer: `- [type] id: content (anchors)` (`[type · org]`
-    /// for the organisation's memories), then
-    /// ` · code changed since: <commit> (<path>)` when it applies. The id marks the text as
-    /// served by cairn, so an assistant echoing it back is not taken as new learning.
+    /// for the organisation's memories, `(from <origin>: anchors)` for anchors in another
+    /// repository), then ` · code changed since: <commit> (<path>)` when it applies. The id
+    /// marks the text as served by cairn, so an assistant echoing it back is not taken as
+    /// new learning.
     pub fn line(&self) -> String {
-        let anchors = if self.anchors.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", self.anchors.join(", "))
-        };
+        let anchors = anchor_list(&self.anchors, self.origin.as_deref());
         let changed = self
             .code_changed_since
             .as_ref()
@@ -60,6 +61,19 @@ impl MemoryNote {
             "- [{}{scope}] {}: {}{anchors}{changed}",
             self.kind, self.id, self.content
         )
+    }
+}
+
+/// A memory's anchors as a line shows them after its text: ` (a, b)`, ` (from <origin>: a,
+/// b)` when they are in another repository, nothing without anchors.
+pub fn anchor_list<S: AsRef<str>>(anchors: &[S], origin: Option<&str>) -> String {
+    if anchors.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<&str> = anchors.iter().map(AsRef::as_ref).collect();
+    match origin {
+        Some(origin) => format!(" (from {origin}: {})", listed.join(", ")),
+        None => format!(" ({})", listed.join(", ")),
     }
 }
 
@@ -365,6 +379,29 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::graph_of;
     use super::*;
+
+    #[test]
+    fn a_memory_anchored_in_another_repository_says_where() {
+        let mut note = MemoryNote {
+            id: "m_0000000000000001".to_string(),
+            kind: "rejection_pattern".to_string(),
+            content: "Close the session.".to_string(),
+            anchors: vec!["src/app.py".to_string(), "*.py".to_string()],
+            code_changed_since: None,
+            scope: Some("org".to_string()),
+            origin: None,
+        };
+        assert_eq!(
+            note.line(),
+            "- [rejection_pattern · org] m_0000000000000001: Close the session. (src/app.py, *.py)"
+        );
+        note.origin = Some("github.com/acme/one".to_string());
+        assert_eq!(
+            note.line(),
+            "- [rejection_pattern · org] m_0000000000000001: Close the session. (from github.com/acme/one: src/app.py, *.py)"
+        );
+        assert_eq!(anchor_list::<&str>(&[], Some("github.com/acme/one")), "");
+    }
 
     #[test]
     fn a_score_by_position_counts_the_same_use_as_by_id() {

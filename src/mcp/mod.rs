@@ -721,7 +721,7 @@ impl Server {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let notes: Vec<String> = memories
             .iter()
-            .map(|f| crate::app::note_of(&f.memory).line())
+            .map(|f| crate::app::note_of(&f.memory, self.cairn.here()).line())
             .collect();
         let text = prompts::session_start(&self.cairn.repo.name(), &notes);
         Ok(

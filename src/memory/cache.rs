@@ -32,6 +32,9 @@ pub(super) struct State {
     pub(super) duplicates: duplicates::Found,
     /// File patterns compiled, by their text (`None`: it does not compile).
     pub(super) globs: HashMap<String, Option<FilePattern>>,
+    /// An organisation's store: the identity of the repository reading it, whose files the
+    /// anchors of the memories written there name (see [`Memory::anchored_elsewhere`]).
+    pub(super) here: Option<String>,
 }
 
 /// Reads of a memory not yet written back.
@@ -78,6 +81,22 @@ impl State {
         self.verdicts.get(id).copied().unwrap_or_default()
     }
 
+    /// Whether a memory of this store is anchored in another repository than the one
+    /// reading it (only an organisation's store has memories that are).
+    pub(super) fn anchored_elsewhere(&self, memory: &Memory) -> bool {
+        anchored_elsewhere(self.here.as_deref(), memory)
+    }
+
+    /// The anchors a memory is searched by: all of them, or for one anchored in another
+    /// repository its symbols' names only (its paths name files of that repository).
+    fn searchable_anchors(&self, memory: &Memory) -> Vec<String> {
+        if self.anchored_elsewhere(memory) {
+            memory.anchors.symbol_names().map(str::to_string).collect()
+        } else {
+            memory.anchors.all().cloned().collect()
+        }
+    }
+
     pub(super) fn apply(&mut self, stored: StoredMemory) {
         self.seq = self.seq.max(stored.memory.seq);
         let id = stored.memory.id.clone();
@@ -92,7 +111,7 @@ impl State {
             return;
         }
         let memory = stored.memory;
-        let anchors: Vec<String> = memory.anchors.all().cloned().collect();
+        let anchors = self.searchable_anchors(&memory);
         let partition = memory.partition();
         self.index.upsert(&Entry {
             id: &memory.id,
@@ -107,6 +126,12 @@ impl State {
         });
         self.memories.insert(id, memory);
     }
+}
+
+/// Whether a memory of an organisation's store read by the repository `here` was written in
+/// another (or before cairn kept where); never for a repository's store (`here` is `None`).
+pub(super) fn anchored_elsewhere(here: Option<&str>, memory: &Memory) -> bool {
+    here.is_some_and(|here| !memory.anchors.written_in(here))
 }
 
 pub(super) fn state_vector(state: &State, id: &str) -> Option<Vec<f32>> {

@@ -144,6 +144,9 @@ pub struct Memories {
     team: Option<Arc<team::Link>>,
     /// Team mode asked for but misconfigured: every operation reports this.
     broken: Option<String>,
+    /// An organisation's store: the identity of the repository reading and writing it (see
+    /// [`Memories::read_from`]).
+    here: Option<String>,
 }
 
 /// How often a long-running process writes read statistics back.
@@ -163,6 +166,7 @@ impl Memories {
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
             team: None,
             broken: None,
+            here: None,
         })
     }
 
@@ -190,6 +194,22 @@ impl Memories {
             }
         }
         Arc::new(memories)
+    }
+
+    /// An organisation's memories as the repository `here` (its identity, the normalised
+    /// remote) reads and writes them: what it writes records `here` as its origin, and the
+    /// memories written in another repository are matched by their file pattern and their
+    /// symbols' names, never by their paths (which name that repository's files).
+    pub fn read_from(memories: Arc<Memories>, here: String) -> Arc<Memories> {
+        let mut memories = Arc::into_inner(memories).expect("just created");
+        memories.state.get_mut().here = Some(here.clone());
+        memories.here = Some(here);
+        Arc::new(memories)
+    }
+
+    /// The identity of the repository reading an organisation's store.
+    pub fn here(&self) -> Option<&str> {
+        self.here.as_deref()
     }
 
     /// Team mode's link, when on.
@@ -226,6 +246,7 @@ impl Memories {
             flushed: std::sync::Mutex::new(std::time::Instant::now()),
             team: None,
             broken: None,
+            here: None,
         })
     }
 
@@ -625,6 +646,9 @@ impl Memories {
         state: &mut State,
         prepared: &write::Prepared,
     ) -> Result<WriteOutcome> {
+        // An organisation's store records which repository wrote the memory.
+        let stamped = self.here().and_then(|here| prepared.written_in(here));
+        let prepared = stamped.as_ref().unwrap_or(prepared);
         let candidates = self.embed_candidates(prepared, state).await;
         let plan = write::decide(prepared, state_view(state, &candidates))?;
         let outcome = plan.outcome.clone();
@@ -1050,7 +1074,11 @@ impl Memories {
             .into_iter()
             .filter_map(|(id, base)| {
                 let memory = state.memories.get(&id).filter(|m| m.status.is_approved())?;
-                let overlap = anchor_overlap(memory, &named_paths);
+                let overlap = if state.anchored_elsewhere(memory) {
+                    0.0
+                } else {
+                    anchor_overlap(memory, &named_paths)
+                };
                 let age_days =
                     now.saturating_sub(memory.validity.updated_at).max(0) as f64 / 86_400_000.0;
                 let recency = 1.0 + 0.2 * (-age_days / 90.0).exp();
@@ -1097,24 +1125,25 @@ impl Memories {
     }
 
     /// Live memories anchored on any of `paths` or `symbols`, or whose file pattern matches
-    /// one of `paths` (the project part only, not developers'), best first.
+    /// one of `paths` (the project part only, not developers'), best first. A memory anchored
+    /// in another repository (an organisation's) is found by its file pattern and by its
+    /// symbols' names, never by its paths.
     pub async fn anchored(&self, paths: &[String], symbols: &[String]) -> Result<Vec<Memory>> {
         let mut state = self.state.lock().await;
         self.refresh(&mut state).await?;
         let now = crate::clock::now_ms();
         let State {
-            memories, globs, ..
+            memories,
+            globs,
+            here,
+            ..
         } = &mut *state;
         let mut hits: Vec<&Memory> = memories
             .values()
             .filter(|m| m.is_served() && !m.kind.developer_scoped())
             .filter(|m| {
-                m.anchors.paths.iter().any(|p| {
-                    paths
-                        .iter()
-                        .any(|q| q == p || q.starts_with(&format!("{p}/")))
-                }) || m.anchors.symbols.iter().any(|s| symbols.contains(s))
-                    || pattern_matches(globs, m, paths)
+                let elsewhere = cache::anchored_elsewhere(here.as_deref(), m);
+                m.anchors.on_any(paths, symbols, elsewhere) || pattern_matches(globs, m, paths)
             })
             .collect();
         hits.sort_by(|a, b| {

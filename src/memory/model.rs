@@ -511,6 +511,11 @@ pub struct Anchors {
     /// Anchors the code graph does not know (flagged, not refused).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_anchors: Vec<String>,
+    /// The repository an organisation memory was written in (its identity, the normalised
+    /// remote: `github.com/acme/one`): the repository whose files the paths and symbols
+    /// name. Absent on a repository's own memories and on rows written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl Anchors {
@@ -537,6 +542,41 @@ impl Anchors {
         paths.dedup();
         paths
     }
+
+    /// The names of its symbols without their files (`src/app.py::App.run` → `App.run`):
+    /// what a symbol anchor still says in another repository.
+    pub fn symbol_names(&self) -> impl Iterator<Item = &str> {
+        self.symbols.iter().map(|s| symbol_name(s))
+    }
+
+    /// Whether they name one of `paths` (or a folder above one) or one of `symbols`; anchors
+    /// `elsewhere` (in another repository) only by a symbol of the same name
+    /// (`src/app.py::App.run` and `lib/app.py::App.run` both name `App.run`), never by a path.
+    pub fn on_any(&self, paths: &[String], symbols: &[String], elsewhere: bool) -> bool {
+        if elsewhere {
+            let names: Vec<&str> = symbols
+                .iter()
+                .filter_map(|s| s.split_once("::").map(|(_, name)| name))
+                .collect();
+            return self.symbol_names().any(|n| names.contains(&n));
+        }
+        self.paths.iter().any(|p| {
+            paths
+                .iter()
+                .any(|q| q == p || q.starts_with(&format!("{p}/")))
+        }) || self.symbols.iter().any(|s| symbols.contains(s))
+    }
+
+    /// Whether they were written in the repository `here` (its identity).
+    pub fn written_in(&self, here: &str) -> bool {
+        self.origin.as_deref() == Some(here)
+    }
+}
+
+/// A symbol's name without its file: the part after `::` (`src/app.py::App.run` →
+/// `App.run`), or the whole anchor when it names no file.
+pub fn symbol_name(symbol: &str) -> &str {
+    symbol.split_once("::").map_or(symbol, |(_, name)| name)
 }
 
 /// Where a memory came from and who wrote it.
@@ -633,6 +673,22 @@ impl Memory {
         self.is_live() && self.status.is_approved()
     }
 
+    /// Whether its anchors name another repository's files than `here`'s (the identity of
+    /// the repository reading it, when it has one): an organisation memory written elsewhere,
+    /// or before cairn kept where ([`Anchors::origin`]). Such a memory is matched by its file
+    /// pattern and its symbols' names, never by its paths. A repository's own memory never is.
+    pub fn anchored_elsewhere(&self, here: Option<&str>) -> bool {
+        self.scope == Scope::Org && !here.is_some_and(|here| self.anchors.written_in(here))
+    }
+
+    /// Where its anchors are when they are not `here`'s (see [`Memory::anchored_elsewhere`]):
+    /// the repository it was written in, or `another repository`; `None` for anchors of
+    /// `here` and for a memory without path or symbol anchors.
+    pub fn anchors_from(&self, here: Option<&str>) -> Option<&str> {
+        (self.anchored_elsewhere(here) && self.anchors.all().next().is_some())
+            .then(|| self.anchors.origin.as_deref().unwrap_or(UNKNOWN_ORIGIN))
+    }
+
     /// The index partition the memory is searched in: the project, or one developer.
     pub fn partition(&self) -> String {
         partition(self.kind, self.owner.developer.as_deref())
@@ -666,6 +722,9 @@ pub fn partition(kind: MemoryType, developer: Option<&str>) -> String {
 }
 
 pub(crate) const PROJECT_PARTITION: &str = "project";
+
+/// How answers name the origin of an organisation memory written before cairn kept it.
+const UNKNOWN_ORIGIN: &str = "another repository";
 
 /// Memory failures the caller can act on.
 #[derive(Debug, thiserror::Error)]
@@ -744,6 +803,7 @@ pub(crate) fn bound_imported(memory: &mut Memory) -> Result<(), MemoryError> {
         ("`category`", &memory.rule.category),
         ("`file_pattern`", &memory.rule.file_pattern),
         ("`supersedes`", &memory.validity.supersedes),
+        ("`origin`", &memory.anchors.origin),
         ("`superseded_by`", &memory.validity.superseded_by),
     ];
     for (field, label) in labels {
@@ -927,6 +987,84 @@ mod tests {
             (old.scope, old.rule.file_pattern),
             (Scope::Repository, None)
         );
+    }
+
+    #[test]
+    fn anchors_written_in_another_repository_match_by_symbol_names_only() {
+        let mut memory = Memory::new(
+            "m_0000000000000001".into(),
+            MemoryType::RejectionPattern,
+            "t".into(),
+            "Close the session after each request.".into(),
+            1_000,
+        );
+        memory.anchors.paths = vec!["src/app.py".into(), "src/db".into()];
+        memory.anchors.symbols = vec!["src/app.py::App.handle".into(), "close".into()];
+        let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (app, db_file) = (strings(&["src/app.py"]), strings(&["src/db/pool.py"]));
+        let none = Vec::new();
+        // In the repository it was written in, paths and symbol ids match.
+        assert!(memory.anchors.on_any(&app, &none, false));
+        assert!(memory.anchors.on_any(&db_file, &none, false));
+        assert!(
+            memory
+                .anchors
+                .on_any(&none, &strings(&["src/app.py::App.handle"]), false)
+        );
+        assert!(
+            !memory
+                .anchors
+                .on_any(&none, &strings(&["lib/web.py::App.handle"]), false)
+        );
+        // Elsewhere, a path that happens to exist is not the file it was about; a symbol of
+        // the same name is.
+        assert!(!memory.anchors.on_any(&app, &strings(&["src/app.py"]), true));
+        assert!(!memory.anchors.on_any(&db_file, &none, true));
+        assert!(
+            memory
+                .anchors
+                .on_any(&none, &strings(&["lib/web.py::App.handle"]), true)
+        );
+        assert!(
+            memory
+                .anchors
+                .on_any(&none, &strings(&["lib/db.py::close"]), true)
+        );
+        assert!(
+            !memory
+                .anchors
+                .on_any(&none, &strings(&["lib/web.py::App"]), true)
+        );
+        assert_eq!(
+            memory.anchors.symbol_names().collect::<Vec<_>>(),
+            ["App.handle", "close"]
+        );
+
+        // Which memories are anchored elsewhere, and how their origin is named.
+        let here = Some("github.com/acme/two");
+        assert!(!memory.anchored_elsewhere(here), "a repository's memory");
+        assert_eq!(memory.anchors_from(here), None);
+        memory.scope = Scope::Org;
+        assert!(
+            memory.anchored_elsewhere(here),
+            "written before origins were kept"
+        );
+        assert_eq!(memory.anchors_from(here), Some("another repository"));
+        memory.anchors.origin = Some("github.com/acme/one".into());
+        assert!(memory.anchored_elsewhere(here));
+        assert_eq!(memory.anchors_from(here), Some("github.com/acme/one"));
+        assert!(!memory.anchored_elsewhere(Some("github.com/acme/one")));
+        assert_eq!(memory.anchors_from(Some("github.com/acme/one")), None);
+        assert!(memory.anchored_elsewhere(None));
+        // Without path or symbol anchors there is nothing to qualify.
+        memory.anchors.paths.clear();
+        memory.anchors.symbols.clear();
+        assert_eq!(memory.anchors_from(here), None);
+        // The origin travels in the memory's JSON; rows without one read as before.
+        let json = serde_json::to_value(&memory).unwrap();
+        assert_eq!(json["origin"], "github.com/acme/one");
+        let back: Memory = serde_json::from_value(json).unwrap();
+        assert_eq!(back, memory);
     }
 
     #[test]

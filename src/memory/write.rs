@@ -151,6 +151,7 @@ impl WriteOutcome {
 }
 
 /// A validated, redacted write.
+#[derive(Clone)]
 pub(super) struct Prepared {
     memory: Memory,
     /// Kinds of secret removed from the write, by name.
@@ -180,6 +181,17 @@ impl Prepared {
     /// The memory the write would store.
     pub(super) fn memory(&self) -> &Memory {
         &self.memory
+    }
+
+    /// The write as an organisation's store keeps it when the repository `here` writes it:
+    /// with `here` as its origin, unless it names one already. `None`: nothing to record.
+    pub(super) fn written_in(&self, here: &str) -> Option<Prepared> {
+        if self.memory.anchors.origin.is_some() {
+            return None;
+        }
+        let mut stamped = self.clone();
+        stamped.memory.anchors.origin = Some(here.to_string());
+        Some(stamped)
     }
 
     /// True when the write waits for a person's approval.
@@ -712,6 +724,7 @@ fn anchors(
         paths: out_paths,
         symbols: out_symbols,
         unknown_anchors: unknown,
+        origin: None,
     })
 }
 
@@ -757,6 +770,23 @@ pub(super) fn paths_in(text: &str, extra: &[String]) -> Vec<String> {
     paths.sort();
     paths.dedup();
     paths
+}
+
+/// Merges a write's path and symbol anchors (and unknown ones) into a kept memory's when
+/// both name files of one repository: an organisation memory keeps the anchors of the
+/// repository it was written in, and takes the writer's (and its origin) only while it has
+/// none. True when a path or symbol was added.
+fn merge_anchors(kept: &mut Anchors, new: &Anchors) -> bool {
+    if kept.origin != new.origin {
+        let kept_none = kept.paths.is_empty() && kept.symbols.is_empty();
+        if !kept_none || new.all().next().is_none() {
+            return false;
+        }
+        kept.origin = new.origin.clone();
+    }
+    let grew = merge(&mut kept.paths, &new.paths) | merge(&mut kept.symbols, &new.symbols);
+    merge(&mut kept.unknown_anchors, &new.unknown_anchors);
+    grew
 }
 
 fn merge(into: &mut Vec<String>, from: &[String]) -> bool {
@@ -1172,16 +1202,11 @@ fn supersede(old: &Memory, new: &Memory, mut outcome: WriteOutcome, note: Option
 fn reinforce(old: &Memory, new: &Memory, mut outcome: WriteOutcome) -> Plan {
     let mut kept = old.clone();
     kept.confidence = (kept.confidence + 0.1).min(1.0);
-    let mut grew = merge(&mut kept.anchors.paths, &new.anchors.paths)
-        | merge(&mut kept.anchors.symbols, &new.anchors.symbols);
+    let mut grew = merge_anchors(&mut kept.anchors, &new.anchors);
     if kept.rule.file_pattern.is_none() && new.rule.file_pattern.is_some() {
         kept.rule.file_pattern = new.rule.file_pattern.clone();
         grew = true;
     }
-    merge(
-        &mut kept.anchors.unknown_anchors,
-        &new.anchors.unknown_anchors,
-    );
     merge(&mut kept.redacted, &new.redacted);
     merge_metadata(&mut kept.metadata, &new.metadata, false);
     if grew {
@@ -1218,12 +1243,7 @@ fn update(old: &Memory, new: &Memory, outcome: WriteOutcome) -> Plan {
     if new.provenance.source_ref.is_some() {
         kept.provenance.source_ref = new.provenance.source_ref.clone();
     }
-    merge(&mut kept.anchors.paths, &new.anchors.paths);
-    merge(&mut kept.anchors.symbols, &new.anchors.symbols);
-    merge(
-        &mut kept.anchors.unknown_anchors,
-        &new.anchors.unknown_anchors,
-    );
+    merge_anchors(&mut kept.anchors, &new.anchors);
     merge(&mut kept.redacted, &new.redacted);
     merge_metadata(&mut kept.metadata, &new.metadata, true);
     if new.rule.file_pattern.is_some() {
@@ -1632,6 +1652,50 @@ mod tests {
         assert_eq!(plan.outcome.event, Action::Add);
         assert_eq!(plan.changed.len(), 1);
         assert_eq!(plan.changed[0].id, plan.outcome.id);
+    }
+
+    #[test]
+    fn a_restatement_from_another_repository_keeps_the_anchors_of_the_first() {
+        let anchored = |origin: &str, path: &str| Anchors {
+            paths: vec![path.to_string()],
+            origin: Some(origin.to_string()),
+            ..Anchors::default()
+        };
+        // From the same repository, anchors are merged.
+        let mut kept = anchored("github.com/acme/one", "src/app.py");
+        assert!(merge_anchors(
+            &mut kept,
+            &anchored("github.com/acme/one", "src/db.py")
+        ));
+        assert_eq!(kept.paths, ["src/app.py", "src/db.py"]);
+        // From another, its paths would name the first repository's files: left out.
+        assert!(!merge_anchors(
+            &mut kept,
+            &anchored("github.com/acme/two", "src/web.py")
+        ));
+        assert_eq!(kept.paths, ["src/app.py", "src/db.py"]);
+        assert_eq!(kept.origin.as_deref(), Some("github.com/acme/one"));
+        // A memory without anchors takes the writer's, and its origin.
+        let mut bare = Anchors {
+            origin: Some("github.com/acme/one".to_string()),
+            ..Anchors::default()
+        };
+        assert!(merge_anchors(
+            &mut bare,
+            &anchored("github.com/acme/two", "src/web.py")
+        ));
+        assert_eq!(bare, anchored("github.com/acme/two", "src/web.py"));
+        // A repository's own memories have no origin: merged as ever.
+        let mut own = Anchors {
+            paths: vec!["src/app.py".to_string()],
+            ..Anchors::default()
+        };
+        let more = Anchors {
+            symbols: vec!["src/app.py::run".to_string()],
+            ..Anchors::default()
+        };
+        assert!(merge_anchors(&mut own, &more));
+        assert_eq!(own.symbols, ["src/app.py::run"]);
     }
 
     /// The event for `new` against `old` at cosine `meaning`.

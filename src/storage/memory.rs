@@ -47,7 +47,7 @@ pub const SCHEMA_VERSION: u32 = SCHEMA.version();
 
 /// Fields a stored memory row may hold besides its id. A row written without one of them
 /// gets NONE, so writing a memory again clears what it no longer has.
-pub const MEMORY_FIELDS: [&str; 36] = [
+pub const MEMORY_FIELDS: [&str; 37] = [
     "kind",
     "title",
     "content",
@@ -59,6 +59,7 @@ pub const MEMORY_FIELDS: [&str; 36] = [
     "paths",
     "symbols",
     "unknown_anchors",
+    "origin",
     "source",
     "source_ref",
     "written_by",
@@ -91,7 +92,7 @@ const INSERT_MEMORIES: &str = "INSERT INTO memory $rows ON DUPLICATE KEY UPDATE
     kind = $input.kind, title = $input.title, content = $input.content,
     developer = $input.developer, org = $input.org, agent = $input.agent,
     run = $input.run, metadata = $input.metadata, paths = $input.paths, symbols = $input.symbols,
-    unknown_anchors = $input.unknown_anchors, source = $input.source,
+    unknown_anchors = $input.unknown_anchors, origin = $input.origin, source = $input.source,
     source_ref = $input.source_ref, written_by = $input.written_by,
     created_at = $input.created_at, updated_at = $input.updated_at,
     valid_from = $input.valid_from, invalidated_at = $input.invalidated_at,

@@ -230,6 +230,7 @@ fn provenance(memory: &Memory, verdicts: MemoryVerdicts) -> Markup {
                 @if let Some(agent) = &memory.owner.agent { dt { "agent" } dd { (agent) } }
                 @if let Some(run) = &memory.owner.run { dt { "run" } dd { (run) } }
                 @if let Some(org) = &memory.owner.org { dt { "organisation" } dd { (org) } }
+                @if let Some(origin) = &memory.anchors.origin { dt { "written in" } dd { (origin) } }
                 @if let Some(category) = &memory.rule.category { dt { "category" } dd { (category) } }
                 dt { "confidence" } dd { (format!("{:.2}", memory.confidence)) }
                 dt { "read" } dd {
