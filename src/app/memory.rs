@@ -520,6 +520,7 @@ impl Cairn {
             category: None,
             file_pattern: request.file_pattern,
             scope: Scope::Repository,
+            origin: None,
             pending: false,
             refuse_secrets: false,
         };

@@ -63,10 +63,11 @@ impl Cairn {
             .title
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty());
+        let same_anchors =
+            request.paths == old.anchors.paths && request.symbols == old.anchors.symbols;
         let unchanged = request.content.trim() == old.content
             && title.as_ref().is_none_or(|t| *t == old.title)
-            && request.paths == old.anchors.paths
-            && request.symbols == old.anchors.symbols;
+            && same_anchors;
         if unchanged {
             return Err(invalid(format!(
                 "the text and anchors of {} are unchanged: nothing was stored",
@@ -93,6 +94,9 @@ impl Cairn {
             category: old.rule.category.clone(),
             file_pattern: old.rule.file_pattern.clone(),
             scope: old.scope,
+            // Kept anchors still name the files of the repository they were written in;
+            // anchors given anew are the editor's repository's.
+            origin: old.anchors.origin.clone().filter(|_| same_anchors),
             refuse_secrets: true,
         };
         self.write_memory(new, Some(old.scope)).await

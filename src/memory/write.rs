@@ -89,6 +89,10 @@ pub struct NewMemory {
     pub file_pattern: Option<String>,
     /// The store it is written to (decided by the caller; recorded on the memory).
     pub scope: Scope,
+    /// The repository its paths and symbols name when it is not the writer's (a revision
+    /// that keeps an organisation memory's anchors); `None`: the writer's, which an
+    /// organisation's store records.
+    pub origin: Option<String>,
     /// Written by an assistant under the approval gate: stored pending, served only once a
     /// person approves it.
     pub pending: bool,
@@ -485,6 +489,10 @@ pub(super) fn prepare(
         &mut kinds,
         &mut notes,
     )?;
+    let anchors = Anchors {
+        origin: new.origin,
+        ..anchors
+    };
     let memory = Memory {
         owner: Owner {
             developer,
