@@ -617,3 +617,177 @@ fn a_repository_cannot_widen_its_org_types_without_the_users_own_configuration()
         "{doctor}"
     );
 }
+
+/// A repository of `acme` with `src/app.py` (as `app`) and `lib/web.py` (as `web`) committed
+/// and indexed.
+fn acme_repo_with(name: &str, app: &str, web: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("git@github.com:acme/{name}.git"),
+    ]);
+    repo.write("src/app.py", app);
+    repo.write("lib/web.py", web);
+    repo.commit("start");
+    repo.index();
+    repo
+}
+
+/// The ids of a briefing's memories and rejection patterns.
+fn briefed(briefing: &Value) -> Vec<String> {
+    ["memories", "rejection_patterns"]
+        .iter()
+        .flat_map(|section| briefing[section].as_array().cloned().unwrap_or_default())
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_organisation_memory_is_anchored_in_the_repository_it_was_written_in() {
+    let orgs = tempfile::tempdir().unwrap();
+    let one = acme_repo_with(
+        "one",
+        "def handle(request):\n    return request.body\n",
+        "def serve():\n    return 1\n",
+    );
+    // The trap: the second repository has a `src/app.py` too, about something else.
+    let two = acme_repo_with(
+        "two",
+        "def render_page(title):\n    return title.upper()\n",
+        "def handle(event):\n    return event.kind\n",
+    );
+
+    let client = connect_with_orgs(&one, orgs.path()).await;
+    let remember = |args: Value| call(&client, "remember", args);
+    let on_path = structured(
+        &remember(json!({
+            "type": "decision", "scope": "org", "paths": ["src/app.py"],
+            "content": "Request bodies are streamed in chunks of 64 KiB.",
+        }))
+        .await,
+    );
+    assert_eq!(on_path["memory"]["scope"], "org", "{on_path}");
+    assert_eq!(
+        on_path["memory"]["origin"], "github.com/acme/one",
+        "{on_path}"
+    );
+    let on_symbol = structured(
+        &remember(json!({
+            "type": "project_pattern", "scope": "org", "symbols": ["src/app.py::handle"],
+            "content": "Teardown hooks close the session after each call.",
+        }))
+        .await,
+    );
+    assert_eq!(
+        on_symbol["memory"]["symbols"],
+        json!(["src/app.py::handle"]),
+        "{on_symbol}"
+    );
+    let on_pattern = structured(
+        &remember(json!({
+            "type": "framework_knowledge", "file_pattern": "*.py", "paths": ["src/app.py"],
+            "content": "Gunicorn workers are recycled after a thousand requests.",
+        }))
+        .await,
+    );
+    assert_eq!(on_pattern["memory"]["scope"], "org", "{on_pattern}");
+    let id = |written: &Value| written["id"].as_str().unwrap().to_string();
+    let (on_path, on_symbol, on_pattern) = (id(&on_path), id(&on_symbol), id(&on_pattern));
+
+    // In its own repository nothing changes: found by its path, shown without an origin.
+    one.write(
+        "src/app.py",
+        "def handle(request):\n    return request.body or b''\n",
+    );
+    let briefing = call(&client, "review_diff", json!({})).await;
+    let shown = briefed(&structured(&briefing));
+    for written in [&on_path, &on_symbol, &on_pattern] {
+        assert!(shown.contains(written), "{written}: {}", text(&briefing));
+    }
+    assert!(
+        !text(&briefing).contains("from github.com"),
+        "{}",
+        text(&briefing)
+    );
+    client.cancel().await.unwrap();
+
+    // In another repository, its own `src/app.py` is not the file the memories are about.
+    let client = connect_with_orgs(&two, orgs.path()).await;
+    two.write(
+        "src/app.py",
+        "def render_page(title):\n    return title.title()\n",
+    );
+    let briefing = call(&client, "review_diff", json!({})).await;
+    let shown = briefed(&structured(&briefing));
+    assert_eq!(shown, [on_pattern.as_str()], "{}", text(&briefing));
+    assert!(
+        text(&briefing).contains(&format!(
+            "{on_pattern}: Gunicorn workers are recycled after a thousand requests. (from github.com/acme/one: src/app.py, *.py)"
+        )),
+        "{}",
+        text(&briefing)
+    );
+    let expanded = call(&client, "expand", json!({"target": "src/app.py"})).await;
+    assert!(
+        !text(&expanded).contains(&on_path) && text(&expanded).contains(&on_pattern),
+        "{}",
+        text(&expanded)
+    );
+
+    // A symbol of the same name is what a symbol anchor still says here.
+    two.git(&["checkout", "--", "src/app.py"]);
+    two.write("lib/web.py", "def handle(event):\n    return event.name\n");
+    let briefing = call(&client, "review_diff", json!({})).await;
+    let shown = briefed(&structured(&briefing));
+    assert!(
+        shown.contains(&on_symbol) && !shown.contains(&on_path),
+        "{}",
+        text(&briefing)
+    );
+    assert!(
+        text(&briefing).contains("(from github.com/acme/one: src/app.py::handle)"),
+        "{}",
+        text(&briefing)
+    );
+    let expanded = call(&client, "expand", json!({"target": "lib/web.py::handle"})).await;
+    assert!(
+        text(&expanded).contains(&on_symbol) && !text(&expanded).contains(&on_path),
+        "{}",
+        text(&expanded)
+    );
+
+    // Wherever it is shown, the origin comes with the path, and the path is not called gone.
+    let context = call(&client, "get_context", json!({"focus": "src/app.py"})).await;
+    assert!(
+        text(&context).contains(&format!(
+            "{on_path}: Request bodies are streamed in chunks of 64 KiB. (from github.com/acme/one: src/app.py)"
+        )),
+        "{}",
+        text(&context)
+    );
+    let found = call(
+        &client,
+        "search_project_memory",
+        json!({"query": "request bodies streamed chunks"}),
+    )
+    .await;
+    assert!(
+        text(&found).contains("(from github.com/acme/one: src/app.py) · org"),
+        "{}",
+        text(&found)
+    );
+    let hit = &structured(&found)["memories"][0]["memory"];
+    assert_eq!(hit["origin"], "github.com/acme/one", "{hit}");
+    assert!(hit.get("unknown_anchors").is_none(), "{hit}");
+    // A search by the path finds nothing of the other repository's.
+    let by_path = call(
+        &client,
+        "search_project_memory",
+        json!({"query": "src/app.py"}),
+    )
+    .await;
+    assert!(!text(&by_path).contains(&on_path), "{}", text(&by_path));
+    client.cancel().await.unwrap();
+}
