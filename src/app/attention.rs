@@ -435,25 +435,21 @@ mod tests {
         anchored.anchors.paths = vec!["src/nowhere.py".to_string()];
         let memories = [anchored];
         let history = History::default();
-        let found = assess(
-            &memories,
-            &[],
-            &code(None, &history),
-            &HashSet::new(),
-            NOW,
-            90,
-        );
+        let after_days = |days| {
+            assess(
+                &memories,
+                &[],
+                &code(None, &history),
+                &HashSet::new(),
+                NOW,
+                days,
+            )
+        };
+        let found = after_days(90);
         assert!(!found.indexed);
         assert!(found.gone.items.is_empty() && found.changed.items.is_empty());
         assert!(found.never_read.items.is_empty());
-        let found = assess(
-            &memories,
-            &[],
-            &code(None, &history),
-            &HashSet::new(),
-            NOW,
-            30,
-        );
+        let found = after_days(30);
         assert_eq!(ids(&found.never_read, |m| &m.id), ["m_a"]);
     }
 

@@ -706,11 +706,7 @@ async fn an_organisation_memory_is_anchored_in_the_repository_it_was_written_in(
     for written in [&on_path, &on_symbol, &on_pattern] {
         assert!(shown.contains(written), "{written}: {}", text(&briefing));
     }
-    assert!(
-        !text(&briefing).contains("from github.com"),
-        "{}",
-        text(&briefing)
-    );
+    says(&briefing, &[], &["from github.com"]);
     client.cancel().await.unwrap();
 
     // In another repository, its own `src/app.py` is not the file the memories are about.
@@ -722,72 +718,52 @@ async fn an_organisation_memory_is_anchored_in_the_repository_it_was_written_in(
     let briefing = call(&client, "review_diff", json!({})).await;
     let shown = briefed(&structured(&briefing));
     assert_eq!(shown, [on_pattern.as_str()], "{}", text(&briefing));
-    assert!(
-        text(&briefing).contains(&format!(
-            "{on_pattern}: Gunicorn workers are recycled after a thousand requests. (from github.com/acme/one: src/app.py, *.py)"
-        )),
-        "{}",
-        text(&briefing)
+    let pattern_line = format!(
+        "{on_pattern}: Gunicorn workers are recycled after a thousand requests. (from github.com/acme/one: src/app.py, *.py)"
     );
+    says(&briefing, &[&pattern_line], &[]);
     let expanded = call(&client, "expand", json!({"target": "src/app.py"})).await;
-    assert!(
-        !text(&expanded).contains(&on_path) && text(&expanded).contains(&on_pattern),
-        "{}",
-        text(&expanded)
-    );
+    says(&expanded, &[&on_pattern], &[&on_path]);
 
     // A symbol of the same name is what a symbol anchor still says here.
     two.git(&["checkout", "--", "src/app.py"]);
     two.write("lib/web.py", "def handle(event):\n    return event.name\n");
     let briefing = call(&client, "review_diff", json!({})).await;
-    let shown = briefed(&structured(&briefing));
-    assert!(
-        shown.contains(&on_symbol) && !shown.contains(&on_path),
-        "{}",
-        text(&briefing)
-    );
-    assert!(
-        text(&briefing).contains("(from github.com/acme/one: src/app.py::handle)"),
-        "{}",
-        text(&briefing)
-    );
+    let symbol_line = "(from github.com/acme/one: src/app.py::handle)";
+    says(&briefing, &[&on_symbol, symbol_line], &[&on_path]);
     let expanded = call(&client, "expand", json!({"target": "lib/web.py::handle"})).await;
-    assert!(
-        text(&expanded).contains(&on_symbol) && !text(&expanded).contains(&on_path),
-        "{}",
-        text(&expanded)
-    );
+    says(&expanded, &[&on_symbol], &[&on_path]);
 
     // Wherever it is shown, the origin comes with the path, and the path is not called gone.
     let context = call(&client, "get_context", json!({"focus": "src/app.py"})).await;
-    assert!(
-        text(&context).contains(&format!(
-            "{on_path}: Request bodies are streamed in chunks of 64 KiB. (from github.com/acme/one: src/app.py)"
-        )),
-        "{}",
-        text(&context)
+    let path_line = format!(
+        "{on_path}: Request bodies are streamed in chunks of 64 KiB. (from github.com/acme/one: src/app.py)"
     );
-    let found = call(
-        &client,
-        "search_project_memory",
-        json!({"query": "request bodies streamed chunks"}),
-    )
-    .await;
-    assert!(
-        text(&found).contains("(from github.com/acme/one: src/app.py) · org"),
-        "{}",
-        text(&found)
+    says(&context, &[&path_line], &[]);
+    let query = json!({"query": "request bodies streamed chunks"});
+    let found = call(&client, "search_project_memory", query).await;
+    says(
+        &found,
+        &["(from github.com/acme/one: src/app.py) · org"],
+        &[],
     );
     let hit = &structured(&found)["memories"][0]["memory"];
     assert_eq!(hit["origin"], "github.com/acme/one", "{hit}");
     assert!(hit.get("unknown_anchors").is_none(), "{hit}");
     // A search by the path finds nothing of the other repository's.
-    let by_path = call(
-        &client,
-        "search_project_memory",
-        json!({"query": "src/app.py"}),
-    )
-    .await;
-    assert!(!text(&by_path).contains(&on_path), "{}", text(&by_path));
+    let query = json!({"query": "src/app.py"});
+    let by_path = call(&client, "search_project_memory", query).await;
+    says(&by_path, &[], &[&on_path]);
     client.cancel().await.unwrap();
+}
+
+/// Checks that an answer's text holds every one of `present` and none of `absent`.
+fn says(result: &rmcp::model::CallToolResult, present: &[&str], absent: &[&str]) {
+    let text = text(result);
+    for wanted in present {
+        assert!(text.contains(wanted), "{wanted:?} missing from:\n{text}");
+    }
+    for unwanted in absent {
+        assert!(!text.contains(unwanted), "{unwanted:?} shown in:\n{text}");
+    }
 }
