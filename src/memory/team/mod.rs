@@ -236,10 +236,20 @@ impl Memories {
             Ok(()) => {
                 link.record_sync(None);
                 state.team.offline = None;
-                self.pull(link, Some(store), state)
-                    .await
-                    .map_err(team_error)?;
-                Ok(())
+                match self.pull(link, Some(store), state).await {
+                    Ok(_) => Ok(()),
+                    // The write is on the server: the server going away before its rows came
+                    // back does not undo it (an error here would tell the writer it failed).
+                    // The next sync pulls them.
+                    Err(error @ RemoteError::Unreachable { .. }) => {
+                        let note = error.to_string();
+                        tracing::warn!("{note}; the write was applied on the server");
+                        link.record_sync(Some(&note));
+                        state.team.offline = Some(note);
+                        Ok(())
+                    }
+                    Err(error) => Err(team_error(error)),
+                }
             }
             Err(error @ RemoteError::Unreachable { .. }) => {
                 // Entries already applied by the server are skipped when replayed.
