@@ -32,6 +32,7 @@ mod review;
 mod security;
 mod support;
 mod team;
+mod team_soak;
 mod ui;
 mod ui_memories;
 mod worth;
