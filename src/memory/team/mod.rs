@@ -94,7 +94,9 @@ impl Memories {
                     }
                     link.record_sync(None);
                 }
-                Err(error @ RemoteError::Unreachable { .. }) => {
+                // A server that stays busy (write conflicts on the sequence, past the tries)
+                // is answered for like one away: the queue waits for the next sync.
+                Err(error @ (RemoteError::Unreachable { .. } | RemoteError::Busy(_))) => {
                     let message = error.to_string();
                     // Once per outage, not on every question.
                     if state.team.offline.is_none() {
@@ -251,7 +253,9 @@ impl Memories {
                     Err(error) => Err(team_error(error)),
                 }
             }
-            Err(error @ RemoteError::Unreachable { .. }) => {
+            // Queued as for a server away, also when it stayed busy: a write of several
+            // entries may have been applied in part, and its answer must not say it failed.
+            Err(error @ (RemoteError::Unreachable { .. } | RemoteError::Busy(_))) => {
                 // Entries already applied by the server are skipped when replayed.
                 link.outbox.append(&entries).map_err(|e| {
                     MemoryError::Store(anyhow::anyhow!(
