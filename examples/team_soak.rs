@@ -9,7 +9,8 @@
 //! Run (the binaries `cargo test --no-run` builds, or a release `cairn`):
 //! `cargo run --example team_soak -- [--members 8] [--seconds 240] [--offline-writes 400]
 //! [--cairn PATH] [--surreal PATH] [--seed 1]`. Some members' clocks are offset with
-//! libfaketime (Debian's `faketime` package).
+//! libfaketime (Debian's `faketime` package). `CAIRN_SOAK_KEEP=1` keeps the run's server data,
+//! clones, data directories (each with its `cairn serve` log) and config homes.
 
 mod common;
 #[path = "common/soak.rs"]

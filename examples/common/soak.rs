@@ -179,8 +179,8 @@ pub struct Report {
     pub leaked: Vec<String>,
     /// Writes the members' cairn refused or answered unexpectedly.
     pub anomalies: Vec<String>,
-    /// Writes refused because the server stayed busy (write conflicts on the sequence) after
-    /// cairn's retries: the caller is told, nothing is applied.
+    /// Writes answered `the team server is busy` (write conflicts on the sequence past
+    /// cairn's tries; such a write is queued instead).
     pub busy: Vec<String>,
     /// The pairs of members superseding one memory at once, and how each ended.
     pub supersessions: Vec<String>,
@@ -200,6 +200,7 @@ impl Report {
             ("diverged", &self.diverged),
             ("leaked", &self.leaked),
             ("anomaly", &self.anomalies),
+            ("refused as busy", &self.busy),
             ("supersession", &self.supersession_faults),
         ] {
             faults.extend(list.iter().map(|f| format!("{name}: {f}")));
@@ -481,7 +482,7 @@ impl Member {
     /// Ends this member's `cairn serve`.
     async fn disconnect(&self) {
         if let Some(client) = self.client.get() {
-            let _ = client.cancellation_token().cancel();
+            client.cancellation_token().cancel();
         }
     }
 }
@@ -538,7 +539,7 @@ fn now_ms() -> i64 {
 
 /// A learning no other write resembles: a member's tag, a counter and random words.
 fn learning(rng: &mut fastrand::Rng, who: &str, n: usize) -> String {
-    let words: Vec<&str> = (0..9).map(|_| WORDS[rng.usize(..WORDS.len())]).collect();
+    let words: Vec<&str> = (0..8).map(|_| WORDS[rng.usize(..WORDS.len())]).collect();
     format!(
         "Soak {who} {n} {}: the {} of {} goes through {} before {}, then {} {} {} {}.",
         rng.u64(..),
@@ -603,8 +604,7 @@ fn record_remember(
     Some(id)
 }
 
-/// A write cairn did not accept: refused as busy (the caller is told, nothing is applied),
-/// or an anomaly.
+/// A write cairn did not accept: refused as busy, or an anomaly.
 fn anomaly(shared: &Shared, what: String) {
     let mut ledger = ledger(shared);
     if what.contains("the team server is busy") {
@@ -782,6 +782,10 @@ async fn write_until(
         tokio::time::sleep(Duration::from_millis(rng.u64(20..120))).await;
     }
 }
+
+/// A memory two members superseded at once, and how each member's cairn answered (the
+/// successor's id, or why it refused).
+type Pair = (String, Vec<(usize, Result<String, String>)>);
 
 /// Two members supersede `target` at once; returns how each answered.
 async fn supersede_at_once(
@@ -1427,12 +1431,7 @@ async fn check_own_query(
 /// successor is live. With one refused (the other's supersession had reached it first), the
 /// history names the accepted one; with both accepted, the later write was rebased on the
 /// earlier, and the history names the earlier successor and the rebase.
-fn check_pairs(
-    report: &mut Report,
-    members: &[Arc<Member>],
-    holdings: &Holdings,
-    pairs: &[(String, Vec<(usize, Result<String, String>)>)],
-) {
+fn check_pairs(report: &mut Report, members: &[Arc<Member>], holdings: &Holdings, pairs: &[Pair]) {
     for (target, outcomes) in pairs {
         let accepted: Vec<&String> = outcomes
             .iter()

@@ -29,6 +29,7 @@ async fn eight_members_through_a_server_restart_and_an_offline_half_lose_nothing
     };
     let report = soak::run(&plan).await;
     let summary = format!("{}\n{}", report.summary(), report.json());
+    eprintln!("{summary}");
     assert!(report.faults().is_empty(), "{summary}");
     assert!(report.offline_queued >= 200, "{summary}");
     assert!(report.outage_writes > 0, "{summary}");
