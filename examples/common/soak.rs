@@ -639,46 +639,39 @@ fn pick_own(
     (!candidates.is_empty()).then(|| candidates[rng.usize(..candidates.len())].clone())
 }
 
+/// A `remember` by `member`, recorded when accepted (`expected` is the event it should get).
+async fn remember(member: &Member, shared: &Shared, args: Value, private: bool, expected: &str) {
+    let content = args["content"].as_str().unwrap_or_default().to_string();
+    match member.call("remember", args).await {
+        Ok(answer) => {
+            record_remember(shared, member, &answer, &content, private, expected);
+        }
+        Err(e) => anomaly(shared, format!("{}: {e}", member.name)),
+    }
+}
+
 /// One random write by `member`: an add (project or private), a supersession, a forget, a
 /// share or a review.
 async fn one_write(member: &Member, shared: &Shared, rng: &mut fastrand::Rng, n: usize) {
     let me = member.name;
     let roll = rng.u32(..100);
     if roll < 40 {
-        let content = learning(rng, me, n);
         let kind = if rng.bool() {
             "decision"
         } else {
             "project_pattern"
         };
-        let args = json!({"type": kind, "content": content, "scope": "repository"});
-        match member.call("remember", args).await {
-            Ok(answer) => {
-                record_remember(shared, member, &answer, &content, false, "ADD");
-            }
-            Err(e) => anomaly(shared, format!("{me}: {e}")),
-        }
+        let args = json!({"type": kind, "content": learning(rng, me, n), "scope": "repository"});
+        remember(member, shared, args, false, "ADD").await;
     } else if roll < 55 {
-        let content = learning(rng, me, n);
-        let args = json!({"type": "developer_pattern", "developer": me, "content": content, "scope": "repository"});
-        match member.call("remember", args).await {
-            Ok(answer) => {
-                record_remember(shared, member, &answer, &content, true, "ADD");
-            }
-            Err(e) => anomaly(shared, format!("{me}: {e}")),
-        }
+        let args = json!({"type": "developer_pattern", "developer": me, "content": learning(rng, me, n), "scope": "repository"});
+        remember(member, shared, args, true, "ADD").await;
     } else if roll < 67 {
         let Some(old) = pick_own(shared, rng, member.index, false, false) else {
             return;
         };
-        let content = learning(rng, me, n);
-        let args = json!({"type": "decision", "content": content, "scope": "repository", "supersedes": old});
-        match member.call("remember", args).await {
-            Ok(answer) => {
-                record_remember(shared, member, &answer, &content, false, "SUPERSEDE");
-            }
-            Err(e) => anomaly(shared, format!("{me} superseding {old}: {e}")),
-        }
+        let args = json!({"type": "decision", "content": learning(rng, me, n), "scope": "repository", "supersedes": old});
+        remember(member, shared, args, false, "SUPERSEDE").await;
     } else if roll < 77 {
         let Some(id) = pick_own(shared, rng, member.index, false, false) else {
             return;
