@@ -248,6 +248,10 @@ impl Memories {
                         tracing::warn!("{note}; the write was applied on the server");
                         link.record_sync(Some(&note));
                         state.team.offline = Some(note);
+                        // Answers given meanwhile show it, as the server has it.
+                        for entry in &entries {
+                            apply_entry(state, entry);
+                        }
                         Ok(())
                     }
                     Err(error) => Err(team_error(error)),
