@@ -145,6 +145,15 @@ impl Access {
         }
     }
 
+    /// Sets the marker back to `seq` (the team copy was cleared to be pulled again).
+    pub(super) fn reset_marker(&self, seq: u64) {
+        if let Access::Disk { marker, .. } = self
+            && let Err(e) = crate::fsutil::write_atomic(marker, seq.to_string().as_bytes())
+        {
+            tracing::warn!("cannot update {}: {e}", marker.display());
+        }
+    }
+
     /// Records the last sequence number; called while the store is still open, so writers
     /// update it in the order they wrote.
     pub(super) fn set_marker(&self, seq: u64) {

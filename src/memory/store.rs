@@ -107,6 +107,11 @@ impl MemoryStore {
         self.store.write(live, &tombstones, reviews, head).await
     }
 
+    /// Team copy: removes every memory row and review record, sequence back to 0.
+    pub async fn clear_mirror(&self) -> Result<()> {
+        self.store.clear_mirror().await
+    }
+
     /// Replaces forgotten memories' rows with tombstones (id and sequence number only), in
     /// one transaction; the i-th id gets sequence number `first + i`.
     pub async fn tombstones(&self, ids: &[String], first: u64) -> Result<()> {

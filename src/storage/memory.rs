@@ -242,6 +242,24 @@ impl Store {
         Ok(())
     }
 
+    /// Team copy: removes every memory row and review record and sets the sequence back to
+    /// 0, in one transaction (the server was restored from a backup and numbers its writes
+    /// anew; the copy is pulled again). Guideline changes stay: a pull merges them.
+    pub async fn clear_mirror(&self) -> Result<()> {
+        self.db
+            .query(
+                "BEGIN TRANSACTION;
+                 DELETE memory;
+                 DELETE review;
+                 UPSERT memory_meta:head SET seq = 0;
+                 COMMIT TRANSACTION;",
+            )
+            .await
+            .and_then(|r| r.check())
+            .map_err(query_error("clearing the team copy"))?;
+        Ok(())
+    }
+
     /// Replaces forgotten memories' rows with tombstones and sets the sequence to the last
     /// one's number, in one transaction.
     pub async fn forget(&self, tombstones: &[Tombstone]) -> Result<()> {

@@ -50,6 +50,10 @@ pub const TEAM_SCHEMA_VERSION: u32 = SCHEMA.version();
 /// a read of it nor keeps a write to it.
 const GUIDELINES_FROM: u32 = 4;
 
+/// The access method's definition, applied by every `cairn team init` when it is missing (a
+/// restored backup holds none).
+const ACCESS_DEFINITION: &str = include_str!("schema/team/access.surql");
+
 /// The record access method developers sign in with.
 pub const ACCESS: &str = "member";
 
@@ -168,6 +172,8 @@ pub struct Pulled {
     pub memories: Vec<serde_json::Value>,
     pub reviews: Vec<serde_json::Value>,
     pub guidelines: Vec<serde_json::Value>,
+    /// The server's write sequence now.
+    pub head: u64,
 }
 
 /// A connection to the team server, made on first use and again after a failure.
@@ -339,9 +345,9 @@ impl Connection {
         self.client().await?;
         let guidelines = self.schema() >= GUIDELINES_FROM;
         let query = if guidelines {
-            format!("{PULL}{PULL_GUIDELINES}")
+            format!("{PULL}{PULL_GUIDELINES}RETURN $head;")
         } else {
-            PULL.to_string()
+            format!("{PULL}RETURN $head;")
         };
         let mut response = self
             .run(doing, &query, vec![("after", (after as i64).into_value())])
@@ -352,15 +358,17 @@ impl Connection {
         }
         let memories = response.take(1).map_err(|e| query_failed(doing, &e))?;
         let reviews = response.take(2).map_err(|e| query_failed(doing, &e))?;
-        let guidelines = if guidelines {
-            response.take(3).map_err(|e| query_failed(doing, &e))?
+        let (guidelines, head) = if guidelines {
+            (response.take(3).map_err(|e| query_failed(doing, &e))?, 4)
         } else {
-            Vec::new()
+            (Vec::new(), 3)
         };
+        let head: Option<i64> = response.take(head).map_err(|e| query_failed(doing, &e))?;
         Ok(Pulled {
             memories,
             reviews,
             guidelines,
+            head: head.unwrap_or(0).max(0) as u64,
         })
     }
 
@@ -700,7 +708,14 @@ impl Admin {
                     doing: "applying the team schema".to_string(),
                     message: other.to_string(),
                 },
-            })
+            })?;
+        self.run(
+            "defining the members' sign-in",
+            ACCESS_DEFINITION.to_string(),
+            Vec::new(),
+        )
+        .await
+        .map(|_| ())
     }
 
     async fn use_db(&self, namespace: &str, database: &str) -> Result<(), RemoteError> {
@@ -925,6 +940,23 @@ mod tests {
             "DEFINE ACCESS OVERWRITE {ACCESS} ON DATABASE TYPE RECORD"
         )));
         assert!(sql.contains(&format!("type::record('{ACCESS}', $developer)")));
+    }
+
+    #[test]
+    fn the_access_init_restores_is_the_one_the_schema_defines() {
+        let definition = |sql: &str| -> String {
+            let start = sql.find("DEFINE ACCESS").unwrap();
+            let end = start + sql[start..].find(';').unwrap();
+            sql[start..end]
+                .replace("IF NOT EXISTS", "OVERWRITE")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            definition(ACCESS_DEFINITION),
+            definition(SCHEMA.steps[0].sql)
+        );
     }
 
     #[tokio::test]

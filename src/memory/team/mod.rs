@@ -150,9 +150,20 @@ impl Memories {
         store: Option<&MemoryStore>,
         state: &mut State,
     ) -> std::result::Result<bool, RemoteError> {
-        let changes = link.server.changes_since(state.seq).await?;
+        let mut changes = link.server.changes_since(state.seq).await?;
+        let restored = changes.server_head < state.seq;
+        if restored {
+            let fresh = link.server.changes_since(0).await?;
+            self.restored(link, store, state, changes.server_head, &fresh)
+                .await
+                .map_err(|e| RemoteError::Query {
+                    doing: "catching up with a team server restored from a backup".to_string(),
+                    message: e.to_string(),
+                })?;
+            changes = fresh;
+        }
         let Some(head) = changes.head.filter(|head| *head > state.seq) else {
-            return Ok(false);
+            return Ok(restored);
         };
         let (rows, reviews, mut skipped) = clean_pulled(changes.memories, changes.reviews);
         let guidelines = clean_pulled_changes(changes.guidelines, &mut skipped);
@@ -182,6 +193,76 @@ impl Memories {
             Err(e) => tracing::warn!("the local copy of the team memories is behind: {e}"),
         }
         Ok(true)
+    }
+
+    /// The server's write sequence went back below this copy's cursor: it was restored from
+    /// a backup older than what this copy pulled. What this copy holds from after the backup
+    /// (rows numbered beyond the server's head: memories, forgets, review records) is offered
+    /// again through the outbox, each keyed by its id and old number so that the same version
+    /// offered by several members is applied once (a memory the backup holds in an older
+    /// version is rebased on it, as any write); then the copy is cleared, to be pulled again
+    /// from the start with `fresh`, the server's whole content.
+    async fn restored(
+        &self,
+        link: &Link,
+        store: Option<&MemoryStore>,
+        state: &mut State,
+        server_head: u64,
+        fresh: &server::Changes,
+    ) -> Result<()> {
+        tracing::warn!(
+            "the team server at {} numbers its writes from {server_head}, below this copy's {} (restored from a backup?): offering again what this copy holds from after it, then pulling everything",
+            link.server.url(),
+            state.seq
+        );
+        let read = async |store: &MemoryStore| -> Result<(Vec<StoredMemory>, Vec<ReviewRecord>)> {
+            let rows = store
+                .changes_since(server_head)
+                .await
+                .map_err(store_error)?;
+            let reviews = store
+                .reviews_since(server_head)
+                .await
+                .map_err(store_error)?;
+            Ok((rows, reviews))
+        };
+        let (rows, reviews) = match store {
+            Some(store) => read(store).await?,
+            None => self.with_store(true, read).await?.unwrap_or_default(),
+        };
+        let entries = offered_again(
+            &link.config.credentials.developer,
+            rows,
+            reviews,
+            &fresh.memories,
+        );
+        if !entries.is_empty() {
+            link.outbox.append(&entries).map_err(|e| {
+                MemoryError::Store(anyhow::anyhow!(
+                    "cannot queue the writes the restored team server lacks in {}: {e}",
+                    link.outbox.path().display()
+                ))
+            })?;
+            tracing::warn!(
+                "{} writes made after the backup are queued to be sent again",
+                entries.len()
+            );
+        }
+        let clear = async |store: &MemoryStore| store.clear_mirror().await.map_err(store_error);
+        match store {
+            Some(store) => clear(store).await?,
+            None => {
+                self.with_store(true, clear).await?;
+            }
+        }
+        self.backend.reset_marker(0);
+        let here = state.here.take();
+        *state = State {
+            loaded: true,
+            here,
+            ..State::default()
+        };
+        Ok(())
     }
 
     /// Applies queued writes over the state (they are the newest intent of this working
@@ -494,6 +575,87 @@ fn clean_pulled_changes(
                 .ok()
         })
         .collect()
+}
+
+/// The writes that bring a restored server up to what this copy holds from after its backup:
+/// each memory row and review record as its own entry, a forget as a tombstone of the
+/// memory the server holds alive again; only what this developer may write (another's
+/// private memory is theirs to offer). Keys are derived from the id and old number, the same
+/// on every member's copy.
+fn offered_again(
+    me: &str,
+    rows: Vec<StoredMemory>,
+    reviews: Vec<ReviewRecord>,
+    on_server: &[StoredMemory],
+) -> Vec<Entry> {
+    let mine = |kind: &str, developer: Option<&String>| {
+        !PRIVATE_KINDS.contains(&kind) || developer.map(String::as_str) == Some(me)
+    };
+    let keyed = |what: &str, id: &str, seq: u64, mut entry: Entry| {
+        let hash = xxhash_rust::xxh3::xxh3_128(
+            format!(
+                "{what}
+{id}
+{seq}"
+            )
+            .as_bytes(),
+        );
+        entry.key = format!("restore-{hash:032x}");
+        entry
+    };
+    let mut entries = Vec::new();
+    for row in rows {
+        let (id, seq) = (row.memory.id.clone(), row.memory.seq);
+        if row.forgotten {
+            let Some(alive) = on_server.iter().find(|r| r.memory.id == id && !r.forgotten) else {
+                continue;
+            };
+            let memory = &alive.memory;
+            if !mine(memory.kind.as_str(), memory.owner.developer.as_ref()) {
+                continue;
+            }
+            let tombstone = Tombstone {
+                id: id.clone(),
+                kind: memory.kind.as_str().to_string(),
+                developer: memory.owner.developer.clone(),
+            };
+            let entry = Entry::new(Vec::new(), vec![tombstone], None);
+            entries.push(keyed("forget", &id, seq, entry));
+            continue;
+        }
+        if !mine(
+            row.memory.kind.as_str(),
+            row.memory.owner.developer.as_ref(),
+        ) {
+            continue;
+        }
+        let base = on_server
+            .iter()
+            .find(|r| r.memory.id == id)
+            .and_then(|r| r.rev.clone());
+        let vector = row.vector.as_deref().map(super::store::encode_vector);
+        let memory = Row {
+            memory: row.memory,
+            vector,
+            base,
+        };
+        entries.push(keyed(
+            "memory",
+            &id,
+            seq,
+            Entry::new(vec![memory], Vec::new(), None),
+        ));
+    }
+    for review in reviews {
+        let (id, seq) = (review.id.clone(), review.seq);
+        entries.push(keyed(
+            "review",
+            &id,
+            seq,
+            Entry::new(Vec::new(), Vec::new(), Some(review)),
+        ));
+    }
+    entries
 }
 
 /// Rows pulled from the server, checked, bounded and scrubbed as `cairn memory import` does

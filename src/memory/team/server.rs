@@ -22,6 +22,9 @@ pub struct Changes {
     /// The highest sequence number among the rows read, decoded or not (`None` when none
     /// was): the pull cursor moves to it.
     pub head: Option<u64>,
+    /// The server's write sequence now: below this copy's cursor only when the server was
+    /// restored from a backup.
+    pub server_head: u64,
 }
 
 impl Changes {
@@ -59,7 +62,10 @@ impl Server {
     /// everyone's pull.
     pub async fn changes_since(&self, after: u64) -> Result<Changes, RemoteError> {
         let pulled = self.connection.changes_since(after).await?;
-        let mut changes = Changes::default();
+        let mut changes = Changes {
+            server_head: pulled.head,
+            ..Changes::default()
+        };
         for row in pulled.memories {
             changes.reach(&row);
             match store::parse_row(row.clone()) {
