@@ -92,6 +92,19 @@ pub enum RemoteError {
         namespace: String,
         database: String,
     },
+    #[error(
+        "the team server at {url} has no team set up for {namespace}/{database} ({message}): whoever holds its root user runs `cairn team init` for this repository (or `[team] repository`/`org` name another)"
+    )]
+    NotSetUp {
+        url: String,
+        namespace: String,
+        database: String,
+        message: String,
+    },
+    #[error(
+        "the team server at {url} runs a SurrealDB this cairn cannot use ({message}): cairn needs a SurrealDB 3.x server"
+    )]
+    Incompatible { url: String, message: String },
     #[error("the team server refused the write: {0}")]
     Refused(String),
     #[error("memory {0} changed on the team server since it was read")]
@@ -535,10 +548,16 @@ where
     let db = tokio::time::timeout(CONNECT_TIMEOUT, surrealdb::engine::any::connect(url))
         .await
         .map_err(|_| late())?
-        .map_err(|e| away(e.message().to_string()))?;
+        .map_err(|e| connect_failed(url, e.message()))?;
     match tokio::time::timeout(CONNECT_TIMEOUT, db.signin(credentials)).await {
         Err(_) => Err(late()),
         Ok(Err(e)) if e.is_connection() => Err(away(e.message().to_string())),
+        Ok(Err(e)) if e.message().contains("does not exist") => Err(RemoteError::NotSetUp {
+            url: url.to_string(),
+            namespace: namespace.to_string(),
+            database: database.to_string(),
+            message: e.message().to_string(),
+        }),
         Ok(Err(e)) => Err(RemoteError::Credentials {
             url: url.to_string(),
             developer: who.to_string(),
@@ -547,6 +566,21 @@ where
             message: e.message().to_string(),
         }),
         Ok(Ok(_)) => Ok(db),
+    }
+}
+
+/// Why connecting failed: a server whose version the client does not support is there to stay
+/// (not away: answers from the local copy would never catch up), anything else is away.
+fn connect_failed(url: &str, message: &str) -> RemoteError {
+    if message.contains("does not match the range supported") {
+        return RemoteError::Incompatible {
+            url: url.to_string(),
+            message: message.to_string(),
+        };
+    }
+    RemoteError::Unreachable {
+        url: url.to_string(),
+        message: message.to_string(),
     }
 }
 
@@ -940,6 +974,24 @@ mod tests {
             "DEFINE ACCESS OVERWRITE {ACCESS} ON DATABASE TYPE RECORD"
         )));
         assert!(sql.contains(&format!("type::record('{ACCESS}', $developer)")));
+    }
+
+    #[test]
+    fn a_server_of_another_major_version_is_incompatible_not_away() {
+        // The client's own words for a SurrealDB 2 server.
+        let said = "server version `2.3.7` does not match the range supported by the client `>=3.0.0-alpha.1, <4.0.0`";
+        let error = connect_failed("wss://team.example.com", said);
+        assert!(
+            matches!(error, RemoteError::Incompatible { .. }),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(message.contains("needs a SurrealDB 3.x server") && message.contains("2.3.7"));
+        let away = connect_failed(
+            "wss://team.example.com",
+            "Connection refused (os error 111)",
+        );
+        assert!(matches!(away, RemoteError::Unreachable { .. }), "{away:?}");
     }
 
     #[test]

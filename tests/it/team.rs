@@ -720,6 +720,25 @@ fn wrong_credentials_and_bad_settings_give_clear_errors() {
         "{stderr}"
     );
 
+    // A repository whose team was never set up on the server: said so, with what to run.
+    alice.repo.git(&[
+        "remote",
+        "set-url",
+        "origin",
+        "git@github.com:globex/app.git",
+    ]);
+    let missing = alice.cairn(&["memory", "search", "anything"]);
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("has no team set up for globex/github_com_globex_app")
+            && stderr.contains("cairn team init"),
+        "{stderr}"
+    );
+    alice
+        .repo
+        .git(&["remote", "set-url", "origin", "git@github.com:Acme/App.git"]);
+
     // And with the right credentials it works.
     alice.ok(&["memory", "search", "anything"]);
 }
