@@ -373,7 +373,7 @@ impl Memories {
     ) -> std::result::Result<HashSet<String>, (HashSet<String>, RemoteError)> {
         let mut done = HashSet::new();
         for batch in entries.chunks(REPLAY_BATCH) {
-            match link.server.push(batch).await {
+            match push_batch(link, batch).await {
                 Ok(()) => {
                     done.extend(batch.iter().map(|e| e.key.clone()));
                     continue;
@@ -425,8 +425,7 @@ impl Memories {
                     last = Some(RemoteError::Conflict(id));
                 }
                 Err(RemoteError::Busy(message)) => {
-                    let pause = 20 * (attempt as u64 + 1) + jitter();
-                    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                    back_off(attempt).await;
                     last = Some(RemoteError::Busy(message));
                 }
                 Err(error) => return Err(error),
@@ -781,6 +780,28 @@ fn rebase(entry: &mut Entry, id: &str, current: Option<&StoredMemory>) {
             row.memory.history = history;
         }
     }
+}
+
+/// Sends a batch in one transaction; one the server keeps busy (teammates' writes contend for
+/// the sequence) is tried again a few times before its entries go one by one, which would
+/// contend a hundred times more.
+async fn push_batch(link: &Link, batch: &[Entry]) -> std::result::Result<(), RemoteError> {
+    let mut attempt = 0;
+    loop {
+        match link.server.push(batch).await {
+            Err(RemoteError::Busy(_)) if attempt + 1 < TRIES => {
+                back_off(attempt).await;
+                attempt += 1;
+            }
+            sent => return sent,
+        }
+    }
+}
+
+/// Waits a little longer after each busy answer, with jitter.
+async fn back_off(attempt: usize) {
+    let pause = 20 * (attempt as u64 + 1) + jitter();
+    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
 }
 
 /// A few milliseconds of jitter so retrying writers do not collide again.
