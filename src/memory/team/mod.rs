@@ -373,7 +373,7 @@ impl Memories {
     ) -> std::result::Result<HashSet<String>, (HashSet<String>, RemoteError)> {
         let mut done = HashSet::new();
         for batch in entries.chunks(REPLAY_BATCH) {
-            match push_batch(link, batch).await {
+            match link.server.push(batch).await {
                 Ok(()) => {
                     done.extend(batch.iter().map(|e| e.key.clone()));
                     continue;
@@ -778,22 +778,6 @@ fn rebase(entry: &mut Entry, id: &str, current: Option<&StoredMemory>) {
                 ),
             });
             row.memory.history = history;
-        }
-    }
-}
-
-/// Sends a batch in one transaction; one the server keeps busy (teammates' writes contend for
-/// the sequence) is tried again a few times before its entries go one by one, which would
-/// contend a hundred times more.
-async fn push_batch(link: &Link, batch: &[Entry]) -> std::result::Result<(), RemoteError> {
-    let mut attempt = 0;
-    loop {
-        match link.server.push(batch).await {
-            Err(RemoteError::Busy(_)) if attempt + 1 < TRIES => {
-                back_off(attempt).await;
-                attempt += 1;
-            }
-            sent => return sent,
         }
     }
 }
