@@ -307,6 +307,21 @@ pub(crate) async fn rows(db: &Surreal<Any>, query: &str) -> Vec<Value> {
     rows
 }
 
+/// Framework knowledge about every Python file, written in `copy`: an organisation memory.
+fn org_knowledge(copy: &WorkingCopy, text: &str) -> String {
+    let written = copy.json(&[
+        "memory",
+        "add",
+        "-t",
+        "framework_knowledge",
+        "--file-pattern",
+        "*.py",
+        text,
+    ]);
+    assert_eq!(written["memory"]["scope"], "org", "{written}");
+    written["id"].as_str().unwrap().to_string()
+}
+
 fn search_ids(found: &Value) -> Vec<String> {
     found["memories"]
         .as_array()
@@ -517,17 +532,7 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
         ids.push(add(i)["id"].as_str().unwrap().to_string());
     }
     // The organisation's database queues in its own outbox.
-    let framework = alice.json(&[
-        "memory",
-        "add",
-        "-t",
-        "framework_knowledge",
-        "--file-pattern",
-        "*.py",
-        "Celery retries re-run the whole task body",
-    ]);
-    assert_eq!(framework["memory"]["scope"], "org", "{framework}");
-    let framework_id = framework["id"].as_str().unwrap().to_string();
+    let framework_id = org_knowledge(alice, "Celery retries re-run the whole task body");
     // Reads go on from the local copy, with a note.
     let found = alice.ok(&[
         "memory",
@@ -851,17 +856,7 @@ async fn organisation_memories_live_in_the_organisation_database_with_the_same_p
     ]);
     assert_eq!(habit["memory"]["scope"], "org", "{habit}");
     let habit_id = habit["id"].as_str().unwrap().to_string();
-    let framework = alice.json(&[
-        "memory",
-        "add",
-        "-t",
-        "framework_knowledge",
-        "--file-pattern",
-        "*.py",
-        "Django signals run inside the sender's transaction",
-    ]);
-    assert_eq!(framework["memory"]["scope"], "org", "{framework}");
-    let framework_id = framework["id"].as_str().unwrap().to_string();
+    let framework_id = org_knowledge(alice, "Django signals run inside the sender's transaction");
 
     // Bob reads the organisation's framework knowledge, labelled, but not Alice's habit.
     let found = bob.json(&["memory", "search", "Django signals transaction"]);
