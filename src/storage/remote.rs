@@ -335,13 +335,9 @@ impl Connection {
             Ok(Ok(response)) => Ok(response),
         };
         if let Err(error) = &outcome {
-            // A broken or expired session is replaced on the next use; one that only ran a
-            // failing query is kept (a new one costs the server a password check).
-            let away = matches!(error, RemoteError::Unreachable { .. });
-            if away || retried {
-                *self.client.lock().await = None;
-            }
-            self.mark(away);
+            // A broken or expired session is replaced on the next use.
+            *self.client.lock().await = None;
+            self.mark(matches!(error, RemoteError::Unreachable { .. }));
         } else {
             self.mark(false);
         }
