@@ -435,21 +435,16 @@ impl Connection {
         }
         // A removed member's session is refused everything, in whichever statement first.
         if let Some(id) = thrown(&message, "cairn-refused ") {
-            if let removed @ RemoteError::Removed { .. } = self
-                .unless_removed(RemoteError::Refused(String::new()))
-                .await
-            {
-                return Err(removed);
-            }
             let what = if id.starts_with("g_") {
                 "guideline change"
             } else {
                 "memory"
             };
-            return Err(RemoteError::Refused(format!(
+            let refused = RemoteError::Refused(format!(
                 "the server does not let {} write {what} {id}",
                 self.credentials.developer
-            )));
+            ));
+            return Err(self.unless_removed(refused).await);
         }
         if error.is_not_allowed() {
             return Err(self.unless_removed(RemoteError::Refused(message)).await);

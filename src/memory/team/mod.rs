@@ -16,7 +16,7 @@ pub mod outbox;
 pub mod server;
 pub mod skipped;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 pub use link::{Link, SyncRecord, TeamStatus};
@@ -425,7 +425,8 @@ impl Memories {
                     last = Some(RemoteError::Conflict(id));
                 }
                 Err(RemoteError::Busy(message)) => {
-                    back_off(attempt).await;
+                    let pause = 20 * (attempt as u64 + 1) + jitter();
+                    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
                     last = Some(RemoteError::Busy(message));
                 }
                 Err(error) => return Err(error),
@@ -524,7 +525,7 @@ fn entries(rows: Vec<Row>, tombstones: Vec<Tombstone>, attached: Attached) -> Ve
 }
 
 /// Keeps pulled rows in the local copy: memories and review records in one transaction, then
-/// the guideline changes, each merged with this copy's own ([`super::guidelines::merge_pulled`]).
+/// the guideline changes, each merged with this copy's own ([`super::guidelines::pulled_wins`]).
 async fn mirror(
     store: &MemoryStore,
     rows: &[StoredMemory],
@@ -591,22 +592,19 @@ fn offered_again(
         !PRIVATE_KINDS.contains(&kind) || developer.map(String::as_str) == Some(me)
     };
     let keyed = |what: &str, id: &str, seq: u64, mut entry: Entry| {
-        let hash = xxhash_rust::xxh3::xxh3_128(
-            format!(
-                "{what}
-{id}
-{seq}"
-            )
-            .as_bytes(),
-        );
+        let hash = xxhash_rust::xxh3::xxh3_128(format!("{what}\n{id}\n{seq}").as_bytes());
         entry.key = format!("restore-{hash:032x}");
         entry
     };
+    let on_server: HashMap<&str, &StoredMemory> = on_server
+        .iter()
+        .map(|r| (r.memory.id.as_str(), r))
+        .collect();
     let mut entries = Vec::new();
     for row in rows {
         let (id, seq) = (row.memory.id.clone(), row.memory.seq);
         if row.forgotten {
-            let Some(alive) = on_server.iter().find(|r| r.memory.id == id && !r.forgotten) else {
+            let Some(alive) = on_server.get(id.as_str()).filter(|r| !r.forgotten) else {
                 continue;
             };
             let memory = &alive.memory;
@@ -628,10 +626,7 @@ fn offered_again(
         ) {
             continue;
         }
-        let base = on_server
-            .iter()
-            .find(|r| r.memory.id == id)
-            .and_then(|r| r.rev.clone());
+        let base = on_server.get(id.as_str()).and_then(|r| r.rev.clone());
         let vector = row.vector.as_deref().map(super::store::encode_vector);
         let memory = Row {
             memory: row.memory,
@@ -780,12 +775,6 @@ fn rebase(entry: &mut Entry, id: &str, current: Option<&StoredMemory>) {
             row.memory.history = history;
         }
     }
-}
-
-/// Waits a little longer after each busy answer, with jitter.
-async fn back_off(attempt: usize) {
-    let pause = 20 * (attempt as u64 + 1) + jitter();
-    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
 }
 
 /// A few milliseconds of jitter so retrying writers do not collide again.
