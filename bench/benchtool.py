@@ -488,7 +488,7 @@ BUILD_ROWS = {
     ),
     "version": ("`cairn --version` (median of 30)", lambda r: f"{r['version_ms']} ms"),
     "dist": (
-        "shipped binary (`--profile dist`: fat LTO, stripped): binary / tar.xz archive; its cold build",
+        "shipped binary (`--profile dist`: fat LTO, SurrealDB optimised for size, stripped): binary / tar.xz archive; its cold build",
         lambda r: f"{r['binary_mb']} / {r['archive_mb']} MB; {_minutes(r['seconds'])}",
     ),
     "bloat": ("largest parts of the release binary, by crate (bench/bloat.py)", lambda r: r["crates"]),
