@@ -60,8 +60,11 @@ impl Cairn {
             .filter(|m| m.origin.is_none())
             .flat_map(|m| m.anchors.iter().cloned())
             .collect();
+        // A pack without a focus reads only the nodes it shows, through the graph's standing.
+        let standing = focus.is_none_or(|f| f.trim().is_empty());
         let report = context::context(
             &scorer,
+            standing.then(|| snapshot.standing()),
             &self.repo.name(),
             freshness,
             context::FocusRequest {

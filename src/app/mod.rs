@@ -84,6 +84,10 @@ const MEMORY_LINGER: Duration = Duration::from_secs(1);
 /// How long a freshness check is reused.
 const FRESHNESS_TTL: Duration = Duration::from_secs(2);
 
+/// How long a published graph must stay current before its standing is worked out ahead of
+/// the first pack that needs it.
+const STANDING_AFTER: Duration = Duration::from_secs(1);
+
 /// A loaded view of the store.
 pub struct Snapshot {
     pub graph: Arc<Graph>,
@@ -95,6 +99,9 @@ pub struct Snapshot {
     generation: Option<String>,
     /// Unique per snapshot in this process (cache keys).
     serial: u64,
+    /// What the graph alone decides of a context pack without a focus, worked out when first
+    /// asked (`standing`).
+    standing: std::sync::OnceLock<crate::context::Standing>,
 }
 
 fn next_serial() -> u64 {
@@ -119,7 +126,15 @@ impl Snapshot {
             stamps,
             generation: None,
             serial: next_serial(),
+            standing: Default::default(),
         }
+    }
+
+    /// What the graph alone decides of a context pack without a focus: worked out on the
+    /// first call, so later packs read only the nodes they show.
+    pub fn standing(&self) -> &crate::context::Standing {
+        self.standing
+            .get_or_init(|| crate::context::Standing::of(&self.graph))
     }
 }
 
@@ -249,12 +264,26 @@ impl Cairn {
 
     /// Replaces the snapshot (the daemon, after each refresh of its index).
     pub async fn publish(&self, snapshot: Snapshot) {
-        let old = self.snapshot.lock().await.replace(Arc::new(snapshot));
+        let fresh = Arc::new(snapshot);
+        let old = self.snapshot.lock().await.replace(fresh.clone());
         *self.freshness.lock().await = None;
         // Freeing a large graph takes a while: not on the way to the next answer.
         if let Some(old) = old {
             tokio::task::spawn_blocking(move || drop(old));
         }
+        // What a pack without a focus needs of the new graph, worked out once saves pause (not
+        // after every save of a burst), so the next `get_context` does not wait for it.
+        let published = Arc::downgrade(&fresh);
+        drop(fresh);
+        tokio::spawn(async move {
+            tokio::time::sleep(STANDING_AFTER).await;
+            if let Some(snapshot) = published.upgrade() {
+                let _ = tokio::task::spawn_blocking(move || {
+                    snapshot.standing();
+                })
+                .await;
+            }
+        });
     }
 
     /// Assistant activity per node id (reads, edits, searches recorded by `cairn hook`).
@@ -647,6 +676,7 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
         stamps,
         generation,
         serial: next_serial(),
+        standing: Default::default(),
     })
 }
 

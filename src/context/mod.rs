@@ -6,6 +6,7 @@
 mod expand;
 mod lexical;
 mod pack;
+mod standing;
 mod target;
 
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ use crate::graph::{Graph, Node, NodeKind, impact, impact_link};
 
 pub use expand::{ExpandBody, ExpandReport, Include, Known, Link, expand, lines_note};
 pub use pack::{ContextBody, ContextReport, FocusRequest, Freshness, Ranked, context};
+pub use standing::Standing;
 pub use target::{TargetError, normalise, resolve_target};
 
 /// A memory as the context pack and expansions show it.
@@ -185,6 +187,16 @@ impl<'a> Scorer<'a> {
 
     pub fn graph(&self) -> &'a Graph {
         self.graph
+    }
+
+    /// The clock the scores are taken at.
+    pub(crate) fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// The positions of the nodes assistants used (those with a frequency or a use's recency).
+    pub(crate) fn used(&self) -> impl Iterator<Item = usize> + '_ {
+        self.access_at.keys().copied()
     }
 }
 

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
+use super::standing::Standing;
 use super::{MemoryNote, ScoreParts, Scorer, lexical, location};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::{Score, edge_score};
-use crate::graph::{Edge, EdgeKind, Graph, Node, NodeKind};
+use crate::graph::{EdgeKind, Graph, Node, NodeKind};
 
 /// How current the index is.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -139,6 +140,11 @@ impl Focus {
         self.paths.is_empty() && self.words.is_empty()
     }
 
+    /// Nothing to rank by: no paths, no words, no memory anchors.
+    fn is_none(&self) -> bool {
+        self.is_empty() && self.anchors.is_empty()
+    }
+
     /// Extra rank for a node the focus names by path.
     fn path_boost(&self, node: &Node) -> f64 {
         if self
@@ -162,8 +168,13 @@ fn has_source_extension(token: &str) -> bool {
 /// Each section is capped at a share of the budget so one cannot crowd out the rest; when the
 /// caps leave budget unused while items were cut (small repositories), the pack is written
 /// again with wider caps and the attempt that leaves out the fewest items wins.
+///
+/// Without a focus, `standing` (the graph's [`Standing`], worked out once per graph) lets the
+/// pack read only the nodes it shows; without it every node is ranked.
+#[allow(clippy::too_many_arguments)]
 pub fn context(
     scorer: &Scorer,
+    standing: Option<&Standing>,
     repo: &str,
     freshness: Freshness,
     focus: FocusRequest,
@@ -172,7 +183,10 @@ pub fn context(
     notes: Vec<String>,
 ) -> ContextReport {
     let focus = Focus::parse(focus);
-    let selection = Selection::of(scorer, &focus, memories);
+    let selection = match standing {
+        Some(standing) if focus.is_none() => Selection::standing(scorer, standing, memories),
+        _ => Selection::of(scorer, &focus, memories),
+    };
     let attempt = |scale: f64| {
         let header = Header {
             repo,
@@ -222,8 +236,31 @@ struct Selection {
 /// Most entries a section offers.
 const TOP_FILES: usize = 60;
 const TOP_SYMBOLS: usize = 60;
-const RELATIONSHIPS: usize = 40;
+pub(super) const RELATIONSHIPS: usize = 40;
 const HOT_SPOTS: usize = 30;
+/// The best-ranked files and symbols whose edges the relationships are chosen from.
+const RELATED_FILES: usize = 100;
+const RELATED_SYMBOLS: usize = 200;
+
+/// A file the pack's list of files ranks.
+pub(super) fn listed_file(n: &Node) -> bool {
+    n.kind == NodeKind::File && !n.is_test
+}
+
+/// A symbol the pack's list of symbols ranks.
+pub(super) fn listed_symbol(n: &Node) -> bool {
+    n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant
+}
+
+/// A file that can be a hot spot: outside effects or state writes.
+pub(super) fn hot_file(n: &Node) -> bool {
+    n.kind == NodeKind::File && !n.is_test && (!n.side_effects.is_empty() || n.mutations > 0)
+}
+
+/// What a hot spot's effects add to its rank.
+pub(super) fn hot_weight(n: &Node) -> f64 {
+    n.side_effects.len() as f64 * 2.0
+}
 
 impl Selection {
     fn of(scorer: &Scorer, focus: &Focus, memories: &[MemoryNote]) -> Selection {
@@ -240,43 +277,104 @@ impl Selection {
             .filter(|n| kept(n) && !(ranking.focused && n.is_test))
             .collect();
         let shown_paths: FxHashSet<&str> = shown_files.iter().map(|f| &*f.path).collect();
-        let ranked_files =
-            ranking.best_first(|n| n.kind == NodeKind::File && !n.is_test && kept(n));
-        let ranked_symbols = ranking.best_first(|n| {
-            n.kind.is_symbol() && !n.is_test && n.kind != NodeKind::Constant && kept(n)
+        let ranked_files = ranking.best_first(|n| listed_file(n) && kept(n));
+        let ranked_symbols = ranking.best_first(|n| listed_symbol(n) && kept(n));
+        let mut hot: Vec<&Node> = shown_files
+            .iter()
+            .copied()
+            .filter(|f| hot_file(f))
+            .collect();
+        let weight = |n: &Node| hot_weight(n) + ranking.rank(n);
+        hot.sort_by(|a, b| {
+            weight(b)
+                .total_cmp(&weight(a))
+                .then_with(|| a.id.cmp(&b.id))
         });
+        hot.truncate(HOT_SPOTS);
+        let (dirs, weights) = weighed(&shown_files, &|n| ranking.rank(n));
         Selection {
             focused: ranking.focused,
             files: files.len(),
             test_files,
             symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
-            memories: memories
-                .iter()
-                .map(|m| Entry {
-                    line: m.line(),
-                    item: m.clone(),
-                })
-                .collect(),
-            shape: shape_lines(&shown_files, &|n| ranking.rank(n)),
+            memories: memory_entries(memories),
+            shape: shape_lines(&dirs.root, &weights),
             top_files: file_entries(&ranking, &ranked_files),
             top_symbols: symbol_entries(&ranking, &ranked_symbols),
             relationships: relationship_entries(&ranking, &ranked_files, &ranked_symbols),
-            hot_spots: hot_spot_entries(&ranking, &shown_files),
+            hot_spots: hot_spot_entries(&ranking, &hot),
             tests: tests_line(graph, test_files, ranking.focused.then_some(&shown_paths)),
+        }
+    }
+
+    /// The selection of a pack without a focus, from the graph's standing: only the nodes it
+    /// shows (and those assistants used) are scored. The same as [`Selection::of`] gives.
+    fn standing(scorer: &Scorer, standing: &Standing, memories: &[MemoryNote]) -> Selection {
+        let ranking = Ranking::unfocused(scorer);
+        let graph = ranking.graph;
+        let nodes = |positions: Vec<usize>| -> Vec<&Node> {
+            positions.into_iter().map(|i| &*graph.nodes[i]).collect()
+        };
+        let ranked_files = nodes(standing.top_files.best(scorer, RELATED_FILES));
+        let ranked_symbols = nodes(standing.top_symbols.best(scorer, RELATED_SYMBOLS));
+        let hot = nodes(standing.hot_spots.best(scorer, HOT_SPOTS));
+        let shape = match standing.shape.weights(scorer) {
+            Some(weights) => shape_lines(&standing.shape.dirs.root, &weights),
+            // The clock is before the latest change: weigh every file as it is now.
+            None => {
+                let files: Vec<&Node> = graph.files().collect();
+                let (dirs, weights) = weighed(&files, &|n| ranking.rank(n));
+                shape_lines(&dirs.root, &weights)
+            }
+        };
+        Selection {
+            focused: false,
+            files: standing.files,
+            test_files: standing.test_files,
+            symbols: standing.symbols,
+            memories: memory_entries(memories),
+            shape,
+            top_files: file_entries(&ranking, &ranked_files),
+            top_symbols: symbol_entries(&ranking, &ranked_symbols),
+            relationships: relationship_lines(
+                graph,
+                standing
+                    .links
+                    .strongest(
+                        scorer,
+                        &top_positions(graph, &ranked_files, &ranked_symbols),
+                    )
+                    .into_iter(),
+            ),
+            hot_spots: hot_spot_entries(&ranking, &hot),
+            tests: standing.tests.clone(),
         }
     }
 }
 
-/// Every node's score and rank, by position: a large graph is ranked without hashing ids per
-/// lookup.
+fn memory_entries(memories: &[MemoryNote]) -> Vec<Entry<MemoryNote>> {
+    memories
+        .iter()
+        .map(|m| Entry {
+            line: m.line(),
+            item: m.clone(),
+        })
+        .collect()
+}
+
+/// Nodes' scores and ranks: with a focus, every node's, by position (a large graph is ranked
+/// without hashing ids per lookup); without, worked out for the nodes asked about.
 struct Ranking<'g> {
     graph: &'g Graph,
-    scores: Vec<NodeRank>,
+    scorer: &'g Scorer<'g>,
+    /// Every node's, with a focus.
+    scores: Option<Vec<NodeRank>>,
     /// A focus was given and some node matches it.
     focused: bool,
 }
 
 /// A node's score and its rank: the score's total plus the focus boost.
+#[derive(Debug, Clone, Copy)]
 struct NodeRank {
     score: Score,
     rank: f64,
@@ -285,7 +383,7 @@ struct NodeRank {
 }
 
 impl<'g> Ranking<'g> {
-    fn new(scorer: &Scorer<'g>, focus: &Focus) -> Ranking<'g> {
+    fn new(scorer: &'g Scorer<'g>, focus: &Focus) -> Ranking<'g> {
         let graph = scorer.graph();
         let relevance = lexical::relevance(graph, &focus.words, &focus.anchors);
         let mut scores = graph
@@ -307,8 +405,34 @@ impl<'g> Ranking<'g> {
         let focused = !focus.is_empty() && scores.iter().any(|s| s.on_focus);
         Ranking {
             graph,
-            scores,
+            scorer,
+            scores: Some(scores),
             focused,
+        }
+    }
+
+    /// Without a focus: a node's rank is its score.
+    fn unfocused(scorer: &'g Scorer<'g>) -> Ranking<'g> {
+        Ranking {
+            graph: scorer.graph(),
+            scorer,
+            scores: None,
+            focused: false,
+        }
+    }
+
+    /// The score and rank of the node at `i`.
+    fn at(&self, i: usize) -> NodeRank {
+        match &self.scores {
+            Some(scores) => scores[i],
+            None => {
+                let score = self.scorer.score_at(i);
+                NodeRank {
+                    score,
+                    rank: score.total(),
+                    on_focus: false,
+                }
+            }
         }
     }
 
@@ -323,15 +447,15 @@ impl<'g> Ranking<'g> {
     }
 
     fn on_focus(&self, node: &Node) -> bool {
-        self.scores[self.graph.position(node)].on_focus
+        self.at(self.graph.position(node)).on_focus
     }
 
-    fn score(&self, node: &Node) -> &Score {
-        &self.scores[self.graph.position(node)].score
+    fn score(&self, node: &Node) -> Score {
+        self.at(self.graph.position(node)).score
     }
 
     fn rank(&self, node: &Node) -> f64 {
-        self.scores[self.graph.position(node)].rank
+        self.at(self.graph.position(node)).rank
     }
 
     /// The nodes `wanted` admits, best first; nodes are stored sorted by id, so position
@@ -343,7 +467,7 @@ impl<'g> Ranking<'g> {
             .iter()
             .enumerate()
             .filter(|(_, n)| wanted(n))
-            .map(|(i, _)| (self.scores[i].rank, i))
+            .map(|(i, _)| (self.at(i).rank, i))
             .collect();
         keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         keyed
@@ -357,7 +481,7 @@ impl<'g> Ranking<'g> {
             id: node.id.to_string(),
             kind: node.kind.as_str().to_string(),
             lines: location(node),
-            score: (*self.score(node)).into(),
+            score: self.score(node).into(),
             reach: node.reach,
             dependents: node.causal_in,
             side_effects: node.side_effects.clone(),
@@ -445,24 +569,20 @@ fn relationship_entries(
     let graph = ranking.graph;
     // Only the edges at the best-ranked nodes, found through the graph's adjacency, by
     // position: edges are kept in order, so an edge's position orders as the edge does.
-    let mut at_top: Vec<crate::graph::Link> = ranked_files
-        .iter()
-        .take(100)
-        .chain(ranked_symbols.iter().take(200))
-        .flat_map(|n| graph.links_at(graph.position(n)))
-        .filter(|l| l.edge.kind.is_causal() && l.edge.kind != EdgeKind::Drives)
+    let mut at_top: Vec<crate::graph::Link> = top_positions(graph, ranked_files, ranked_symbols)
+        .into_iter()
+        .flat_map(|i| graph.links_at(i))
+        .filter(|l| related(graph, l))
         .collect();
     at_top.sort_unstable_by_key(|l| l.at);
     at_top.dedup_by_key(|l| l.at);
-    let external = |i: usize| graph.nodes[i].kind == NodeKind::External;
     // In a focused pack, between code on the focus only.
-    let on_focus = |i: usize| !ranking.focused || ranking.scores[i].on_focus;
-    let mut relationships: Vec<(f64, f64, usize, &Edge)> = at_top
+    let on_focus = |i: usize| !ranking.focused || ranking.at(i).on_focus;
+    let mut relationships: Vec<(f64, f64, usize)> = at_top
         .into_iter()
-        .filter(|l| !external(l.src) && !external(l.dst))
         .filter(|l| on_focus(l.src) && on_focus(l.dst))
         .map(|l| {
-            let (s, d) = (&ranking.scores[l.src], &ranking.scores[l.dst]);
+            let (s, d) = (&ranking.at(l.src), &ranking.at(l.dst));
             let score = edge_score(l.edge, &s.score, &d.score);
             // In a focused pack, the edges between the code nearest the focus first (by the
             // focus's part of the ends' ranks, to two places: the scores order the rest).
@@ -472,7 +592,7 @@ fn relationship_entries(
             } else {
                 0.0
             };
-            (key, score, l.at, l.edge)
+            (key, score, l.at)
         })
         .collect();
     relationships.sort_by(|a, b| {
@@ -480,43 +600,64 @@ fn relationship_entries(
             .then_with(|| b.1.total_cmp(&a.1))
             .then_with(|| a.2.cmp(&b.2))
     });
-    relationships
-        .into_iter()
-        .take(RELATIONSHIPS)
-        .map(|(_, score, _, edge)| Entry {
-            line: format!(
-                "- {} -{}-> {}{} ({score:.1})",
-                edge.src,
-                edge.kind.table(),
-                edge.dst,
-                lines_suffix(&edge.lines)
-            ),
-            item: Relationship {
-                kind: edge.kind.table().to_string(),
-                src: edge.src.to_string(),
-                dst: edge.dst.to_string(),
-                score: (score * 100.0).round() / 100.0,
-                reasons: edge.reasons.iter().map(|r| r.to_string()).collect(),
-            },
+    relationships.truncate(RELATIONSHIPS);
+    relationship_lines(
+        graph,
+        relationships.into_iter().map(|(_, score, at)| (score, at)),
+    )
+}
+
+/// The positions of the best-ranked files and symbols whose edges the relationships are
+/// chosen from.
+pub(super) fn top_positions(graph: &Graph, files: &[&Node], symbols: &[&Node]) -> Vec<usize> {
+    files
+        .iter()
+        .take(RELATED_FILES)
+        .chain(symbols.iter().take(RELATED_SYMBOLS))
+        .map(|n| graph.position(n))
+        .collect()
+}
+
+/// An edge the relationships can show: causal (not a test's drive), between code.
+pub(super) fn related(graph: &Graph, link: &crate::graph::Link) -> bool {
+    let code = |i: usize| graph.nodes[i].kind != NodeKind::External;
+    link.edge.kind.is_causal()
+        && link.edge.kind != EdgeKind::Drives
+        && code(link.src)
+        && code(link.dst)
+}
+
+/// The relationships section's entries: each edge (by position) with its score.
+fn relationship_lines(
+    graph: &Graph,
+    chosen: impl Iterator<Item = (f64, usize)>,
+) -> Vec<Entry<Relationship>> {
+    chosen
+        .map(|(score, at)| {
+            let edge = &graph.edges[at];
+            Entry {
+                line: format!(
+                    "- {} -{}-> {}{} ({score:.1})",
+                    edge.src,
+                    edge.kind.table(),
+                    edge.dst,
+                    lines_suffix(&edge.lines)
+                ),
+                item: Relationship {
+                    kind: edge.kind.table().to_string(),
+                    src: edge.src.to_string(),
+                    dst: edge.dst.to_string(),
+                    score: (score * 100.0).round() / 100.0,
+                    reasons: edge.reasons.iter().map(|r| r.to_string()).collect(),
+                },
+            }
         })
         .collect()
 }
 
-/// Files with side effects or state writes, the most effects first.
-fn hot_spot_entries(ranking: &Ranking, files: &[&Node]) -> Vec<Entry<Ranked>> {
-    let mut hot: Vec<&Node> = files
-        .iter()
-        .copied()
-        .filter(|f| !f.is_test && (!f.side_effects.is_empty() || f.mutations > 0))
-        .collect();
-    let weight = |n: &Node| n.side_effects.len() as f64 * 2.0 + ranking.rank(n);
-    hot.sort_by(|a, b| {
-        weight(b)
-            .total_cmp(&weight(a))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-    hot.into_iter()
-        .take(HOT_SPOTS)
+/// Files with side effects or state writes (the most effects first, as ranked).
+fn hot_spot_entries(ranking: &Ranking, hot: &[&Node]) -> Vec<Entry<Ranked>> {
+    hot.iter()
         .map(|node| Entry {
             line: format!(
                 "- {}: {}{}",
@@ -743,7 +884,11 @@ fn lines_suffix(lines: &[u32]) -> String {
 
 /// The test files and the modules most of them assert on (`shown`: among the modules a
 /// focused pack keeps to).
-fn tests_line(graph: &Graph, test_files: usize, shown: Option<&FxHashSet<&str>>) -> String {
+pub(super) fn tests_line(
+    graph: &Graph,
+    test_files: usize,
+    shown: Option<&FxHashSet<&str>>,
+) -> String {
     // Test files per module they assert on (directly or on its definitions).
     let mut pairs: FxHashSet<(&str, &str)> = FxHashSet::default();
     for (e, _) in graph
@@ -808,38 +953,75 @@ impl ShapeLine {
     }
 }
 
-#[derive(Default)]
-struct Dir {
+/// A directory of the project shape: its files, their languages, its subdirectories, and a
+/// number (`id`) by which a shape weighs it.
+#[derive(Debug, Default)]
+pub(super) struct Dir {
+    id: u32,
     files: usize,
-    weight: f64,
     languages: BTreeMap<String, usize>,
     children: BTreeMap<String, Dir>,
 }
 
-const SHAPE_CHILDREN: [usize; 3] = [10, 6, 4];
+/// The directories of a set of files, numbered as they are first met (the root is 0).
+#[derive(Debug, Default)]
+pub(super) struct Dirs {
+    pub(super) root: Dir,
+    /// Directories below the root.
+    below: u32,
+}
 
-/// The project's directories as an indented tree, most important first, compressed: chains of
-/// single directories are joined and long sibling lists end with a count of the rest.
-fn shape_lines(files: &[&Node], rank: &dyn Fn(&Node) -> f64) -> Vec<ShapeLine> {
-    let mut root = Dir::default();
-    for file in files {
-        let extension = file
-            .path
-            .rsplit_once('.')
-            .map_or("", |(_, e)| e)
-            .to_string();
-        let weight = rank(file);
-        let mut dir = &mut root;
+impl Dirs {
+    /// Adds a file; the ids of the directories it is in, the root first.
+    pub(super) fn add(&mut self, file: &Node) -> Vec<u32> {
+        let extension = file.path.rsplit_once('.').map_or("", |(_, e)| e);
+        let below = &mut self.below;
+        let mut dir = &mut self.root;
         dir.files += 1;
-        dir.weight += weight;
+        let mut chain = vec![dir.id];
         let parts: Vec<&str> = file.path.split('/').collect();
         for part in &parts[..parts.len() - 1] {
-            dir = dir.children.entry(part.to_string()).or_default();
+            dir = dir.children.entry(part.to_string()).or_insert_with(|| {
+                *below += 1;
+                Dir {
+                    id: *below,
+                    ..Dir::default()
+                }
+            });
             dir.files += 1;
-            dir.weight += weight;
-            *dir.languages.entry(extension.clone()).or_default() += 1;
+            *dir.languages.entry(extension.to_string()).or_default() += 1;
+            chain.push(dir.id);
+        }
+        chain
+    }
+
+    /// How many directories there are, the root included.
+    pub(super) fn len(&self) -> usize {
+        self.below as usize + 1
+    }
+}
+
+/// The shape of `files`, each weighing its rank: their directories, and each directory's
+/// weight by id (its files' ranks summed).
+fn weighed(files: &[&Node], rank: &dyn Fn(&Node) -> f64) -> (Dirs, Vec<f64>) {
+    let mut dirs = Dirs::default();
+    let chains: Vec<Vec<u32>> = files.iter().map(|f| dirs.add(f)).collect();
+    let mut weights = vec![0.0; dirs.len()];
+    for (file, chain) in files.iter().zip(&chains) {
+        let weight = rank(file);
+        for &d in chain {
+            weights[d as usize] += weight;
         }
     }
+    (dirs, weights)
+}
+
+const SHAPE_CHILDREN: [usize; 3] = [10, 6, 4];
+
+/// The project's directories as an indented tree, most important (by `weights`) first,
+/// compressed: chains of single directories are joined and long sibling lists end with a count
+/// of the rest.
+fn shape_lines(root: &Dir, weights: &[f64]) -> Vec<ShapeLine> {
     let mut out = Vec::new();
     let top_level = root.files - root.children.values().map(|c| c.files).sum::<usize>();
     if top_level > 0 {
@@ -853,12 +1035,13 @@ fn shape_lines(files: &[&Node], rank: &dyn Fn(&Node) -> f64) -> Vec<ShapeLine> {
             None,
         ));
     }
-    render_dir(&root, "", 0, None, &mut out);
+    render_dir(root, weights, "", 0, None, &mut out);
     out
 }
 
 fn render_dir(
     dir: &Dir,
+    weights: &[f64],
     prefix: &str,
     depth: usize,
     parent: Option<usize>,
@@ -868,7 +1051,14 @@ fn render_dir(
         return;
     };
     let mut children: Vec<(&String, &Dir)> = dir.children.iter().collect();
-    children.sort_by(|a, b| b.1.weight.total_cmp(&a.1.weight).then_with(|| a.0.cmp(b.0)));
+    // Weights equal to six places are equal: a pack without a focus sums the same parts in
+    // another order (`Standing`), which may round differently.
+    let weight = |d: &Dir| (weights[d.id as usize] * 1e6).round();
+    children.sort_by(|a, b| {
+        weight(b.1)
+            .total_cmp(&weight(a.1))
+            .then_with(|| a.0.cmp(b.0))
+    });
     let indent = "  ".repeat(depth);
     for (name, child) in children.iter().take(max_children) {
         let mut path = format!("{prefix}{name}/");
@@ -902,7 +1092,7 @@ fn render_dir(
         ));
         let me = out.len() - 1;
         if node.children.len() > 1 {
-            render_dir(node, &path, depth + 1, Some(me), out);
+            render_dir(node, weights, &path, depth + 1, Some(me), out);
         }
     }
     if children.len() > max_children {

@@ -61,10 +61,10 @@ pub fn resolve_target<'g>(graph: &'g Graph, raw: &str) -> Result<&'g Node, Targe
             .collect(),
         // A bare symbol name anywhere.
         None => graph
-            .nodes
+            .symbols_named(path.rsplit('.').next().unwrap_or(&path))
             .iter()
-            .map(|n| &**n)
-            .filter(|n| n.kind.is_symbol() && ends_with_segment(&n.name, &path))
+            .map(|&i| &*graph.nodes[i as usize])
+            .filter(|n| ends_with_segment(&n.name, &path))
             .collect(),
     };
     match candidates.as_slice() {
@@ -226,6 +226,39 @@ mod tests {
             suggestions(&graph, "helper_thre")[0],
             "app/other.py::helper_three"
         );
+    }
+
+    #[test]
+    fn a_bare_name_is_found_by_its_last_parts() {
+        let graph = crate::context::testing::graph_of(&[
+            (
+                "app/store.py",
+                "class Store:\n    def load(self):\n        pass\n\ndef loader():\n    pass\n",
+            ),
+            ("app/cache.py", "def load():\n    pass\n\nLOAD = 1\n"),
+            (
+                "app/other.py",
+                "class Cache:\n    def load_all(self):\n        pass\n",
+            ),
+        ]);
+        let id = |target: &str| resolve_target(&graph, target).map(|n| n.id.to_string());
+        assert_eq!(id("Store.load"), Ok("app/store.py::Store.load".to_string()));
+        assert_eq!(id("loader"), Ok("app/store.py::loader".to_string()));
+        assert_eq!(
+            id("load_all"),
+            Ok("app/other.py::Cache.load_all".to_string())
+        );
+        match resolve_target(&graph, "load") {
+            Err(TargetError::Ambiguous { candidates, .. }) => assert_eq!(
+                candidates,
+                ["app/cache.py::load", "app/store.py::Store.load"]
+            ),
+            other => panic!("`load` was not ambiguous: {other:?}"),
+        }
+        assert!(matches!(
+            resolve_target(&graph, "Other.load"),
+            Err(TargetError::Unknown { .. })
+        ));
     }
 
     #[test]

@@ -210,6 +210,9 @@ pub struct Graph {
     /// Edge positions by source and by destination node position.
     outgoing: Adjacency,
     incoming: Adjacency,
+    /// Symbol positions by the last part of their names, made on first use
+    /// ([`Graph::symbols_named`]).
+    names: std::sync::OnceLock<FxHashMap<Box<str>, Vec<u32>>>,
 }
 
 /// The nodes of a patched graph ([`Graph::patch`]) and where the old graph's went.
@@ -653,11 +656,29 @@ impl Graph {
             ends,
             outgoing,
             incoming,
+            names: Default::default(),
         }
     }
 
     pub fn node(&self, id: &str) -> Option<&Node> {
         self.node_index(id).map(|i| &*self.nodes[i])
+    }
+
+    /// The positions of the symbols whose name ends in `last` after any `.` (`load` for
+    /// `Store.load` and `load`), in order: a bare name is found without a pass over the graph
+    /// (the index is made on first use).
+    pub fn symbols_named(&self, last: &str) -> &[u32] {
+        let names = self.names.get_or_init(|| {
+            let mut names: FxHashMap<Box<str>, Vec<u32>> = FxHashMap::default();
+            for (i, node) in self.nodes.iter().enumerate() {
+                if node.kind.is_symbol() {
+                    let name = node.name.rsplit('.').next().unwrap_or(&node.name);
+                    names.entry(name.into()).or_default().push(i as u32);
+                }
+            }
+            names
+        });
+        names.get(last).map_or(&[], Vec::as_slice)
     }
 
     /// The symbols of the file at `path` (ids `path::…`), found in the nodes sorted by id

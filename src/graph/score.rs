@@ -42,17 +42,22 @@ impl Score {
 
 /// Scores a node at time `now` (seconds since the epoch).
 pub fn node_score(node: &Node, access: Access, now: i64) -> Score {
-    let last = node.last_change.max(access.last);
-    let age_days = ((now - last).max(0) as f64) / SECONDS_PER_DAY;
     Score {
-        recency: if last > 0 {
-            (-age_days / 7.0).exp()
-        } else {
-            0.0
-        },
+        recency: recency(node.last_change.max(access.last), now),
         frequency: (access.count as f64).ln_1p(),
         centrality: node.impact.max(1.0).ln(),
         side_effect_cost: (node.side_effects.len() as f64).ln_1p() * 0.5,
+    }
+}
+
+/// Recency at `now` of a change or use at `last` (0: never): halves in about five days, and
+/// never falls as `last` grows.
+pub fn recency(last: i64, now: i64) -> f64 {
+    if last > 0 {
+        let age_days = ((now - last).max(0) as f64) / SECONDS_PER_DAY;
+        (-age_days / 7.0).exp()
+    } else {
+        0.0
     }
 }
 
