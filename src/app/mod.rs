@@ -84,8 +84,8 @@ const MEMORY_LINGER: Duration = Duration::from_secs(1);
 /// How long a freshness check is reused.
 const FRESHNESS_TTL: Duration = Duration::from_secs(2);
 
-/// How long a published graph must stay current before its standing is worked out ahead of
-/// the first pack that needs it.
+/// How long a published graph must stay current before its standing and freshness are worked
+/// out ahead of the first pack that needs them.
 const STANDING_AFTER: Duration = Duration::from_secs(1);
 
 /// A loaded view of the store.
@@ -185,7 +185,7 @@ pub struct Cairn {
     semantic: SemanticSettings,
     linger: Option<Duration>,
     snapshot: Mutex<Option<Arc<Snapshot>>>,
-    freshness: Mutex<Option<CheckedFreshness>>,
+    freshness: Arc<Mutex<Option<CheckedFreshness>>>,
     /// The commit history at the current HEAD (stored window plus commits mined since).
     history: Mutex<Option<HistoryAt>>,
     /// Assistant activity per node, from the hook's event file.
@@ -252,7 +252,7 @@ impl Cairn {
             linger,
             repo,
             snapshot: Mutex::new(None),
-            freshness: Mutex::new(None),
+            freshness: Arc::new(Mutex::new(None)),
             history: Mutex::new(None),
             tally: std::sync::Mutex::new(tally),
             resident,
@@ -271,17 +271,21 @@ impl Cairn {
         if let Some(old) = old {
             tokio::task::spawn_blocking(move || drop(old));
         }
-        // What a pack without a focus needs of the new graph, worked out once saves pause (not
-        // after every save of a burst), so the next `get_context` does not wait for it.
+        // What a pack without a focus needs of the new graph, and how fresh it is, worked out
+        // once saves pause (not after every save of a burst), so the next `get_context` does
+        // not wait for them.
         let published = Arc::downgrade(&fresh);
         drop(fresh);
+        let (repo, cache) = (self.repo.clone(), self.freshness.clone());
         tokio::spawn(async move {
             tokio::time::sleep(STANDING_AFTER).await;
             if let Some(snapshot) = published.upgrade() {
+                let graph = snapshot.clone();
                 let _ = tokio::task::spawn_blocking(move || {
-                    snapshot.standing();
+                    graph.standing();
                 })
                 .await;
+                check_freshness(repo, snapshot, cache).await;
             }
         });
     }
@@ -319,16 +323,25 @@ impl Cairn {
     }
 
     /// Which indexed files changed on disk and where HEAD is; cached for a moment.
-    pub async fn freshness(&self, snapshot: &Snapshot) -> Freshness {
+    pub async fn freshness(&self, snapshot: &Arc<Snapshot>) -> Freshness {
         let mut cached = self.freshness.lock().await;
         // Keyed by the snapshot too: an answer still on an older snapshot must not leave its
         // view for the next one.
         let key = snapshot.serial;
-        if let Some(checked) = cached.as_ref()
+        if let Some(checked) = cached.as_mut()
             && checked.serial == key
-            && checked.at.elapsed() < FRESHNESS_TTL
         {
-            return checked.freshness.clone();
+            if checked.at.elapsed() < FRESHNESS_TTL {
+                return checked.freshness.clone();
+            }
+            // The daemon keeps the index in step with the tree, so a check is rarely news (and
+            // stats every file): answered from the last one, and made again off the way.
+            if self.resident {
+                checked.at = Instant::now();
+                let (repo, cache) = (self.repo.clone(), self.freshness.clone());
+                tokio::spawn(check_freshness(repo, snapshot.clone(), cache));
+                return checked.freshness.clone();
+            }
         }
         let fresh = freshness(&self.repo, snapshot);
         *cached = Some(CheckedFreshness {
@@ -680,6 +693,27 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
     })
 }
 
+/// Checks the tree against `snapshot` off the runtime, and keeps the check unless one of a newer
+/// snapshot is kept.
+async fn check_freshness(
+    repo: Repo,
+    snapshot: Arc<Snapshot>,
+    cache: Arc<Mutex<Option<CheckedFreshness>>>,
+) {
+    let serial = snapshot.serial;
+    let Ok(fresh) = tokio::task::spawn_blocking(move || freshness(&repo, &snapshot)).await else {
+        return;
+    };
+    let mut cached = cache.lock().await;
+    if cached.as_ref().is_none_or(|c| c.serial <= serial) {
+        *cached = Some(CheckedFreshness {
+            at: Instant::now(),
+            serial,
+            freshness: fresh,
+        });
+    }
+}
+
 fn freshness(repo: &Repo, snapshot: &Snapshot) -> Freshness {
     let files = crate::fsutil::repo::RepoFiles::open(&repo.root).ok();
     let mut changed: Vec<String> = snapshot
@@ -715,5 +749,54 @@ mod tests {
                     xm_0123456789abcdee m_0123456789abcdefa m_0123 m_0123456789abcdeg";
         let ids: Vec<String> = super::memory_ids_in(text).into_iter().collect();
         assert_eq!(ids, ["m_0123456789abcdef", "m_fedcba9876543210"]);
+    }
+
+    #[tokio::test]
+    async fn the_daemon_answers_freshness_from_its_last_check_and_checks_again_off_the_way() {
+        use super::*;
+        use std::os::unix::fs::MetadataExt;
+        let tree = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let file = tree.path().join("app.py");
+        std::fs::write(&file, "x = 1\n").unwrap();
+        let stat = std::fs::metadata(&file).unwrap();
+        let stamp = FileStamp {
+            path: "app.py".to_string(),
+            mtime_ns: stat.mtime() * 1_000_000_000 + stat.mtime_nsec(),
+            size: stat.len(),
+        };
+        let repo = Repo::discover(tree.path(), Some(data.path())).unwrap();
+        let cairn = Cairn::resident(repo, None);
+        let started = Instant::now();
+        let graph = Arc::new(crate::graph::Graph::default());
+        cairn
+            .publish(Snapshot::resident(
+                graph,
+                IndexMeta::default(),
+                vec![stamp],
+                vec![],
+                None,
+            ))
+            .await;
+        let snapshot = cairn.snapshot().await.unwrap();
+        let changed = || async { cairn.freshness(&snapshot).await.changed_count };
+        // The check made once saves paused, a moment after publishing.
+        tokio::time::sleep(STANDING_AFTER + Duration::from_millis(500)).await;
+        assert_eq!(changed().await, 0);
+        std::fs::write(&file, "x = 22\n").unwrap();
+        // Past the check's lifetime the last check still answers, at once...
+        tokio::time::sleep(
+            (started + STANDING_AFTER + FRESHNESS_TTL + Duration::from_millis(300))
+                .saturating_duration_since(Instant::now()),
+        )
+        .await;
+        assert_eq!(changed().await, 0);
+        // ...and the one it started off the way answers soon after.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while changed().await != 1 {
+            assert!(Instant::now() < deadline, "the change was never seen");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cairn.finish().await;
     }
 }

@@ -65,10 +65,11 @@ pub(super) struct Ranks {
     member: fn(&Node) -> bool,
     /// What the list adds to a member's score (hot spots: their side effects).
     extra: fn(&Node) -> f64,
-    /// Members by their rank without recency and use, highest first, then by position.
-    by_standing: Vec<(f64, u32)>,
+    /// Members by their rank without recency and use, highest first, then by position (the
+    /// positions alone: a walk reads few, and works their keys out again).
+    by_standing: Vec<u32>,
     /// Members by last change, latest first, then by position.
-    by_change: Vec<(i64, u32)>,
+    by_change: Vec<u32>,
 }
 
 impl Ranks {
@@ -93,8 +94,8 @@ impl Ranks {
         Ranks {
             member,
             extra,
-            by_standing,
-            by_change,
+            by_standing: by_standing.into_iter().map(|(_, i)| i).collect(),
+            by_change: by_change.into_iter().map(|(_, i)| i).collect(),
         }
     }
 
@@ -119,7 +120,9 @@ impl Ranks {
         }
         let (mut standing, mut change) = (self.by_standing.iter(), self.by_change.iter());
         // Until one order is read to its end: then every member has been read.
-        while let (Some(&(top, s)), Some(&(latest, c))) = (standing.next(), change.next()) {
+        while let (Some(&s), Some(&c)) = (standing.next(), change.next()) {
+            let (high, late) = (&graph.nodes[s as usize], &graph.nodes[c as usize]);
+            let (top, latest) = ((self.extra)(high) + unused(high), late.last_change);
             for at in [s, c] {
                 if read.insert(at) {
                     best.offer(rank(at as usize), at as usize);
@@ -476,7 +479,7 @@ mod tests {
                     let mut every: Vec<(f64, usize)> = ranks
                         .by_change
                         .iter()
-                        .map(|&(_, i)| {
+                        .map(|&i| {
                             let node = &graph.nodes[i as usize];
                             let more = extra * super::super::pack::hot_weight(node);
                             (more + scorer.score_at(i as usize).total(), i as usize)
@@ -539,7 +542,7 @@ mod tests {
             .top_symbols
             .by_standing
             .iter()
-            .map(|&(_, i)| (scorer.score_at(i as usize).total(), i as usize))
+            .map(|&i| (scorer.score_at(i as usize).total(), i as usize))
             .collect();
         every.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let expected: Vec<usize> = every.iter().take(k).map(|&(_, i)| i).collect();
