@@ -352,6 +352,7 @@ impl Selection {
     }
 }
 
+/// The memories section's entries, in the order given.
 fn memory_entries(memories: &[MemoryNote]) -> Vec<Entry<MemoryNote>> {
     memories
         .iter()
