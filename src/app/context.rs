@@ -43,7 +43,11 @@ impl Cairn {
         let snapshot = self.snapshot().await?;
         let freshness = self.freshness(&snapshot).await;
         let access = self.access();
-        let scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
+        let mut scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
+        // A pack without a focus reads only the nodes it shows, through the graph's standing.
+        if focus.is_none_or(|f| f.trim().is_empty()) {
+            scorer = scorer.with_standing(snapshot.standing());
+        }
         let mut notes: Vec<String> = note.into_iter().collect();
         let history = self.commit_history(&snapshot).await;
         let (memories, matched) = match self.top_memories(focus, &history).await {
@@ -60,11 +64,8 @@ impl Cairn {
             .filter(|m| m.origin.is_none())
             .flat_map(|m| m.anchors.iter().cloned())
             .collect();
-        // A pack without a focus reads only the nodes it shows, through the graph's standing.
-        let standing = focus.is_none_or(|f| f.trim().is_empty());
         let report = context::context(
             &scorer,
-            standing.then(|| snapshot.standing()),
             &self.repo.name(),
             freshness,
             context::FocusRequest {

@@ -152,6 +152,9 @@ pub struct Scorer<'a> {
     /// left out: nothing scores them).
     access_at: rustc_hash::FxHashMap<usize, Access>,
     now: i64,
+    /// The graph's standing, when the caller has it: a pack without a focus then reads only
+    /// the nodes it shows.
+    standing: Option<&'a Standing>,
 }
 
 impl<'a> Scorer<'a> {
@@ -164,7 +167,21 @@ impl<'a> Scorer<'a> {
             graph,
             access_at,
             now,
+            standing: None,
         }
+    }
+
+    /// This scorer with the graph's standing ([`Standing::of`] of the same graph).
+    pub fn with_standing(self, standing: &'a Standing) -> Self {
+        Scorer {
+            standing: Some(standing),
+            ..self
+        }
+    }
+
+    /// The graph's standing, if the caller gave it.
+    pub(crate) fn standing(&self) -> Option<&'a Standing> {
+        self.standing
     }
 
     /// The score of one of the graph's nodes.

@@ -169,12 +169,10 @@ fn has_source_extension(token: &str) -> bool {
 /// caps leave budget unused while items were cut (small repositories), the pack is written
 /// again with wider caps and the attempt that leaves out the fewest items wins.
 ///
-/// Without a focus, `standing` (the graph's [`Standing`], worked out once per graph) lets the
-/// pack read only the nodes it shows; without it every node is ranked.
-#[allow(clippy::too_many_arguments)]
+/// Without a focus, a scorer that holds the graph's [`Standing`] lets the pack read only the
+/// nodes it shows; without it every node is ranked.
 pub fn context(
     scorer: &Scorer,
-    standing: Option<&Standing>,
     repo: &str,
     freshness: Freshness,
     focus: FocusRequest,
@@ -183,7 +181,7 @@ pub fn context(
     notes: Vec<String>,
 ) -> ContextReport {
     let focus = Focus::parse(focus);
-    let selection = match standing {
+    let selection = match scorer.standing() {
         Some(standing) if focus.is_none() => Selection::standing(scorer, standing, memories),
         _ => Selection::of(scorer, &focus, memories),
     };

@@ -429,18 +429,13 @@ mod tests {
         graph
     }
 
-    fn pack(
-        scorer: &Scorer,
-        standing: Option<&Standing>,
-        memories: &[super::super::MemoryNote],
-    ) -> ContextReport {
+    fn pack(scorer: &Scorer) -> ContextReport {
         context(
             scorer,
-            standing,
             "repo",
             Freshness::default(),
             FocusRequest::default(),
-            memories,
+            &[],
             4_000,
             Vec::new(),
         )
@@ -490,8 +485,8 @@ mod tests {
                     assert_eq!(ranks.best(&scorer, k), expected, "seed {seed}, k {k}");
                 }
             }
-            let fast = pack(&scorer, Some(&standing), &[]);
-            let full = pack(&scorer, None, &[]);
+            let fast = pack(&Scorer::new(&graph, &access, now).with_standing(&standing));
+            let full = pack(&scorer);
             assert_eq!(fast.text, full.text, "seed {seed}");
             assert_eq!(
                 serde_json::to_value(&fast.body).unwrap(),
@@ -518,8 +513,8 @@ mod tests {
                 .collect();
             let scorer = Scorer::new(&graph, &access, 1_041 * DAY);
             let standing = Standing::of(&graph);
-            let fast = pack(&scorer, Some(&standing), &[]);
-            let full = pack(&scorer, None, &[]);
+            let fast = pack(&Scorer::new(&graph, &access, 1_041 * DAY).with_standing(&standing));
+            let full = pack(&scorer);
             assert_eq!(fast.text, full.text, "seed {seed}");
             assert!(fast.body.relationships.len() >= 5, "seed {seed}");
         }
