@@ -1,12 +1,13 @@
-//! Measures what an assistant waits for: loading the index, then `get_context` and `expand`
-//! answered in process (as `cairn serve` answers them), with p50/p95 over many calls.
+//! Measures what an assistant waits for: loading the index, then `get_context` (without and
+//! with a focus) and `expand` answered in process (as `cairn serve` answers them), with
+//! p50/p95 over many calls.
 //!
 //! `query_bench --repo DIR [--data-dir DATA] [--iterations N]` prints one JSON line.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cairn::app::{Cairn, ExpandRequest};
+use cairn::app::{Cairn, ContextRequest, ExpandRequest};
 use cairn::config::Repo;
 
 mod common;
@@ -42,6 +43,20 @@ async fn main() -> anyhow::Result<()> {
         cairn.context(Default::default()).await?;
         context_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    // Focused as an assistant asks: a task sentence naming what one of the top symbols does.
+    let mut focused_ms = Vec::with_capacity(iterations);
+    for i in 0..iterations {
+        let target = &targets[i % targets.len()];
+        let name = target.rsplit([':', '.', '/']).next().unwrap_or(target);
+        let t = Instant::now();
+        cairn
+            .context(ContextRequest {
+                focus: Some(format!("why does {name} fail on errors")),
+                ..ContextRequest::default()
+            })
+            .await?;
+        focused_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
     let mut expand_ms = Vec::with_capacity(iterations);
     for i in 0..iterations {
         let target = &targets[i % targets.len()];
@@ -59,6 +74,8 @@ async fn main() -> anyhow::Result<()> {
         "context_tokens": first.tokens,
         "context_p50_ms": percentile(&mut context_ms, 0.5),
         "context_p95_ms": percentile(&mut context_ms, 0.95),
+        "focused_context_p50_ms": percentile(&mut focused_ms, 0.5),
+        "focused_context_p95_ms": percentile(&mut focused_ms, 0.95),
         "expand_p50_ms": percentile(&mut expand_ms, 0.5),
         "expand_p95_ms": percentile(&mut expand_ms, 0.95),
         "iterations": iterations,

@@ -43,10 +43,12 @@ impl Cairn {
         let snapshot = self.snapshot().await?;
         let freshness = self.freshness(&snapshot).await;
         let access = self.access();
-        let mut scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now());
-        // A pack without a focus reads only the nodes it shows, through the graph's standing.
-        if focus.is_none_or(|f| f.trim().is_empty()) {
-            scorer = scorer.with_standing(snapshot.standing());
+        // A pack reads only the nodes it shows: through the graph's standing, and with a
+        // focus through its lexicon too.
+        let mut scorer = Scorer::new(&snapshot.graph, &access, crate::clock::now())
+            .with_standing(snapshot.standing());
+        if focus.is_some_and(|f| !f.trim().is_empty()) {
+            scorer = scorer.with_lexicon(snapshot.lexicon());
         }
         let mut notes: Vec<String> = note.into_iter().collect();
         let history = self.commit_history(&snapshot).await;

@@ -102,6 +102,10 @@ pub struct Snapshot {
     /// What the graph alone decides of a context pack without a focus, worked out when first
     /// asked (`standing`).
     standing: std::sync::OnceLock<crate::context::Standing>,
+    /// The words of the graph's documents, for a focused pack, made when first asked
+    /// (`lexicon`) from the previous snapshot's where files say the same.
+    lexicon: std::sync::OnceLock<Arc<crate::context::Lexicon>>,
+    previous_lexicon: std::sync::Mutex<Option<Arc<crate::context::Lexicon>>>,
 }
 
 fn next_serial() -> u64 {
@@ -127,6 +131,8 @@ impl Snapshot {
             generation: None,
             serial: next_serial(),
             standing: Default::default(),
+            lexicon: Default::default(),
+            previous_lexicon: Default::default(),
         }
     }
 
@@ -135,6 +141,48 @@ impl Snapshot {
     pub fn standing(&self) -> &crate::context::Standing {
         self.standing
             .get_or_init(|| crate::context::Standing::of(&self.graph))
+    }
+
+    /// The words of the graph's documents: made on the first focused pack, splitting only
+    /// the files that differ from the previous snapshot's.
+    pub fn lexicon(&self) -> &crate::context::Lexicon {
+        self.lexicon.get_or_init(|| {
+            let previous = self
+                .previous_lexicon
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            Arc::new(crate::context::Lexicon::of(
+                &self.graph,
+                previous.as_deref(),
+            ))
+        })
+    }
+
+    /// Whether an earlier snapshot's lexicon was made (a focused pack asked for one).
+    fn follows_a_lexicon(&self) -> bool {
+        self.previous_lexicon
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Starts this (not yet shared) snapshot's lexicon from `before`'s.
+    fn follows(mut self, before: Option<&Snapshot>) -> Snapshot {
+        if let Some(before) = before {
+            let lexicon = before.lexicon.get().cloned().or_else(|| {
+                before
+                    .previous_lexicon
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+            });
+            *self
+                .previous_lexicon
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner()) = lexicon;
+        }
+        self
     }
 }
 
@@ -264,16 +312,17 @@ impl Cairn {
 
     /// Replaces the snapshot (the daemon, after each refresh of its index).
     pub async fn publish(&self, snapshot: Snapshot) {
-        let fresh = Arc::new(snapshot);
-        let old = self.snapshot.lock().await.replace(fresh.clone());
+        let mut current = self.snapshot.lock().await;
+        let fresh = Arc::new(snapshot.follows(current.as_deref()));
+        let old = current.replace(fresh.clone());
+        drop(current);
         *self.freshness.lock().await = None;
         // Freeing a large graph takes a while: not on the way to the next answer.
         if let Some(old) = old {
             tokio::task::spawn_blocking(move || drop(old));
         }
-        // What a pack without a focus needs of the new graph, and how fresh it is, worked out
-        // once saves pause (not after every save of a burst), so the next `get_context` does
-        // not wait for them.
+        // What a pack needs of the new graph, and how fresh it is, worked out once saves pause
+        // (not after every save of a burst), so the next `get_context` does not wait for them.
         let published = Arc::downgrade(&fresh);
         drop(fresh);
         let (repo, cache) = (self.repo.clone(), self.freshness.clone());
@@ -283,6 +332,10 @@ impl Cairn {
                 let graph = snapshot.clone();
                 let _ = tokio::task::spawn_blocking(move || {
                     graph.standing();
+                    // Once a focused pack asked for words, the next graph's are kept ready.
+                    if graph.follows_a_lexicon() {
+                        graph.lexicon();
+                    }
                 })
                 .await;
                 check_freshness(repo, snapshot, cache).await;
@@ -315,7 +368,8 @@ impl Cairn {
         let loaded = Arc::new(
             load_snapshot(&self.repo.store_dir(), generation)
                 .await
-                .map_err(AskError::Store)?,
+                .map_err(AskError::Store)?
+                .follows(current.as_deref()),
         );
         *current = Some(loaded.clone());
         *self.freshness.lock().await = None;
@@ -690,6 +744,8 @@ async fn load_snapshot(store_dir: &Path, generation: Option<String>) -> anyhow::
         generation,
         serial: next_serial(),
         standing: Default::default(),
+        lexicon: Default::default(),
+        previous_lexicon: Default::default(),
     })
 }
 
@@ -749,6 +805,36 @@ mod tests {
                     xm_0123456789abcdee m_0123456789abcdefa m_0123 m_0123456789abcdeg";
         let ids: Vec<String> = super::memory_ids_in(text).into_iter().collect();
         assert_eq!(ids, ["m_0123456789abcdef", "m_fedcba9876543210"]);
+    }
+
+    #[tokio::test]
+    async fn a_published_graph_has_its_words_ready_once_a_focused_pack_asked_for_words() {
+        use super::*;
+        let tree = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let repo = Repo::discover(tree.path(), Some(data.path())).unwrap();
+        let cairn = Cairn::resident(repo, None);
+        let publish = |name: &str| {
+            let text = format!("def {name}():\n    return 1\n");
+            let graph = crate::context::testing::graph_of(&[("a.py", &text), ("b.py", "x = 1\n")]);
+            let snapshot =
+                Snapshot::resident(Arc::new(graph), IndexMeta::default(), vec![], vec![], None);
+            cairn.publish(snapshot)
+        };
+        publish("first").await;
+        publish("second").await;
+        let second = cairn.snapshot().await.unwrap();
+        tokio::time::sleep(STANDING_AFTER + Duration::from_millis(500)).await;
+        // No focused pack yet: no words are split ahead.
+        assert!(!second.follows_a_lexicon());
+        assert!(second.lexicon.get().is_none());
+        second.lexicon();
+        publish("third").await;
+        let third = cairn.snapshot().await.unwrap();
+        assert!(third.follows_a_lexicon());
+        tokio::time::sleep(STANDING_AFTER + Duration::from_millis(500)).await;
+        assert!(third.lexicon.get().is_some(), "made once saves paused");
+        assert!(!third.follows_a_lexicon(), "the earlier words are let go");
     }
 
     #[tokio::test]

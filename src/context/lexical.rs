@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use super::lexicon::Lexicon;
 use crate::graph::{Graph, Node, NodeKind};
 
 /// BM25's term-frequency saturation (the usual value) and length normalisation, weaker than
@@ -16,12 +17,12 @@ use crate::graph::{Graph, Node, NodeKind};
 /// is not less about its topic. Chosen on the replay benchmark's zod commits (localization
 /// recall 0.69 at 0.75/0.75, 0.74 at these).
 const K1: f64 = 1.2;
-const B_SYMBOLS: f64 = 0.5;
-const B_FILES: f64 = 0.3;
+pub(super) const B_SYMBOLS: f64 = 0.5;
+pub(super) const B_FILES: f64 = 0.3;
 
 /// How much each part of a node counts: a word of the name says most about what it is.
 const NAME_WEIGHT: f64 = 3.0;
-const PATH_WEIGHT: f64 = 1.5;
+pub(super) const PATH_WEIGHT: f64 = 1.5;
 const TEXT_WEIGHT: f64 = 1.0;
 
 /// A file holding a matching symbol matches almost as well as the symbol.
@@ -51,13 +52,23 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// The relevance of every node to the focus, in [0, 1], by the node's position in the graph;
-/// empty when the focus holds no word and no memory anchor.
-pub(super) fn relevance(graph: &Graph, words: &[String], anchors: &[String]) -> Vec<f64> {
+/// empty when the focus holds no word and no memory anchor. With the graph's lexicon only the
+/// documents holding the focus's words are read; without, every node is split (the same
+/// scores).
+pub(super) fn relevance(
+    graph: &Graph,
+    lexicon: Option<&Lexicon>,
+    words: &[String],
+    anchors: &[String],
+) -> Vec<f64> {
     let terms = query_terms(words);
     if terms.is_empty() && anchors.is_empty() {
         return Vec::new();
     }
-    let mut relevance = bm25(graph, &terms);
+    let mut relevance = match lexicon {
+        Some(lexicon) => lexicon.bm25(graph, &terms),
+        None => bm25(graph, &terms),
+    };
     spread_to_neighbours(graph, &mut relevance);
     for anchor in anchors {
         let path = anchor.split("::").next().unwrap_or(anchor);
@@ -86,9 +97,9 @@ fn query_terms(words: &[String]) -> Vec<String> {
 
 /// A document's weighted length and its weighted counts of the query terms.
 #[derive(Debug, Clone, Default)]
-struct Bag {
-    length: f64,
-    counts: Vec<f64>,
+pub(super) struct Bag {
+    pub(super) length: f64,
+    pub(super) counts: Vec<f64>,
 }
 
 impl Bag {
@@ -112,7 +123,7 @@ impl Bag {
 /// BM25 against the terms, scaled so the best match is 1, in two collections: symbols (a
 /// symbol's name, signature and docstring) and files (a file's path and everything its
 /// symbols say), so a file is found by what it holds as well as by its best symbol.
-fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
+pub(super) fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
     let empty = Bag {
         length: 0.0,
         counts: vec![0.0; terms.len()],
@@ -124,17 +135,8 @@ fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
             continue;
         }
         let mut bag = empty.clone();
-        // A protocol hook's name (`__hash__`, `__eq__`) says what the language calls it
-        // for, not what the code is about.
-        let hook = node.name.len() > 4 && node.name.starts_with("__") && node.name.ends_with("__");
-        if node.kind != NodeKind::File && !hook {
-            bag.add(&words_of(&node.name), NAME_WEIGHT, terms);
-            if let Some(signature) = &node.signature {
-                bag.add(&words_of(signature), TEXT_WEIGHT, terms);
-            }
-        }
-        if let Some(doc) = &node.doc {
-            bag.add(&words_of(doc), TEXT_WEIGHT, terms);
+        for (words, weight) in weighted_words(node) {
+            bag.add(&words, weight, terms);
         }
         let file = files.entry(&*node.path).or_insert_with(|| {
             let mut bag = empty.clone();
@@ -166,6 +168,36 @@ fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
     relevance
 }
 
+/// A document's words, each part with its weight: a symbol's name and signature, and a node's
+/// docstring.
+pub(super) fn weighted_words(node: &Node) -> Vec<(Vec<String>, f64)> {
+    let mut parts = Vec::new();
+    // A protocol hook's name (`__hash__`, `__eq__`) says what the language calls it for, not
+    // what the code is about.
+    let hook = node.name.len() > 4 && node.name.starts_with("__") && node.name.ends_with("__");
+    if node.kind != NodeKind::File && !hook {
+        parts.push((words_of(&node.name), NAME_WEIGHT));
+        if let Some(signature) = &node.signature {
+            parts.push((words_of(signature), TEXT_WEIGHT));
+        }
+    }
+    if let Some(doc) = &node.doc {
+        parts.push((words_of(doc), TEXT_WEIGHT));
+    }
+    parts
+}
+
+/// Okapi BM25 of one document, by the query terms' idf and the collection's average length.
+pub(super) fn bm25_of(bag: &Bag, idf: &[f64], average: f64, b: f64) -> f64 {
+    let norm = K1 * (1.0 - b + b * bag.length / average);
+    bag.counts
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| **f > 0.0)
+        .map(|(t, &f)| idf[t] * f * (K1 + 1.0) / (f + norm))
+        .sum()
+}
+
 /// Okapi BM25 of each document (`None`: not in the collection, scored 0), scaled so the best
 /// is 1.
 fn scores(documents: &[Option<Bag>], terms: usize, b: f64) -> Vec<f64> {
@@ -185,14 +217,7 @@ fn scores(documents: &[Option<Bag>], terms: usize, b: f64) -> Vec<f64> {
     let mut best = 0.0f64;
     for (i, bag) in documents.iter().enumerate() {
         let Some(bag) = bag else { continue };
-        let norm = K1 * (1.0 - b + b * bag.length / average);
-        let score: f64 = bag
-            .counts
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| **f > 0.0)
-            .map(|(t, &f)| idf[t] * f * (K1 + 1.0) / (f + norm))
-            .sum();
+        let score = bm25_of(bag, &idf, average, b);
         scores[i] = score;
         best = best.max(score);
     }
@@ -205,7 +230,7 @@ fn scores(documents: &[Option<Bag>], terms: usize, b: f64) -> Vec<f64> {
 }
 
 /// Files and symbols of the project are documents; external modules are not.
-fn is_document(node: &Node) -> bool {
+pub(super) fn is_document(node: &Node) -> bool {
     node.kind != NodeKind::External && (node.kind == NodeKind::File || node.kind.is_symbol())
 }
 

@@ -5,6 +5,7 @@
 
 mod expand;
 mod lexical;
+mod lexicon;
 mod pack;
 mod standing;
 mod target;
@@ -18,6 +19,7 @@ use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact, impact_link};
 
 pub use expand::{ExpandBody, ExpandReport, Include, Known, Link, expand, lines_note};
+pub use lexicon::Lexicon;
 pub use pack::{ContextBody, ContextReport, FocusRequest, Freshness, Ranked, context};
 pub use standing::Standing;
 pub use target::{TargetError, normalise, resolve_target};
@@ -155,6 +157,9 @@ pub struct Scorer<'a> {
     /// The graph's standing, when the caller has it: a pack without a focus then reads only
     /// the nodes it shows.
     standing: Option<&'a Standing>,
+    /// The graph's lexicon, when the caller has it: a focus's words are then looked up, not
+    /// matched against every node.
+    lexicon: Option<&'a Lexicon>,
 }
 
 impl<'a> Scorer<'a> {
@@ -168,6 +173,7 @@ impl<'a> Scorer<'a> {
             access_at,
             now,
             standing: None,
+            lexicon: None,
         }
     }
 
@@ -179,9 +185,22 @@ impl<'a> Scorer<'a> {
         }
     }
 
+    /// This scorer with the graph's lexicon ([`Lexicon::of`] of the same graph).
+    pub fn with_lexicon(self, lexicon: &'a Lexicon) -> Self {
+        Scorer {
+            lexicon: Some(lexicon),
+            ..self
+        }
+    }
+
     /// The graph's standing, if the caller gave it.
     pub(crate) fn standing(&self) -> Option<&'a Standing> {
         self.standing
+    }
+
+    /// The graph's lexicon, if the caller gave it.
+    pub(crate) fn lexicon(&self) -> Option<&'a Lexicon> {
+        self.lexicon
     }
 
     /// The score of one of the graph's nodes.

@@ -145,6 +145,29 @@ impl Focus {
         self.is_empty() && self.anchors.is_empty()
     }
 
+    /// The positions of the nodes the focus names by path, ascending: found by their ids,
+    /// which start with their paths (`path`, `path::symbol`; `ext:module` for a module outside
+    /// the project), in the graph's nodes sorted by id.
+    fn named(&self, graph: &Graph) -> Vec<usize> {
+        let mut named = Vec::new();
+        for path in &self.paths {
+            for prefix in [
+                path.clone(),
+                format!("{}{path}", crate::graph::EXTERNAL_PREFIX),
+            ] {
+                let start = graph.nodes.partition_point(|n| *n.id < *prefix);
+                named.extend(
+                    (start..graph.nodes.len())
+                        .take_while(|&i| graph.nodes[i].id.starts_with(&prefix))
+                        .filter(|&i| self.path_boost(&graph.nodes[i]) > 0.0),
+                );
+            }
+        }
+        named.sort_unstable();
+        named.dedup();
+        named
+    }
+
     /// Extra rank for a node the focus names by path.
     fn path_boost(&self, node: &Node) -> f64 {
         if self
@@ -183,7 +206,8 @@ pub fn context(
     let focus = Focus::parse(focus);
     let selection = match scorer.standing() {
         Some(standing) if focus.is_none() => Selection::standing(scorer, standing, memories),
-        _ => Selection::of(scorer, &focus, memories),
+        Some(standing) => Selection::focused(scorer, standing, &focus, memories),
+        None => Selection::of(Ranking::new(scorer, &focus), None, memories),
     };
     let attempt = |scale: f64| {
         let header = Header {
@@ -261,47 +285,91 @@ pub(super) fn hot_weight(n: &Node) -> f64 {
 }
 
 impl Selection {
-    fn of(scorer: &Scorer, focus: &Focus, memories: &[MemoryNote]) -> Selection {
-        let ranking = Ranking::new(scorer, focus);
+    /// The selection the ranking gives: with a focus that matches, every list keeps to it
+    /// (the budget goes to what the caller asked about, not to the rest of the repository).
+    /// The standing, when given, has the counts and the tests.
+    fn of(ranking: Ranking, standing: Option<&Standing>, memories: &[MemoryNote]) -> Selection {
         let graph = ranking.graph;
-        let files: Vec<&Node> = graph.files().collect();
-        let test_files = files.iter().filter(|f| f.is_test).count();
-        // With a focus that matches, every list keeps to it: the budget goes to what the
-        // caller asked about, not to the rest of the repository.
-        let kept = |n: &Node| !ranking.focused || ranking.on_focus(n);
-        let shown_files: Vec<&Node> = files
+        let node = |i: usize| &*graph.nodes[i];
+        let kept = |i: usize| !ranking.focused || ranking.at(i).on_focus;
+        let candidates: Vec<usize> = match ranking.on_focus_positions() {
+            Some(on) if ranking.focused => on,
+            _ => (0..graph.nodes.len()).collect(),
+        };
+        // Everything by position: nodes are sorted by id, so position order is id order.
+        let shown: Vec<(usize, f64)> = candidates
             .iter()
             .copied()
-            .filter(|n| kept(n) && !(ranking.focused && n.is_test))
+            .filter(|&i| {
+                let n = node(i);
+                n.kind == NodeKind::File && kept(i) && !(ranking.focused && n.is_test)
+            })
+            .map(|i| (i, ranking.at(i).rank))
             .collect();
+        let shown_files: Vec<&Node> = shown.iter().map(|&(i, _)| node(i)).collect();
         let shown_paths: FxHashSet<&str> = shown_files.iter().map(|f| &*f.path).collect();
-        let ranked_files = ranking.best_first(|n| listed_file(n) && kept(n));
-        let ranked_symbols = ranking.best_first(|n| listed_symbol(n) && kept(n));
-        let mut hot: Vec<&Node> = shown_files
+        let ranked_files = ranking.best_first(&candidates, |i| listed_file(node(i)) && kept(i));
+        let ranked_symbols = ranking.best_first(&candidates, |i| listed_symbol(node(i)) && kept(i));
+        let mut hot: Vec<(f64, usize)> = shown
             .iter()
-            .copied()
-            .filter(|f| hot_file(f))
+            .filter(|&&(i, _)| hot_file(node(i)))
+            .map(|&(i, rank)| (hot_weight(node(i)) + rank, i))
             .collect();
-        let weight = |n: &Node| hot_weight(n) + ranking.rank(n);
-        hot.sort_by(|a, b| {
-            weight(b)
-                .total_cmp(&weight(a))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        hot.truncate(HOT_SPOTS);
-        let (dirs, weights) = weighed(&shown_files, &|n| ranking.rank(n));
+        hot.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let hot: Vec<&Node> = hot.iter().take(HOT_SPOTS).map(|&(_, i)| node(i)).collect();
+        let ranks: Vec<f64> = shown.iter().map(|&(_, rank)| rank).collect();
+        let (dirs, weights) = weighed(&shown_files, &ranks);
+        let shown = ranking.focused.then_some(&shown_paths);
+        let (files, test_files, symbols, tests) = match standing {
+            Some(standing) => (
+                standing.files,
+                standing.test_files,
+                standing.symbols,
+                standing.tests_line(shown),
+            ),
+            None => {
+                let files = graph.files().count();
+                let test_files = graph.files().filter(|f| f.is_test).count();
+                (
+                    files,
+                    test_files,
+                    graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
+                    tests_line(&asserted(graph), test_files, shown),
+                )
+            }
+        };
         Selection {
             focused: ranking.focused,
-            files: files.len(),
+            files,
             test_files,
-            symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
+            symbols,
             memories: memory_entries(memories),
             shape: shape_lines(&dirs.root, &weights),
             top_files: file_entries(&ranking, &ranked_files),
             top_symbols: symbol_entries(&ranking, &ranked_symbols),
             relationships: relationship_entries(&ranking, &ranked_files, &ranked_symbols),
             hot_spots: hot_spot_entries(&ranking, &hot),
-            tests: tests_line(graph, test_files, ranking.focused.then_some(&shown_paths)),
+            tests,
+        }
+    }
+
+    /// The selection of a focused pack from the graph's standing and lexicon: only the nodes
+    /// on the focus are scored. The same as ranking every node gives.
+    fn focused(
+        scorer: &Scorer,
+        standing: &Standing,
+        focus: &Focus,
+        memories: &[MemoryNote],
+    ) -> Selection {
+        let ranking = Ranking::on_focus_only(scorer, focus);
+        match ranking.on_focus_positions() {
+            // Nothing matches: every rank is its score, as without a focus.
+            Some(on) if on.is_empty() => Selection::standing(scorer, standing, memories),
+            // Anchors of matching memories alone lift their nodes in a ranking of everything.
+            _ if !ranking.focused => {
+                Selection::of(Ranking::new(scorer, focus), Some(standing), memories)
+            }
+            _ => Selection::of(ranking, Some(standing), memories),
         }
     }
 
@@ -321,7 +389,8 @@ impl Selection {
             // The clock is before the latest change: weigh every file as it is now.
             None => {
                 let files: Vec<&Node> = graph.files().collect();
-                let (dirs, weights) = weighed(&files, &|n| ranking.rank(n));
+                let ranks: Vec<f64> = files.iter().map(|n| ranking.rank(n)).collect();
+                let (dirs, weights) = weighed(&files, &ranks);
                 shape_lines(&dirs.root, &weights)
             }
         };
@@ -361,15 +430,24 @@ fn memory_entries(memories: &[MemoryNote]) -> Vec<Entry<MemoryNote>> {
         .collect()
 }
 
-/// Nodes' scores and ranks: with a focus, every node's, by position (a large graph is ranked
-/// without hashing ids per lookup); without, worked out for the nodes asked about.
+/// Nodes' scores and ranks, worked out ahead for every node or for the nodes on the focus, or
+/// for each node asked about.
 struct Ranking<'g> {
     graph: &'g Graph,
     scorer: &'g Scorer<'g>,
-    /// Every node's, with a focus.
-    scores: Option<Vec<NodeRank>>,
+    known: Known,
     /// A focus was given and some node matches it.
     focused: bool,
+}
+
+/// The ranks a [`Ranking`] worked out ahead.
+enum Known {
+    /// Every node's, by position (a large graph is ranked without hashing ids per lookup).
+    Every(Vec<NodeRank>),
+    /// The nodes on the focus (every other node's rank is its score).
+    OnFocus(rustc_hash::FxHashMap<usize, NodeRank>),
+    /// None: without a focus, a rank is the score.
+    Unfocused,
 }
 
 /// A node's score and its rank: the score's total plus the focus boost.
@@ -384,7 +462,7 @@ struct NodeRank {
 impl<'g> Ranking<'g> {
     fn new(scorer: &'g Scorer<'g>, focus: &Focus) -> Ranking<'g> {
         let graph = scorer.graph();
-        let relevance = lexical::relevance(graph, &focus.words, &focus.anchors);
+        let relevance = lexical::relevance(graph, scorer.lexicon(), &focus.words, &focus.anchors);
         let mut scores = graph
             .nodes
             .iter()
@@ -400,12 +478,53 @@ impl<'g> Ranking<'g> {
                 }
             })
             .collect::<Vec<NodeRank>>();
-        neighbours_of_named_paths(graph, focus, &mut scores);
+        let named: Vec<usize> = (0..graph.nodes.len())
+            .filter(|&i| focus.path_boost(&graph.nodes[i]) > 0.0)
+            .collect();
+        for j in neighbours_of_named(graph, &named) {
+            scores[j].on_focus = true;
+        }
         let focused = !focus.is_empty() && scores.iter().any(|s| s.on_focus);
         Ranking {
             graph,
             scorer,
-            scores: Some(scores),
+            known: Known::Every(scores),
+            focused,
+        }
+    }
+
+    /// With a focus, through the graph's lexicon (when the scorer has it): only the nodes on
+    /// the focus are scored and ranked; the same ranks as [`Ranking::new`] gives.
+    fn on_focus_only(scorer: &'g Scorer<'g>, focus: &Focus) -> Ranking<'g> {
+        let graph = scorer.graph();
+        let relevance = lexical::relevance(graph, scorer.lexicon(), &focus.words, &focus.anchors);
+        let rank_of = |i: usize, on_focus: bool| {
+            let score = scorer.score_at(i);
+            let lexical = relevance.get(i).copied().unwrap_or(0.0) * FOCUS_WEIGHT;
+            let boost = focus.path_boost(&graph.nodes[i]);
+            NodeRank {
+                score,
+                rank: score.total() + boost + lexical,
+                on_focus: on_focus || boost > 0.0 || lexical > 0.0,
+            }
+        };
+        let named = focus.named(graph);
+        let mut known: rustc_hash::FxHashMap<usize, NodeRank> = relevance
+            .iter()
+            .enumerate()
+            .filter(|&(_, &r)| r > 0.0)
+            .map(|(i, _)| i)
+            .chain(named.iter().copied())
+            .map(|i| (i, rank_of(i, false)))
+            .collect();
+        for j in neighbours_of_named(graph, &named) {
+            known.entry(j).or_insert_with(|| rank_of(j, true));
+        }
+        let focused = !focus.is_empty() && !known.is_empty();
+        Ranking {
+            graph,
+            scorer,
+            known: Known::OnFocus(known),
             focused,
         }
     }
@@ -415,23 +534,37 @@ impl<'g> Ranking<'g> {
         Ranking {
             graph: scorer.graph(),
             scorer,
-            scores: None,
+            known: Known::Unfocused,
             focused: false,
+        }
+    }
+
+    /// The positions of the nodes on the focus, ascending, when only they were ranked ahead.
+    fn on_focus_positions(&self) -> Option<Vec<usize>> {
+        match &self.known {
+            Known::OnFocus(known) => {
+                let mut on: Vec<usize> = known.keys().copied().collect();
+                on.sort_unstable();
+                Some(on)
+            }
+            _ => None,
         }
     }
 
     /// The score and rank of the node at `i`.
     fn at(&self, i: usize) -> NodeRank {
-        match &self.scores {
-            Some(scores) => scores[i],
-            None => {
-                let score = self.scorer.score_at(i);
-                NodeRank {
-                    score,
-                    rank: score.total(),
-                    on_focus: false,
-                }
+        let unranked = || {
+            let score = self.scorer.score_at(i);
+            NodeRank {
+                score,
+                rank: score.total(),
+                on_focus: false,
             }
+        };
+        match &self.known {
+            Known::Every(scores) => scores[i],
+            Known::OnFocus(known) => known.get(&i).copied().unwrap_or_else(unranked),
+            Known::Unfocused => unranked(),
         }
     }
 
@@ -445,10 +578,6 @@ impl<'g> Ranking<'g> {
         }
     }
 
-    fn on_focus(&self, node: &Node) -> bool {
-        self.at(self.graph.position(node)).on_focus
-    }
-
     fn score(&self, node: &Node) -> Score {
         self.at(self.graph.position(node)).score
     }
@@ -457,16 +586,14 @@ impl<'g> Ranking<'g> {
         self.at(self.graph.position(node)).rank
     }
 
-    /// The nodes `wanted` admits, best first; nodes are stored sorted by id, so position
-    /// breaks ties by id. Ranked by position, with no lookup per node (every symbol is).
-    fn best_first(&self, wanted: impl Fn(&Node) -> bool) -> Vec<&'g Node> {
-        let mut keyed: Vec<(f64, usize)> = self
-            .graph
-            .nodes
+    /// The nodes among `candidates` (positions) that `wanted` admits, best first; nodes are
+    /// stored sorted by id, so position breaks ties by id. Ranked by position, with no lookup
+    /// per node (every symbol may be a candidate).
+    fn best_first(&self, candidates: &[usize], wanted: impl Fn(usize) -> bool) -> Vec<&'g Node> {
+        let mut keyed: Vec<(f64, usize)> = candidates
             .iter()
-            .enumerate()
-            .filter(|(_, n)| wanted(n))
-            .map(|(i, _)| (self.at(i).rank, i))
+            .filter(|&&i| wanted(i))
+            .map(|&i| (self.at(i).rank, i))
             .collect();
         keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         keyed
@@ -488,15 +615,10 @@ impl<'g> Ranking<'g> {
     }
 }
 
-/// The code the focus names by path has its neighbours on the focus too, as the words' best
-/// matches lend theirs (`lexical`): what calls, imports or is called by it, and their files.
-fn neighbours_of_named_paths(graph: &Graph, focus: &Focus, scores: &mut [NodeRank]) {
-    if focus.paths.is_empty() {
-        return;
-    }
-    let named: Vec<usize> = (0..graph.nodes.len())
-        .filter(|&i| focus.path_boost(&graph.nodes[i]) > 0.0)
-        .collect();
+/// The code the focus names by path (`named`, positions) has its neighbours on the focus too,
+/// as the words' best matches lend theirs (`lexical`): what calls, imports or is called by it,
+/// and their files.
+fn neighbours_of_named(graph: &Graph, named: &[usize]) -> Vec<usize> {
     let mut near: Vec<usize> = named
         .iter()
         .flat_map(|&i| graph.links_at(i))
@@ -509,9 +631,7 @@ fn neighbours_of_named_paths(graph: &Graph, focus: &Focus, scores: &mut [NodeRan
         .filter_map(|&j| graph.node_index(&graph.nodes[j].path))
         .collect();
     near.extend(files);
-    for j in near {
-        scores[j].on_focus = true;
-    }
+    near
 }
 
 fn file_entries(ranking: &Ranking, ranked_files: &[&Node]) -> Vec<Entry<Ranked>> {
@@ -883,37 +1003,16 @@ fn lines_suffix(lines: &[u32]) -> String {
 
 /// The test files and the modules most of them assert on (`shown`: among the modules a
 /// focused pack keeps to).
-pub(super) fn tests_line(
-    graph: &Graph,
+pub(super) fn tests_line<S: AsRef<str>>(
+    asserted: &[(S, usize)],
     test_files: usize,
     shown: Option<&FxHashSet<&str>>,
 ) -> String {
-    // Test files per module they assert on (directly or on its definitions).
-    let mut pairs: FxHashSet<(&str, &str)> = FxHashSet::default();
-    for (e, _) in graph
-        .edges
+    let listed: Vec<String> = asserted
         .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind == EdgeKind::AssertsOn)
-    {
-        if let Some(link) = graph.link(e) {
-            let (test, target) = (&graph.nodes[link.src], &graph.nodes[link.dst]);
-            pairs.insert((&*target.path, &*test.path));
-        }
-    }
-    let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();
-    for (module, _) in pairs
-        .into_iter()
-        .filter(|(m, _)| shown.is_none_or(|s| s.contains(m)))
-    {
-        *asserted.entry(module).or_default() += 1;
-    }
-    let mut most: Vec<(&str, usize)> = asserted.into_iter().collect();
-    most.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    let listed: Vec<String> = most
-        .iter()
+        .filter(|(m, _)| shown.is_none_or(|s| s.contains(m.as_ref())))
         .take(5)
-        .map(|(path, n)| format!("{path} ({n})"))
+        .map(|(path, n)| format!("{} ({n})", path.as_ref()))
         .collect();
     match (listed.is_empty(), shown.is_some()) {
         (true, false) => format!("{test_files} test files; none import project modules directly"),
@@ -927,6 +1026,30 @@ pub(super) fn tests_line(
             listed.join(", ")
         ),
     }
+}
+
+/// The modules test files assert on (directly or on their definitions), with how many test
+/// files do, the most tested first (then by path).
+pub(super) fn asserted(graph: &Graph) -> Vec<(&str, usize)> {
+    let mut pairs: FxHashSet<(&str, &str)> = FxHashSet::default();
+    for (e, _) in graph
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == EdgeKind::AssertsOn)
+    {
+        if let Some(link) = graph.link(e) {
+            let (test, target) = (&graph.nodes[link.src], &graph.nodes[link.dst]);
+            pairs.insert((&*target.path, &*test.path));
+        }
+    }
+    let mut asserted: BTreeMap<&str, usize> = BTreeMap::new();
+    for (module, _) in pairs {
+        *asserted.entry(module).or_default() += 1;
+    }
+    let mut most: Vec<(&str, usize)> = asserted.into_iter().collect();
+    most.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    most
 }
 
 /// One line of the project shape.
@@ -974,21 +1097,33 @@ impl Dirs {
     /// Adds a file; the ids of the directories it is in, the root first.
     pub(super) fn add(&mut self, file: &Node) -> Vec<u32> {
         let extension = file.path.rsplit_once('.').map_or("", |(_, e)| e);
-        let below = &mut self.below;
         let mut dir = &mut self.root;
         dir.files += 1;
         let mut chain = vec![dir.id];
-        let parts: Vec<&str> = file.path.split('/').collect();
-        for part in &parts[..parts.len() - 1] {
-            dir = dir.children.entry(part.to_string()).or_insert_with(|| {
-                *below += 1;
-                Dir {
-                    id: *below,
-                    ..Dir::default()
-                }
-            });
+        let Some((folders, _)) = file.path.rsplit_once('/') else {
+            return chain;
+        };
+        // Names are copied only when first met.
+        for part in folders.split('/') {
+            if !dir.children.contains_key(part) {
+                self.below += 1;
+                let id = self.below;
+                dir.children.insert(
+                    part.to_string(),
+                    Dir {
+                        id,
+                        ..Dir::default()
+                    },
+                );
+            }
+            dir = dir.children.get_mut(part).expect("inserted above");
             dir.files += 1;
-            *dir.languages.entry(extension.to_string()).or_default() += 1;
+            match dir.languages.get_mut(extension) {
+                Some(count) => *count += 1,
+                None => {
+                    dir.languages.insert(extension.to_string(), 1);
+                }
+            }
             chain.push(dir.id);
         }
         chain
@@ -1002,12 +1137,11 @@ impl Dirs {
 
 /// The shape of `files`, each weighing its rank: their directories, and each directory's
 /// weight by id (its files' ranks summed).
-fn weighed(files: &[&Node], rank: &dyn Fn(&Node) -> f64) -> (Dirs, Vec<f64>) {
+fn weighed(files: &[&Node], ranks: &[f64]) -> (Dirs, Vec<f64>) {
     let mut dirs = Dirs::default();
     let chains: Vec<Vec<u32>> = files.iter().map(|f| dirs.add(f)).collect();
     let mut weights = vec![0.0; dirs.len()];
-    for (file, chain) in files.iter().zip(&chains) {
-        let weight = rank(file);
+    for (&weight, chain) in ranks.iter().zip(&chains) {
         for &d in chain {
             weights[d as usize] += weight;
         }
@@ -1131,7 +1265,7 @@ mod tests {
             text: Some("shop/views.py"),
             ..FocusRequest::default()
         });
-        let selection = Selection::of(&scorer, &focus, &[]);
+        let selection = Selection::of(Ranking::new(&scorer, &focus), None, &[]);
         assert_eq!((selection.files, selection.test_files), (3, 1));
         assert_eq!(
             ids(&selection.top_files, |r| r.id.clone()),

@@ -30,6 +30,8 @@ pub struct Standing {
     pub(super) symbols: usize,
     /// The tests line of a pack without a focus.
     pub(super) tests: String,
+    /// The modules tests assert on, the most tested first, with how many test files do.
+    asserted: Vec<(Arc<str>, usize)>,
     pub(super) top_files: Ranks,
     pub(super) top_symbols: Ranks,
     pub(super) hot_spots: Ranks,
@@ -44,17 +46,26 @@ impl Standing {
             .filter(|&i| graph.nodes[i].kind == crate::graph::NodeKind::File)
             .collect();
         let test_files = files.iter().filter(|&&i| graph.nodes[i].is_test).count();
+        let asserted = super::pack::asserted(graph);
         Standing {
             files: files.len(),
             test_files,
             symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
-            tests: super::pack::tests_line(graph, test_files, None),
+            tests: super::pack::tests_line(&asserted, test_files, None),
+            asserted: asserted.into_iter().map(|(m, n)| (m.into(), n)).collect(),
             top_files: Ranks::of(graph, super::pack::listed_file, |_| 0.0),
             top_symbols: Ranks::of(graph, super::pack::listed_symbol, |_| 0.0),
             hot_spots: Ranks::of(graph, super::pack::hot_file, super::pack::hot_weight),
             shape: Tree::of(graph, &files),
             links: Links::default(),
         }
+    }
+}
+
+impl Standing {
+    /// The tests line of a pack that shows these modules.
+    pub(super) fn tests_line(&self, shown: Option<&FxHashSet<&str>>) -> String {
+        super::pack::tests_line(&self.asserted, self.test_files, shown)
     }
 }
 
@@ -494,6 +505,88 @@ mod tests {
                 "seed {seed}"
             );
         }
+    }
+
+    fn focused_pack(scorer: &Scorer, focus: &str, anchors: &[String]) -> ContextReport {
+        context(
+            scorer,
+            "repo",
+            Freshness::default(),
+            FocusRequest {
+                text: Some(focus),
+                memory_anchors: anchors,
+            },
+            &[],
+            4_000,
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn a_focused_pack_from_the_standing_and_lexicon_is_the_pack_ranking_every_node_gives() {
+        let foci = [
+            "thing run",
+            "f0",
+            "environment home getenv",
+            "write the output",
+            "LIMIT",
+            "app/core",
+            "app/core/db",
+            "tests/test_m1.py",
+            "web/views/m3.py::f1",
+            "os",
+            "os/",
+            "app/core f1 run",
+            "zebra",
+            "./",
+            "the and",
+        ];
+        let mut focused = 0;
+        for seed in 0..120 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let count = rng.usize(2..24);
+            let graph = project(&mut rng, count);
+            let access: HashMap<String, Access> = graph
+                .nodes
+                .iter()
+                .step_by(rng.usize(3..7))
+                .map(|n| {
+                    let count = n.id.len() as u64 % 7 + 1;
+                    (
+                        n.id.to_string(),
+                        Access {
+                            count,
+                            last: 1_039 * DAY,
+                        },
+                    )
+                })
+                .collect();
+            let now = [1_020 * DAY, 1_060 * DAY][rng.usize(..2)];
+            let standing = Standing::of(&graph);
+            let lexicon = super::super::Lexicon::of(&graph, None);
+            let anchors: Vec<String> = match rng.u8(..3) {
+                0 => vec![graph.nodes[rng.usize(..graph.nodes.len())].id.to_string()],
+                _ => Vec::new(),
+            };
+            for focus in foci {
+                let fast = focused_pack(
+                    &Scorer::new(&graph, &access, now)
+                        .with_standing(&standing)
+                        .with_lexicon(&lexicon),
+                    focus,
+                    &anchors,
+                );
+                let full = focused_pack(&Scorer::new(&graph, &access, now), focus, &anchors);
+                assert_eq!(fast.text, full.text, "seed {seed}, focus {focus:?}");
+                assert_eq!(
+                    serde_json::to_value(&fast.body).unwrap(),
+                    serde_json::to_value(&full.body).unwrap(),
+                    "seed {seed}, focus {focus:?}"
+                );
+                focused += usize::from(fast.text.contains("ranked by the focus"));
+            }
+        }
+        assert!(focused > 500, "{focused} packs kept to their focus");
     }
 
     #[test]

@@ -868,9 +868,12 @@ pub fn symbol_id(path: &str, qualname: &str) -> String {
     format!("{path}::{qualname}")
 }
 
+/// What an external module's node id starts with.
+pub(crate) const EXTERNAL_PREFIX: &str = "ext:";
+
 /// Node id of an external module.
 pub(crate) fn external_id(module: &str) -> String {
-    format!("ext:{module}")
+    format!("{EXTERNAL_PREFIX}{module}")
 }
 
 #[cfg(test)]
