@@ -192,13 +192,6 @@ struct Neighbours<'s, 'g> {
 }
 
 impl<'g> Neighbours<'_, 'g> {
-    fn rank(&self, id: &str) -> f64 {
-        self.scorer
-            .graph()
-            .node(id)
-            .map_or(0.0, |n| self.scorer.score(n).total())
-    }
-
     fn kind_of(&self, id: &str) -> String {
         self.scorer
             .graph()
@@ -225,20 +218,22 @@ impl<'g> Neighbours<'_, 'g> {
 
     /// The far ends of `edges`, best first, with the lines of each edge.
     fn linked(&self, edges: Vec<&Edge>, far: fn(&Edge) -> &str) -> Vec<Link> {
-        let mut links: Vec<Link> = edges
+        // Each far end looked up and ranked once, not per comparison (a hub has thousands).
+        let mut ranked: Vec<(f64, Link)> = edges
             .into_iter()
-            .map(|e| Link {
-                id: far(e).to_string(),
-                kind: self.kind_of(far(e)),
-                lines: e.lines.to_vec(),
+            .map(|e| {
+                let node = self.scorer.graph().node(far(e));
+                let rank = node.map_or(0.0, |n| self.scorer.score(n).total());
+                let link = Link {
+                    id: far(e).to_string(),
+                    kind: node.map_or("unknown", |n| n.kind.as_str()).to_string(),
+                    lines: e.lines.to_vec(),
+                };
+                (rank, link)
             })
             .collect();
-        links.sort_by(|a, b| {
-            self.rank(&b.id)
-                .total_cmp(&self.rank(&a.id))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        links
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        ranked.into_iter().map(|(_, link)| link).collect()
     }
 
     /// Tests that assert on the node or, for a file or class, on its members (`asserts_on`),

@@ -7,7 +7,7 @@
 //! callback, called → call), the same way for the sentence and for the code, so a task written
 //! in English finds code written in identifiers.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::lexicon::Lexicon;
 use crate::graph::{Graph, Node, NodeKind};
@@ -129,7 +129,7 @@ pub(super) fn bm25(graph: &Graph, terms: &[String]) -> Vec<f64> {
         counts: vec![0.0; terms.len()],
     };
     let mut symbols: Vec<Option<Bag>> = vec![None; graph.nodes.len()];
-    let mut files: HashMap<&str, Bag> = HashMap::new();
+    let mut files: FxHashMap<&str, Bag> = FxHashMap::default();
     for (i, node) in graph.nodes.iter().enumerate() {
         if !is_document(node) {
             continue;
@@ -282,7 +282,7 @@ fn spread_to_neighbours(graph: &Graph, relevance: &mut [f64]) {
 /// A file is as relevant as its own words or, a little less, its best symbol, plus a little
 /// for each further matching symbol.
 fn lift_files(graph: &Graph, relevance: &mut [f64]) {
-    let mut by_file: HashMap<&str, (f64, usize)> = HashMap::new();
+    let mut by_file: FxHashMap<&str, (f64, usize)> = FxHashMap::default();
     for (i, node) in graph.nodes.iter().enumerate() {
         if relevance[i] > 0.0 && node.kind.is_symbol() && node.kind != NodeKind::External {
             let entry = by_file.entry(&*node.path).or_insert((0.0, 0));
