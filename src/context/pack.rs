@@ -308,15 +308,22 @@ impl Selection {
             .collect();
         let shown_files: Vec<&Node> = shown.iter().map(|&(i, _)| node(i)).collect();
         let shown_paths: FxHashSet<&str> = shown_files.iter().map(|f| &*f.path).collect();
-        let ranked_files = ranking.best_first(&candidates, |i| listed_file(node(i)) && kept(i));
-        let ranked_symbols = ranking.best_first(&candidates, |i| listed_symbol(node(i)) && kept(i));
-        let mut hot: Vec<(f64, usize)> = shown
+        let ranked_files = ranking.best_first(
+            &candidates,
+            |i| listed_file(node(i)) && kept(i),
+            TOP_FILES.max(RELATED_FILES),
+        );
+        let ranked_symbols = ranking.best_first(
+            &candidates,
+            |i| listed_symbol(node(i)) && kept(i),
+            TOP_SYMBOLS.max(RELATED_SYMBOLS),
+        );
+        let hot: Vec<(f64, usize)> = shown
             .iter()
             .filter(|&&(i, _)| hot_file(node(i)))
             .map(|&(i, rank)| (hot_weight(node(i)) + rank, i))
             .collect();
-        hot.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let hot: Vec<&Node> = hot.iter().take(HOT_SPOTS).map(|&(_, i)| node(i)).collect();
+        let hot: Vec<&Node> = best_of(hot, HOT_SPOTS).into_iter().map(node).collect();
         let ranks: Vec<f64> = shown.iter().map(|&(_, rank)| rank).collect();
         let (dirs, weights) = weighed(&shown_files, &ranks);
         let shown = ranking.focused.then_some(&shown_paths);
@@ -589,16 +596,21 @@ impl<'g> Ranking<'g> {
     /// The nodes among `candidates` (positions) that `wanted` admits, best first; nodes are
     /// stored sorted by id, so position breaks ties by id. Ranked by position, with no lookup
     /// per node (every symbol may be a candidate).
-    fn best_first(&self, candidates: &[usize], wanted: impl Fn(usize) -> bool) -> Vec<&'g Node> {
-        let mut keyed: Vec<(f64, usize)> = candidates
+    /// At most `limit`: the best are picked out before they are sorted.
+    fn best_first(
+        &self,
+        candidates: &[usize],
+        wanted: impl Fn(usize) -> bool,
+        limit: usize,
+    ) -> Vec<&'g Node> {
+        let keyed: Vec<(f64, usize)> = candidates
             .iter()
             .filter(|&&i| wanted(i))
             .map(|&i| (self.at(i).rank, i))
             .collect();
-        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        keyed
+        best_of(keyed, limit)
             .into_iter()
-            .map(|(_, i)| &*self.graph.nodes[i])
+            .map(|i| &*self.graph.nodes[i])
             .collect()
     }
 
@@ -613,6 +625,22 @@ impl<'g> Ranking<'g> {
             side_effects: node.side_effects.clone(),
         }
     }
+}
+
+/// The positions of the best `limit` of `keyed` (rank, position), highest rank first, then
+/// lowest position: the best are picked out (linear time) and only they are sorted, so the
+/// order is that of sorting all.
+fn best_of(mut keyed: Vec<(f64, usize)>, limit: usize) -> Vec<usize> {
+    let order = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if limit == 0 {
+        return Vec::new();
+    }
+    if keyed.len() > limit {
+        keyed.select_nth_unstable_by(limit - 1, order);
+        keyed.truncate(limit);
+    }
+    keyed.sort_by(order);
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The code the focus names by path (`named`, positions) has its neighbours on the focus too,
@@ -1288,6 +1316,23 @@ mod tests {
             selection.tests,
             "1 test files; most tested of these modules: shop/pricing.py (1)"
         );
+    }
+
+    #[test]
+    fn the_best_picked_out_are_the_first_of_sorting_all() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for _ in 0..200 {
+            // Few distinct ranks, so ties are broken by position.
+            let keyed: Vec<(f64, usize)> = (0..rng.usize(0..300))
+                .map(|i| (f64::from(rng.u8(..6)), i * 7 % 301))
+                .collect();
+            let mut all = keyed.clone();
+            all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            for limit in [0, 1, 5, 60, 400] {
+                let expected: Vec<usize> = all.iter().take(limit).map(|&(_, i)| i).collect();
+                assert_eq!(best_of(keyed.clone(), limit), expected, "limit {limit}");
+            }
+        }
     }
 
     #[test]
