@@ -369,14 +369,14 @@ impl Selection {
         memories: &[MemoryNote],
     ) -> Selection {
         let ranking = Ranking::on_focus_only(scorer, focus);
-        match ranking.on_focus_positions() {
-            // Nothing matches: every rank is its score, as without a focus.
-            Some(on) if on.is_empty() => Selection::standing(scorer, standing, memories),
+        if ranking.focused {
+            Selection::of(ranking, Some(standing), memories)
+        } else if ranking.nothing_on_focus() {
+            // Every rank is its score, as without a focus.
+            Selection::standing(scorer, standing, memories)
+        } else {
             // Anchors of matching memories alone lift their nodes in a ranking of everything.
-            _ if !ranking.focused => {
-                Selection::of(Ranking::new(scorer, focus), Some(standing), memories)
-            }
-            _ => Selection::of(ranking, Some(standing), memories),
+            Selection::of(Ranking::new(scorer, focus), Some(standing), memories)
         }
     }
 
@@ -421,7 +421,7 @@ impl Selection {
                     .into_iter(),
             ),
             hot_spots: hot_spot_entries(&ranking, &hot),
-            tests: standing.tests.clone(),
+            tests: standing.tests_line(None),
         }
     }
 }
@@ -546,6 +546,11 @@ impl<'g> Ranking<'g> {
         }
     }
 
+    /// Whether no node is on the focus (known only when the nodes on it were ranked ahead).
+    fn nothing_on_focus(&self) -> bool {
+        matches!(&self.known, Known::OnFocus(known) if known.is_empty())
+    }
+
     /// The positions of the nodes on the focus, ascending, when only they were ranked ahead.
     fn on_focus_positions(&self) -> Option<Vec<usize>> {
         match &self.known {
@@ -593,10 +598,9 @@ impl<'g> Ranking<'g> {
         self.at(self.graph.position(node)).rank
     }
 
-    /// The nodes among `candidates` (positions) that `wanted` admits, best first; nodes are
-    /// stored sorted by id, so position breaks ties by id. Ranked by position, with no lookup
-    /// per node (every symbol may be a candidate).
-    /// At most `limit`: the best are picked out before they are sorted.
+    /// The best `limit` of the nodes among `candidates` (positions) that `wanted` admits, best
+    /// first; nodes are stored sorted by id, so position breaks ties by id. Ranked by position,
+    /// with no lookup per node (every symbol may be a candidate).
     fn best_first(
         &self,
         candidates: &[usize],

@@ -28,8 +28,6 @@ pub struct Standing {
     pub(super) files: usize,
     pub(super) test_files: usize,
     pub(super) symbols: usize,
-    /// The tests line of a pack without a focus.
-    pub(super) tests: String,
     /// The modules tests assert on, the most tested first, with how many test files do.
     asserted: Vec<(Arc<str>, usize)>,
     pub(super) top_files: Ranks,
@@ -46,13 +44,14 @@ impl Standing {
             .filter(|&i| graph.nodes[i].kind == crate::graph::NodeKind::File)
             .collect();
         let test_files = files.iter().filter(|&&i| graph.nodes[i].is_test).count();
-        let asserted = super::pack::asserted(graph);
         Standing {
             files: files.len(),
             test_files,
             symbols: graph.nodes.iter().filter(|n| n.kind.is_symbol()).count(),
-            tests: super::pack::tests_line(&asserted, test_files, None),
-            asserted: asserted.into_iter().map(|(m, n)| (m.into(), n)).collect(),
+            asserted: super::pack::asserted(graph)
+                .into_iter()
+                .map(|(m, n)| (m.into(), n))
+                .collect(),
             top_files: Ranks::of(graph, super::pack::listed_file, |_| 0.0),
             top_symbols: Ranks::of(graph, super::pack::listed_symbol, |_| 0.0),
             hot_spots: Ranks::of(graph, super::pack::hot_file, super::pack::hot_weight),
@@ -60,10 +59,8 @@ impl Standing {
             links: Links::default(),
         }
     }
-}
 
-impl Standing {
-    /// The tests line of a pack that shows these modules.
+    /// The tests line of a pack that shows these modules (`None`: a pack without a focus).
     pub(super) fn tests_line(&self, shown: Option<&FxHashSet<&str>>) -> String {
         super::pack::tests_line(&self.asserted, self.test_files, shown)
     }
