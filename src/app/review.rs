@@ -19,6 +19,7 @@ use crate::memory::reviews::ReviewRecord;
 use crate::memory::{self, MemoryType, RecordedReview};
 use crate::review::briefing::{self, ReviewReport};
 use crate::review::git::Git;
+use crate::review::partners::HISTORY_FILES;
 use crate::review::records::{Trend, author_stats, rejection_trend};
 use crate::review::stats::{AuthorStats, RuleStat};
 use crate::review::{self};
@@ -160,15 +161,6 @@ impl Serialize for AuthorRecord {
         (&self.author, &self.stats).serialize(serializer)
     }
 }
-
-/// How many files of a change get experts and co-change partners listed.
-const HISTORY_FILES: usize = 5;
-/// Most files missing from a change that the briefing names.
-const PARTNERS_SHOWN: usize = 8;
-/// A file is a partner after this many commits together with a changed one…
-const PARTNER_SUPPORT: usize = 2;
-/// …making up at least this share of the changed file's commits.
-const PARTNER_CONFIDENCE: f64 = 0.1;
 
 impl Cairn {
     /// The review briefing for a change (DESIGN §6): the change analysed against the graph,
@@ -475,7 +467,10 @@ impl Cairn {
         }
         extras.risks.extend(fix_prone_risks(history, paths));
         extras.experts = experts(history, analysis);
-        extras.co_changes = self.missing_partners(history, analysis, &snapshot.graph, paths);
+        let root = &self.repo.root;
+        let exists = |path: &str| root.join(path).is_file();
+        extras.co_changes =
+            review::partners::missing(analysis, &snapshot.graph, history, paths, &exists);
         extras.commits = related_commits(history, paths);
     }
 
@@ -491,44 +486,6 @@ impl Cairn {
             .into_iter()
             .map(|(path, owned)| briefing::FileOwners { path, owned })
             .collect()
-    }
-
-    /// Files that usually change with the changed ones, exist, are not in the change and are
-    /// not tests (those are among the tests to run): source files first, then the others
-    /// (docs, changelogs), strongest first, up to [`PARTNERS_SHOWN`].
-    fn missing_partners(
-        &self,
-        history: &History,
-        analysis: &review::Analysis,
-        graph: &Graph,
-        paths: &[String],
-    ) -> Vec<briefing::MissingPartner> {
-        let registry = crate::languages::Registry::get();
-        let is_test = |path: &str| registry.test_kind(path).is_some();
-        let mut partners: Vec<briefing::MissingPartner> = Vec::new();
-        for file in analysis.files.iter().take(HISTORY_FILES) {
-            for partner in history.co_changes(&file.path, PARTNER_SUPPORT, PARTNER_CONFIDENCE) {
-                let exists = graph.node(&partner.path).is_some()
-                    || self.repo.root.join(&partner.path).is_file();
-                if exists
-                    && !is_test(&partner.path)
-                    && !paths.contains(&partner.path)
-                    && !partners.iter().any(|p| p.path == partner.path)
-                {
-                    partners.push(briefing::MissingPartner {
-                        path: partner.path,
-                        with: file.path.clone(),
-                        support: partner.support,
-                        of: partner.of,
-                        confidence: partner.confidence,
-                    });
-                }
-            }
-        }
-        // Stable: within each kind, changed files in order and partners strongest first.
-        partners.sort_by_key(|p| registry.for_path(&p.path).is_none());
-        partners.truncate(PARTNERS_SHOWN);
-        partners
     }
 
     /// The change's author (given, or from git) with their profile, review record and

@@ -19,6 +19,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) const MAX_COCHANGE_FILES: usize = 30;
 /// Half-life of a commit's weight in expertise, in days.
 const EXPERTISE_HALF_LIFE_DAYS: f64 = 180.0;
+/// Half-life of a commit's weight as co-change evidence, in days before the newest commit.
+const COCHANGE_HALF_LIFE_DAYS: f64 = 365.0;
 
 /// One commit, as mined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +67,10 @@ pub struct CoChange {
     pub of: usize,
     /// Share of the file's commits that also changed the partner.
     pub confidence: f64,
+    /// The same share (unrounded) with each commit weighed by recency (half-life a year before
+    /// the newest commit) and by how specific it is (a commit of `n` files pairs each with
+    /// `1/(n-1)`): the order [`History::partners`] ranks by.
+    pub weight: f64,
 }
 
 /// A file's history of fixes.
@@ -220,29 +226,10 @@ impl History {
     /// Files that changed together with `path` in at least `min_support` commits and in at
     /// least `min_confidence` of its commits, strongest first.
     pub fn co_changes(&self, path: &str, min_support: usize, min_confidence: f64) -> Vec<CoChange> {
-        let mut counted = 0usize;
-        let mut together: HashMap<&str, usize> = HashMap::new();
-        for commit in self.of(path) {
-            if commit.files.len() > MAX_COCHANGE_FILES {
-                continue;
-            }
-            counted += 1;
-            for other in &commit.files {
-                if other != path {
-                    *together.entry(other.as_str()).or_default() += 1;
-                }
-            }
-        }
-        let mut out: Vec<CoChange> = together
+        let mut out: Vec<CoChange> = self
+            .together(path)
             .into_iter()
-            .filter(|(_, n)| *n >= min_support)
-            .map(|(p, n)| CoChange {
-                path: p.to_string(),
-                support: n,
-                of: counted,
-                confidence: ((n as f64 / counted.max(1) as f64) * 100.0).round() / 100.0,
-            })
-            .filter(|c| c.confidence >= min_confidence)
+            .filter(|c| c.support >= min_support && c.confidence >= min_confidence)
             .collect();
         out.sort_by(|a, b| {
             b.support
@@ -251,6 +238,57 @@ impl History {
                 .then_with(|| a.path.cmp(&b.path))
         });
         out
+    }
+
+    /// Every file that changed together with `path`, by how much that says it changes with
+    /// it: recent commits and commits of few files weigh most (a file changed with everything
+    /// in a large commit is little evidence), so one recent commit of two files can rank above
+    /// old sweeping ones. Strongest first.
+    pub fn partners(&self, path: &str) -> Vec<CoChange> {
+        let mut out = self.together(path);
+        out.sort_by(|a, b| {
+            b.weight
+                .total_cmp(&a.weight)
+                .then_with(|| b.support.cmp(&a.support))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        out
+    }
+
+    /// The files that changed with `path`, each with its count and its weighted share of
+    /// `path`'s commits (those of at most [`MAX_COCHANGE_FILES`] files).
+    fn together(&self, path: &str) -> Vec<CoChange> {
+        let newest = self.commits.first().map_or(0, |c| c.time);
+        let mut counted = 0usize;
+        let mut weighed = 0.0;
+        let mut together: HashMap<&str, (usize, f64)> = HashMap::new();
+        for commit in self.of(path) {
+            if commit.files.len() > MAX_COCHANGE_FILES {
+                continue;
+            }
+            counted += 1;
+            let age_days = (newest - commit.time).max(0) as f64 / 86_400.0;
+            let weight = 0.5f64.powf(age_days / COCHANGE_HALF_LIFE_DAYS)
+                / commit.files.len().saturating_sub(1).max(1) as f64;
+            weighed += weight;
+            for other in &commit.files {
+                if other != path {
+                    let entry = together.entry(other.as_str()).or_default();
+                    entry.0 += 1;
+                    entry.1 += weight;
+                }
+            }
+        }
+        together
+            .into_iter()
+            .map(|(p, (n, w))| CoChange {
+                path: p.to_string(),
+                support: n,
+                of: counted,
+                confidence: ((n as f64 / counted as f64) * 100.0).round() / 100.0,
+                weight: w / weighed,
+            })
+            .collect()
     }
 }
 
@@ -393,5 +431,51 @@ mod tests {
         assert!(history.is_fix_prone("models.py").is_some());
         assert!(history.is_fix_prone("README.md").is_none());
         assert!(history.fixes("nowhere.py").is_none());
+    }
+
+    #[test]
+    fn partners_rank_recent_and_specific_commits_first() {
+        let history = History::new(vec![
+            // Old sweeping commits: models.py with many files at once.
+            commit(
+                "1",
+                900,
+                "a@x",
+                "Rename",
+                &["models.py", "admin.py", "a.py", "b.py", "c.py"],
+            ),
+            commit(
+                "2",
+                800,
+                "a@x",
+                "Reformat",
+                &["models.py", "admin.py", "d.py", "e.py", "f.py"],
+            ),
+            commit(
+                "3",
+                700,
+                "a@x",
+                "Lint",
+                &["models.py", "admin.py", "g.py", "h.py", "i.py"],
+            ),
+            // One recent commit of two files.
+            commit("4", 1, "b@x", "Add field", &["models.py", "forms.py"]),
+            commit("5", 0, "b@x", "Docs", &["README.md"]),
+        ]);
+        let partners = history.partners("models.py");
+        let order: Vec<&str> = partners.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(order[..2], ["forms.py", "admin.py"], "{partners:?}");
+        let forms = &partners[0];
+        assert_eq!((forms.support, forms.of), (1, 4));
+        assert!((forms.confidence - 0.25).abs() < 1e-9);
+        // The recent pair carries most of models.py's weighted commits: 1 / (1 + 3 × 0.25 × ~0.2).
+        assert!(forms.weight > 0.8, "{forms:?}");
+        // Counted alone, the sweeping partner is the stronger one.
+        let counted = history.co_changes("models.py", 1, 0.0);
+        assert_eq!(counted[0].path, "admin.py");
+        assert_eq!(counted[0].support, 3);
+        // A file never changed has no partners; one changed alone has none either.
+        assert!(history.partners("nowhere.py").is_empty());
+        assert!(history.partners("README.md").is_empty());
     }
 }

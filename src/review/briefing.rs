@@ -56,15 +56,35 @@ pub struct FileOwners {
     pub owned: Owned,
 }
 
-/// A file that usually changes with a changed one but is not in the diff.
+/// A file that should probably change with this change but is not in the diff, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct MissingPartner {
     pub path: String,
+    /// The changed file it goes with.
     pub with: String,
-    pub support: usize,
-    /// Commits of `with` counted.
-    pub of: usize,
-    pub confidence: f64,
+    #[serde(flatten)]
+    pub reason: PartnerReason,
+}
+
+/// Why a file missing from the change goes with it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum PartnerReason {
+    /// It uses a symbol of `with` that the change removes or whose signature it alters:
+    /// `how` it uses it (`calls`, `imports`, `overrides`), `change` (`removed`, `signature`).
+    Uses {
+        symbol: String,
+        how: &'static str,
+        change: &'static str,
+    },
+    /// It changed together with `with` in `support` of its `of` commits; `confidence` is that
+    /// share, `weight` the share weighed by recency and specificity ([`crate::history::History::partners`]).
+    History {
+        support: usize,
+        of: usize,
+        confidence: f64,
+        weight: f64,
+    },
 }
 
 /// A past commit on the changed files.
@@ -167,7 +187,8 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
     let has_history =
         !extras.owners.is_empty() || !extras.experts.is_empty() || !extras.commits.is_empty();
     if !partners.is_empty() || has_history {
-        let limit = out.used() + share(0.1).max(partners_room);
+        // The partners' room, and the owners, experts and commits a share of their own.
+        let limit = out.used() + partners_room + share(0.1);
         let mut lines = partners;
         lines.extend(history_lines(&extras));
         write_section(&mut out, "## History".to_string(), lines, limit);
@@ -456,32 +477,41 @@ fn author_lines(author: &AuthorBrief) -> Vec<String> {
         .collect()
 }
 
-/// Files that usually change with a changed one and are missing from the change: one line
-/// per changed file, strongest first.
+/// Files missing from the change, one line per reason in the order first met: those using a
+/// symbol the change removes, those using one it re-signs (each with how and what), then those
+/// that usually change with a changed file (by file, strongest first).
 fn partner_lines(partners: &[MissingPartner]) -> Vec<String> {
-    let mut withs: Vec<&str> = Vec::new();
+    let mut lines: Vec<(String, Vec<String>)> = Vec::new();
     for p in partners {
-        if !withs.contains(&p.with.as_str()) {
-            withs.push(&p.with);
-        }
+        let head = match &p.reason {
+            PartnerReason::Uses {
+                change: "removed", ..
+            } => "uses what this change removes".to_string(),
+            PartnerReason::Uses { .. } => "uses what this change re-signs".to_string(),
+            PartnerReason::History { .. } => format!("usually changed with {}", p.with),
+        };
+        let at = match lines.iter().position(|(h, _)| *h == head) {
+            Some(at) => at,
+            None => {
+                lines.push((head, Vec::new()));
+                lines.len() - 1
+            }
+        };
+        let items = &mut lines[at].1;
+        items.push(match &p.reason {
+            // History counts say "commits" once, after the first.
+            PartnerReason::History { support, of, .. } if items.is_empty() => {
+                format!("{} ({support} of {of} commits)", p.path)
+            }
+            PartnerReason::History { support, of, .. } => {
+                format!("{} ({support} of {of})", p.path)
+            }
+            PartnerReason::Uses { symbol, how, .. } => format!("{} ({how} {symbol})", p.path),
+        });
     }
-    withs
+    lines
         .into_iter()
-        .map(|with| {
-            let listed: Vec<String> = partners
-                .iter()
-                .filter(|p| p.with == with)
-                .enumerate()
-                .map(|(i, p)| {
-                    let commits = if i == 0 { " commits" } else { "" };
-                    format!("{} ({} of {}{commits})", p.path, p.support, p.of)
-                })
-                .collect();
-            format!(
-                "- not in this diff, usually changed with {with}: {}",
-                listed.join(", ")
-            )
-        })
+        .map(|(head, items)| format!("- not in this diff, {head}: {}", items.join(", ")))
         .collect()
 }
 
@@ -796,6 +826,16 @@ mod tests {
     use super::*;
     use crate::review::SymbolChangeKind;
 
+    fn history_reason(support: usize, of: usize) -> PartnerReason {
+        let share = support as f64 / of as f64;
+        PartnerReason::History {
+            support,
+            of,
+            confidence: share,
+            weight: share,
+        }
+    }
+
     fn risk(kind: &str, subject: &str, detail: &str) -> Risk {
         Risk {
             kind: kind.to_string(),
@@ -851,13 +891,45 @@ mod tests {
                     lines: vec![3],
                 },
             }],
-            co_changes: vec![MissingPartner {
-                path: "shop/views.py".to_string(),
-                with: "shop/models.py".to_string(),
-                support: 4,
-                of: 5,
-                confidence: 0.8,
-            }],
+            co_changes: vec![
+                MissingPartner {
+                    path: "shop/api.py".to_string(),
+                    with: "shop/models.py".to_string(),
+                    reason: PartnerReason::Uses {
+                        symbol: "Order.total".to_string(),
+                        how: "calls",
+                        change: "signature",
+                    },
+                },
+                MissingPartner {
+                    path: "shop/views.py".to_string(),
+                    with: "shop/models.py".to_string(),
+                    reason: history_reason(4, 5),
+                },
+                MissingPartner {
+                    path: "shop/admin.py".to_string(),
+                    with: "shop/models.py".to_string(),
+                    reason: PartnerReason::Uses {
+                        symbol: "Order.total".to_string(),
+                        how: "calls",
+                        change: "signature",
+                    },
+                },
+                MissingPartner {
+                    path: "shop/urls.py".to_string(),
+                    with: "shop/models.py".to_string(),
+                    reason: history_reason(1, 5),
+                },
+                MissingPartner {
+                    path: "shop/forms.py".to_string(),
+                    with: "shop/models.py".to_string(),
+                    reason: PartnerReason::Uses {
+                        symbol: "Order.legacy".to_string(),
+                        how: "imports",
+                        change: "removed",
+                    },
+                },
+            ],
             experts: vec![FileExperts {
                 path: "shop/models.py".to_string(),
                 experts: vec![Expert {
@@ -880,7 +952,9 @@ mod tests {
         assert_eq!(
             partner_lines(&extras.co_changes),
             [
-                "- not in this diff, usually changed with shop/models.py: shop/views.py (4 of 5 commits)"
+                "- not in this diff, uses what this change re-signs: shop/api.py (calls Order.total), shop/admin.py (calls Order.total)",
+                "- not in this diff, usually changed with shop/models.py: shop/views.py (4 of 5 commits), shop/urls.py (1 of 5)",
+                "- not in this diff, uses what this change removes: shop/forms.py (imports Order.legacy)",
             ]
         );
         assert_eq!(
@@ -904,6 +978,7 @@ mod tests {
             added_lines: vec![12, 13, 14, 20],
             removed_lines: vec![15],
             indexed: true,
+            signature_changed: false,
             callers: Vec::new(),
             importers: Vec::new(),
             subclasses: Vec::new(),
@@ -937,6 +1012,7 @@ mod tests {
             added_lines: (0..diff as u32).map(|l| i * 100 + l).collect(),
             removed_lines: Vec::new(),
             indexed: true,
+            signature_changed: false,
             callers: (0..8)
                 .map(|c| Use {
                     id: format!("pkg/caller_{c}.py::use_it_{c}"),
@@ -1022,9 +1098,7 @@ mod tests {
             co_changes: vec![MissingPartner {
                 path: "pkg/views.py".to_string(),
                 with: "pkg/app.py".to_string(),
-                support: 4,
-                of: 6,
-                confidence: 0.67,
+                reason: history_reason(4, 6),
             }],
             ..Extras::default()
         };

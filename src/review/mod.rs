@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod git;
 pub mod guidelines;
 pub mod host;
+pub mod partners;
 pub mod records;
 pub mod recurring;
 pub mod repo_knowledge;
@@ -95,6 +96,9 @@ pub struct SymbolChange {
     pub removed_lines: Vec<u32>,
     /// Whether the indexed graph has it (a new symbol is not indexed yet).
     pub indexed: bool,
+    /// A function or method whose header (parameters, return type) the change alters.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub signature_changed: bool,
     /// Resolved callers, with call-site lines.
     pub callers: Vec<Use>,
     pub importers: Vec<Use>,
@@ -331,17 +335,32 @@ fn map_onto_symbols(
         rank,
         path: &path,
     };
+    let old_names = qualnames(&sides.old_symbols);
     for touched in touches.symbols {
+        let before = old_names
+            .get(touched.qualname.as_str())
+            .map(|&i| &sides.old_symbols[i]);
+        let signature_changed = touched.kind == SymbolChangeKind::Modified
+            && before.is_some_and(|before| re_signed(before, &touched.symbol));
         let side_path = if touched.kind == SymbolChangeKind::Removed {
             &sides.old_path
         } else {
             &path
         };
-        report
-            .symbols
-            .push(symbol_change(change, &near, side_path, touched, &effects));
+        let mut entry = symbol_change(change, &near, side_path, touched, &effects);
+        entry.signature_changed = signature_changed;
+        report.symbols.push(entry);
     }
     report.symbols.sort_by_key(|s| (s.start_line, s.id.clone()));
+}
+
+/// Whether a function's or method's header differs between its two sides (both known).
+fn re_signed(before: &Symbol, after: &Symbol) -> bool {
+    use extract::SymbolKind::{Function, Method};
+    matches!(after.kind, Function | Method)
+        && !before.signature.is_empty()
+        && !after.signature.is_empty()
+        && before.signature != after.signature
 }
 
 /// Both sides of a changed file: its path before, what each text holds, and its symbols.
@@ -651,6 +670,7 @@ fn symbol_change(
         added_lines: added,
         removed_lines: removed,
         indexed: node.is_some(),
+        signature_changed: false,
         callers: Vec::new(),
         importers: Vec::new(),
         subclasses: Vec::new(),

@@ -169,18 +169,23 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
         fixtures[0].starts_with("- tests/conftest.py — calls configure (L5)"),
         "{text}"
     );
-    // The source file that changes with core.py, named in the history.
+    // The source file that changes with core.py, named in the history first; the files of
+    // the first commit (thirteen at once) follow, far weaker.
     let history = section(&text, "## History");
     assert!(
         history[0].starts_with(
-            "- not in this diff, usually changed with app/core.py: app/api.py (4 of 4 commits)"
+            "- not in this diff, usually changed with app/core.py: app/api.py (4 of 4 commits), app/__init__.py (1 of 4), app/util.py (1 of 4)"
         ),
         "{text}"
     );
+    let partners = &report["usually_changes_with"];
     assert_eq!(
-        field(&report["usually_changes_with"], "path"),
-        ["app/api.py"]
+        field(partners, "path"),
+        ["app/api.py", "app/__init__.py", "app/util.py"]
     );
+    assert_eq!(partners[0]["reason"], "history");
+    let weight = |i: usize| partners[i]["weight"].as_f64().unwrap();
+    assert!(weight(0) > 0.9 && weight(1) < 0.1, "{partners}");
 }
 
 #[test]

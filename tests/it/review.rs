@@ -207,6 +207,96 @@ fn a_three_line_change_in_a_large_file_reports_that_symbol_only() {
 }
 
 #[test]
+fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
+    let repo = TestRepo::new();
+    repo.write(
+        "app/base.py",
+        "class Store:\n    def save(self, item):\n        return item\n\n\ndef load(key):\n    return key\n\n\ndef size(key):\n    return len(key)\n",
+    );
+    repo.write(
+        "app/disk.py",
+        "from app.base import Store\n\n\nclass DiskStore(Store):\n    def save(self, item):\n        return str(item)\n",
+    );
+    repo.write(
+        "app/api.py",
+        "from app.base import load\n\n\ndef fetch(key):\n    return load(key)\n",
+    );
+    repo.write(
+        "app/cli.py",
+        "from app.base import Store, size\n\n\ndef run():\n    store = Store()\n    return store.save(size('k'))\n",
+    );
+    repo.write(
+        "tests/test_base.py",
+        "from app.base import load\n\n\ndef test_load():\n    assert load(1) == 1\n",
+    );
+    repo.commit("Add the store");
+    repo.index();
+    // `save` takes a new keyword, `load` goes, `size` changes inside only.
+    repo.write(
+        "app/base.py",
+        "class Store:\n    def save(self, item, *, sync=False):\n        return item\n\n\ndef size(key):\n    return len(key) + 1\n",
+    );
+
+    let report = review_json(&repo, &[]);
+    let partners: Vec<(String, String, String, String)> = report["usually_changes_with"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let field = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+            (
+                field("path"),
+                field("how"),
+                field("symbol"),
+                field("change"),
+            )
+        })
+        .collect();
+    let expected = |path: &str, how: &str, symbol: &str, change: &str| {
+        (path.into(), how.into(), symbol.into(), change.into())
+    };
+    // Each file once, by its first reason; the test calling `load` is among the tests to run,
+    // and `size`'s caller has nothing to change.
+    assert_eq!(
+        partners,
+        [
+            expected("app/cli.py", "calls", "Store.save", "signature"),
+            expected("app/disk.py", "overrides", "Store.save", "signature"),
+            expected("app/api.py", "calls", "load", "removed"),
+        ],
+        "{report}"
+    );
+    assert!(
+        report["usually_changes_with"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["reason"] == "uses" && p["with"] == "app/base.py"),
+        "{report}"
+    );
+    let text = repo.cairn_ok(&["review"]);
+    for line in [
+        "- not in this diff, uses what this change re-signs: app/cli.py (calls Store.save), app/disk.py (overrides Store.save)",
+        "- not in this diff, uses what this change removes: app/api.py (calls load)",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+
+    // Once the callers follow in the same change, nothing is missing.
+    repo.write("app/api.py", "def fetch(key):\n    return key\n");
+    repo.write(
+        "app/cli.py",
+        "from app.base import Store, size\n\n\ndef run():\n    store = Store()\n    return store.save(size('k'), sync=True)\n",
+    );
+    repo.write(
+        "app/disk.py",
+        "from app.base import Store\n\n\nclass DiskStore(Store):\n    def save(self, item, *, sync=False):\n        return str(item)\n",
+    );
+    let report = review_json(&repo, &[]);
+    assert_eq!(report["usually_changes_with"], json!([]), "{report}");
+}
+
+#[test]
 fn unreached_changes_are_flagged_with_the_reason() {
     let repo = shop();
     repo.write("shop/untested.py", "def lonely():\n    return 2\n");
