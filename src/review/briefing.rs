@@ -160,8 +160,16 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
 
     let tests = test_lines(&analysis);
     let tests_room = cost(&tests).min(share(0.3));
-    let partners = partner_lines(&extras.co_changes);
-    let partners_room = cost(&partners).min(share(0.12));
+    // The partners that fit their share, strongest first (a line is written whole or not at
+    // all, so the weakest partners go until the lines fit).
+    let mut named = extras.co_changes.len();
+    let mut partners = partner_lines(&extras.co_changes);
+    while named > 0 && cost(&partners) > share(0.12) {
+        named -= 1;
+        partners = partner_lines(&extras.co_changes[..named]);
+    }
+    out.dropped += extras.co_changes.len() - named;
+    let partners_room = cost(&partners);
     // Sections before the history stop short of the partners' room.
     let before_history = end.saturating_sub(partners_room);
 
@@ -1128,5 +1136,47 @@ mod tests {
         assert!(answer.truncated > 0, "the details were cut, and said so");
         // Symbols get a first changed line each before any gets more.
         assert!(text.matches("```diff").count() >= 5, "{text}");
+    }
+
+    #[test]
+    fn many_partners_are_named_strongest_first_as_far_as_their_share_goes() {
+        let analysis = Analysis {
+            files: vec![file(
+                "packages/core/src/v4/core.ts",
+                vec![symbol("packages/core/src/v4/core.ts", 1, 3)],
+                vec![],
+            )],
+            ..Analysis::default()
+        };
+        let co_changes: Vec<MissingPartner> = (0..16)
+            .map(|i| MissingPartner {
+                path: format!("packages/core/src/v4/deeply/nested/module_number_{i}.ts"),
+                with: "packages/core/src/v4/core.ts".to_string(),
+                reason: history_reason(16 - i, 40),
+            })
+            .collect();
+        let extras = Extras {
+            co_changes,
+            ..Extras::default()
+        };
+        let answer = render(analysis, extras, DEFAULT_REVIEW_TOKENS);
+        let text = &answer.text;
+        assert!(answer.tokens <= DEFAULT_REVIEW_TOKENS, "{}", answer.tokens);
+        // The line is there with the strongest partners, not dropped whole for its length.
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("- not in this diff, usually changed with"))
+            .unwrap_or_else(|| panic!("no partner line:\n{text}"));
+        assert!(
+            line.contains("module_number_0.ts (16 of 40 commits)"),
+            "{line}"
+        );
+        assert!(!line.contains("module_number_15.ts"), "{line}");
+        assert!(
+            answer.truncated > 0,
+            "the weakest were left out, and said so"
+        );
+        // Every partner is in the structured content.
+        assert_eq!(answer.body.usually_changes_with.len(), 16);
     }
 }
