@@ -23,9 +23,10 @@ than --max-source-files source files), and replays them oldest first in one work
      share of the commit's changed source files named.
 
 Targets are files that existed at the parent: no tool can name a file that does not exist
-yet. A "test file" is one whose name says so (test_*.py, *_test.py, *.test.ts, *.spec.ts,
-__tests__/…); other files under test trees (conftest.py, helpers, fixtures) are neither
-source nor target. Tests named by an answer are the distinct files of its test entries
+yet. A "test file" is one whose name says so, by the language's convention (TEST_NAMES:
+test_*.py, *.test.ts, *_test.go, tests/*.rs, *Test.java, *_spec.rb, *Test.php, *Tests.cs,
+test_*.c, *_test.cc, …); other files under test trees (TEST_TREES: conftest.py, helpers,
+fixtures, testdata) are neither source nor target. Tests named by an answer are the distinct files of its test entries
 (cairn: JSON `tests_to_run[].id` before any `::`; code-review-graph: `file_path` of the
 `tests_for` results, or the test files among `impact`'s impacted nodes).
 """
@@ -44,15 +45,47 @@ import sys
 import time
 from pathlib import Path
 
+# Each language cairn parses: its source extensions, the names of its test files (what a commit's
+# tests are measured against) and its test trees (helpers and fixtures there are neither source
+# nor target).
 LANGS = {
     "python": {"py", "pyi"},
     "typescript": {"ts", "mts", "cts", "tsx", "js", "jsx", "mjs", "cjs"},
+    "go": {"go"},
+    "rust": {"rs"},
+    "java": {"java"},
+    "ruby": {"rb"},
+    "php": {"php"},
+    "csharp": {"cs"},
+    "c": {"c", "h"},
+    "cpp": {"cc", "cpp", "cxx", "hpp", "hh", "hxx", "h"},
 }
-TEST_NAME = re.compile(
-    r"(^|/)(test_[^/]*\.pyi?|[^/]*_test\.pyi?|tests\.py"
-    r"|[^/]*\.(test|spec)\.[cm]?[jt]sx?)$|(^|/)__tests__/"
-)
-TEST_TREE = re.compile(r"(^|/)(tests?|__tests__|testing)/|(^|/)conftest\.py$")
+TEST_NAMES = {
+    "python": r"(^|/)(test_[^/]*\.pyi?|[^/]*_test\.pyi?|tests\.py)$",
+    "typescript": r"(^|/)[^/]*\.(test|spec)\.[cm]?[jt]sx?$|(^|/)__tests__/",
+    "go": r"_test\.go$",
+    # Integration tests (tests/*.rs) and test modules kept in their own file.
+    "rust": r"(^|/)tests/[^/]*\.rs$|(^|/)(tests|[^/]*_tests?)\.rs$",
+    "java": r"(^|/)src/test/.*(Test|Tests|IT|TestCase)\.java$|(^|/)[^/]*(Test|Tests)\.java$",
+    "ruby": r"(^|/)(spec/.*_spec|test/.*(_test|/test_[^/]*))\.rb$|_spec\.rb$|_test\.rb$",
+    "php": r"(^|/)[^/]*Test\.php$",
+    "csharp": r"(^|/)[^/]*Tests?\.cs$",
+    # C projects keep tests in a test tree more than by name: its direct .c files count.
+    "c": r"(^|/)tests?/[^/]*\.c$|(^|/)(test_[^/]*|[^/]*_test|[^/]*_tests)\.c$",
+    "cpp": r"(^|/)(test_[^/]*|[^/]*[_-]test|[^/]*_tests|[^/]*Test)\.(cc|cpp|cxx)$",
+}
+TEST_TREES = {
+    "python": r"(^|/)(tests?|testing)/|(^|/)conftest\.py$",
+    "typescript": r"(^|/)(tests?|__tests__|__mocks__|fixtures)/",
+    "go": r"(^|/)testdata/",
+    "rust": r"(^|/)(tests|benches)/",
+    "java": r"(^|/)src/test/",
+    "ruby": r"(^|/)(spec|test)/",
+    "php": r"(^|/)tests?/",
+    "csharp": r"(^|/)[^/]*\.Tests?/|(^|/)tests?/",
+    "c": r"(^|/)tests?/",
+    "cpp": r"(^|/)tests?/",
+}
 SKIP_DIRS = re.compile(r"(^|/)(node_modules|vendor|dist|build)/")
 
 # ------------------------------------------------------------------ helpers
@@ -132,15 +165,20 @@ def mean(values):
 class Classifier:
     def __init__(self, language: str) -> None:
         self.exts = LANGS[language]
+        self.test_name = re.compile(TEST_NAMES[language])
+        self.test_tree = re.compile(TEST_TREES[language])
 
     def is_code(self, path: str) -> bool:
         return path.rsplit(".", 1)[-1] in self.exts and not SKIP_DIRS.search(path)
 
     def is_test(self, path: str) -> bool:
-        return self.is_code(path) and bool(TEST_NAME.search(path))
+        return self.is_code(path) and bool(self.test_name.search(path))
+
+    def in_test_tree(self, path: str) -> bool:
+        return bool(self.test_tree.search(path))
 
     def is_source(self, path: str) -> bool:
-        return self.is_code(path) and not TEST_NAME.search(path) and not TEST_TREE.search(path)
+        return self.is_code(path) and not self.is_test(path) and not self.in_test_tree(path)
 
 
 def select_commits(repo: Path, cls: Classifier, want: int, max_src: int, scan: int):
@@ -407,10 +445,13 @@ def replay_project(args, name: str, language: str, tok: Tokenizer) -> dict:
                 rev = cairn.review(src_diff)
                 body = cairn.review_json(src_diff)
                 named = set()
+                how = {}  # each named file's strongest evidence (the first entry naming it)
                 for t in body.get("tests_to_run", []) or []:
-                    named.add(str(t.get("id", "")).split("::", 1)[0])
+                    path = str(t.get("id", "")).split("::", 1)[0]
+                    named.add(path)
+                    how.setdefault(path, t.get("how"))
                 hits, rc_, pr_ = prf(named, targets)
-                r["tests"] = {"named": sorted(named), "hits": hits, "recall": rc_, "precision": pr_,
+                r["tests"] = {"named": sorted(named), "how": how, "hits": hits, "recall": rc_, "precision": pr_,
                               "tokens": rev["tokens"], "wall_s": rev["wall_s"],
                               "json_tokens": body.get("tokens"), "truncated": body.get("truncated")}
                 if others:
@@ -442,13 +483,13 @@ def replay_project(args, name: str, language: str, tok: Tokenizer) -> dict:
                 git(work, "checkout", "-q", "-f", "HEAD")
                 git(work, "clean", "-fdq")
                 tf = crg.tests_for(det["functions"])
-                named = {p for p in tf["files"] if cls.is_code(p) and (cls.is_test(p) or TEST_TREE.search(p))}
+                named = {p for p in tf["files"] if cls.is_code(p) and (cls.is_test(p) or cls.in_test_tree(p))}
                 hits, rc_, pr_ = prf(named, targets)
                 text = det["text"] + "\n" + tf["text"]
                 r["tests_for"] = {"named": sorted(named), "hits": hits, "recall": rc_, "precision": pr_,
                                   "tokens": tok.count(text), "wall_s": det["wall_s"] + tf["wall_s"],
                                   "functions": len(det["functions"])}
-                named = {p for p in imp["files"] if cls.is_test(p) or TEST_TREE.search(p)}
+                named = {p for p in imp["files"] if cls.is_test(p) or cls.in_test_tree(p)}
                 hits, rc_, pr_ = prf(named, targets)
                 r["impact"] = {"named": sorted(named), "hits": hits, "recall": rc_, "precision": pr_,
                                "tokens": tok.count(imp["text"]), "wall_s": imp["wall_s"]}
@@ -537,6 +578,8 @@ def summarize(project: dict) -> list[dict]:
             "precision": hits / named if named else None,
             "precision_mean": mean([t["precision"] for t in tests]),
             "tests_named_mean": named / len(tests),
+            # The share of the project's test files one answer names, on average.
+            "suite_share": named / len(tests) / project["test_files"] if project.get("test_files") else None,
             "tokens_median": statistics.median([t["tokens"] for t in tests]),
             "latency_p50_s": pct(walls, 0.5),
             "latency_p95_s": pct(walls, 0.95),
@@ -548,6 +591,19 @@ def summarize(project: dict) -> list[dict]:
             "localize_nofocus_recall": mean([x["recall"] for x in nof]),
             "localize_p50_s": pct([x["wall_s"] for x in loc], 0.5),
         })
+    # cairn's tests by their strongest evidence: how many it named and how many the commit
+    # changed (what a calibrated confidence per evidence is measured from).
+    by_how: dict[str, dict] = {}
+    for r in rows:
+        tests = r.get("cairn", {}).get("tests") or {}
+        for path, how in (tests.get("how") or {}).items():
+            entry = by_how.setdefault(str(how), {"named": 0, "changed": 0})
+            entry["named"] += 1
+            entry["changed"] += path in r["tests"]
+    for entry in by_how.values():
+        entry["precision"] = entry["changed"] / entry["named"]
+    if by_how and out:
+        out[0]["by_evidence"] = by_how
     return out
 
 
@@ -565,7 +621,7 @@ def report(results: dict) -> str:
         lines.append(f"### {p['name']} ({p['language']}, {p['source_files']} source / {p['test_files']} test files, "
                      f"{p['history_commits']} commits; replayed {len(p['commits'])}: {p['range']}, {p['dates']})")
         lines.append("")
-        lines.append("| tool | tests recall | precision | tests named | median tokens | p50 s | p95 s "
+        lines.append("| tool | tests recall | precision | tests named (share of suite) | median tokens | p50 s | p95 s "
                      "| co-change recall (tokens) | localization: focus / no focus |")
         lines.append("|---|---|---|---|---|---|---|---|---|")
         for s in p["summary"]:
@@ -578,7 +634,7 @@ def report(results: dict) -> str:
                 f"{fmt(s['cochange_recall'])} ({fmt(s['cochange_tokens_median'], 0)}, n={s['cochange_commits']})"
             lines.append(
                 f"| {s['tool']} {s['mode']} | {fmt(s['recall'])} | {fmt(s['precision'])} | "
-                f"{fmt(s['tests_named_mean'], 1)} | {fmt(s['tokens_median'], 0)} | {fmt(s['latency_p50_s'])} | "
+                f"{fmt(s['tests_named_mean'], 1)} ({fmt(s.get('suite_share'), 3)}) | {fmt(s['tokens_median'], 0)} | {fmt(s['latency_p50_s'])} | "
                 f"{fmt(s['latency_p95_s'])} | {co} | {loc} |")
         lines.append("")
     setup = results["setup"]
@@ -594,7 +650,65 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
+def write_section(results: dict, path: Path, before: dict | None = None) -> None:
+    """Writes the "replay" section of the project's results file (bench/results.json): one row
+    per project and tool (with cairn's co-change recall in `before`, another build's run of the
+    same commits, beside it), and renders the benchmarks page."""
+    root = Path(__file__).resolve().parents[1]
+    facts = json.loads(subprocess.run([sys.executable, str(root / "bench/benchtool.py"), "machine"],
+                                      capture_output=True, text=True, check=True).stdout)
+    setup = results["setup"]
+    earlier = {}
+    for p in (before or {}).get("projects", []):
+        for s in p["summary"]:
+            earlier[(p["name"], s["tool"], s["mode"])] = s
+    rows = []
+    for p in results["projects"]:
+        for s in p["summary"]:
+            row = [
+                f"{p['name']} ({p['language']})", f"{s['tool']} {s['mode']}", str(s["commits"]),
+                fmt(s["recall"]), fmt(s["precision"]),
+                f"{fmt(s['tests_named_mean'], 1)} ({fmt((s.get('suite_share') or 0) * 100, 1)}%)",
+                "n/a" if not s["cochange_commits"] else f"{fmt(s['cochange_recall'])} (n={s['cochange_commits']})",
+            ]
+            if before:
+                was = earlier.get((p["name"], s["tool"], s["mode"]))
+                row.append(fmt(was["cochange_recall"]) if was and was["cochange_commits"] else "n/a")
+            rows.append(row + [fmt(s["tokens_median"], 0), fmt(s["latency_p50_s"])])
+    tools = "cairn" + (f" and code-review-graph {setup['crg_version']}" if setup.get("crg_version") else "")
+    doc = json.loads(path.read_text())
+    doc["sections"]["replay"] = {
+        "title": "Review briefings on public histories",
+        "date": setup["started"][:10],
+        "commit": subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip(),
+        "machine": (f"{facts['nproc']} cores ({facts['cpu_model']}), {facts['mem_total_gb']} GB, "
+                    f"{setup.get('cairn_profile')} build"),
+        "corpus": (f"the newest {setup['commits']} qualifying commits of each history (a modified source and "
+                   f"test file, at most {setup['max_source_files']} source files), {tools} in the same run; "
+                   f"tokens: {setup['tokenizer']}"),
+        "command": ("bench/replay.sh, then bench/replay.py --section-from OUT [--before OUT] "
+                    "--results bench/results.json"),
+        "columns": ["history", "tool", "commits", "tests recall", "precision", "tests named (share of suite)",
+                    "co-change recall"] + (["co-change recall, build before"] if before else [])
+                   + ["median tokens", "p50 s"],
+        "rows": rows,
+    }
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    subprocess.run([sys.executable, str(root / "bench/page.py")], check=True)
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--section-from"]:
+        # bench/replay.py --section-from OUT [--before OUT] --results bench/results.json
+        sp = argparse.ArgumentParser(prog="replay.py --section-from")
+        sp.add_argument("--section-from", required=True)
+        sp.add_argument("--before")
+        sp.add_argument("--results", required=True)
+        a = sp.parse_args()
+        before = json.loads(Path(a.before).read_text()) if a.before else None
+        write_section(json.loads(Path(a.section_from).read_text()), Path(a.results), before)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache", required=True)
     ap.add_argument("--project", action="append", required=True, help="NAME=LANGUAGE (repos/NAME in the cache)")

@@ -6,11 +6,15 @@
 # Usage: bench/replay.sh [NAME=SOURCE ...]
 #   NAME=SOURCE  a project to replay: SOURCE is a git URL or a local path (a clone or a bare
 #                repository), cloned once into CACHE/repos/NAME and reused afterwards.
-#                Default: httpx=https://github.com/encode/httpx zod=https://github.com/colinhacks/zod
-#                i.e. what `git clone https://github.com/encode/httpx` and
-#                `git clone https://github.com/colinhacks/zod` give. The language is python
-#                for httpx, typescript for zod; for other names set CAIRN_REPLAY_LANG_<NAME>.
-#
+#                Default: one history per language cairn parses (DEFAULT_PROJECTS below), i.e.
+#                what `git clone` of these gives: encode/httpx (python), colinhacks/zod
+#                (typescript), spf13/cobra (go), tokio-rs/bytes (rust), google/gson (java),
+#                jnunemaker/httparty (ruby), Seldaek/monolog (php),
+#                Altinn/altinn-authentication (csharp), DaveGamble/cJSON (c), fmtlib/fmt (cpp)
+#                on https://github.com. None of them is among the histories kept for an
+#                independent check. Other names need CAIRN_REPLAY_LANG_<NAME> (upper case,
+#                other characters as `_`).
+
 # Environment:
 #   CAIRN_REPLAY_CACHE       cache dir (default $HOME/.cache/cairn/bench/replay): repos/ (clones),
 #                            work/ (work copies, cairn data dirs, diffs), crg-venv/, tiktoken/,
@@ -75,9 +79,27 @@ if git -C "$CACHE" rev-parse --show-toplevel >/dev/null 2>&1; then
     die "the cache $CACHE is inside a git work tree: set CAIRN_REPLAY_CACHE outside any checkout"
 fi
 
+# The default set: one public history per language cairn parses, with its language.
+declare -A KNOWN_LANG=(
+    [httpx]=python [zod]=typescript [cobra]=go [bytes]=rust [gson]=java [httparty]=ruby
+    [monolog]=php [altinn-authentication]=csharp [cjson]=c [fmt]=cpp
+)
+DEFAULT_PROJECTS=(
+    httpx=https://github.com/encode/httpx
+    zod=https://github.com/colinhacks/zod
+    cobra=https://github.com/spf13/cobra
+    bytes=https://github.com/tokio-rs/bytes
+    gson=https://github.com/google/gson
+    httparty=https://github.com/jnunemaker/httparty
+    monolog=https://github.com/Seldaek/monolog
+    altinn-authentication=https://github.com/Altinn/altinn-authentication
+    cjson=https://github.com/DaveGamble/cJSON
+    fmt=https://github.com/fmtlib/fmt
+)
+
 projects=("$@")
 if ((${#projects[@]} == 0)); then
-    projects=(httpx=https://github.com/encode/httpx zod=https://github.com/colinhacks/zod)
+    projects=("${DEFAULT_PROJECTS[@]}")
 fi
 
 specs=()
@@ -85,11 +107,9 @@ for p in "${projects[@]}"; do
     name="${p%%=*}"; src="${p#*=}"
     [[ "$name" != "$p" && -n "$name" && -n "$src" ]] || die "bad project '$p' (want NAME=URL-or-path)"
     var="CAIRN_REPLAY_LANG_${name^^}"
-    case "$name" in
-        httpx) lang="${!var:-python}" ;;
-        zod) lang="${!var:-typescript}" ;;
-        *) lang="${!var:-}"; [[ -n "$lang" ]] || die "set $var=python|typescript for project $name" ;;
-    esac
+    var="${var//[^A-Z0-9_]/_}"
+    lang="${!var:-${KNOWN_LANG[$name]:-}}"
+    [[ -n "$lang" ]] || die "set $var to the language of project $name (python, typescript, go, rust, java, ruby, php, csharp, c, cpp)"
     if [[ -d "$CACHE/repos/$name/.git" ]]; then
         say "$name: using the clone in $CACHE/repos/$name ($(git -C "$CACHE/repos/$name" log -1 --format='%h %cs'))"
     else
