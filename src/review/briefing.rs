@@ -834,6 +834,18 @@ mod tests {
     use super::*;
     use crate::review::SymbolChangeKind;
 
+    fn uses(path: &str, symbol: &str, how: &'static str, change: &'static str) -> MissingPartner {
+        MissingPartner {
+            path: path.to_string(),
+            with: "shop/models.py".to_string(),
+            reason: PartnerReason::Uses {
+                symbol: symbol.to_string(),
+                how,
+                change,
+            },
+        }
+    }
+
     fn history_reason(support: usize, of: usize) -> PartnerReason {
         let share = support as f64 / of as f64;
         PartnerReason::History {
@@ -900,43 +912,19 @@ mod tests {
                 },
             }],
             co_changes: vec![
-                MissingPartner {
-                    path: "shop/api.py".to_string(),
-                    with: "shop/models.py".to_string(),
-                    reason: PartnerReason::Uses {
-                        symbol: "Order.total".to_string(),
-                        how: "calls",
-                        change: "signature",
-                    },
-                },
+                uses("shop/api.py", "Order.total", "calls", "signature"),
                 MissingPartner {
                     path: "shop/views.py".to_string(),
                     with: "shop/models.py".to_string(),
                     reason: history_reason(4, 5),
                 },
-                MissingPartner {
-                    path: "shop/admin.py".to_string(),
-                    with: "shop/models.py".to_string(),
-                    reason: PartnerReason::Uses {
-                        symbol: "Order.total".to_string(),
-                        how: "calls",
-                        change: "signature",
-                    },
-                },
+                uses("shop/admin.py", "Order.total", "calls", "signature"),
                 MissingPartner {
                     path: "shop/urls.py".to_string(),
                     with: "shop/models.py".to_string(),
                     reason: history_reason(1, 5),
                 },
-                MissingPartner {
-                    path: "shop/forms.py".to_string(),
-                    with: "shop/models.py".to_string(),
-                    reason: PartnerReason::Uses {
-                        symbol: "Order.legacy".to_string(),
-                        how: "imports",
-                        change: "removed",
-                    },
-                },
+                uses("shop/forms.py", "Order.legacy", "imports", "removed"),
             ],
             experts: vec![FileExperts {
                 path: "shop/models.py".to_string(),
