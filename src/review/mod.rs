@@ -335,21 +335,15 @@ fn map_onto_symbols(
         rank,
         path: &path,
     };
-    let old_names = qualnames(&sides.old_symbols);
     for touched in touches.symbols {
-        let before = old_names
-            .get(touched.qualname.as_str())
-            .map(|&i| &sides.old_symbols[i]);
-        let signature_changed = touched.kind == SymbolChangeKind::Modified
-            && before.is_some_and(|before| re_signed(before, &touched.symbol));
         let side_path = if touched.kind == SymbolChangeKind::Removed {
             &sides.old_path
         } else {
             &path
         };
-        let mut entry = symbol_change(change, &near, side_path, touched, &effects);
-        entry.signature_changed = signature_changed;
-        report.symbols.push(entry);
+        report
+            .symbols
+            .push(symbol_change(change, &near, side_path, touched, &effects));
     }
     report.symbols.sort_by_key(|s| (s.start_line, s.id.clone()));
 }
@@ -422,6 +416,8 @@ struct Touched {
     added: Vec<u32>,
     /// Changed lines inside it, old side.
     removed: Vec<u32>,
+    /// A modified function or method whose header differs between the sides.
+    re_signed: bool,
 }
 
 /// Where a change's lines fall: the innermost symbols, in the order first touched, and the
@@ -454,6 +450,7 @@ impl Touches {
                     symbol: symbol.clone(),
                     added: Vec::new(),
                     removed: Vec::new(),
+                    re_signed: false,
                 });
                 self.symbols.last_mut().expect("just pushed")
             }
@@ -507,6 +504,12 @@ fn touched(change: &FileChange, old_symbols: &[Symbol], new_symbols: &[Symbol]) 
             }
             None => touches.module_removed.push(line),
         }
+    }
+    for t in &mut touches.symbols {
+        t.re_signed = t.kind == SymbolChangeKind::Modified
+            && old_names
+                .get(t.qualname.as_str())
+                .is_some_and(|&i| re_signed(&old_symbols[i], &t.symbol));
     }
     touches
 }
@@ -649,6 +652,7 @@ fn symbol_change(
         symbol,
         mut added,
         mut removed,
+        re_signed,
     } = touched;
     added.sort_unstable();
     added.dedup();
@@ -670,7 +674,7 @@ fn symbol_change(
         added_lines: added,
         removed_lines: removed,
         indexed: node.is_some(),
-        signature_changed: false,
+        signature_changed: re_signed,
         callers: Vec::new(),
         importers: Vec::new(),
         subclasses: Vec::new(),

@@ -34,7 +34,6 @@ pub fn missing(
             && !found.iter().any(|p| p.path == path)
     };
     let mut found = users(analysis, graph, &wanted);
-    found.truncate(SHOWN);
     let from_graph = found.len();
     for partner in from_history(analysis, history) {
         if found.len() - from_graph == SHOWN {
@@ -50,7 +49,7 @@ pub fn missing(
 }
 
 /// Files whose symbols call, import or override a symbol the change removes or re-signs, in
-/// the order of the changed symbols and their users (strongest first).
+/// the order of the changed symbols and their users (strongest first), up to [`SHOWN`].
 fn users(
     analysis: &Analysis,
     graph: &Graph,
@@ -77,11 +76,18 @@ fn users(
                 .iter()
                 .map(|u| ("calls", u.id.clone()))
                 .chain(imports.iter().map(|u| ("imports", u.id.clone())))
-                .chain(overriders(graph, symbol).map(|id| ("overrides", id)));
+                .chain(
+                    overriders(graph, symbol)
+                        .into_iter()
+                        .map(|id| ("overrides", id)),
+                );
             for (how, user) in uses {
                 let Some(node) = graph.node(&user) else {
                     continue;
                 };
+                if found.len() == SHOWN {
+                    return found;
+                }
                 if wanted(&node.path, &found) {
                     found.push(MissingPartner {
                         path: node.path.to_string(),
@@ -100,19 +106,20 @@ fn users(
 }
 
 /// The methods of the same name in the direct subclasses of a changed method's class.
-fn overriders<'g>(graph: &'g Graph, symbol: &SymbolChange) -> impl Iterator<Item = String> + 'g {
-    let class = (symbol.kind == "method")
-        .then(|| symbol.id.rsplit_once('.'))
-        .flatten()
-        .map(|(class, name)| (class.to_string(), name.to_string()));
-    class.into_iter().flat_map(move |(class, name)| {
-        graph
-            .incoming(&class)
-            .filter(|e| e.kind == EdgeKind::Inherits)
-            .map(move |e| format!("{}.{name}", e.src))
-            .filter(|id| graph.node(id).is_some())
-            .collect::<Vec<_>>()
-    })
+fn overriders(graph: &Graph, symbol: &SymbolChange) -> Vec<String> {
+    let Some((class, name)) = symbol
+        .id
+        .rsplit_once('.')
+        .filter(|_| symbol.kind == "method")
+    else {
+        return Vec::new();
+    };
+    graph
+        .incoming(class)
+        .filter(|e| e.kind == EdgeKind::Inherits)
+        .map(|e| format!("{}.{name}", e.src))
+        .filter(|id| graph.node(id).is_some())
+        .collect()
 }
 
 /// Files that changed with the first [`HISTORY_FILES`] changed files, each weighed by
