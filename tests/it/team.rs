@@ -609,6 +609,109 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
     assert_eq!(listed_ids, ids);
 }
 
+/// A queued write that a long-running cairn replays while another process holds the local
+/// copy (so the pulled rows cannot be written into it) stays queued until the copy holds it: a
+/// process started meanwhile with the server away still finds it, and the next sync leaves
+/// the copy whole, each write on the server once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_replayed_write_stays_findable_until_the_local_copy_holds_it() {
+    let mut server = Server::start();
+    let team = team(&server);
+    let (alice, bob) = (&team.alice, &team.bob);
+    let mut serve = alice.command();
+    serve.arg("serve");
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::from(serve)).expect("cairn serve starts");
+    let client = ().serve(transport).await.expect("MCP handshake");
+    let remember = async |content: &str| {
+        let answer = call(
+            &client,
+            "remember",
+            json!({"type": "decision", "content": content}),
+        )
+        .await;
+        assert!(!answer.is_error.unwrap_or(false), "{}", text(&answer));
+        answer.structured_content.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let mut ids = vec![remember("Invoices are numbered per tenant, never globally.").await];
+    server.kill();
+    ids.push(remember("Refunds go back to the original payment method.").await);
+    ids.push(remember("Currency amounts are integers of cents, never floats.").await);
+    assert_eq!(alice.json(&["status"])["team"]["queued"], 2);
+
+    // The server is back; the test holds the local copy while `cairn serve` replays.
+    server.restart();
+    let copies: Vec<PathBuf> = std::fs::read_dir(alice.repo.data_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("memory"))
+        .filter(|dir| dir.is_dir())
+        .collect();
+    assert!(!copies.is_empty());
+    let mut held = Vec::new();
+    for dir in &copies {
+        held.push(cairn::memory::store::MemoryStore::open(dir).await.unwrap());
+    }
+    // Past the time a server that did not answer is left alone.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let found = call(
+        &client,
+        "search_project_memory",
+        json!({"query": "refunds payment method"}),
+    )
+    .await;
+    assert!(text(&found).contains("Refunds go back"), "{}", text(&found));
+    for store in held {
+        store.close().await;
+    }
+
+    // Another process, the server away again: the replayed writes are in the local copy or
+    // in the queue, never in neither.
+    server.kill();
+    let listed = alice.json(&["memory", "list", "-t", "decision"]);
+    let mut listed_ids: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    listed_ids.sort();
+    ids.sort();
+    assert_eq!(listed_ids, ids, "{listed}");
+
+    // `cairn serve` syncs again with the copy free: the queue empties and the copy alone
+    // holds all three (no hole where its pull was not written).
+    server.restart();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let found = call(
+        &client,
+        "search_project_memory",
+        json!({"query": "invoices"}),
+    )
+    .await;
+    assert!(!found.is_error.unwrap_or(false), "{}", text(&found));
+    client.cancel().await.unwrap();
+    assert_eq!(alice.json(&["status"])["team"]["queued"], 0);
+    server.kill();
+    let listed = alice.json(&["memory", "list", "-t", "decision"]);
+    assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
+    server.restart();
+    let as_bob = signed_in(&server, "bob", &bob.credentials()).await;
+    let stored = rows(
+        &as_bob,
+        "SELECT VALUE record::id(id) FROM memory WHERE kind = 'decision'",
+    )
+    .await;
+    let mut stored: Vec<String> = stored
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    stored.sort();
+    assert_eq!(stored, ids);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_entry_sent_twice_is_applied_once() {
     use cairn::memory::team::outbox::{Entry, Row};

@@ -42,8 +42,6 @@ fn team_error(error: RemoteError) -> MemoryError {
     MemoryError::Store(anyhow::Error::new(error))
 }
 
-/// Whether an entry is sent now (its failure is the caller's) or replayed from the outbox
-/// (a write the server refuses for good is set aside, never retried forever).
 /// What a process knows of the team server.
 #[derive(Default)]
 pub(super) struct Sync {
@@ -54,8 +52,13 @@ pub(super) struct Sync {
     /// Why the last exchange with the server failed (answers are then from the last synced
     /// copy).
     pub(super) offline: Option<String>,
+    /// The local copy holds the server's rows only up to this number: writing a pull into it
+    /// failed (another process held it). The next pull starts here, so the copy has no hole.
+    pub(super) mirror_behind: Option<u64>,
 }
 
+/// Whether an entry is sent now (its failure is the caller's) or replayed from the outbox
+/// (a write the server refuses for good is set aside, never retried forever).
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Online,
@@ -104,11 +107,35 @@ impl Memories {
                     }
                     link.record_sync(Some(&message));
                     state.team.offline = Some(message);
+                    if store.is_none() {
+                        return self.local_then_queue(&link, state).await;
+                    }
                 }
                 Err(error) => return Err(team_error(error)),
             }
         }
         self.overlay(&link, state, pulled)
+    }
+
+    /// Answers from the local copy and the queue with the server away, reading the queue
+    /// before the copy: another process moves a write from the queue only once its copy holds
+    /// it, so a write this process read neither in the copy (read earlier) nor in the queue
+    /// is in the copy now. (A process holding the store needs none of this: nothing else
+    /// writes the copy meanwhile.)
+    async fn local_then_queue(&self, link: &Link, state: &mut State) -> Result<()> {
+        let stamp = link.outbox.stamp();
+        let pending = link.outbox.pending().map_err(|e| {
+            MemoryError::Store(anyhow::anyhow!(
+                "cannot read {}: {e}",
+                link.outbox.path().display()
+            ))
+        })?;
+        self.refresh_local(state).await?;
+        for entry in &pending.entries {
+            apply_entry(state, entry);
+        }
+        state.team.outbox_stamp = stamp;
+        Ok(())
     }
 
     /// Replays the queued entries and pulls; true when anything was pulled.
@@ -120,24 +147,33 @@ impl Memories {
         queued: Vec<Entry>,
     ) -> std::result::Result<bool, RemoteError> {
         let mut pulled = false;
+        let mut done = HashSet::new();
+        let mut outcome = Ok(());
         if !queued.is_empty() {
-            let delivered = self.deliver(link, store, state, queued, Mode::Replay).await;
-            let (done, outcome) = match delivered {
+            (done, outcome) = match self.deliver(link, store, state, queued, Mode::Replay).await {
                 Ok(done) => (done, Ok(())),
                 Err((done, error)) => (done, Err(error)),
             };
-            if let Err(e) = link.outbox.remove(&done) {
-                // Entries stay queued; a replay of an applied entry is a no-op.
-                tracing::warn!("cannot rewrite {}: {e}", link.outbox.path().display());
-            }
             if !done.is_empty() {
                 tracing::info!("replayed {} queued memory writes", done.len());
                 pulled = true;
             }
-            outcome?;
         }
-        pulled |= self.pull(link, store, state).await?;
-        Ok(pulled)
+        let outcome = match outcome {
+            Ok(()) => self.pull(link, store, state).await.map(|p| pulled | p),
+            Err(error) => Err(error),
+        };
+        // A delivered write leaves the queue once the local copy holds it: until then
+        // another process reading the copy with the server away finds it in the queue (a
+        // replay of an applied entry is a no-op).
+        if !done.is_empty()
+            && outcome.is_ok()
+            && state.team.mirror_behind.is_none()
+            && let Err(e) = link.outbox.remove(&done)
+        {
+            tracing::warn!("cannot rewrite {}: {e}", link.outbox.path().display());
+        }
+        outcome
     }
 
     /// Reads what changed on the server since the state's sequence number, applies it and
@@ -150,7 +186,9 @@ impl Memories {
         store: Option<&MemoryStore>,
         state: &mut State,
     ) -> std::result::Result<bool, RemoteError> {
-        let mut changes = link.server.changes_since(state.seq).await?;
+        // After a pull the local copy could not hold, from where the copy stops.
+        let from = state.team.mirror_behind.unwrap_or(state.seq).min(state.seq);
+        let mut changes = link.server.changes_since(from).await?;
         let restored = changes.server_head < state.seq;
         if restored {
             let fresh = link.server.changes_since(0).await?;
@@ -162,7 +200,10 @@ impl Memories {
                 })?;
             changes = fresh;
         }
-        let Some(head) = changes.head.filter(|head| *head > state.seq) else {
+        let from = if restored { 0 } else { from };
+        let Some(head) = changes.head.filter(|head| *head > from) else {
+            // Nothing past where the copy stops: it lacks nothing.
+            state.team.mirror_behind = None;
             return Ok(restored);
         };
         let (rows, reviews, mut skipped) = clean_pulled(changes.memories, changes.reviews);
@@ -188,9 +229,15 @@ impl Memories {
         state.apply_reviews(reviews);
         state.seq = head;
         match mirrored {
-            Ok(()) => self.backend.set_marker(head),
-            // The local copy is a cache: the next process pulls for itself.
-            Err(e) => tracing::warn!("the local copy of the team memories is behind: {e}"),
+            Ok(()) => {
+                state.team.mirror_behind = None;
+                self.backend.set_marker(head);
+            }
+            // The local copy is a cache: the next pull writes it from where it stops.
+            Err(e) => {
+                tracing::warn!("the local copy of the team memories is behind: {e}");
+                state.team.mirror_behind = Some(from);
+            }
         }
         Ok(true)
     }
@@ -319,24 +366,37 @@ impl Memories {
             Ok(()) => {
                 link.record_sync(None);
                 state.team.offline = None;
-                match self.pull(link, Some(store), state).await {
-                    Ok(_) => Ok(()),
-                    // The write is on the server: the server going away before its rows came
-                    // back does not undo it (an error here would tell the writer it failed).
-                    // The next sync pulls them.
-                    Err(error @ RemoteError::Unreachable { .. }) => {
-                        let note = error.to_string();
-                        tracing::warn!("{note}; the write was applied on the server");
-                        link.record_sync(Some(&note));
-                        state.team.offline = Some(note);
-                        // Answers given meanwhile show it, as the server has it.
-                        for entry in &entries {
-                            apply_entry(state, entry);
-                        }
-                        Ok(())
+                let away = match self.pull(link, Some(store), state).await {
+                    Ok(_) if state.team.mirror_behind.is_none() => return Ok(()),
+                    Ok(_) => None,
+                    // The server going away (or staying busy) before the rows came back does
+                    // not undo the write (an error would tell the writer it failed); the next
+                    // sync pulls them.
+                    Err(error @ (RemoteError::Unreachable { .. } | RemoteError::Busy(_))) => {
+                        Some(error.to_string())
                     }
-                    Err(error) => Err(team_error(error)),
+                    Err(error) => return Err(team_error(error)),
+                };
+                // The write is on the server but not in the local copy: it is queued as well,
+                // so another process reading the copy with the server away finds it (the
+                // replay is a no-op).
+                link.outbox.append(&entries).map_err(|e| {
+                    MemoryError::Store(anyhow::anyhow!(
+                        "the write was applied on the team server but cannot be noted in {}: {e}",
+                        link.outbox.path().display()
+                    ))
+                })?;
+                state.team.outbox_stamp = link.outbox.stamp();
+                if let Some(note) = away {
+                    tracing::warn!("{note}; the write was applied on the server");
+                    link.record_sync(Some(&note));
+                    state.team.offline = Some(note);
+                    // Answers given meanwhile show it, as the server has it.
+                    for entry in &entries {
+                        apply_entry(state, entry);
+                    }
                 }
+                Ok(())
             }
             // Queued as for a server away, also when it stayed busy: a write of several
             // entries may have been applied in part, and its answer must not say it failed.
@@ -394,7 +454,13 @@ impl Memories {
                     ) if mode == Mode::Replay => {
                         // Kept aside, reported by `cairn status`; the rest goes on.
                         tracing::warn!("a queued memory write was refused and set aside: {error}");
-                        if link.reject(entry, &error.to_string()).is_ok() {
+                        // Out of the queue at once: it never reaches the local copy.
+                        if link.reject(entry, &error.to_string()).is_ok()
+                            && link
+                                .outbox
+                                .remove(&HashSet::from([entry.key.clone()]))
+                                .is_ok()
+                        {
                             done.insert(entry.key.clone());
                         }
                     }
