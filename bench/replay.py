@@ -445,13 +445,23 @@ def replay_project(args, name: str, language: str, tok: Tokenizer) -> dict:
                 rev = cairn.review(src_diff)
                 body = cairn.review_json(src_diff)
                 named = set()
+                first = set()
                 how = {}  # each named file's strongest evidence (the first entry naming it)
+                evidence = {}  # …every kind of evidence found, and its confidence
                 for t in body.get("tests_to_run", []) or []:
                     path = str(t.get("id", "")).split("::", 1)[0]
                     named.add(path)
                     how.setdefault(path, t.get("how"))
+                    evidence.setdefault(path, {"kinds": t.get("evidence") or [t.get("how")],
+                                               "confidence": t.get("confidence")})
+                    if t.get("first"):
+                        first.add(path)
                 hits, rc_, pr_ = prf(named, targets)
-                r["tests"] = {"named": sorted(named), "how": how, "hits": hits, "recall": rc_, "precision": pr_,
+                first_hits, first_rc, first_pr = prf(first, targets)
+                r["tests"] = {"named": sorted(named), "how": how, "evidence": evidence,
+                              "first": sorted(first), "first_hits": first_hits,
+                              "first_recall": first_rc, "first_precision": first_pr,
+                              "hits": hits, "recall": rc_, "precision": pr_,
                               "tokens": rev["tokens"], "wall_s": rev["wall_s"],
                               "json_tokens": body.get("tokens"), "truncated": body.get("truncated")}
                 if others:
@@ -593,17 +603,29 @@ def summarize(project: dict) -> list[dict]:
         })
     # cairn's tests by their strongest evidence: how many it named and how many the commit
     # changed (what a calibrated confidence per evidence is measured from).
+    # Keyed `how+k`: the strongest evidence and how many other kinds agree (2 = two or more),
+    # the rows and columns of the briefing's confidence table.
     by_how: dict[str, dict] = {}
     for r in rows:
         tests = r.get("cairn", {}).get("tests") or {}
+        evidence = tests.get("evidence") or {}
         for path, how in (tests.get("how") or {}).items():
-            entry = by_how.setdefault(str(how), {"named": 0, "changed": 0})
-            entry["named"] += 1
-            entry["changed"] += path in r["tests"]
+            kinds = (evidence.get(path) or {}).get("kinds") or [how]
+            for key in (str(how), f"{how}+{min(len(kinds) - 1, 2)}"):
+                entry = by_how.setdefault(key, {"named": 0, "changed": 0})
+                entry["named"] += 1
+                entry["changed"] += path in r["tests"]
     for entry in by_how.values():
         entry["precision"] = entry["changed"] / entry["named"]
     if by_how and out:
         out[0]["by_evidence"] = by_how
+        firsts = [r["cairn"]["tests"] for r in rows
+                  if (r.get("cairn") or {}).get("tests", {}).get("first_recall") is not None]
+        if firsts:
+            named = sum(len(t["first"]) for t in firsts)
+            out[0]["first_recall"] = mean([t["first_recall"] for t in firsts])
+            out[0]["first_precision"] = sum(t["first_hits"] for t in firsts) / named if named else None
+            out[0]["first_named_mean"] = named / len(firsts)
     return out
 
 
@@ -670,6 +692,8 @@ def write_section(results: dict, path: Path, before: dict | None = None) -> None
                 fmt(s["recall"]), fmt(s["precision"]),
                 f"{fmt(s['tests_named_mean'], 1)} ({fmt((s.get('suite_share') or 0) * 100, 1)}%)",
                 "n/a" if not s["cochange_commits"] else f"{fmt(s['cochange_recall'])} (n={s['cochange_commits']})",
+                (f"{fmt(s['first_recall'])} / {fmt(s.get('first_precision'))} ({fmt(s['first_named_mean'], 1)})"
+                 if s.get("first_recall") is not None else "n/a"),
             ]
             if before:
                 was = earlier.get((p["name"], s["tool"], s["mode"]))
@@ -690,7 +714,8 @@ def write_section(results: dict, path: Path, before: dict | None = None) -> None
         "command": ("bench/replay.sh, then bench/replay.py --section-from OUT [--before OUT] "
                     "--results bench/results.json"),
         "columns": ["history", "tool", "commits", "tests recall", "precision", "tests named (share of suite)",
-                    "co-change recall"] + (["co-change recall, build before"] if before else [])
+                    "co-change recall", "run first: recall / precision (named)"]
+                   + (["co-change recall, build before"] if before else [])
                    + ["median tokens", "p50 s"],
         "rows": rows,
     }
@@ -698,7 +723,79 @@ def write_section(results: dict, path: Path, before: dict | None = None) -> None
     subprocess.run([sys.executable, str(root / "bench/page.py")], check=True)
 
 
+CODE_EVIDENCE = ["calls", "names", "neither"]
+
+
+def cell_of(kinds: list[str]) -> tuple[int, int] | None:
+    """A named test file's cell in the briefing's confidence table: its strongest evidence
+    in the code (calls or imports a changed symbol, names one, neither) and whether it changed
+    with a changed file in the history. None for a test file in the change itself."""
+    if "changed" in kinds:
+        return None
+    code = 0 if "calls" in kinds else 1 if "names" in kinds else 2
+    return code, int("changed_with" in kinds)
+
+
+def calibrate(results: dict) -> str:
+    """The briefing's confidence table from a replay's results: for each test file cairn
+    named, its cell (`cell_of`), and the share of each cell's files that the commit changed,
+    pooled over every history; then the same share with each history left out in turn (how
+    much one history moves it), and for each threshold the recall and precision of the tests
+    it puts first."""
+    rows = [(p["name"], r) for p in results["projects"] for r in p["commits"]]
+
+    def files(skip: str | None = None):
+        for name, r in rows:
+            if name == skip:
+                continue
+            tests = (r.get("cairn") or {}).get("tests") or {}
+            evidence = tests.get("evidence") or {}
+            for path, how in (tests.get("how") or {}).items():
+                cell = cell_of((evidence.get(path) or {}).get("kinds") or [how])
+                if cell is not None:
+                    yield cell, int(path in r["tests"])
+
+    def table(skip: str | None = None) -> dict:
+        counts: dict = {}
+        for cell, hit in files(skip):
+            n, h = counts.get(cell, (0, 0))
+            counts[cell] = (n + 1, h + hit)
+        return counts
+
+    counts = table()
+    lines = ["code evidence, history: named, changed, share (range with one history left out)"]
+    names = sorted({name for name, _ in rows})
+    shares = {}
+    for code, label in enumerate(CODE_EVIDENCE):
+        for history in (0, 1):
+            n, h = counts.get((code, history), (0, 0))
+            shares[(code, history)] = h / n if n else 0.0
+            loo = []
+            for name in names:
+                ln, lh = table(name).get((code, history), (0, 0))
+                if ln:
+                    loo.append(lh / ln)
+            spread = f"{min(loo):.2f}-{max(loo):.2f}" if loo else "n/a"
+            lines.append(f"  {label}, {'with' if history else 'without'} history: {n}, {h}, "
+                         f"{shares[(code, history)]:.3f} ({spread})")
+    lines.append("const CONFIDENCE: [[f64; 2]; 3] = [")
+    lines += [f"    [{shares[(c, 0)]:.2f}, {shares[(c, 1)]:.2f}], // {CODE_EVIDENCE[c]}" for c in range(3)]
+    lines.append("];")
+    total_changed = sum(len(r["tests"]) for _, r in rows)
+    named = list(files())
+    for threshold in (0.1, 0.15, 0.2, 0.3, 0.4):
+        first = [hit for cell, hit in named if round(shares[cell], 2) >= threshold]
+        lines.append(f"first at >= {threshold:.2f}: {len(first)} of {len(named)} files named, precision "
+                     f"{sum(first) / len(first) if first else float('nan'):.3f}, recall of changed tests "
+                     f"{sum(first) / total_changed:.3f} (all named: {sum(h for _, h in named) / total_changed:.3f})")
+    return "\n".join(lines)
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--calibrate"]:
+        # bench/replay.py --calibrate OUT: the briefing's confidence table from a run.
+        print(calibrate(json.loads(Path(sys.argv[2]).read_text())))
+        return 0
     if sys.argv[1:2] == ["--section-from"]:
         # bench/replay.py --section-from OUT [--before OUT] --results bench/results.json
         sp = argparse.ArgumentParser(prog="replay.py --section-from")

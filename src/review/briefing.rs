@@ -579,7 +579,18 @@ fn test_lines(analysis: &Analysis) -> Vec<String> {
     let mut lines = Vec::new();
     if !analysis.tests.is_empty() {
         lines.push(format!("## Tests to run ({})", analysis.tests.len()));
-        lines.extend(analysis.tests.iter().map(test_line));
+        let first = analysis.tests.iter().filter(|t| t.first).count();
+        // Split only when both parts have tests: a heading over the whole list says nothing.
+        let split = first > 0 && first < analysis.tests.len();
+        for (i, t) in analysis.tests.iter().enumerate() {
+            if split && i == 0 {
+                lines.push(format!("Run these first ({first}):"));
+            }
+            if split && i == first {
+                lines.push(format!("Also relevant ({}):", analysis.tests.len() - first));
+            }
+            lines.push(test_line(t));
+        }
         if analysis.tests_left_out > 0 {
             lines.push(format!(
                 "_{} more test files with weaker evidence left out_",
@@ -597,9 +608,14 @@ fn test_lines(analysis: &Analysis) -> Vec<String> {
     lines
 }
 
-/// A test file and why it is listed.
+/// A test file, why it is listed and how likely the change needs it (fixtures: why only).
 fn test_line(t: &TestToRun) -> String {
-    format!("- {} — {}", t.id, t.why)
+    match t.confidence {
+        Some(likely) if t.how != crate::review::Evidence::Changed => {
+            format!("- {} — {} · {:.0}% likely", t.id, t.why, likely * 100.0)
+        }
+        _ => format!("- {} — {}", t.id, t.why),
+    }
 }
 
 fn write_untested(out: &mut Page, untested: &[Untested], limit: usize) {
@@ -1079,6 +1095,9 @@ mod tests {
             .map(|i| TestToRun {
                 id: format!("tests/test_{i}.py"),
                 how: crate::review::Evidence::Calls,
+                evidence: vec![crate::review::Evidence::Calls],
+                confidence: Some(0.3),
+                first: i < 2,
                 why: format!("calls Service.method_number_{i} (L{i}0)"),
                 covers: Vec::new(),
                 mentions: Vec::new(),
@@ -1110,6 +1129,12 @@ mod tests {
         }
         assert!(text.contains("- module level L3-4 (2 lines)"), "{text}");
         assert!(text.contains("## Tests to run (6)"), "{text}");
+        assert!(
+            text.contains("Run these first (2):\n- tests/test_0.py")
+                && text.contains("Also relevant (4):\n- tests/test_2.py"),
+            "{text}"
+        );
+        assert!(text.contains("(L10) · 30% likely"), "{text}");
         for i in 0..6 {
             assert!(
                 text.contains(&format!("- tests/test_{i}.py — calls")),

@@ -53,6 +53,18 @@ pub enum Evidence {
     Near,
 }
 
+/// How likely a listed test file is one the change needs, by its strongest evidence in the
+/// code (rows: it calls or imports a changed symbol; it names one; neither, only near the
+/// change in the graph) and by whether it changed with a changed file in the history
+/// (columns: no, yes): the share of such files that the commits themselves changed, pooled
+/// over the replay bench's ten public histories, 20 commits each, 1,087 files named
+/// (`bench/replay.py --calibrate`; leaving any one history out moves a cell by at most 0.09).
+/// History agreeing with the code is what makes a test likely: a test that calls the changed
+/// function is needed one time in six, one that also changed with its file one time in two.
+const CONFIDENCE: [[f64; 2]; 3] = [[0.16, 0.49], [0.08, 0.47], [0.03, 0.20]];
+/// A test file this likely to be needed is among those to run first.
+pub(crate) const FIRST_CONFIDENCE: f64 = 0.3;
+
 /// A test file to run (or a fixture the change touches) and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct TestToRun {
@@ -60,6 +72,17 @@ pub struct TestToRun {
     pub id: String,
     /// The strongest evidence.
     pub how: Evidence,
+    /// Every kind of evidence found, strongest first.
+    pub evidence: Vec<Evidence>,
+    /// How likely the change needs this test (0–1): the measured share of test files listed
+    /// with the same evidence that the change's commit changed ([`CONFIDENCE`]). None for a
+    /// fixture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Among the tests to run first (confidence at least [`FIRST_CONFIDENCE`]); the rest are
+    /// also relevant.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub first: bool,
     /// The evidence in a few words: `calls AppContext.pop (L120); changed with ctx.py in 6 of 9
     /// commits`.
     pub why: String,
@@ -128,18 +151,42 @@ impl Found {
         }
     }
 
-    /// How many kinds of evidence agree.
-    fn kinds(&self) -> usize {
+    /// Every kind of evidence found, strongest first.
+    fn evidence(&self) -> Vec<Evidence> {
         [
-            self.changed,
-            !self.calls.is_empty() || !self.imports.is_empty(),
-            !self.names.is_empty(),
-            self.changed_with.is_some(),
-            self.near.is_some(),
+            (self.changed, Evidence::Changed),
+            (
+                !self.calls.is_empty() || !self.imports.is_empty(),
+                Evidence::Calls,
+            ),
+            (!self.names.is_empty(), Evidence::Names),
+            (self.changed_with.is_some(), Evidence::ChangedWith),
+            (self.near.is_some(), Evidence::Near),
         ]
         .into_iter()
-        .filter(|&k| k)
-        .count()
+        .filter_map(|(found, kind)| found.then_some(kind))
+        .collect()
+    }
+
+    /// How many kinds of evidence agree.
+    fn kinds(&self) -> usize {
+        self.evidence().len()
+    }
+
+    /// How likely the change needs this test file ([`CONFIDENCE`]); certain for a test
+    /// file in the change.
+    fn confidence(&self) -> f64 {
+        if self.changed {
+            return 1.0;
+        }
+        let code = if !self.calls.is_empty() || !self.imports.is_empty() {
+            0
+        } else if !self.names.is_empty() {
+            1
+        } else {
+            2
+        };
+        CONFIDENCE[code][usize::from(self.changed_with.is_some())]
     }
 
     fn support(&self) -> usize {
@@ -205,8 +252,12 @@ impl Found {
             .collect();
         mentions.sort_unstable();
         mentions.dedup();
+        let confidence = self.confidence();
         TestToRun {
             how: self.how(),
+            evidence: self.evidence(),
+            confidence: Some(confidence),
+            first: confidence >= FIRST_CONFIDENCE,
             why: self.why(),
             covers: self.covers.iter().cloned().collect(),
             mentions,
@@ -569,15 +620,16 @@ fn common_names<'t>(
         .collect()
 }
 
-/// Ranks what was found: tests to run (strongest evidence first, then agreeing evidence,
-/// more covered symbols, more commits together, nearer), cut short when evidence is strong;
-/// fixtures with real evidence apart. Returns the tests, the fixtures and how many tests
-/// were left out.
+/// Ranks what was found: tests to run (most likely needed first, then strongest evidence,
+/// agreeing evidence, more covered symbols, more commits together, nearer), cut short when
+/// evidence is strong; fixtures with real evidence apart. Returns the tests, the fixtures and
+/// how many tests were left out.
 fn rank(found: HashMap<String, Found>) -> (Vec<TestToRun>, Vec<TestToRun>, usize) {
     let mut all: Vec<(String, Found)> = found.into_iter().collect();
     all.sort_by(|(a, x), (b, y)| {
-        x.how()
-            .cmp(&y.how())
+        y.confidence()
+            .total_cmp(&x.confidence())
+            .then(x.how().cmp(&y.how()))
             .then(y.kinds().cmp(&x.kinds()))
             .then(y.covers.len().cmp(&x.covers.len()))
             .then(y.support().cmp(&x.support()))
@@ -598,7 +650,12 @@ fn rank(found: HashMap<String, Found>) -> (Vec<TestToRun>, Vec<TestToRun>, usize
         let near_only = f.how() == Evidence::Near;
         if test_kind(&path) != Some(true) {
             if !near_only && fixtures.len() < FIXTURES_SHOWN {
-                fixtures.push(f.into_entry(path));
+                // Measured on test files only: a fixture has no confidence of its own.
+                fixtures.push(TestToRun {
+                    confidence: None,
+                    first: false,
+                    ..f.into_entry(path)
+                });
             }
             continue;
         }
@@ -669,6 +726,79 @@ mod tests {
             strength,
             what: what.to_string(),
         }
+    }
+
+    #[test]
+    fn stronger_code_evidence_and_agreeing_history_never_lower_the_confidence() {
+        for row in CONFIDENCE {
+            assert!(row[0] <= row[1], "history agreeing: {row:?}");
+            assert!(row.iter().all(|c| (0.0..1.0).contains(c)), "{row:?}");
+        }
+        for column in 0..2 {
+            assert!(
+                CONFIDENCE.windows(2).all(|w| w[0][column] >= w[1][column]),
+                "calls, names, neither: {CONFIDENCE:?}"
+            );
+        }
+        let changed = Found {
+            changed: true,
+            ..Found::default()
+        };
+        assert_eq!(changed.confidence(), 1.0);
+    }
+
+    #[test]
+    fn tests_are_ranked_by_confidence_and_the_likely_ones_come_first() {
+        let mut found = HashMap::new();
+        found.insert(
+            "tests/test_near.py".to_string(),
+            Found {
+                near: Some(nearest(0.9, "Store.save")),
+                ..Found::default()
+            },
+        );
+        found.insert(
+            "tests/test_names.py".to_string(),
+            Found {
+                names: vec![uses("save", &[9])],
+                ..Found::default()
+            },
+        );
+        found.insert(
+            "tests/test_store.py".to_string(),
+            Found {
+                calls: vec![uses("Store.save", &[3])],
+                names: vec![uses("save", &[3])],
+                changed_with: Some(ChangedWith {
+                    path: "app/store.py".to_string(),
+                    together: 4,
+                    of: 5,
+                }),
+                ..Found::default()
+            },
+        );
+        let (tests, fixtures, left_out) = rank(found);
+        assert!(fixtures.is_empty() && left_out == 0);
+        let ids: Vec<&str> = tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "tests/test_store.py",
+                "tests/test_names.py",
+                "tests/test_near.py"
+            ]
+        );
+        assert_eq!(
+            tests[0].evidence,
+            [Evidence::Calls, Evidence::Names, Evidence::ChangedWith]
+        );
+        let likely: Vec<f64> = tests.iter().map(|t| t.confidence.unwrap()).collect();
+        assert!(likely.windows(2).all(|w| w[0] >= w[1]), "{likely:?}");
+        assert!(likely[0] > likely[2], "{likely:?}");
+        for t in &tests {
+            assert_eq!(t.first, t.confidence.unwrap() >= FIRST_CONFIDENCE, "{t:?}");
+        }
+        assert!(tests[0].first && !tests[2].first, "{tests:?}");
     }
 
     #[test]

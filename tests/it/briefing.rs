@@ -116,24 +116,44 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     );
     let report = review_json(&repo, &[]);
     let tests = &report["tests_to_run"];
+    // Most likely first: a test that changed with core.py in every commit is needed more
+    // often than one that only calls what changed (the measured confidences).
     assert_eq!(
         field(tests, "id"),
         [
+            "tests/test_history.py",
             "tests/test_calls.py",
             "tests/test_names.py",
-            "tests/test_history.py",
             "tests/test_near.py",
         ],
         "{tests:#}"
     );
     assert_eq!(
         field(tests, "how"),
-        ["calls", "names", "changed_with", "near"]
+        ["changed_with", "calls", "names", "near"]
+    );
+    let likely: Vec<f64> = tests
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["confidence"].as_f64().unwrap())
+        .collect();
+    assert!(
+        likely.windows(2).all(|w| w[0] > w[1]) && likely[3] > 0.0,
+        "{likely:?}"
+    );
+    // None is likely enough to be run first: the list is not split.
+    assert!(
+        tests
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.get("first").is_none())
     );
     let why = field(tests, "why");
-    assert!(why[0].starts_with("calls configure (L5)"), "{why:?}");
-    assert_eq!(why[1], "names configure (L6)");
-    assert_eq!(why[2], "changed with core.py in 4 of 4 commits");
+    assert_eq!(why[0], "changed with core.py in 4 of 4 commits");
+    assert!(why[1].starts_with("calls configure (L5)"), "{why:?}");
+    assert_eq!(why[2], "names configure (L6)");
     assert!(
         why[3].starts_with("near configure in the graph ("),
         "{why:?}"
@@ -154,9 +174,24 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     let text = repo.cairn_ok(&["review"]);
     let listed = section(&text, "## Tests to run (4)");
     assert_eq!(listed.len(), 4, "{text}");
-    assert!(
-        listed[2] == "- tests/test_history.py — changed with core.py in 4 of 4 commits",
+    assert_eq!(
+        listed[0],
+        format!(
+            "- tests/test_history.py — changed with core.py in 4 of 4 commits · {:.0}% likely",
+            likely[0] * 100.0
+        ),
         "{text}"
+    );
+    assert!(!text.contains("Run these first"), "{text}");
+    // Fixtures are no tests to run: no confidence.
+    assert!(
+        report["fixtures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f.get("confidence").is_none()),
+        "{:#}",
+        report["fixtures"]
     );
     assert!(
         listed
@@ -212,10 +247,62 @@ fn near_only_tests_are_cut_short_when_stronger_evidence_exists() {
         "{:#}",
         report["tests_to_run"]
     );
-    assert_eq!(hows[..3], ["calls", "names", "changed_with"]);
+    assert_eq!(hows[..3], ["changed_with", "calls", "names"]);
     let text = repo.cairn_ok(&["review"]);
     assert!(
         text.contains("_4 more test files with weaker evidence left out_"),
+        "{text}"
+    );
+}
+
+/// A test whose history agrees with its code evidence is among those to run first; the
+/// others are also relevant.
+#[test]
+fn tests_the_history_and_the_code_agree_on_are_run_first() {
+    let repo = project();
+    // test_calls.py now changes with core.py too.
+    for i in [5, 6] {
+        repo.write("app/core.py", core(&format!("v{i}")));
+        repo.write(
+            "tests/test_calls.py",
+            format!(
+                "from app.core import configure\n\n\ndef test_configure():\n    assert configure({i}) == {}\n",
+                i + 1
+            ),
+        );
+        repo.commit(&format!("Release v{i}"));
+    }
+    repo.index();
+    repo.write(
+        "app/core.py",
+        core("v6").replace("return level + 1", "return level + 2"),
+    );
+    let report = review_json(&repo, &[]);
+    let tests = report["tests_to_run"].as_array().unwrap();
+    assert_eq!(tests[0]["id"], "tests/test_calls.py", "{tests:#?}");
+    assert_eq!(tests[0]["first"], true, "{tests:#?}");
+    assert_eq!(
+        tests[0]["evidence"],
+        serde_json::json!(["calls", "names", "changed_with", "near"]),
+        "{tests:#?}"
+    );
+    assert!(
+        tests[1..].iter().all(|t| t.get("first").is_none()),
+        "{tests:#?}"
+    );
+    let first = tests[0]["confidence"].as_f64().unwrap();
+    assert!(
+        tests[1..]
+            .iter()
+            .all(|t| t["confidence"].as_f64().unwrap() < first)
+    );
+    let text = repo.cairn_ok(&["review"]);
+    assert!(
+        text.contains("Run these first (1):\n- tests/test_calls.py — calls configure"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Also relevant ({}):\n- ", tests.len() - 1)),
         "{text}"
     );
 }
