@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import itertools
 import json
 import os
 import re
@@ -724,6 +725,9 @@ def write_section(results: dict, path: Path, before: dict | None = None) -> None
 
 
 CODE_EVIDENCE = ["calls", "names", "neither"]
+# The confidence from which a briefing puts a test first (FIRST_CONFIDENCE in
+# src/review/evidence.rs).
+FIRST = 0.3
 
 
 def cell_of(kinds: list[str]) -> tuple[int, int] | None:
@@ -756,10 +760,20 @@ def calibrate(results: dict) -> str:
                     yield cell, int(path in r["tests"])
 
     def table(skip: str | None = None) -> dict:
+        return table_of({name for name, _ in rows} - {skip})
+
+    def table_of(projects: set) -> dict:
         counts: dict = {}
-        for cell, hit in files(skip):
-            n, h = counts.get(cell, (0, 0))
-            counts[cell] = (n + 1, h + hit)
+        for name, r in rows:
+            if name not in projects:
+                continue
+            tests = (r.get("cairn") or {}).get("tests") or {}
+            evidence = tests.get("evidence") or {}
+            for path, how in (tests.get("how") or {}).items():
+                cell = cell_of((evidence.get(path) or {}).get("kinds") or [how])
+                if cell is not None:
+                    n, h = counts.get(cell, (0, 0))
+                    counts[cell] = (n + 1, h + int(path in r["tests"]))
         return counts
 
     counts = table()
@@ -788,6 +802,21 @@ def calibrate(results: dict) -> str:
         lines.append(f"first at >= {threshold:.2f}: {len(first)} of {len(named)} files named, precision "
                      f"{sum(first) / len(first) if first else float('nan'):.3f}, recall of changed tests "
                      f"{sum(first) / total_changed:.3f} (all named: {sum(h for _, h in named) / total_changed:.3f})")
+    # Measured on half of the histories and applied to the other half, for every such split.
+    first_shares, all_shares = [], []
+    for half in itertools.combinations(names, len(names) // 2):
+        measured = {cell: h / n for cell, (n, h) in table_of(set(names) - set(half)).items()}
+        applied = table_of(set(half))
+        fn = sum(n for cell, (n, _) in applied.items() if measured.get(cell, 0.0) >= FIRST)
+        fh = sum(h for cell, (_, h) in applied.items() if measured.get(cell, 0.0) >= FIRST)
+        if fn:
+            first_shares.append(fh / fn)
+        all_shares.append(sum(h for _, h in applied.values()) / max(1, sum(n for n, _ in applied.values())))
+    if first_shares:
+        lines.append(f"measured on half the histories, applied to the other half ({len(all_shares)} splits): "
+                     f"first at >= {FIRST}: median {statistics.median(first_shares):.2f} "
+                     f"({min(first_shares):.2f}-{max(first_shares):.2f}); all named: "
+                     f"median {statistics.median(all_shares):.2f}")
     return "\n".join(lines)
 
 

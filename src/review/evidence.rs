@@ -58,7 +58,7 @@ pub enum Evidence {
 /// change in the graph) and by whether it changed with a changed file in the history
 /// (columns: no, yes): the share of such files that the commits themselves changed, pooled
 /// over the replay bench's ten public histories, 20 commits each, 1,087 files named
-/// (`bench/replay.py --calibrate`; leaving any one history out moves a cell by at most 0.09).
+/// (`bench/replay.py --calibrate`; leaving any one history out moves a cell by 0.11 at most).
 /// History agreeing with the code is what makes a test likely: a test that calls the changed
 /// function is needed one time in six, one that also changed with its file one time in two.
 const CONFIDENCE: [[f64; 2]; 3] = [[0.16, 0.49], [0.08, 0.47], [0.03, 0.20]];
