@@ -748,9 +748,9 @@ def calibrate(results: dict) -> str:
     it puts first."""
     rows = [(p["name"], r) for p in results["projects"] for r in p["commits"]]
 
-    def files(skip: str | None = None):
+    def files(projects: set):
         for name, r in rows:
-            if name == skip:
+            if name not in projects:
                 continue
             tests = (r.get("cairn") or {}).get("tests") or {}
             evidence = tests.get("evidence") or {}
@@ -764,16 +764,9 @@ def calibrate(results: dict) -> str:
 
     def table_of(projects: set) -> dict:
         counts: dict = {}
-        for name, r in rows:
-            if name not in projects:
-                continue
-            tests = (r.get("cairn") or {}).get("tests") or {}
-            evidence = tests.get("evidence") or {}
-            for path, how in (tests.get("how") or {}).items():
-                cell = cell_of((evidence.get(path) or {}).get("kinds") or [how])
-                if cell is not None:
-                    n, h = counts.get(cell, (0, 0))
-                    counts[cell] = (n + 1, h + int(path in r["tests"]))
+        for cell, hit in files(projects):
+            n, h = counts.get(cell, (0, 0))
+            counts[cell] = (n + 1, h + hit)
         return counts
 
     counts = table()
@@ -796,7 +789,7 @@ def calibrate(results: dict) -> str:
     lines += [f"    [{shares[(c, 0)]:.2f}, {shares[(c, 1)]:.2f}], // {CODE_EVIDENCE[c]}" for c in range(3)]
     lines.append("];")
     total_changed = sum(len(r["tests"]) for _, r in rows)
-    named = list(files())
+    named = list(files(set(names)))
     for threshold in (0.1, 0.15, 0.2, 0.3, 0.4):
         first = [hit for cell, hit in named if round(shares[cell], 2) >= threshold]
         lines.append(f"first at >= {threshold:.2f}: {len(first)} of {len(named)} files named, precision "

@@ -300,6 +300,17 @@ async fn sign_in(
     Ok(db)
 }
 
+/// The ids a `SELECT VALUE record::id(id) …` query answers, sorted.
+async fn sorted_ids(db: &Surreal<Any>, query: &str) -> Vec<String> {
+    let mut ids: Vec<String> = rows(db, query)
+        .await
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
 pub(crate) async fn rows(db: &Surreal<Any>, query: &str) -> Vec<Value> {
     let mut response = db.query(query).await.unwrap();
     // An error is not an empty answer: privacy checks must not pass on a failed query.
@@ -699,16 +710,11 @@ async fn a_replayed_write_stays_findable_until_the_local_copy_holds_it() {
     assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
     server.restart();
     let as_bob = signed_in(&server, "bob", &bob.credentials()).await;
-    let stored = rows(
+    let stored = sorted_ids(
         &as_bob,
         "SELECT VALUE record::id(id) FROM memory WHERE kind = 'decision'",
     )
     .await;
-    let mut stored: Vec<String> = stored
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
-    stored.sort();
     assert_eq!(stored, ids);
 }
 
@@ -1804,16 +1810,11 @@ async fn a_server_restored_from_a_backup_is_brought_up_to_date_by_its_members() 
     let synced = alice.json(&["team", "sync"]);
     assert_eq!(synced["status"]["queued"], 0, "{synced}");
     let as_alice = signed_in(&server, "alice", &alice.credentials()).await;
-    let titles = rows(
+    let ids = sorted_ids(
         &as_alice,
         "SELECT VALUE record::id(id) FROM memory WHERE forgotten != true ORDER BY seq",
     )
     .await;
-    let mut ids: Vec<String> = titles
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
-    ids.sort();
     let mut expected = vec![kept.clone(), later.clone()];
     expected.sort();
     assert_eq!(ids, expected, "live memories on the restored server");
