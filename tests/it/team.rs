@@ -300,6 +300,19 @@ async fn sign_in(
     Ok(db)
 }
 
+/// The ids of the decisions `cairn memory list` shows in a working copy, sorted.
+fn decision_ids(copy: &WorkingCopy) -> Vec<String> {
+    let listed = copy.json(&["memory", "list", "-t", "decision"]);
+    let mut ids: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// The ids a `SELECT VALUE record::id(id) …` query answers, sorted.
 async fn sorted_ids(db: &Surreal<Any>, query: &str) -> Vec<String> {
     let mut ids: Vec<String> = rows(db, query)
@@ -608,16 +621,8 @@ async fn writes_made_while_the_server_is_down_are_replayed_exactly_once() {
     assert_eq!(applied[0]["count"], 18, "one applied key per write");
 
     // Bob's clone sees all of them.
-    let listed = bob.json(&["memory", "list", "-t", "decision"]);
-    let mut listed_ids: Vec<String> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect();
-    listed_ids.sort();
     ids.sort();
-    assert_eq!(listed_ids, ids);
+    assert_eq!(decision_ids(bob), ids);
 }
 
 /// A queued write that a long-running cairn replays while another process holds the local
@@ -681,16 +686,8 @@ async fn a_replayed_write_stays_findable_until_the_local_copy_holds_it() {
     // Another process, the server away again: the replayed writes are in the local copy or
     // in the queue, never in neither.
     server.kill();
-    let listed = alice.json(&["memory", "list", "-t", "decision"]);
-    let mut listed_ids: Vec<String> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect();
-    listed_ids.sort();
     ids.sort();
-    assert_eq!(listed_ids, ids, "{listed}");
+    assert_eq!(decision_ids(alice), ids);
 
     // `cairn serve` syncs again with the copy free: the queue empties and the copy alone
     // holds all three (no hole where its pull was not written).
