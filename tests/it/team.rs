@@ -1819,19 +1819,8 @@ async fn a_server_restored_from_a_backup_is_brought_up_to_date_by_its_members() 
     // A write after the restore reaches the other member: the cursors follow the new
     // numbering.
     let after = add(bob, "Staging deploys run at noon");
-    let listed = |copy: &WorkingCopy| -> Vec<String> {
-        let mut ids: Vec<String> = copy
-            .json(&["memory", "list", "-t", "decision"])
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["id"].as_str().unwrap().to_string())
-            .collect();
-        ids.sort();
-        ids
-    };
     let mut all = vec![kept, later, after];
     all.sort();
-    assert_eq!(listed(alice), all);
-    assert_eq!(listed(bob), all);
+    assert_eq!(decision_ids(alice), all);
+    assert_eq!(decision_ids(bob), all);
 }
