@@ -151,8 +151,8 @@ impl Found {
         }
     }
 
-    /// Every kind of evidence found, strongest first.
-    fn evidence(&self) -> Vec<Evidence> {
+    /// Each kind of evidence and whether it was found, strongest first.
+    fn found(&self) -> [(bool, Evidence); 5] {
         [
             (self.changed, Evidence::Changed),
             (
@@ -163,14 +163,19 @@ impl Found {
             (self.changed_with.is_some(), Evidence::ChangedWith),
             (self.near.is_some(), Evidence::Near),
         ]
-        .into_iter()
-        .filter_map(|(found, kind)| found.then_some(kind))
-        .collect()
     }
 
-    /// How many kinds of evidence agree.
+    /// Every kind of evidence found, strongest first.
+    fn evidence(&self) -> Vec<Evidence> {
+        self.found()
+            .into_iter()
+            .filter_map(|(found, kind)| found.then_some(kind))
+            .collect()
+    }
+
+    /// How many kinds of evidence agree (no list: it ranks inside a sort).
     fn kinds(&self) -> usize {
-        self.evidence().len()
+        self.found().iter().filter(|(found, _)| *found).count()
     }
 
     /// How likely the change needs this test file ([`CONFIDENCE`]); certain for a test
