@@ -176,10 +176,11 @@ fn summary(repo: &Repo, report: &Report) -> String {
     let _ = writeln!(text, "  edges: {}", edges.join(", "));
     let _ = writeln!(
         text,
-        "  calls: {} resolved, {} unresolved ({:.1}% of calls into project code), {} to libraries, {} builtins",
+        "  calls: {} resolved, {} unresolved ({:.1}% of calls into project code; {} of them possible calls of a method on a receiver of unknown type), {} to libraries, {} builtins",
         stats.calls_resolved,
         stats.calls_unresolved,
         report.unresolved_call_share * 100.0,
+        stats.calls_untyped,
         stats.calls_external,
         stats.calls_builtin
     );

@@ -31,6 +31,18 @@ pub struct Link {
     pub lines: Vec<u32>,
 }
 
+/// A node that calls a method of the expanded one's name on a receiver of unknown type.
+#[derive(Debug, Clone, Serialize)]
+pub struct PossibleCaller {
+    pub id: String,
+    pub kind: String,
+    pub lines: Vec<u32>,
+    /// The call as its receiver's last part reads (`root_queryset.count()`).
+    pub call: String,
+    /// Why it may reach this method rather than another of its name, strongest first.
+    pub evidence: Vec<String>,
+}
+
 /// The answer of `expand`.
 pub type ExpandReport = Answer<ExpandBody>;
 
@@ -54,6 +66,10 @@ pub struct ExpandBody {
     pub imports: Vec<Link>,
     pub importers: Vec<Link>,
     pub callers: Vec<Link>,
+    /// Calls of the method's name on a receiver of unknown type, best evidence first: they may
+    /// reach it (or another method of that name). Only for methods.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub possible_callers: Vec<PossibleCaller>,
     pub callees: Vec<Link>,
     pub bases: Vec<Link>,
     pub subclasses: Vec<Link>,
@@ -162,6 +178,11 @@ fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[&str]) -> Expa
             Include::Callers,
             near.linked(near.incoming(EdgeKind::Calls), src),
         ),
+        possible_callers: if wanted.has(Include::Callers) {
+            near.possible_callers()
+        } else {
+            Vec::new()
+        },
         callees: only(
             Include::Callees,
             near.linked(near.outgoing(EdgeKind::Calls), dst),
@@ -272,6 +293,87 @@ impl<'g> Neighbours<'_, 'g> {
         tests
     }
 
+    /// For a method, the calls of its name on receivers of unknown type, ranked by the
+    /// evidence that they reach this method: the receiver is named like its class or is
+    /// returned by one of the class's methods, the caller's file imports the method's (or is
+    /// it), the caller sits in the same directory. Callers in a language that cannot call it
+    /// are left out; code comes before tests.
+    fn possible_callers(&self) -> Vec<PossibleCaller> {
+        let graph = self.scorer.graph();
+        let method = self.node;
+        let Some(class) = method
+            .parent
+            .as_deref()
+            .and_then(|p| graph.node(p))
+            .filter(|c| c.kind.is_class_like())
+        else {
+            return Vec::new();
+        };
+        if method.kind != NodeKind::Method {
+            return Vec::new();
+        }
+        let registry = crate::languages::Registry::get();
+        let system = |path: &str| registry.for_path(path).map(|l| l.module_system);
+        let name = method.name.rsplit('.').next().unwrap_or(&method.name);
+        let class_name = class.name.rsplit('.').next().unwrap_or(&class.name);
+        let mut ranked: Vec<(u32, f64, bool, PossibleCaller)> = Vec::new();
+        for &at in graph.untyped_callers(name) {
+            let caller = &graph.nodes[at as usize];
+            if system(&caller.path) != system(&method.path) {
+                continue;
+            }
+            let imports = caller.path == method.path || imports_file(graph, caller, &method.path);
+            let same_dir = parent_dir(&caller.path) == parent_dir(&method.path);
+            for call in caller.untyped_calls.iter().filter(|c| c.name == name) {
+                let mut evidence = Vec::new();
+                let mut weight = 0;
+                let receiver = call.receiver.trim_end_matches("()");
+                if call.receiver.ends_with("()")
+                    && graph.node(&format!("{}.{receiver}", class.id)).is_some()
+                {
+                    weight += 3;
+                    evidence.push(format!("receiver from {class_name}.{receiver}()"));
+                } else if named_like(receiver, class_name) {
+                    weight += 3;
+                    evidence.push(format!("receiver named like {class_name}"));
+                }
+                if caller.path == method.path {
+                    weight += 2;
+                    evidence.push("same file".to_string());
+                } else if imports {
+                    weight += 2;
+                    evidence.push(format!("imports {}", method.path));
+                }
+                if same_dir && caller.path != method.path {
+                    weight += 1;
+                    evidence.push("same directory".to_string());
+                }
+                let possible = PossibleCaller {
+                    id: caller.id.to_string(),
+                    kind: caller.kind.as_str().to_string(),
+                    lines: call.lines.to_vec(),
+                    call: format!("{}.{name}()", call.receiver),
+                    evidence,
+                };
+                let score = self.scorer.score(caller).total();
+                ranked.push((weight, score, caller.is_test, possible));
+            }
+        }
+        // Code before tests among the calls with evidence (tests are listed as tests too),
+        // then those with little or none; the strongest evidence first, then the caller's
+        // score.
+        ranked.sort_by(|a, b| {
+            let key = |(weight, _, test, _): &(u32, f64, bool, PossibleCaller)| {
+                (*weight < WEAK, *test, std::cmp::Reverse(*weight))
+            };
+            key(a)
+                .cmp(&key(b))
+                .then_with(|| b.1.total_cmp(&a.1))
+                .then_with(|| (&a.3.id, &a.3.lines).cmp(&(&b.3.id, &b.3.lines)))
+        });
+        ranked.into_iter().map(|(_, _, _, p)| p).collect()
+    }
+
     /// The strongest few dependents outside the node's file and its tests: direct users
     /// first, highest impact first among equally near ones.
     fn top_dependents(&self) -> Vec<Link> {
@@ -291,6 +393,49 @@ impl<'g> Neighbours<'_, 'g> {
             })
             .collect()
     }
+}
+
+/// Possible callers with less evidence than this (the same directory alone) are listed after
+/// those with more, tests included.
+const WEAK: u32 = 2;
+
+/// Whether `node`'s file imports the file at `path` or a name of it.
+fn imports_file(graph: &crate::graph::Graph, node: &Node, path: &str) -> bool {
+    graph.outgoing(&node.path).any(|e| {
+        e.kind == EdgeKind::Imports
+            && (&*e.dst == path
+                || e.dst
+                    .strip_prefix(path)
+                    .is_some_and(|r| r.starts_with("::")))
+    })
+}
+
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// Whether a receiver's name reads as a value of `class`: it ends with the class's name
+/// (`root_queryset`, `queryset` for `QuerySet`), is its initials (`qs`), or ends with the
+/// class's last word of four letters or more (`manager` for `RelatedManager`).
+fn named_like(receiver: &str, class: &str) -> bool {
+    let flat: String = receiver
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let words: Vec<String> = class
+        .split('_')
+        .flat_map(crate::words::humps)
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let class_flat = words.concat();
+    let initials: String = words.iter().filter_map(|w| w.chars().next()).collect();
+    let last = words.last().map_or("", String::as_str);
+    !flat.is_empty()
+        && (flat.ends_with(&class_flat)
+            || (initials.len() >= 2 && flat == initials)
+            || (last.len() >= 4 && flat.ends_with(last)))
 }
 
 /// How many of the best-ranked dependents an expansion lists.
@@ -321,8 +466,31 @@ fn write(
         body.history = history[..kept].to_vec();
     }
     let radius = body.blast_radius;
+    if !body.callers.is_empty() {
+        let heading = format!("## Callers ({})", body.callers.len());
+        write_links(&mut out, heading, &mut body.callers, share);
+    }
+    if !body.possible_callers.is_empty() {
+        let heading = format!(
+            "## Possible callers, receiver type unknown ({})",
+            body.possible_callers.len()
+        );
+        write_list(&mut out, heading, &mut body.possible_callers, share, |c| {
+            let mut line = format!(
+                "- {} [{}]{} `{}`",
+                c.id,
+                c.kind,
+                lines_note(&c.lines),
+                c.call
+            );
+            for evidence in &c.evidence {
+                line.push_str(" · ");
+                line.push_str(evidence);
+            }
+            line
+        });
+    }
     for (title, links) in [
-        ("Callers", &mut body.callers),
         ("Tests", &mut body.tests),
         ("Callees", &mut body.callees),
         ("Importers", &mut body.importers),
@@ -404,16 +572,8 @@ fn write_until_full(
 /// Writes a list of links within `share`, ending with a count of those left out, and cuts
 /// the list to what was written.
 fn write_links(out: &mut Page, heading: String, links: &mut Vec<Link>, share: usize) {
-    let total = links.len();
-    if !out.push(heading) {
-        out.dropped += total;
-        links.clear();
-        return;
-    }
-    let limit = out.used() + share;
-    let mut kept = 0;
-    for link in links.iter() {
-        let line = format!(
+    write_list(out, heading, links, share, |link| {
+        format!(
             "- {}{}{}",
             link.id,
             if link.kind.is_empty() {
@@ -422,8 +582,29 @@ fn write_links(out: &mut Page, heading: String, links: &mut Vec<Link>, share: us
                 format!(" [{}]", link.kind)
             },
             lines_note(&link.lines)
-        );
-        if !out.push_until(line, limit) {
+        )
+    });
+}
+
+/// Writes a heading and a line per item within `share`, ending with a count of those left
+/// out, and cuts the list to what was written.
+fn write_list<T>(
+    out: &mut Page,
+    heading: String,
+    items: &mut Vec<T>,
+    share: usize,
+    line: impl Fn(&T) -> String,
+) {
+    let total = items.len();
+    if !out.push(heading) {
+        out.dropped += total;
+        items.clear();
+        return;
+    }
+    let limit = out.used() + share;
+    let mut kept = 0;
+    for item in items.iter() {
+        if !out.push_until(line(item), limit) {
             break;
         }
         kept += 1;
@@ -431,7 +612,7 @@ fn write_links(out: &mut Page, heading: String, links: &mut Vec<Link>, share: us
     if kept < total {
         // The line that did not fit is counted already; the "more" line stands for it.
         out.dropped += total - kept - 1;
-        links.truncate(kept);
+        items.truncate(kept);
         out.push(format!("- … {} more", total - kept));
     }
 }
@@ -500,6 +681,20 @@ mod tests {
             .iter()
             .map(|l| format!("{} [{}]", l.id, l.kind))
             .collect()
+    }
+
+    #[test]
+    fn a_receiver_named_like_a_class_reads_as_one() {
+        for receiver in ["qs", "queryset", "root_queryset", "QuerySet", "querySet"] {
+            assert!(named_like(receiver, "QuerySet"), "{receiver}");
+        }
+        assert!(named_like("manager", "RelatedManager"));
+        assert!(named_like("http_client", "HTTPClient"));
+        for receiver in ["q", "set", "query", "querysets", "text", ""] {
+            assert!(!named_like(receiver, "QuerySet"), "{receiver}");
+        }
+        // A last word under four letters says too little (`id`, `set`).
+        assert!(!named_like("set", "QuerySet") && !named_like("url", "BaseURL"));
     }
 
     #[test]

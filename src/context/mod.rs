@@ -18,7 +18,9 @@ use crate::graph::rank;
 use crate::graph::score::{Access, Score, node_score};
 use crate::graph::{Graph, Node, NodeKind, impact, impact_link};
 
-pub use expand::{ExpandBody, ExpandReport, Include, Known, Link, expand, lines_note};
+pub use expand::{
+    ExpandBody, ExpandReport, Include, Known, Link, PossibleCaller, expand, lines_note,
+};
 pub use lexicon::Lexicon;
 pub use pack::{ContextBody, ContextReport, FocusRequest, Freshness, Ranked, context};
 pub use standing::Standing;

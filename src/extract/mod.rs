@@ -245,7 +245,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -1222,7 +1222,8 @@ pub fn chained_call(expression: &str) -> Option<(&str, &str)> {
 }
 
 /// A class name from an annotation: `Foo`, `pkg.Foo`, `"Foo"`, `Optional[Foo]`, `Foo | None`,
-/// a pointer or reference `*Foo`, `&Foo`; anything more complex is not a single class.
+/// a pointer or reference `*Foo`, `&Foo`, a class with arguments in brackets (`list[Foo]`,
+/// `Stack[T]`: what its head names decides); anything more complex is not a single class.
 fn plain_type(annotation: &str) -> Option<String> {
     let mut text = annotation
         .trim()
@@ -1240,6 +1241,13 @@ fn plain_type(annotation: &str) -> Option<String> {
             (t, "None") | ("None", t) => text = t,
             _ => return None,
         }
+    }
+    if let Some((head, arguments)) = text.split_once('[')
+        && let Some(arguments) = arguments.strip_suffix(']')
+        && !arguments.trim().is_empty()
+        && is_dotted_name(head)
+    {
+        return Some(text.to_string());
     }
     generic_path(text).is_some().then(|| text.to_string())
 }

@@ -332,7 +332,7 @@ class Service:
         type Service.__init__.cache : Cache
         type attr Service.client = http.Client()
         type attr Service.store = store
-        type Service.run.items ?
+        type Service.run.items : list[int]
         type Service.run.user : User
         type Service.run.total : Decimal
         "#,

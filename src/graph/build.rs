@@ -24,6 +24,10 @@ pub struct BuildStats {
     pub calls_builtin: u64,
     pub calls_external: u64,
     pub calls_unresolved: u64,
+    /// Unresolved calls of a name some class defines as a method, on a receiver of unknown
+    /// type: kept as possible calls ([`super::UntypedCall`]).
+    #[serde(default)]
+    pub calls_untyped: u64,
     pub imports_internal: u64,
     pub imports_external: u64,
     pub imports_unresolved: u64,
@@ -116,6 +120,8 @@ pub(super) struct Resolution<'a> {
     /// The name of every definition, field and property in the repository, for languages
     /// where a name nothing declares is outside (see `Language::undeclared_is_outside`).
     declared: HashSet<String>,
+    /// The name of every method in the repository, made on first use.
+    method_names: std::cell::OnceCell<HashSet<&'a str>>,
 }
 
 /// A definition of the repository: its file's position in the build and its index among that
@@ -288,6 +294,7 @@ fn build_parts<'a>(
     builder.inheritance(&resolution, &inheritance);
     builder.calls(&resolution, &inheritance);
     builder.side_effects(&resolution);
+    builder.untyped_calls(resolution.files);
     let Builder {
         mut nodes,
         edges,
@@ -333,6 +340,7 @@ impl<'a> Resolution<'a> {
             packages: HashMap::default(),
             parts: HashMap::default(),
             declared: HashSet::default(),
+            method_names: std::cell::OnceCell::new(),
         };
         resolution.index_packages();
         resolution.join_parts();
@@ -435,9 +443,14 @@ struct Builder {
     externals: BTreeSet<String>,
     /// Side-effect categories per (file, scope symbol).
     effects: BTreeMap<(usize, Option<usize>), BTreeSet<String>>,
+    /// Calls on receivers of unknown type per (file, scope symbol).
+    untyped: BTreeMap<(usize, Option<usize>), UntypedAt>,
     /// Only these files' nodes and outgoing edges are built (all when `None`).
     focus: Option<std::collections::HashSet<usize>>,
 }
+
+/// The calls of one scope on receivers of unknown type: (name, receiver) -> lines.
+type UntypedAt = BTreeMap<(Text, Text), Vec<u32>>;
 
 fn symbol_kind(kind: SymbolKind) -> NodeKind {
     match kind {
@@ -514,6 +527,7 @@ impl Builder {
                 impact: super::rank::neutral(),
                 last_change: file.last_change,
                 parent: None,
+                untyped_calls: Box::default(),
             });
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
                 let parent = Self::node_id(files, f, symbol.parent);
@@ -535,6 +549,7 @@ impl Builder {
                     impact: super::rank::neutral(),
                     last_change: file.last_change,
                     parent: Some(parent.as_str().into()),
+                    untyped_calls: Box::default(),
                 });
                 self.edge(EdgeKind::Contains, parent, id, None);
             }
@@ -557,6 +572,7 @@ impl Builder {
                 impact: super::rank::neutral(),
                 last_change: 0,
                 parent: None,
+                untyped_calls: Box::default(),
             });
         }
     }
@@ -763,6 +779,9 @@ impl Builder {
     ) -> Reached {
         let language = r.languages[f];
         let base = types.value(f, call.scope, receiver);
+        // Nothing is known of the value, or only that it is read from a function (a property
+        // whose value nothing declares, `self.constrained_target`).
+        let untyped = base.as_ref().is_none_or(|b| types.is_function(b));
         // A class that answers any name (PHP's `__call`) may answer this one.
         let catch_all = base.as_ref().is_some_and(|b| types.answers_any(b));
         match base.and_then(|base| types.called_member(f, base, &call.name)) {
@@ -786,7 +805,21 @@ impl Builder {
                 self.stats.calls_external += 1;
                 Reached::Counted
             }
-            Some(Known::Instance(..) | Known::Carrying(_)) | None => Reached::Target(None),
+            Some(Known::Instance(..) | Known::Carrying(_)) | None => {
+                // Only where nothing is known of the receiver: one known to be of a type
+                // without the method (or of none of the repository's) reaches no method of
+                // that name.
+                if untyped && r.defines_method(&call.name) {
+                    self.stats.calls_untyped += 1;
+                    self.untyped
+                        .entry((f, call.scope))
+                        .or_default()
+                        .entry((call.name.clone(), receiver_tail(receiver).into()))
+                        .or_default()
+                        .push(call.line);
+                }
+                Reached::Target(None)
+            }
         }
     }
 
@@ -871,6 +904,58 @@ impl Builder {
                 node.side_effects = categories.into_iter().collect();
             }
         }
+    }
+
+    /// Gives each node the calls on receivers of unknown type made in it.
+    fn untyped_calls(&mut self, files: &[&SourceFile]) {
+        let mut by_id: HashMap<String, Vec<super::UntypedCall>> = HashMap::default();
+        for ((f, scope), calls) in std::mem::take(&mut self.untyped) {
+            by_id.insert(
+                Self::node_id(files, f, scope),
+                calls
+                    .into_iter()
+                    .map(|((name, receiver), lines)| super::UntypedCall {
+                        name,
+                        receiver,
+                        lines: lines.into(),
+                    })
+                    .collect(),
+            );
+        }
+        for node in &mut self.nodes {
+            if let Some(calls) = by_id.remove(&*node.id) {
+                node.untyped_calls = calls.into();
+            }
+        }
+    }
+}
+
+/// The last part of a call's receiver as written, arguments left out: `root_queryset` of
+/// `self.root_queryset`, `order_by()` of `queryset.order_by("pk")`, `items` of `self.items[0]`.
+fn receiver_tail(receiver: &str) -> String {
+    let mut depth = 0usize;
+    let mut start = 0;
+    let bytes = receiver.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'.' if depth == 0 => start = i + 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => start = i + 2,
+            b'>' if depth == 0 && i > 0 && bytes[i - 1] == b'-' => start = i + 1,
+            _ => {}
+        }
+    }
+    let tail = receiver[start.min(receiver.len())..].trim();
+    // The name, and `()` when the tail is a call; an index or other brackets dropped.
+    let name_end = tail
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$' || c == '@'))
+        .unwrap_or(tail.len());
+    let name = &tail[..name_end];
+    if !name.is_empty() && tail[name_end..].starts_with('(') {
+        format!("{name}()")
+    } else {
+        name.to_string()
     }
 }
 
@@ -1291,6 +1376,20 @@ impl Resolution<'_> {
         self.languages[file].spec.undeclared_is_outside && self.declared_nowhere(file, name)
     }
 
+    /// Whether some class of the repository defines a method `name`.
+    fn defines_method(&self, name: &str) -> bool {
+        self.method_names
+            .get_or_init(|| {
+                self.files
+                    .iter()
+                    .flat_map(|f| &f.extract.symbols)
+                    .filter(|s| s.kind == SymbolKind::Method)
+                    .map(|s| s.name.as_str())
+                    .collect()
+            })
+            .contains(name)
+    }
+
     /// Whether a method name is declared by no file of the repository, in a language where
     /// such a method (or any such name) is outside.
     fn undeclared_method(&self, file: usize, name: &str) -> bool {
@@ -1626,7 +1725,24 @@ fn is_generic(signature: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_generic, type_arity, type_parameters};
+    use super::{is_generic, receiver_tail, type_arity, type_parameters};
+
+    #[test]
+    fn a_receiver_is_told_by_its_last_part() {
+        for (receiver, tail) in [
+            ("qs", "qs"),
+            ("self.root_queryset", "root_queryset"),
+            ("queryset.order_by(\"pk\")", "order_by()"),
+            ("queryset.filter(a=b.c).exclude(x=y.z)", "exclude()"),
+            ("self.items[0]", "items"),
+            ("Store::open()", "open()"),
+            ("$this->repo", "repo"),
+            ("get_queryset()", "get_queryset()"),
+            ("(a or b)", ""),
+        ] {
+            assert_eq!(receiver_tail(receiver), tail, "{receiver}");
+        }
+    }
 
     #[test]
     fn a_type_is_generic_by_its_own_parameters_not_its_bases() {

@@ -121,6 +121,23 @@ pub struct Node {
     /// The node that contains this one (a symbol's file or class).
     #[serde(default)]
     pub parent: Option<Arc<str>>,
+    /// Calls made here of a method the repository defines, on a receiver of unknown type:
+    /// each may reach any method of that name (see [`Graph::untyped_callers`]).
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub untyped_calls: Box<[UntypedCall]>,
+}
+
+/// A call `receiver.name(…)` whose receiver's type is unknown (`qs.count()` on a parameter
+/// nothing annotates), of a name some class of the repository defines as a method. No edge:
+/// it is not known to reach any of them, and one whose receiver is known to be another type
+/// (`"a,b".count(",")`, an instance of a class without the method) is not kept at all.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct UntypedCall {
+    pub name: crate::extract::Text,
+    /// The receiver's last part as written (`root_queryset` of `self.root_queryset`,
+    /// `order_by()` of `qs.order_by()`): the evidence of what it holds.
+    pub receiver: crate::extract::Text,
+    pub lines: Box<[u32]>,
 }
 
 /// The kind of an edge.
@@ -213,6 +230,9 @@ pub struct Graph {
     /// Symbol positions by the last part of their names, made on first use
     /// ([`Graph::symbols_named`]).
     names: std::sync::OnceLock<FxHashMap<Box<str>, Vec<u32>>>,
+    /// Positions of the nodes with untyped calls by the called name, made on first use
+    /// ([`Graph::untyped_callers`]).
+    untyped: std::sync::OnceLock<FxHashMap<Box<str>, Vec<u32>>>,
 }
 
 /// The nodes of a patched graph ([`Graph::patch`]) and where the old graph's went.
@@ -657,6 +677,7 @@ impl Graph {
             outgoing,
             incoming,
             names: Default::default(),
+            untyped: Default::default(),
         }
     }
 
@@ -679,6 +700,24 @@ impl Graph {
             names
         });
         names.get(last).map_or(&[], Vec::as_slice)
+    }
+
+    /// The positions of the nodes that call a method `name` on a receiver of unknown type, in
+    /// order (the index is made on first use).
+    pub fn untyped_callers(&self, name: &str) -> &[u32] {
+        let callers = self.untyped.get_or_init(|| {
+            let mut callers: FxHashMap<Box<str>, Vec<u32>> = FxHashMap::default();
+            for (i, node) in self.nodes.iter().enumerate() {
+                for call in &node.untyped_calls {
+                    let at = callers.entry(call.name.as_str().into()).or_default();
+                    if at.last() != Some(&(i as u32)) {
+                        at.push(i as u32);
+                    }
+                }
+            }
+            callers
+        });
+        callers.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The symbols of the file at `path` (ids `path::…`), found in the nodes sorted by id
@@ -993,6 +1032,7 @@ mod tests {
             impact: 1.0,
             last_change: 0,
             parent: None,
+            untyped_calls: Box::default(),
         }
     }
 

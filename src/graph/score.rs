@@ -92,6 +92,7 @@ mod tests {
             impact,
             last_change,
             parent: None,
+            untyped_calls: Box::default(),
         }
     }
 

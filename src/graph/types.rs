@@ -449,7 +449,7 @@ impl<'a, 'r> Types<'a, 'r> {
         agreed
     }
 
-    fn is_function(&self, known: &Known) -> bool {
+    pub(super) fn is_function(&self, known: &Known) -> bool {
         matches!(known, Known::Is(Target::Symbol(f, s))
             if self.r.files[*f].extract.symbols[*s].kind.is_callable())
     }
@@ -471,7 +471,8 @@ impl<'a, 'r> Types<'a, 'r> {
 
     /// An instance of a declared class; of a type outside the repository, its members are
     /// outside names (`r: sql.DB` makes `r.Query` `database/sql.DB.Query`).
-    /// A builtin type that nothing binds (`x: str`, `String s`) holds a builtin value.
+    /// A builtin type that nothing binds (`x: str`, `String s`, `list[Engine]`) holds a
+    /// builtin value.
     /// The class itself by one of its class names (PHP's `: self`, `: static`) is an instance
     /// of the enclosing class, as a value declared with its name is.
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
@@ -492,6 +493,14 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             Some(outside @ Target::External(_)) => Some(Known::Is(outside)),
             None if self.is_builtin(file, class) => Some(Known::Builtin),
+            // A class with arguments (`list[Engine]`, `Stack[T]`) holds what its head does:
+            // a builtin collection's methods are the language's (`items.count(…)` is
+            // `list.count`); an outside head (`Union[A, B]`) says nothing.
+            None => {
+                let (head, _) = class.split_once('[')?;
+                self.declared(file, at, head)
+                    .filter(|k| matches!(k, Known::Instance(_) | Known::Builtin))
+            }
             _ => None,
         }
     }

@@ -426,7 +426,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Everything known about one file or symbol: signature, score, callers/callees with lines, importers, tests, blast radius; source on request.",
+        description = "Everything known about one file or symbol: signature, score, callers/callees with lines, possible callers (untyped receivers), importers, tests, blast radius; source on request.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(

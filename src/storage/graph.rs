@@ -802,6 +802,7 @@ mod tests {
             impact: 2.5,
             last_change: 1_700_000_000,
             parent: parent.map(Into::into),
+            untyped_calls: Box::default(),
         }
     }
 

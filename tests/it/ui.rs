@@ -646,6 +646,29 @@ async fn the_reviews_and_code_pages_show_rates_rankings_and_neighbourhoods() {
         get_with(&daemon, "/ui/symbol?id=src/shop/cart.py", Some(&cookie)).await;
     assert_eq!(status, 200, "{file_page}");
 
+    // A method's page lists the calls of its name on receivers of unknown type apart, each
+    // with its evidence and a link.
+    repo.write(
+        "src/shop/report.py",
+        "def summary(qs, label):\n    return qs.count(), label.count(\"-\")\n",
+    );
+    repo.index();
+    let (status, count_page) = get_with(
+        &daemon,
+        "/ui/symbol?id=src/shop/queryset.py::QuerySet.count",
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(status, 200, "{count_page}");
+    let possible = part(&count_page, "Possible callers", "</section>");
+    assert!(
+        possible.contains(r#"<a href="/ui/symbol?id=src%2Fshop%2Freport.py%3A%3Asummary">"#)
+            && possible.contains("qs.count()")
+            && possible.contains("receiver named like QuerySet")
+            && possible.contains("label.count()"),
+        "{possible}"
+    );
+
     // Unknown, escaping and hostile ids: a clear 404, the id escaped.
     for (id, says) in [
         ("src%2Fshop%2Fpricing.py%3A%3Anothing", "no file or symbol"),

@@ -5,8 +5,8 @@ use maud::{Markup, html};
 
 use super::chart;
 use super::pages::{count, memory_url, page_in, path_segment};
-use crate::context::Link;
 use crate::context::{ContextReport, ExpandReport};
+use crate::context::{Link, PossibleCaller};
 use crate::graph::short_name;
 
 /// What the code page's form holds.
@@ -122,6 +122,7 @@ pub fn symbol(repository: &str, report: &ExpandReport) -> Markup {
         }
         div.columns {
             (links("Callers", &report.callers))
+            @if !report.possible_callers.is_empty() { (possible_callers(&report.possible_callers)) }
             (links("Callees", &report.callees))
             (links("Tests", &report.tests))
             @if !report.members.is_empty() { (links("Members", &report.members)) }
@@ -183,6 +184,25 @@ pub fn symbol(repository: &str, report: &ExpandReport) -> Markup {
 }
 
 /// A titled list of neighbours, each linked to its page.
+/// Calls of the method's name on receivers of unknown type, each with its evidence.
+fn possible_callers(callers: &[PossibleCaller]) -> Markup {
+    html! {
+        section.links {
+            h2 { "Possible callers " span.count { "(" (callers.len()) ")" } }
+            p.note { "Calls of this name on a receiver of unknown type: they may reach this method or another of its name." }
+            ul.plain {
+                @for caller in callers {
+                    li {
+                        a href=(symbol_url(&caller.id)) { code { (caller.id) } }
+                        " " code { (caller.call) }
+                        @if !caller.evidence.is_empty() { " " span.kind { (caller.evidence.join(" · ")) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn links(title: &str, links: &[Link]) -> Markup {
     html! {
         section.links {
