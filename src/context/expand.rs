@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{ScoreParts, Scorer, location, nearest_dependents, strongest_dependents};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::Score;
-use crate::graph::{Edge, EdgeKind, Node, NodeKind};
+use crate::graph::{Edge, EdgeKind, Node, NodeKind, possible};
 
 /// Parts of an expansion a caller can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -293,85 +293,44 @@ impl<'g> Neighbours<'_, 'g> {
         tests
     }
 
-    /// For a method, the calls of its name on receivers of unknown type, ranked by the
-    /// evidence that they reach this method: the receiver is named like its class or is
-    /// returned by one of the class's methods, the caller's file imports the method's (or is
-    /// it), the caller sits in the same directory. Callers in a language that cannot call it
-    /// are left out; code comes before tests.
+    /// For a method, the calls of its name on receivers of unknown type
+    /// ([`possible::possible_callers`]): those with evidence before the weak ones, code before
+    /// tests (tests are listed as tests too), the strongest evidence first, then the caller's
+    /// score.
     fn possible_callers(&self) -> Vec<PossibleCaller> {
         let graph = self.scorer.graph();
-        let method = self.node;
-        let Some(class) = method
-            .parent
-            .as_deref()
-            .and_then(|p| graph.node(p))
-            .filter(|c| c.kind.is_class_like())
-        else {
-            return Vec::new();
-        };
-        if method.kind != NodeKind::Method {
-            return Vec::new();
-        }
-        let registry = crate::languages::Registry::get();
-        let system = |path: &str| registry.for_path(path).map(|l| l.module_system);
-        let name = method.name.rsplit('.').next().unwrap_or(&method.name);
-        let class_name = class.name.rsplit('.').next().unwrap_or(&class.name);
-        let mut ranked: Vec<(u32, f64, bool, PossibleCaller)> = Vec::new();
-        for &at in graph.untyped_callers(name) {
-            let caller = &graph.nodes[at as usize];
-            if system(&caller.path) != system(&method.path) {
-                continue;
-            }
-            let imports = caller.path == method.path || imports_file(graph, caller, &method.path);
-            let same_dir = parent_dir(&caller.path) == parent_dir(&method.path);
-            for call in caller.untyped_calls.iter().filter(|c| c.name == name) {
-                let mut evidence = Vec::new();
-                let mut weight = 0;
-                let receiver = call.receiver.trim_end_matches("()");
-                if call.receiver.ends_with("()")
-                    && graph.node(&format!("{}.{receiver}", class.id)).is_some()
-                {
-                    weight += 3;
-                    evidence.push(format!("receiver from {class_name}.{receiver}()"));
-                } else if named_like(receiver, class_name) {
-                    weight += 3;
-                    evidence.push(format!("receiver named like {class_name}"));
-                }
-                if caller.path == method.path {
-                    weight += 2;
-                    evidence.push("same file".to_string());
-                } else if imports {
-                    weight += 2;
-                    evidence.push(format!("imports {}", method.path));
-                }
-                if same_dir && caller.path != method.path {
-                    weight += 1;
-                    evidence.push("same directory".to_string());
-                }
-                let possible = PossibleCaller {
-                    id: caller.id.to_string(),
-                    kind: caller.kind.as_str().to_string(),
-                    lines: call.lines.to_vec(),
-                    call: format!("{}.{name}()", call.receiver),
-                    evidence,
-                };
-                let score = self.scorer.score(caller).total();
-                ranked.push((weight, score, caller.is_test, possible));
-            }
-        }
-        // Code before tests among the calls with evidence (tests are listed as tests too),
-        // then those with little or none; the strongest evidence first, then the caller's
-        // score.
-        ranked.sort_by(|a, b| {
-            let key = |(weight, _, test, _): &(u32, f64, bool, PossibleCaller)| {
-                (*weight < WEAK, *test, std::cmp::Reverse(*weight))
+        let mut ranked: Vec<(possible::PossibleCall, u32, f64)> =
+            possible::possible_callers(graph, self.node)
+                .into_iter()
+                .map(|p| {
+                    let weight = p.weight();
+                    let score = self.scorer.score(p.caller).total();
+                    (p, weight, score)
+                })
+                .collect();
+        ranked.sort_by(|(a, wa, sa), (b, wb, sb)| {
+            let key = |p: &possible::PossibleCall, w: u32| {
+                (w < possible::WEAK, p.caller.is_test, std::cmp::Reverse(w))
             };
-            key(a)
-                .cmp(&key(b))
-                .then_with(|| b.1.total_cmp(&a.1))
-                .then_with(|| (&a.3.id, &a.3.lines).cmp(&(&b.3.id, &b.3.lines)))
+            key(a, *wa)
+                .cmp(&key(b, *wb))
+                .then_with(|| sb.total_cmp(sa))
+                .then_with(|| (&a.caller.id, &a.call.lines).cmp(&(&b.caller.id, &b.call.lines)))
         });
-        ranked.into_iter().map(|(_, _, _, p)| p).collect()
+        ranked
+            .into_iter()
+            .map(|(p, _, _)| PossibleCaller {
+                id: p.caller.id.to_string(),
+                kind: p.caller.kind.as_str().to_string(),
+                lines: p.call.lines.to_vec(),
+                call: p.written(),
+                evidence: p
+                    .evidence
+                    .iter()
+                    .map(possible::Evidence::describe)
+                    .collect(),
+            })
+            .collect()
     }
 
     /// The strongest few dependents outside the node's file and its tests: direct users
@@ -393,49 +352,6 @@ impl<'g> Neighbours<'_, 'g> {
             })
             .collect()
     }
-}
-
-/// Possible callers with less evidence than this (the same directory alone) are listed after
-/// those with more, tests included.
-const WEAK: u32 = 2;
-
-/// Whether `node`'s file imports the file at `path` or a name of it.
-fn imports_file(graph: &crate::graph::Graph, node: &Node, path: &str) -> bool {
-    graph.outgoing(&node.path).any(|e| {
-        e.kind == EdgeKind::Imports
-            && (&*e.dst == path
-                || e.dst
-                    .strip_prefix(path)
-                    .is_some_and(|r| r.starts_with("::")))
-    })
-}
-
-fn parent_dir(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
-}
-
-/// Whether a receiver's name reads as a value of `class`: it ends with the class's name
-/// (`root_queryset`, `queryset` for `QuerySet`), is its initials (`qs`), or ends with the
-/// class's last word of four letters or more (`manager` for `RelatedManager`).
-fn named_like(receiver: &str, class: &str) -> bool {
-    let flat: String = receiver
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
-    let words: Vec<String> = class
-        .split('_')
-        .flat_map(crate::words::humps)
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let class_flat = words.concat();
-    let initials: String = words.iter().filter_map(|w| w.chars().next()).collect();
-    let last = words.last().map_or("", String::as_str);
-    !flat.is_empty()
-        && (flat.ends_with(&class_flat)
-            || (initials.len() >= 2 && flat == initials)
-            || (last.len() >= 4 && flat.ends_with(last)))
 }
 
 /// How many of the best-ranked dependents an expansion lists.
@@ -681,20 +597,6 @@ mod tests {
             .iter()
             .map(|l| format!("{} [{}]", l.id, l.kind))
             .collect()
-    }
-
-    #[test]
-    fn a_receiver_named_like_a_class_reads_as_one() {
-        for receiver in ["qs", "queryset", "root_queryset", "QuerySet", "querySet"] {
-            assert!(named_like(receiver, "QuerySet"), "{receiver}");
-        }
-        assert!(named_like("manager", "RelatedManager"));
-        assert!(named_like("http_client", "HTTPClient"));
-        for receiver in ["q", "set", "query", "querysets", "text", ""] {
-            assert!(!named_like(receiver, "QuerySet"), "{receiver}");
-        }
-        // A last word under four letters says too little (`id`, `set`).
-        assert!(!named_like("set", "QuerySet") && !named_like("url", "BaseURL"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod build;
 pub mod modules;
+pub mod possible;
 mod promote;
 pub mod rank;
 pub mod reach;

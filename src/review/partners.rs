@@ -7,6 +7,7 @@ use std::collections::hash_map::Entry;
 
 use super::briefing::{MissingPartner, PartnerReason};
 use super::{Analysis, SymbolChange, SymbolChangeKind, Use};
+use crate::graph::possible::{self, Evidence};
 use crate::graph::{EdgeKind, Graph};
 use crate::history::History;
 use crate::languages::Registry;
@@ -48,8 +49,9 @@ pub fn missing(
     found
 }
 
-/// Files whose symbols call, import or override a symbol the change removes or re-signs, in
-/// the order of the changed symbols and their users (strongest first), up to [`SHOWN`].
+/// Files whose symbols call, import or override a symbol the change removes or re-signs (or
+/// call a method of its name on a receiver that reads as its class), in the order of the
+/// changed symbols and their users (strongest first), up to [`SHOWN`].
 fn users(
     analysis: &Analysis,
     graph: &Graph,
@@ -80,7 +82,8 @@ fn users(
                     overriders(graph, symbol)
                         .into_iter()
                         .map(|id| ("overrides", id)),
-                );
+                )
+                .chain(likely_callers(graph, symbol).map(|id| ("may call", id)));
             for (how, user) in uses {
                 let Some(node) = graph.node(&user) else {
                     continue;
@@ -103,6 +106,26 @@ fn users(
         }
     }
     found
+}
+
+/// The callers of a changed method whose receiver's type is unknown but reads as its class
+/// (named like it, or returned by one of its methods): the possible callers
+/// ([`possible::possible_callers`]) with evidence about the receiver itself, strongest first.
+fn likely_callers(graph: &Graph, symbol: &SymbolChange) -> impl Iterator<Item = String> {
+    let mut likely: Vec<(u32, String)> = graph
+        .node(&symbol.id)
+        .map(|method| possible::possible_callers(graph, method))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            p.evidence
+                .iter()
+                .any(|e| matches!(e, Evidence::NamedLike { .. } | Evidence::ReturnedBy { .. }))
+        })
+        .map(|p| (p.weight(), p.caller.id.to_string()))
+        .collect();
+    likely.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    likely.into_iter().map(|(_, id)| id)
 }
 
 /// The methods of the same name in the direct subclasses of a changed method's class.

@@ -209,6 +209,10 @@ fn a_three_line_change_in_a_large_file_reports_that_symbol_only() {
 #[test]
 fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
     let repo = TestRepo::new();
+    // A call of `save` on an untyped parameter whose name does not read as a store (its own
+    // commit: no history joins it to the store).
+    repo.write("app/notes.py", "def keep(note):\n    return note.save()\n");
+    repo.commit("Add notes");
     repo.write(
         "app/base.py",
         "class Store:\n    def save(self, item):\n        return item\n\n\ndef load(key):\n    return key\n\n\ndef size(key):\n    return len(key)\n",
@@ -224,6 +228,11 @@ fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
     repo.write(
         "app/cli.py",
         "from app.base import Store, size\n\n\ndef run():\n    store = Store()\n    return store.save(size('k'))\n",
+    );
+    // A call of `save` on an untyped parameter whose name reads as a store.
+    repo.write(
+        "app/jobs.py",
+        "def flush(store):\n    return store.save(1)\n",
     );
     repo.write(
         "tests/test_base.py",
@@ -262,6 +271,7 @@ fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
         [
             expected("app/cli.py", "calls", "Store.save", "signature"),
             expected("app/disk.py", "overrides", "Store.save", "signature"),
+            expected("app/jobs.py", "may call", "Store.save", "signature"),
             expected("app/api.py", "calls", "load", "removed"),
         ],
         "{report}"
@@ -276,7 +286,7 @@ fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
     );
     let text = repo.cairn_ok(&["review"]);
     for line in [
-        "- not in this diff, uses what this change re-signs: app/cli.py (calls Store.save), app/disk.py (overrides Store.save)",
+        "- not in this diff, uses what this change re-signs: app/cli.py (calls Store.save), app/disk.py (overrides Store.save), app/jobs.py (may call Store.save)",
         "- not in this diff, uses what this change removes: app/api.py (calls load)",
     ] {
         assert!(text.contains(line), "{line}\n{text}");
@@ -284,6 +294,10 @@ fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
 
     // Once the callers follow in the same change, nothing is missing.
     repo.write("app/api.py", "def fetch(key):\n    return key\n");
+    repo.write(
+        "app/jobs.py",
+        "def flush(store):\n    return store.save(1, sync=True)\n",
+    );
     repo.write(
         "app/cli.py",
         "from app.base import Store, size\n\n\ndef run():\n    store = Store()\n    return store.save(size('k'), sync=True)\n",
