@@ -2,7 +2,10 @@
 ; @type.annotation (a declared type), @type.value (the assigned expression) or nothing (a
 ; binding cairn does not follow: its type is unknown); @type.receiver for `self.x = …`;
 ; @type.global for names a `global` statement rebinds. @type.returns (a function's name) with
-; @type.annotation is a declared return type, @type.property marks a property.
+; @type.annotation is a declared return type, @type.property marks a property (with or without
+; a declared type). Without a declared type, a function returns what its `return` statements
+; agree on: @type.return_value is one's value; @type.yield makes the function a generator,
+; whose result cairn does not follow.
 
 (function_definition
   name: (identifier) @type.returns
@@ -14,6 +17,16 @@
     name: (identifier) @type.returns
     return_type: (type) @type.annotation)
   (#match? @type.property "^(property|cached_property|functools\\.cached_property)$"))
+
+(decorated_definition
+  (decorator [(identifier) (attribute)] @type.property)
+  definition: (function_definition
+    name: (identifier) @type.returns
+    !return_type)
+  (#match? @type.property "^(property|cached_property|functools\\.cached_property)$"))
+
+(return_statement (_) @type.return_value)
+(yield) @type.yield
 
 (typed_parameter
   (identifier) @type.name

@@ -184,6 +184,18 @@ pub struct Returns {
     pub carrier: Option<Text>,
 }
 
+/// What a function without a declared return type returns, as its `return` statements
+/// write it (`return None` and a bare `return` aside: an optional value has no type of its
+/// own). A function that yields, or an `async` one, has none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Returned {
+    pub symbol: usize,
+    pub values: Vec<Held>,
+    /// A property: reading the attribute calls the function.
+    #[serde(default)]
+    pub property: bool,
+}
+
 /// Everything extracted from one file.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FileExtract {
@@ -202,6 +214,12 @@ pub struct FileExtract {
     pub types: Vec<TypeHint>,
     #[serde(default, deserialize_with = "fitted")]
     pub returns: Vec<Returns>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "fitted"
+    )]
+    pub returned: Vec<Returned>,
     /// The packages or namespaces the file declares (`package a.b;`, `namespace A.B`), in
     /// source order: where its top-level definitions live for a module system that indexes
     /// files by declaration.
@@ -229,6 +247,7 @@ impl FileExtract {
         self.mutations.shrink_to_fit();
         self.types.shrink_to_fit();
         self.returns.shrink_to_fit();
+        self.returned.shrink_to_fit();
     }
 }
 
@@ -245,7 +264,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -800,11 +819,15 @@ impl Extractor<'_> {
         let mut hints: std::collections::BTreeMap<(usize, bool), (u8, TypeHint)> =
             Default::default();
         let mut returns: std::collections::BTreeMap<usize, Returns> = Default::default();
+        let mut returned = Returning::default();
         self.for_each_match(QueryKind::Types, |c| {
             if let (Some(function), Some(annotation)) =
                 (c.get("type.returns"), c.get("type.annotation"))
             {
                 self.note_returns(c, *function, *annotation, &mut returns);
+                return;
+            }
+            if self.note_returned(c, &mut returned) {
                 return;
             }
             let Some((byte, hint)) = self.binding(c) else {
@@ -825,7 +848,55 @@ impl Extractor<'_> {
             }
         });
         self.out.types = hints.into_values().map(|(_, hint)| hint).collect();
+        self.out.returned = returned
+            .values
+            .into_iter()
+            .filter(|(symbol, _)| {
+                !returned.yields.contains(symbol)
+                    && !returns.contains_key(symbol)
+                    && !self.out.symbols[*symbol].signature.starts_with("async ")
+            })
+            .map(|(symbol, values)| Returned {
+                symbol,
+                values,
+                property: returned.properties.contains(&symbol),
+            })
+            .collect();
         self.out.returns = returns.into_values().collect();
+    }
+
+    /// Notes what a `return` statement gives, that a function yields, or that a function
+    /// with no declared return type is a property; says whether the match was one of those.
+    fn note_returned(&self, c: &HashMap<&str, Node>, returned: &mut Returning) -> bool {
+        let function_at = |node: &Node| {
+            self.scope_at(node.start_byte())
+                .filter(|&s| self.out.symbols[s].kind.is_callable())
+        };
+        if let Some(value) = c.get("type.return_value") {
+            if let Some(symbol) = function_at(value) {
+                let held = if LITERALS.contains(&value.kind()) {
+                    Some(Held::Builtin)
+                } else {
+                    value_of(&self.dotted(self.text(*value)))
+                };
+                // `return None` says nothing of the type.
+                if let Some(held) = held {
+                    returned.values.entry(symbol).or_default().push(held);
+                }
+            }
+            return true;
+        }
+        if let Some(point) = c.get("type.yield") {
+            returned.yields.extend(function_at(point));
+            return true;
+        }
+        if let (Some(function), true) = (c.get("type.returns"), c.contains_key("type.property")) {
+            returned
+                .properties
+                .extend(self.name_starts.get(&function.start_byte()).copied());
+            return true;
+        }
+        false
     }
 
     /// Records the declared return type of the function named at `function`, if it is a plain
@@ -985,6 +1056,14 @@ impl Extractor<'_> {
         }
         Some((scope, attribute))
     }
+}
+
+/// What a file's functions return, gathered from its `return` statements and yields.
+#[derive(Default)]
+struct Returning {
+    values: std::collections::BTreeMap<usize, Vec<Held>>,
+    yields: std::collections::BTreeSet<usize>,
+    properties: std::collections::BTreeSet<usize>,
 }
 
 /// How precise a reading of a name is: a declaration over a value over nothing known.

@@ -70,14 +70,15 @@ fn render(extract: &FileExtract) -> String {
     for m in &extract.mutations {
         lines.push(format!("write L{} {} {}", m.line, scope(m.scope), m.target));
     }
+    let held_text = |held: &Held| match held {
+        Held::Declared(class) => format!(": {class}"),
+        Held::Returned(callee) => format!("= {callee}()"),
+        Held::Same(expression) => format!("= {expression}"),
+        Held::Builtin => "= builtin".to_string(),
+        Held::Unknown => "?".to_string(),
+    };
     for t in &extract.types {
-        let held = match &t.held {
-            Held::Declared(class) => format!(": {class}"),
-            Held::Returned(callee) => format!("= {callee}()"),
-            Held::Same(expression) => format!("= {expression}"),
-            Held::Builtin => "= builtin".to_string(),
-            Held::Unknown => "?".to_string(),
-        };
+        let held = held_text(&t.held);
         lines.push(format!(
             "type {}{} {held}",
             if t.attribute { "attr " } else { "" },
@@ -96,6 +97,15 @@ fn render(extract: &FileExtract) -> String {
                 .as_ref()
                 .map(|c| format!(" in {c}"))
                 .unwrap_or_default(),
+            if r.property { " property" } else { "" }
+        ));
+    }
+    for r in &extract.returned {
+        let values: Vec<String> = r.values.iter().map(held_text).collect();
+        lines.push(format!(
+            "returned {} {}{}",
+            extract.symbols[r.symbol].qualname,
+            values.join(" | "),
             if r.property { " property" } else { "" }
         ));
     }
@@ -174,6 +184,8 @@ def main():
         type App.run.path ?
         type attr App.ready = builtin
         type App.run.data = helpers.load()
+        returned App.run = self.dispatch()
+        returned main.inner = App()
         ",
     );
 }
@@ -303,6 +315,65 @@ export const handler = async (x: number) => Service.create(x);
 }
 
 #[test]
+fn what_functions_without_a_declared_type_return() {
+    check(
+        "python",
+        r#"class Query:
+    def where(self, flag):
+        if flag:
+            return None
+        if not flag:
+            return
+        return self
+
+    @cached_property
+    def engine(self):
+        return Engine()
+
+    def size(self):
+        return 3
+
+    def rows(self):
+        yield Row()
+
+    async def fetch(self):
+        return Row()
+
+    def typed(self) -> Row:
+        return make()
+
+    def nested(self):
+        def inner():
+            return Row()
+        return inner
+"#,
+        r#"
+        def class Query L1-28
+        def method Query.where L2-7
+        def method Query.engine L10-11
+        def method Query.size L13-14
+        def method Query.rows L16-17
+        def method Query.fetch L19-20
+        def method Query.typed L22-23
+        def method Query.nested L25-28
+        def function Query.nested.inner L26-27
+        call L11 Query.engine Engine
+        call L17 Query.rows Row
+        call L20 Query.fetch Row
+        call L23 Query.typed make
+        call L27 Query.nested.inner Row
+        type Query.where.flag ?
+        returns Query.typed -> Row
+        returned Query.where = self
+        returned Query.engine = Engine() property
+        returned Query.size = builtin
+        returned Query.nested = inner
+        returned Query.nested.inner = Row()
+        "#,
+    );
+}
+
+#[test]
 fn known_types_of_names() {
     check(
         "python",
@@ -335,6 +406,7 @@ class Service:
         type Service.run.items : list[int]
         type Service.run.user : User
         type Service.run.total : Decimal
+        returned Service.run = self.client.get()
         "#,
     );
     check(

@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::Target;
 use super::build::{Inheritance, Resolution, SymbolAt};
 use crate::extract::{
-    FileExtract, Held, Returns, Text, called, chained_call, generic_path, is_literal,
+    FileExtract, Held, Returned, Returns, Text, called, chained_call, generic_path, is_literal,
     without_method_type_arguments,
 };
 
@@ -42,6 +42,8 @@ pub(super) struct Bindings {
     attributes: HashMap<(usize, Text), Vec<usize>>,
     /// Declared return types by function.
     returns: HashMap<usize, Returns>,
+    /// What functions without a declared return type return, by function.
+    returned: HashMap<usize, Returned>,
 }
 
 impl Bindings {
@@ -65,6 +67,11 @@ impl Bindings {
         }
         bindings.returns = extract
             .returns
+            .iter()
+            .map(|r| (r.symbol, r.clone()))
+            .collect();
+        bindings.returned = extract
+            .returned
             .iter()
             .map(|r| (r.symbol, r.clone()))
             .collect();
@@ -111,6 +118,10 @@ pub(super) struct Types<'a, 'r> {
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
     ancestries: RefCell<HashMap<SymbolAt, Ancestry>>,
+    /// What each function without a declared return type returns, worked out once.
+    returned: RefCell<HashMap<SymbolAt, Option<Known>>>,
+    /// How many of those are being worked out inside one another.
+    inferring: std::cell::Cell<usize>,
 }
 
 impl<'a, 'r> Types<'a, 'r> {
@@ -141,6 +152,8 @@ impl<'a, 'r> Types<'a, 'r> {
             interface_methods,
             memo: RefCell::new(HashMap::default()),
             ancestries: RefCell::new(HashMap::default()),
+            returned: RefCell::new(HashMap::default()),
+            inferring: std::cell::Cell::new(0),
         }
     }
 
@@ -399,8 +412,10 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             let member = self.r.child(c, name)?;
             let (mf, s) = (member.file, member.symbol);
-            Some(match self.r.names(mf).bindings.returns.get(&s) {
+            let bindings = &self.r.names(mf).bindings;
+            Some(match bindings.returns.get(&s) {
                 Some(returns) if returns.property => self.declared(mf, Some(s), &returns.class),
+                _ if bindings.returned.get(&s).is_some_and(|r| r.property) => self.inferred(member),
                 _ => Some(Known::Is(member.target())),
             })
         })
@@ -539,7 +554,9 @@ impl<'a, 'r> Types<'a, 'r> {
         if !symbol.kind.is_callable() {
             return None;
         }
-        let returns = self.r.names(sf).bindings.returns.get(&ss)?;
+        let Some(returns) = self.r.names(sf).bindings.returns.get(&ss) else {
+            return self.inferred(SymbolAt::new(sf, ss));
+        };
         let carried = self.declared(sf, Some(ss), &returns.class);
         match &returns.carrier {
             None => carried,
@@ -553,6 +570,43 @@ impl<'a, 'r> Types<'a, 'r> {
                 _ => Some(Known::Carrying(carried.map(Box::new))),
             },
         }
+    }
+
+    /// What a function without a declared return type returns: what all its `return`
+    /// statements agree on (`return self`, `return QuerySet(…)`, `return self._chain()`), if
+    /// each is known. One that returns back into itself while being worked out is unknown.
+    fn inferred(&self, function: SymbolAt) -> Option<Known> {
+        if let Some(known) = self.returned.borrow().get(&function) {
+            return known.clone();
+        }
+        // A chain of functions each returning the next's result is followed as far as a chain
+        // of bindings is.
+        if self.inferring.get() > MAX_DEPTH {
+            return None;
+        }
+        self.returned.borrow_mut().insert(function, None);
+        self.inferring.set(self.inferring.get() + 1);
+        let (file, symbol) = (function.file, function.symbol);
+        let known = self
+            .r
+            .names(file)
+            .bindings
+            .returned
+            .get(&symbol)
+            .and_then(|returned| {
+                let mut agreed: Option<Known> = None;
+                for held in &returned.values {
+                    let known = self.held(file, Some(symbol), held, 0)?;
+                    match &agreed {
+                        Some(seen) if *seen != known => return None,
+                        _ => agreed = Some(known),
+                    }
+                }
+                agreed
+            });
+        self.inferring.set(self.inferring.get() - 1);
+        self.returned.borrow_mut().insert(function, known.clone());
+        known
     }
 
     /// Whether a callee is a builtin that makes a builtin value, not shadowed by any binding.
