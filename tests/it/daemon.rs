@@ -47,9 +47,13 @@ impl Daemon {
             port: 0,
             token: String::new(),
         };
+        // This daemon's record: one left by a daemon killed before it names another process.
+        let pid = daemon.child.id();
         let record = wait_for(&mut daemon, || {
             let text = std::fs::read_to_string(repo.data_dir().join("daemon.json")).ok()?;
-            serde_json::from_str::<Value>(&text).ok()
+            serde_json::from_str::<Value>(&text)
+                .ok()
+                .filter(|record| record["pid"].as_u64() == Some(u64::from(pid)))
         });
         daemon.port = record["port"].as_u64().unwrap() as u16;
         daemon.token = std::fs::read_to_string(repo.data_dir().join("daemon.token"))

@@ -6,46 +6,52 @@ use std::path::Path;
 
 use crate::support::{TestRepo, fixture, stored_graph};
 
-/// (caller's file, line, callee id) for every `# -> a.py::X, b.py::Y` comment under `root`;
-/// callee files are named relative to the caller's directory.
-fn expected_calls(root: &Path, dir: &str) -> BTreeSet<(String, u32, String)> {
+/// (file, line, what the comment expects) for every `# -> …` comment of the files under
+/// `root/dir`: `what` picks the expected names out of the comment's text.
+fn expectations(
+    root: &Path,
+    dir: &str,
+    what: impl Fn(&str) -> Vec<String>,
+) -> BTreeSet<(String, u32, String)> {
     let mut expected = BTreeSet::new();
     for entry in std::fs::read_dir(root.join(dir)).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         let path = format!("{dir}/{name}");
         let text = std::fs::read_to_string(root.join(&path)).unwrap();
         for (i, line) in text.lines().enumerate() {
-            let Some((_, callees)) = line.split_once("# -> ") else {
-                continue;
-            };
-            let callees = callees
-                .split_once("; may call ")
-                .map_or(callees, |(c, _)| c);
-            for callee in callees.split(", ").filter(|c| *c != "nothing") {
-                expected.insert((path.clone(), i as u32 + 1, format!("{dir}/{callee}")));
+            if let Some((_, comment)) = line.split_once("# -> ") {
+                for name in what(comment) {
+                    expected.insert((path.clone(), i as u32 + 1, name));
+                }
             }
         }
     }
     expected
 }
 
+/// (caller's file, line, callee id) for every `# -> a.py::X, b.py::Y` comment under `root`;
+/// callee files are named relative to the caller's directory.
+fn expected_calls(root: &Path, dir: &str) -> BTreeSet<(String, u32, String)> {
+    expectations(root, dir, |comment| {
+        let callees = comment
+            .split_once("; may call ")
+            .map_or(comment, |(c, _)| c);
+        callees
+            .split(", ")
+            .filter(|c| *c != "nothing")
+            .map(|callee| format!("{dir}/{callee}"))
+            .collect()
+    })
+}
+
 /// (caller's file, line, name) for every `# -> …; may call a, b` comment under `root`.
 fn expected_untyped_calls(root: &Path, dir: &str) -> BTreeSet<(String, u32, String)> {
-    let mut expected = BTreeSet::new();
-    for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        let path = format!("{dir}/{name}");
-        let text = std::fs::read_to_string(root.join(&path)).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let Some((_, names)) = line.split_once("; may call ") else {
-                continue;
-            };
-            for name in names.split(", ") {
-                expected.insert((path.clone(), i as u32 + 1, name.to_string()));
-            }
-        }
-    }
-    expected
+    expectations(root, dir, |comment| {
+        comment
+            .split_once("; may call ")
+            .map(|(_, names)| names.split(", ").map(String::from).collect())
+            .unwrap_or_default()
+    })
 }
 
 #[tokio::test(flavor = "multi_thread")]
