@@ -264,7 +264,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -854,11 +854,11 @@ impl Extractor<'_> {
             .filter(|(symbol, _)| {
                 !returned.yields.contains(symbol)
                     && !returns.contains_key(symbol)
-                    && !self.out.symbols[*symbol].signature.starts_with("async ")
+                    && !is_async(&self.out.symbols[*symbol].signature)
             })
             .map(|(symbol, values)| Returned {
                 symbol,
-                values,
+                values: values.into_values().collect(),
                 property: returned.properties.contains(&symbol),
             })
             .collect();
@@ -872,16 +872,33 @@ impl Extractor<'_> {
             self.scope_at(node.start_byte())
                 .filter(|&s| self.out.symbols[s].kind.is_callable())
         };
-        if let Some(value) = c.get("type.return_value") {
+        let value = c
+            .get("type.return_constructor")
+            .or(c.get("type.return_value"));
+        if let Some(value) = value {
             if let Some(symbol) = function_at(value) {
-                let held = if LITERALS.contains(&value.kind()) {
+                let held = if c.contains_key("type.return_constructor") {
+                    let text: String = self.text(*value).split_whitespace().collect();
+                    let text = self.dotted(&text);
+                    Some(if generic_path(&text).is_some() {
+                        Held::Returned(text.into())
+                    } else {
+                        Held::Unknown
+                    })
+                } else if LITERALS.contains(&value.kind()) {
                     Some(Held::Builtin)
                 } else {
                     value_of(&self.dotted(self.text(*value)))
                 };
-                // `return None` says nothing of the type.
+                // `return None` says nothing of the type. A return read by two patterns (the
+                // class a `new` makes, the value as written) keeps its most precise reading.
                 if let Some(held) = held {
-                    returned.values.entry(symbol).or_default().push(held);
+                    let statement = c.get("type.return").unwrap_or(value);
+                    let at = returned.values.entry(symbol).or_default();
+                    let kept = at.entry(statement.start_byte()).or_insert(Held::Unknown);
+                    if precision(&held) >= precision(kept) {
+                        *kept = held;
+                    }
                 }
             }
             return true;
@@ -1058,10 +1075,18 @@ impl Extractor<'_> {
     }
 }
 
+/// Whether a definition's signature declares it `async` (`async def`, `public async load(…)`):
+/// calling it gives a promise or coroutine, not what it returns.
+fn is_async(signature: &str) -> bool {
+    let head = signature.split('(').next().unwrap_or(signature);
+    head.split_whitespace().any(|word| word == "async")
+}
+
 /// What a file's functions return, gathered from its `return` statements and yields.
 #[derive(Default)]
 struct Returning {
-    values: std::collections::BTreeMap<usize, Vec<Held>>,
+    /// Each function's returned values, by the byte their statement starts at.
+    values: std::collections::BTreeMap<usize, std::collections::BTreeMap<usize, Held>>,
     yields: std::collections::BTreeSet<usize>,
     properties: std::collections::BTreeSet<usize>,
 }

@@ -310,6 +310,7 @@ export const handler = async (x: number) => Service.create(x);
         type Service.load.id ?
         type Service.load.s = Store()
         type handler.x ?
+        returned Service.load = h()
         "#,
     );
 }
@@ -369,6 +370,54 @@ fn what_functions_without_a_declared_type_return() {
         returned Query.size = builtin
         returned Query.nested = inner
         returned Query.nested.inner = Row()
+        "#,
+    );
+}
+
+#[test]
+fn what_javascript_functions_return() {
+    check(
+        "tsx",
+        r#"export function open() {
+  return new Store();
+}
+
+export function* rows() {
+  yield new Store();
+}
+
+export async function later() {
+  return new Store();
+}
+
+class Jobs {
+  static async next() {
+    return new Store();
+  }
+}
+
+export function nothing(flag) {
+  if (flag) {
+    return null;
+  }
+  return open();
+}
+"#,
+        r#"
+        def function open L1-3
+        def function rows L5-7
+        def function later L9-11
+        def class Jobs L13-17
+        def method Jobs.next L14-16
+        def function nothing L19-24
+        call L2 open Store new
+        call L6 rows Store new
+        call L10 later Store new
+        call L15 Jobs.next Store new
+        call L23 nothing open
+        type nothing.flag ?
+        returned open = Store()
+        returned nothing = open()
         "#,
     );
 }
@@ -436,6 +485,7 @@ class Service:
         type attr Repo.http = HttpClient()
         type Repo.load.id : Id
         type Repo.load.query = Query()
+        returned Repo.load = query.run()
         "#,
     );
 }
