@@ -2,7 +2,16 @@
 ; `store` for a property) with one of @type.annotation (a declared type), @type.constructor (the
 ; class `new` makes), @type.value (the assigned expression) or nothing (unknown); @type.field
 ; for properties (promoted constructor parameters too); @type.receiver for `$this->x = …`;
-; @type.returns (a function's name) with @type.annotation: its return type.
+; @type.returns (a function's name) with @type.annotation: its return type. Without a declared
+; return type, a function returns what its `return` statements agree on:
+; @type.return_constructor is the class a returned `new` makes, @type.return_value any returned
+; value (@type.return the statement, read once); @type.yield makes the function a generator,
+; whose result cairn does not follow.
+
+(return_statement
+  (object_creation_expression [(name) (qualified_name)] @type.return_constructor)) @type.return
+(return_statement (_) @type.return_value) @type.return
+(yield_expression) @type.yield
 
 (simple_parameter
   type: [(named_type) @type.annotation (optional_type (named_type) @type.annotation)]

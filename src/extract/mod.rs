@@ -264,7 +264,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;

@@ -1,0 +1,11 @@
+<?php
+
+namespace App;
+
+class Other
+{
+    public function get($key)
+    {
+        return $key;
+    }
+}

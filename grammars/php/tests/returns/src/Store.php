@@ -1,0 +1,16 @@
+<?php
+
+namespace App;
+
+class Store
+{
+    public function get($key)
+    {
+        return $key;
+    }
+
+    public function copy()
+    {
+        return new Store();
+    }
+}
