@@ -778,6 +778,14 @@ impl Builder {
         receiver: &str,
     ) -> Reached {
         let language = r.languages[f];
+        // Ruby's `self.class` reads the class (naming a method calls it there): the language's
+        // own, no call of the class.
+        if language.spec.calls_without_parentheses
+            && language.spec.class_members.iter().any(|m| *m == call.name)
+        {
+            self.stats.calls_builtin += 1;
+            return Reached::Counted;
+        }
         let base = types.value(f, call.scope, receiver);
         // Nothing is known of the value, or only that it is read from a function (a property
         // whose value nothing declares, `self.constrained_target`).

@@ -772,7 +772,15 @@ impl<'a, 'r> Types<'a, 'r> {
 
     fn member_at(&self, base: Known, name: &str, depth: usize) -> Option<Known> {
         match base {
-            Known::Instance(class) if name == "__class__" => Some(Known::Is(class.target())),
+            Known::Instance(class)
+                if self.r.languages[class.file]
+                    .spec
+                    .class_members
+                    .iter()
+                    .any(|m| m == name) =>
+            {
+                Some(Known::Is(class.target()))
+            }
             Known::Instance(class) => self.attribute(class, name, depth + 1),
             Known::Is(Target::Symbol(cf, cs)) => {
                 if !self.r.files[cf].extract.symbols[cs].kind.is_class_like() {

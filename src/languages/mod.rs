@@ -146,6 +146,10 @@ pub(crate) struct LanguageSpec {
     pub separators: Vec<String>,
     #[serde(default)]
     pub self_names: Vec<String>,
+    /// Members of any instance that hold its class (Python's `__class__`, Ruby's `class`):
+    /// `self.class.build` calls the class's `build`.
+    #[serde(default)]
+    pub class_members: Vec<String>,
     /// Whether a bare name inside a class reaches the class's members without `this.` (Java,
     /// C#, C++, Ruby): `save()` calls the class's method, `store.get()` reads its field.
     #[serde(default)]
