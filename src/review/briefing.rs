@@ -71,7 +71,8 @@ pub struct MissingPartner {
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum PartnerReason {
     /// It uses a symbol of `with` that the change removes or whose signature it alters:
-    /// `how` it uses it (`calls`, `imports`, `overrides`, `may call`: a possible caller), `change` (`removed`, `signature`).
+    /// `how` it uses it (`calls`, `imports`, `overrides`, `may call`: a possible caller),
+    /// `change` (`removed`, `signature`).
     Uses {
         symbol: String,
         how: &'static str,

@@ -183,7 +183,6 @@ pub fn symbol(repository: &str, report: &ExpandReport) -> Markup {
     page_in("Code", &report.id, repository, body)
 }
 
-/// A titled list of neighbours, each linked to its page.
 /// Calls of the method's name on receivers of unknown type, each with its evidence.
 fn possible_callers(callers: &[PossibleCaller]) -> Markup {
     html! {
@@ -203,6 +202,7 @@ fn possible_callers(callers: &[PossibleCaller]) -> Markup {
     }
 }
 
+/// A titled list of neighbours, each linked to its page.
 fn links(title: &str, links: &[Link]) -> Markup {
     html! {
         section.links {
