@@ -8,6 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::kept::{Kept, Names, method_names};
 use super::modules::{self, ModuleSystem, Roots, SystemFile, SystemFiles};
 use super::types::{Bindings, Known, Types};
 use super::{
@@ -122,6 +123,8 @@ pub(super) struct Resolution<'a> {
     declared: HashSet<String>,
     /// The name of every method in the repository, made on first use.
     method_names: std::cell::OnceCell<HashSet<&'a str>>,
+    /// The names a tracked [`Kept`] counts, which a build then need not collect.
+    pub(super) kept: Option<&'a Names>,
 }
 
 /// A definition of the repository: its file's position in the build and its index among that
@@ -181,8 +184,11 @@ impl ClassBases {
 /// its own classes and of the classes its calls reach, not every class's.
 pub(super) struct Inheritance {
     /// Each class's base records, in file order. A record on a method (Rust's `impl Trait
-    /// for Type`) is the type's.
-    pub(super) records: BTreeMap<SymbolAt, Vec<BaseRecord>>,
+    /// for Type`) is the type's. With a tracked [`Kept`], only those on methods declared
+    /// outside their type: the others are in the class's own file, read when it is asked for.
+    records: BTreeMap<SymbolAt, Vec<BaseRecord>>,
+    /// Whether `records` holds every record.
+    whole: bool,
     resolved: RefCell<HashMap<SymbolAt, std::rc::Rc<ClassBases>>>,
 }
 
@@ -195,11 +201,24 @@ pub(super) struct BaseRecord {
 
 impl Inheritance {
     fn new(r: &Resolution) -> Inheritance {
+        let whole = r.kept.is_none();
         let mut records: BTreeMap<SymbolAt, Vec<BaseRecord>> = BTreeMap::new();
-        for (f, file) in r.files.iter().enumerate() {
-            for (b, base) in file.extract.bases.iter().enumerate() {
+        // A record on a method declared outside its type can only be in a file with such
+        // methods.
+        let files = if whole {
+            (0..r.files.len()).collect()
+        } else {
+            r.with_receivers()
+        };
+        for f in files {
+            for (b, base) in r.files[f].extract.bases.iter().enumerate() {
+                let class = match r.own_implementer(f, base.class) {
+                    Some(class) if whole => Some(class),
+                    Some(_) => continue,
+                    None => r.owner(SymbolAt::new(f, base.class)),
+                };
                 // An impl for a type outside the repository has no class here to inherit.
-                if let Some(class) = r.implementer(f, base.class) {
+                if let Some(class) = class {
                     let record = BaseRecord { file: f, base: b };
                     records.entry(class).or_default().push(record);
                 }
@@ -207,8 +226,48 @@ impl Inheritance {
         }
         Inheritance {
             records,
+            whole,
             resolved: RefCell::new(HashMap::default()),
         }
+    }
+
+    /// A class's base records, in file order.
+    fn records(&self, r: &Resolution, class: SymbolAt) -> Vec<BaseRecord> {
+        let mut records = self.records.get(&class).cloned().unwrap_or_default();
+        if !self.whole {
+            let bases = &r.files[class.file].extract.bases;
+            records.extend(
+                (0..bases.len())
+                    .filter(|&b| r.own_implementer(class.file, bases[b].class) == Some(class))
+                    .map(|b| BaseRecord {
+                        file: class.file,
+                        base: b,
+                    }),
+            );
+            records.sort_by_key(|record| (record.file, record.base));
+        }
+        records
+    }
+
+    /// The classes of file `f` with base records, ascending.
+    fn classes_in(&self, r: &Resolution, f: usize) -> Vec<SymbolAt> {
+        let mut classes: Vec<SymbolAt> = self
+            .records
+            .range(SymbolAt::new(f, 0)..SymbolAt::new(f + 1, 0))
+            .map(|(&class, _)| class)
+            .collect();
+        if !self.whole {
+            classes.extend(
+                r.files[f]
+                    .extract
+                    .bases
+                    .iter()
+                    .filter_map(|base| r.own_implementer(f, base.class)),
+            );
+            classes.sort();
+            classes.dedup();
+        }
+        classes
     }
 
     /// A class's bases (none for a class that names none).
@@ -218,8 +277,7 @@ impl Inheritance {
         }
         let mut bases = ClassBases::default();
         let mut seen: HashSet<&str> = HashSet::default();
-        let records = self.records.get(&class).map_or(&[][..], Vec::as_slice);
-        for &BaseRecord { file: f, base: b } in records {
+        for BaseRecord { file: f, base: b } in self.records(r, class) {
             let file = r.files[f];
             let base = &file.extract.bases[b];
             if !seen.insert(base.expr.as_str()) {
@@ -270,7 +328,7 @@ pub fn build_focused(
     files: &[&SourceFile],
     roots: &[Roots],
     focus: &std::collections::HashSet<usize>,
-    kept: &mut modules::Kept,
+    kept: &mut Kept,
 ) -> (Vec<Node>, Vec<Edge>) {
     let (nodes, edges, _) = build_parts(files, roots, Some(focus), Some(kept));
     (nodes, edges)
@@ -280,7 +338,7 @@ fn build_parts<'a>(
     files: &'a [&'a SourceFile],
     roots: &'a [Roots],
     focus: Option<&std::collections::HashSet<usize>>,
-    kept: Option<&mut modules::Kept>,
+    kept: Option<&'a mut Kept>,
 ) -> (Vec<Node>, Vec<Edge>, BuildStats) {
     let resolution = Resolution::of(files, roots, kept);
     let inheritance = Inheritance::new(&resolution);
@@ -312,7 +370,7 @@ impl<'a> Resolution<'a> {
     fn of(
         files: &'a [&'a SourceFile],
         roots: &'a [Roots],
-        mut kept: Option<&mut modules::Kept>,
+        kept: Option<&'a mut Kept>,
     ) -> Resolution<'a> {
         let registry = Registry::get();
         let languages: Vec<&Language> = files
@@ -324,6 +382,10 @@ impl<'a> Resolution<'a> {
             })
             .collect();
         let inputs = system_inputs(files, roots, &languages);
+        let (mut tables, names) = match kept {
+            Some(Kept { modules, names }) => (Some(modules), names.as_ref()),
+            None => (None, None),
+        };
         let mut resolution = Resolution {
             names: (0..files.len())
                 .map(|_| std::cell::OnceCell::new())
@@ -331,7 +393,7 @@ impl<'a> Resolution<'a> {
             files,
             systems: inputs
                 .into_iter()
-                .map(|(kind, input)| (kind, modules::system(kind, input, kept.as_deref_mut())))
+                .map(|(kind, input)| (kind, modules::system(kind, input, tables.as_deref_mut())))
                 .collect(),
             languages,
             members: RefCell::new(HashMap::default()),
@@ -341,6 +403,7 @@ impl<'a> Resolution<'a> {
             parts: HashMap::default(),
             declared: HashSet::default(),
             method_names: std::cell::OnceCell::new(),
+            kept: names,
         };
         resolution.index_packages();
         resolution.join_parts();
@@ -662,10 +725,15 @@ impl Builder {
 
     /// INHERITS edges out of the wanted classes, and the bases' statistics.
     fn inheritance(&mut self, r: &Resolution, inheritance: &Inheritance) {
-        for &class in inheritance.records.keys() {
-            if !self.wants(class.file) {
-                continue;
+        let files: Vec<usize> = match &self.focus {
+            Some(focus) => {
+                let mut files: Vec<usize> = focus.iter().copied().collect();
+                files.sort();
+                files
             }
+            None => (0..r.files.len()).collect(),
+        };
+        for class in files.into_iter().flat_map(|f| inheritance.classes_in(r, f)) {
             let bases = inheritance.of(r, class);
             self.stats.bases_resolved += bases.resolved.len() as u64;
             self.stats.bases_external += bases.external;
@@ -1100,7 +1168,8 @@ impl Resolution<'_> {
         let mut methods = HashMap::default();
         let mut owners = HashMap::default();
         let mut unattached = Vec::new();
-        for (f, file) in self.files.iter().enumerate() {
+        for f in self.with_receivers() {
+            let file = self.files[f];
             for (s, symbol) in file.extract.symbols.iter().enumerate() {
                 let Some(receiver) = &symbol.receiver else {
                     continue;
@@ -1129,6 +1198,23 @@ impl Resolution<'_> {
         self.methods = methods;
         self.owners = owners;
         self.count_unattached(unattached);
+    }
+
+    /// The files that may declare methods outside their type's body, ascending: those a
+    /// tracked [`Kept`] lists (the files come in path order), or every file.
+    fn with_receivers(&self) -> Vec<usize> {
+        match self.kept {
+            Some(kept) => kept
+                .receivers
+                .iter()
+                .filter_map(|path| {
+                    self.files
+                        .binary_search_by(|f| f.path.as_str().cmp(path))
+                        .ok()
+                })
+                .collect(),
+            None => (0..self.files.len()).collect(),
+        }
     }
 
     /// In a flat namespace, a definition qualified by what is no class of the repository (C++'s
@@ -1224,16 +1310,17 @@ impl Resolution<'_> {
         }
     }
 
-    /// The class a base recorded on a definition belongs to: the definition itself, or for a
-    /// method the type it is declared in or attached to.
-    fn implementer(&self, file: usize, symbol: usize) -> Option<SymbolAt> {
+    /// The class a base recorded on a definition belongs to, when it is in the same file:
+    /// the definition itself, or a method's class; none for a method declared outside its
+    /// type, whose type is its [`Resolution::owner`].
+    fn own_implementer(&self, file: usize, symbol: usize) -> Option<SymbolAt> {
         let symbols = &self.files[file].extract.symbols;
         if !symbols[symbol].kind.is_callable() {
             return Some(SymbolAt::new(file, symbol));
         }
         match symbols[symbol].parent {
             Some(p) if symbols[p].kind.is_class_like() => Some(SymbolAt::new(file, p)),
-            _ => self.owner(SymbolAt::new(file, symbol)),
+            _ => None,
         }
     }
 
@@ -1386,13 +1473,14 @@ impl Resolution<'_> {
 
     /// Whether some class of the repository defines a method `name`.
     fn defines_method(&self, name: &str) -> bool {
+        if let Some(kept) = self.kept {
+            return kept.methods().contains(name);
+        }
         self.method_names
             .get_or_init(|| {
                 self.files
                     .iter()
-                    .flat_map(|f| &f.extract.symbols)
-                    .filter(|s| s.kind == SymbolKind::Method)
-                    .map(|s| s.name.as_str())
+                    .flat_map(|f| method_names(&f.extract))
                     .collect()
             })
             .contains(name)

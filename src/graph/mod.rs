@@ -2,6 +2,7 @@
 //! extractions by resolving names, then promoted and measured. Pure: no IO.
 
 mod build;
+mod kept;
 pub mod modules;
 pub mod possible;
 mod promote;
@@ -29,6 +30,7 @@ pub const IMPORTS_MODULE: &str = "module";
 pub const IMPORTS_NAMES: &str = "names";
 
 pub use build::{BuildStats, build, build_focused};
+pub use kept::Kept;
 pub use modules::{Roots, Target};
 
 /// A parsed source file, the input of a graph build.
@@ -320,21 +322,18 @@ impl IdIndex {
     /// node's id is read or hashed again: a patch of a large graph would otherwise reach
     /// into every node's allocation.
     fn remapped(&self, moved: &[u32], nodes: &[Arc<Node>], added: &[u32]) -> IdIndex {
+        // A copy of the table changed in place: a pass over its slots, no hashing.
         let mut index = IdIndex {
-            by_hash: FxHashMap::with_capacity_and_hasher(nodes.len(), Default::default()),
+            by_hash: self.by_hash.clone(),
             collided: FxHashMap::default(),
         };
-        for (&hash, &old) in &self.by_hash {
-            match old {
-                COLLIDED => {
-                    index.by_hash.insert(hash, COLLIDED);
-                }
-                old if moved[old as usize] != NO_NODE => {
-                    index.by_hash.insert(hash, moved[old as usize]);
-                }
-                _ => {}
+        index.by_hash.retain(|_, at| {
+            if *at == COLLIDED {
+                return true;
             }
-        }
+            *at = moved[*at as usize];
+            *at != NO_NODE
+        });
         for (id, &old) in &self.collided {
             if moved[old as usize] != NO_NODE {
                 index.collided.insert(id.clone(), moved[old as usize]);
@@ -461,11 +460,19 @@ impl Graph {
     /// compared again.
     pub fn patch(
         &self,
-        changed: impl Fn(&str) -> bool,
+        changed: &[String],
         fresh_nodes: Vec<Node>,
         fresh_edges: Vec<Edge>,
     ) -> Graph {
-        let patched = self.patch_nodes(&changed, fresh_nodes);
+        // Ids of a file's nodes are its path or start with `path::`.
+        let changed_paths = changed;
+        let changed = |id: &str| {
+            changed_paths.iter().any(|p| {
+                id.strip_prefix(p.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+            })
+        };
+        let patched = self.patch_nodes(changed_paths, fresh_nodes);
         let index = self
             .index
             .remapped(&patched.moved, &patched.nodes, &patched.new_here);
@@ -475,12 +482,20 @@ impl Graph {
 
     /// The nodes of this graph patched with `fresh` ones (see [`Graph::patch`]), in order,
     /// with where each old one went.
-    fn patch_nodes(&self, changed: &impl Fn(&str) -> bool, fresh: Vec<Node>) -> PatchedNodes {
-        let gone: Vec<bool> = self
-            .nodes
-            .iter()
-            .map(|n| n.kind != NodeKind::External && changed(&n.id))
-            .collect();
+    fn patch_nodes(&self, changed: &[String], fresh: Vec<Node>) -> PatchedNodes {
+        // A file's nodes, in id order: the file's, and the run of ids under `path::` (found
+        // by search, so no other node's id is read).
+        let mut gone = vec![false; self.nodes.len()];
+        for path in changed {
+            let prefix = format!("{path}::");
+            let file = self.nodes.partition_point(|n| *n.id < **path);
+            let from = self.nodes.partition_point(|n| *n.id < *prefix);
+            let to = from + self.nodes[from..].partition_point(|n| n.id.starts_with(&prefix));
+            let file = (file < self.nodes.len() && *self.nodes[file].id == **path).then_some(file);
+            for i in file.into_iter().chain(from..to) {
+                gone[i] = self.nodes[i].kind != NodeKind::External;
+            }
+        }
         let mut stays: Vec<bool> = gone.iter().map(|gone| !gone).collect();
         let mut added: Vec<(Arc<Node>, u32)> = Vec::new();
         for mut node in fresh {
@@ -569,7 +584,7 @@ impl Graph {
                     NO_NODE => dangling_stays(&e.dst),
                     d => stays[d as usize],
                 };
-                (promoted(e) || !src_gone) && src_stays && dst_stays
+                (!src_gone || promoted(e)) && src_stays && dst_stays
             })
             .map(|(i, (e, ends))| {
                 let at = |end: u32| {
@@ -1123,7 +1138,7 @@ mod tests {
                 .filter(|e| in_changed(&e.src))
                 .collect();
 
-            let patched = old.patch(in_changed, fresh_nodes.clone(), fresh_edges.clone());
+            let patched = old.patch(&changed, fresh_nodes.clone(), fresh_edges.clone());
 
             // The same, worked out plainly by id.
             let fresh_ids: Vec<&str> = fresh_nodes
@@ -1245,7 +1260,7 @@ mod tests {
             assert_eq!(graph.edges.capacity(), graph.edges.len());
         }
         let patched = earlier.patch(
-            |id| id.starts_with("b.py"),
+            &["b.py".to_string()],
             vec![function("b.py::h", 0)],
             Vec::new(),
         );

@@ -6,10 +6,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use super::Target;
 use super::build::{Inheritance, Resolution, SymbolAt};
+use super::kept::{NameSet, interface_method_names};
 use crate::extract::{
     FileExtract, Held, Returned, Returns, Text, called, chained_call, generic_path, is_literal,
     without_method_type_arguments,
@@ -111,10 +112,10 @@ pub(super) struct Types<'a, 'r> {
     /// Every class's bases.
     inheritance: &'a Inheritance,
     /// Attribute names assigned on something other than `self` anywhere: their type is unknown.
-    foreign: HashSet<&'a str>,
+    foreign: NameSet<'a>,
     /// Names of the methods the repository's interfaces declare: a trait's method may be
     /// implemented for the language's own types (an extension of `Result`).
-    interface_methods: HashSet<&'a str>,
+    interface_methods: NameSet<'a>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
     ancestries: RefCell<HashMap<SymbolAt, Ancestry>>,
@@ -127,24 +128,24 @@ pub(super) struct Types<'a, 'r> {
 impl<'a, 'r> Types<'a, 'r> {
     pub(super) fn new(r: &'a Resolution<'r>, inheritance: &'a Inheritance) -> Types<'a, 'r> {
         // Read from the extractions, not the files' names: those are collected only where a
-        // build needs them.
-        let foreign = r
-            .files
-            .iter()
-            .flat_map(|f| Bindings::foreign(&f.extract))
-            .collect();
-        let interface_methods = r
-            .files
-            .iter()
-            .flat_map(|f| {
-                let symbols = &f.extract.symbols;
-                symbols.iter().filter(|s| {
-                    s.parent
-                        .is_some_and(|p| symbols[p].kind == crate::extract::SymbolKind::Interface)
-                })
-            })
-            .map(|s| s.name.as_str())
-            .collect();
+        // build needs them. A tracked `Kept` counts them.
+        let (foreign, interface_methods) = match r.kept {
+            Some(kept) => (kept.foreign(), kept.interface_methods()),
+            None => (
+                NameSet::Collected(
+                    r.files
+                        .iter()
+                        .flat_map(|f| Bindings::foreign(&f.extract))
+                        .collect(),
+                ),
+                NameSet::Collected(
+                    r.files
+                        .iter()
+                        .flat_map(|f| interface_method_names(&f.extract))
+                        .collect(),
+                ),
+            ),
+        };
         Types {
             r,
             inheritance,

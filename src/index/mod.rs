@@ -228,8 +228,9 @@ pub struct Live {
     read_skipped: BTreeMap<String, Skipped>,
     /// Where the current run reports how far it is.
     progress: Arc<Progress>,
-    /// Module tables a quick patch made, for the next while the files are the same.
-    kept: graph::modules::Kept,
+    /// What quick patches keep between them (module tables, the repository's names), told
+    /// of every change to `sources` once the first patch tracks it.
+    kept: graph::Kept,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -240,6 +241,17 @@ pub struct Update {
     pub moved: Vec<Moved>,
     /// The [`build_key`] of the graph written, recorded with it.
     pub built_from: Option<String>,
+}
+
+/// Where a quick patch ([`Live::patch`]) spent its time.
+#[derive(Debug, Clone, Copy)]
+pub struct PatchTiming {
+    /// Building the changed files' nodes and edges against every file.
+    pub built: std::time::Duration,
+    /// Making the patched graph from the previous one.
+    pub patched: std::time::Duration,
+    /// Both, and freeing the graph replaced.
+    pub total: std::time::Duration,
 }
 
 /// What a read found.
@@ -534,6 +546,7 @@ impl Live {
             reads.push((file.path.clone(), Some(read)));
         }
         self.roots = roots::read(files, &walked.configs);
+        self.kept.paths_changed();
         self.configs = walked.configs;
         self.walk_skipped = walked.skipped;
         reads
@@ -577,6 +590,11 @@ impl Live {
         } else {
             changes.updated.push(path.clone());
         }
+        self.kept.file_changed(
+            &path,
+            old.map(|s| &s.file.extract),
+            Some(&record.file.extract),
+        );
         self.pending.insert(path.clone(), Some(record.clone()));
         self.sources.insert(path, Arc::new(record));
     }
@@ -584,6 +602,7 @@ impl Live {
     /// Drops the record of a file that is gone or skipped, if one is held.
     fn drop_source(&mut self, path: String, changes: &mut Changes) {
         if let Some(old) = self.sources.remove(&path) {
+            self.kept.file_changed(&path, Some(&old.file.extract), None);
             self.pending.insert(path.clone(), None);
             changes.gone.push(path.clone());
             changes.removed.insert(path, Arc::unwrap_or_clone(old));
@@ -667,29 +686,35 @@ impl Live {
     /// rebuilt against every file, the rest of the graph kept, measures (reach, dependents, impact)
     /// carried over by id. Edges into names that only now resolve, and promotions, wait for
     /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
-    pub fn patch(&mut self, changed: &[String]) {
+    pub fn patch(&mut self, changed: &[String]) -> PatchTiming {
         let started = std::time::Instant::now();
+        if !self.kept.is_tracked() {
+            self.kept.track(
+                self.sources
+                    .iter()
+                    .map(|(path, s)| (path.as_str(), &s.file.extract)),
+            );
+        }
+        // In path order, as the records are kept.
         let files: Vec<&SourceFile> = self.sources.values().map(|s| &s.file).collect();
-        let focus_paths: std::collections::HashSet<&str> =
-            changed.iter().map(String::as_str).collect();
-        let focus: std::collections::HashSet<usize> = files
+        let focus: std::collections::HashSet<usize> = changed
             .iter()
-            .enumerate()
-            .filter(|(_, f)| focus_paths.contains(f.path.as_str()))
-            .map(|(i, _)| i)
+            .filter_map(|path| files.binary_search_by(|f| f.path.cmp(path)).ok())
             .collect();
         let (fresh_nodes, fresh_edges) =
             graph::build_focused(&files, &self.roots, &focus, &mut self.kept);
         let built = started.elapsed();
-        // Ids of a file's nodes are its path or start with `path::`: no lookups needed.
-        let in_changed = |id: &str| {
-            focus_paths.iter().any(|p| {
-                id.strip_prefix(p)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
-            })
+        let graph = self.graph.patch(changed, fresh_nodes, fresh_edges);
+        let patched = started.elapsed() - built;
+        // The graph replaced is freed here, as part of the patch.
+        self.graph = Arc::new(graph);
+        let timing = PatchTiming {
+            built,
+            patched,
+            total: started.elapsed(),
         };
-        self.graph = Arc::new(self.graph.patch(in_changed, fresh_nodes, fresh_edges));
-        tracing::debug!(?built, total = ?started.elapsed(), "patch");
+        tracing::debug!(?timing, "patch");
+        timing
     }
 
     /// The changes not yet written: from the graph the store holds to the current one,
@@ -1155,8 +1180,7 @@ async fn refresh_history(repo: &Repo, store: &Store) -> anyhow::Result<(usize, u
 #[cfg(test)]
 mod tests {
     mod focused {
-        use crate::graph::modules::Kept;
-        use crate::graph::{Edge, Node, NodeKind, Roots, SourceFile, build_focused};
+        use crate::graph::{Edge, Kept, Node, NodeKind, Roots, SourceFile, build_focused};
         use crate::languages::Registry;
         use std::collections::BTreeSet;
         use std::path::{Path, PathBuf};
@@ -1281,6 +1305,75 @@ mod tests {
                     );
                     checked += 1;
                 }
+            }
+            assert!(checked > 100, "only {checked} files checked");
+        }
+
+        /// Lines of a focused build with a kept table (as `Live::patch` keeps one) and with
+        /// a table of its own: equal if the kept one is exactly the files'.
+        fn both_builds(
+            files: &[&SourceFile],
+            roots: &[Roots],
+            focus: &std::collections::HashSet<usize>,
+            kept: &mut Kept,
+        ) -> (BTreeSet<String>, BTreeSet<String>) {
+            let lines = |(nodes, edges): (Vec<Node>, Vec<Edge>)| -> BTreeSet<String> {
+                nodes
+                    .iter()
+                    .map(node_line)
+                    .chain(edges.iter().map(edge_line))
+                    .collect()
+            };
+            (
+                lines(build_focused(files, roots, focus, kept)),
+                lines(build_focused(files, roots, focus, &mut Kept::default())),
+            )
+        }
+
+        /// A tracked table, told of each file emptied, swapped for another's extraction, gone
+        /// and back, gives the builds that a table made afresh from the files gives (its
+        /// counts of methods, interface methods and outside attributes, and its list of files
+        /// declaring methods outside their types, are the files').
+        #[test]
+        fn a_tracked_kept_table_builds_as_a_fresh_one() {
+            let mut checked = 0;
+            for tree in trees() {
+                let (mut owned, roots) = read_tree(&tree);
+                let mut kept = Kept::default();
+                kept.track(owned.iter().map(|f| (f.path.as_str(), &f.extract)));
+                for f in 0..owned.len() {
+                    let other = owned[(f + 1) % owned.len()].extract.clone();
+                    for replacement in [crate::extract::FileExtract::default(), other] {
+                        let old = std::mem::replace(&mut owned[f].extract, replacement);
+                        kept.file_changed(&owned[f].path, Some(&old), Some(&owned[f].extract));
+                        let files: Vec<&SourceFile> = owned.iter().collect();
+                        let focus = std::collections::HashSet::from([f, (f + 2) % files.len()]);
+                        let (tracked, fresh) = both_builds(&files, &roots, &focus, &mut kept);
+                        assert_eq!(
+                            tracked,
+                            fresh,
+                            "{}: {} changed",
+                            tree.display(),
+                            files[f].path
+                        );
+                        let new = std::mem::replace(&mut owned[f].extract, old);
+                        kept.file_changed(&owned[f].path, Some(&new), Some(&owned[f].extract));
+                    }
+                    // Gone, then back.
+                    let gone = owned.remove(f);
+                    kept.file_changed(&gone.path, Some(&gone.extract), None);
+                    let files: Vec<&SourceFile> = owned.iter().collect();
+                    let focus = (0..files.len()).collect();
+                    let (tracked, fresh) = both_builds(&files, &roots, &focus, &mut kept);
+                    assert_eq!(tracked, fresh, "{}: {} gone", tree.display(), gone.path);
+                    kept.file_changed(&gone.path, None, Some(&gone.extract));
+                    owned.insert(f, gone);
+                    checked += 1;
+                }
+                let files: Vec<&SourceFile> = owned.iter().collect();
+                let focus = (0..files.len()).collect();
+                let (tracked, fresh) = both_builds(&files, &roots, &focus, &mut kept);
+                assert_eq!(tracked, fresh, "{}: restored", tree.display());
             }
             assert!(checked > 100, "only {checked} files checked");
         }

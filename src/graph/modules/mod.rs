@@ -280,11 +280,23 @@ impl<'a> SystemFiles<'a> {
 #[derive(Default)]
 pub struct Kept {
     dotted: Option<KeptDotted>,
+    /// Counts the changes of the files' paths and module roots, once the owner tells of
+    /// them (see `graph::Kept`): a table made at the same count is taken without the key.
+    layout: Option<u64>,
+}
+
+impl Kept {
+    /// The files' paths or the module roots changed (and from now on the owner says so).
+    pub(in crate::graph) fn paths_changed(&mut self) {
+        self.layout = Some(self.layout.map_or(0, |n| n + 1));
+    }
 }
 
 /// A dotted table and the [`dotted::DottedModules::key`] of what it was made from.
 struct KeptDotted {
     made_from: u128,
+    /// The [`Kept::layout`] it was made at.
+    layout: Option<u64>,
     table: std::sync::Arc<dotted::DottedModules>,
 }
 
@@ -299,13 +311,23 @@ pub(super) fn system<'a>(
         ModuleKind::Dotted => match kept {
             None => Box::new(dotted::DottedModules::new(&input)),
             Some(kept) => {
+                if let Some(dotted) = &kept.dotted
+                    && kept.layout.is_some()
+                    && dotted.layout == kept.layout
+                {
+                    return Box::new(dotted.table.clone());
+                }
                 let key = dotted::DottedModules::key(&input);
-                match &kept.dotted {
-                    Some(kept) if kept.made_from == key => Box::new(kept.table.clone()),
+                match &mut kept.dotted {
+                    Some(dotted) if dotted.made_from == key => {
+                        dotted.layout = kept.layout;
+                        Box::new(dotted.table.clone())
+                    }
                     _ => {
                         let table = std::sync::Arc::new(dotted::DottedModules::new(&input));
                         kept.dotted = Some(KeptDotted {
                             made_from: key,
+                            layout: kept.layout,
                             table: table.clone(),
                         });
                         Box::new(table)
