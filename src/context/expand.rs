@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{ScoreParts, Scorer, location, nearest_dependents, strongest_dependents};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::Score;
-use crate::graph::{Edge, EdgeKind, Node, NodeKind, possible};
+use crate::graph::{self, Edge, EdgeKind, Node, NodeKind, possible};
 
 /// Parts of an expansion a caller can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -198,12 +198,12 @@ fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[&str]) -> Expa
     }
 }
 
-fn dst(e: &Edge) -> &str {
-    &e.dst
+fn dst(link: &graph::Link) -> usize {
+    link.dst
 }
 
-fn src(e: &Edge) -> &str {
-    &e.src
+fn src(link: &graph::Link) -> usize {
+    link.src
 }
 
 /// The node's edges and the nodes at their far ends, ranked by score.
@@ -221,52 +221,59 @@ impl<'g> Neighbours<'_, 'g> {
             .to_string()
     }
 
-    fn outgoing(&self, kind: EdgeKind) -> Vec<&'g Edge> {
+    /// The node's position in the graph.
+    fn at(&self) -> usize {
+        self.scorer.graph().position(self.node)
+    }
+
+    fn outgoing(&self, kind: EdgeKind) -> Vec<graph::Link<'g>> {
         self.scorer
             .graph()
-            .outgoing(&self.node.id)
-            .filter(|e| e.kind == kind)
+            .links_out(self.at())
+            .filter(|l| l.edge.kind == kind)
             .collect()
     }
 
-    fn incoming(&self, kind: EdgeKind) -> Vec<&'g Edge> {
+    fn incoming(&self, kind: EdgeKind) -> Vec<graph::Link<'g>> {
         self.scorer
             .graph()
-            .incoming(&self.node.id)
-            .filter(|e| e.kind == kind)
+            .links_in(self.at())
+            .filter(|l| l.edge.kind == kind)
             .collect()
     }
 
-    /// The far ends of `edges`, best first, with the lines of each edge.
-    fn linked(&self, edges: Vec<&Edge>, far: fn(&Edge) -> &str) -> Vec<Link> {
-        // Each far end looked up and ranked once, not per comparison (a hub has thousands).
-        let mut ranked: Vec<(f64, Link)> = edges
-            .into_iter()
-            .map(|e| {
-                let node = self.scorer.graph().node(far(e));
-                let rank = node.map_or(0.0, |n| self.scorer.score(n).total());
-                let link = Link {
-                    id: far(e).to_string(),
-                    kind: node.map_or("unknown", |n| n.kind.as_str()).to_string(),
-                    lines: e.lines.to_vec(),
-                };
-                (rank, link)
-            })
+    /// The far ends of `links`, best first, with the lines of each edge.
+    fn linked(&self, links: Vec<graph::Link<'g>>, far: fn(&graph::Link) -> usize) -> Vec<Link> {
+        // Each far end ranked once, by position, not per comparison (a hub has thousands).
+        let nodes = &self.scorer.graph().nodes;
+        let mut ranked: Vec<(f64, usize, &Edge)> = links
+            .iter()
+            .map(|l| (self.scorer.score_at(far(l)).total(), far(l), l.edge))
             .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
-        ranked.into_iter().map(|(_, link)| link).collect()
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| nodes[a.1].id.cmp(&nodes[b.1].id))
+        });
+        ranked
+            .into_iter()
+            .map(|(_, at, edge)| Link {
+                id: nodes[at].id.to_string(),
+                kind: nodes[at].kind.as_str().to_string(),
+                lines: edge.lines.to_vec(),
+            })
+            .collect()
     }
 
     /// Tests that assert on the node or, for a file or class, on its members (`asserts_on`),
     /// then test files in its radius (`reaches`); only files a test runner collects.
     fn tests(&self, radius: &[&str]) -> Vec<Link> {
         let graph = self.scorer.graph();
-        let mut asserting: Vec<&Edge> = self.incoming(EdgeKind::AssertsOn);
+        let mut asserting = self.incoming(EdgeKind::AssertsOn);
         for member in self.outgoing(EdgeKind::Contains) {
             asserting.extend(
                 graph
-                    .incoming(&member.dst)
-                    .filter(|e| e.kind == EdgeKind::AssertsOn),
+                    .links_in(member.dst)
+                    .filter(|l| l.edge.kind == EdgeKind::AssertsOn),
             );
         }
         let mut tests: Vec<Link> = self.linked(asserting, src);

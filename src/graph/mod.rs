@@ -791,19 +791,34 @@ impl Graph {
     /// `edges` and its source's and destination's positions: a walk over positions looks no
     /// id up.
     pub fn links_at(&self, node: usize) -> impl Iterator<Item = Link<'_>> {
+        self.links_in(node).chain(self.links_out(node))
+    }
+
+    /// The edges arriving at a node (by position), with positions as [`Graph::links_at`].
+    pub fn links_in(&self, node: usize) -> impl Iterator<Item = Link<'_>> {
         self.incoming
             .at(node)
             .iter()
-            .chain(self.outgoing.at(node))
-            .map(|&e| {
-                let ends = self.ends[e as usize];
-                Link {
-                    at: e as usize,
-                    edge: &self.edges[e as usize],
-                    src: ends.src as usize,
-                    dst: ends.dst as usize,
-                }
-            })
+            .map(|&e| self.link_unchecked(e))
+    }
+
+    /// The edges leaving a node (by position), with positions as [`Graph::links_at`].
+    pub fn links_out(&self, node: usize) -> impl Iterator<Item = Link<'_>> {
+        self.outgoing
+            .at(node)
+            .iter()
+            .map(|&e| self.link_unchecked(e))
+    }
+
+    /// An edge the adjacency lists hold (both its ends are nodes).
+    fn link_unchecked(&self, edge: u32) -> Link<'_> {
+        let ends = self.ends[edge as usize];
+        Link {
+            at: edge as usize,
+            edge: &self.edges[edge as usize],
+            src: ends.src as usize,
+            dst: ends.dst as usize,
+        }
     }
 
     /// The edge at a position, with its source's and destination's positions, if both are
