@@ -69,6 +69,7 @@ impl Kept {
     }
 }
 
+/// Whether an extraction's names are counted in or taken out.
 #[derive(Clone, Copy)]
 enum Count {
     Add,
@@ -144,6 +145,7 @@ pub(super) fn interface_method_names(extract: &FileExtract) -> impl Iterator<Ite
         .map(|s| s.name.as_str())
 }
 
+/// Counts `names` in or out; a name counted out of every file is gone.
 fn tally<'a>(counts: &mut HashMap<Text, u32>, names: impl Iterator<Item = &'a str>, count: Count) {
     for name in names {
         match count {
