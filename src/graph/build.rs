@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::kept::{Kept, Names, method_names};
+use super::kept::{Kept, NameSet, Names, method_names};
 use super::modules::{self, ModuleSystem, Roots, SystemFile, SystemFiles};
 use super::types::{Bindings, Known, Types};
 use super::{
@@ -121,8 +121,9 @@ pub(super) struct Resolution<'a> {
     /// The name of every definition, field and property in the repository, for languages
     /// where a name nothing declares is outside (see `Language::undeclared_is_outside`).
     declared: HashSet<String>,
-    /// The name of every method in the repository, made on first use.
-    method_names: std::cell::OnceCell<HashSet<&'a str>>,
+    /// The name of every method in the repository, made on first use (or counted by a
+    /// tracked [`Kept`]).
+    method_names: std::cell::OnceCell<NameSet<'a>>,
     /// The names a tracked [`Kept`] counts, which a build then need not collect.
     pub(super) kept: Option<&'a Names>,
 }
@@ -1473,15 +1474,15 @@ impl Resolution<'_> {
 
     /// Whether some class of the repository defines a method `name`.
     fn defines_method(&self, name: &str) -> bool {
-        if let Some(kept) = self.kept {
-            return kept.methods().contains(name);
-        }
         self.method_names
-            .get_or_init(|| {
-                self.files
-                    .iter()
-                    .flat_map(|f| method_names(&f.extract))
-                    .collect()
+            .get_or_init(|| match self.kept {
+                Some(kept) => kept.methods(),
+                None => NameSet::Collected(
+                    self.files
+                        .iter()
+                        .flat_map(|f| method_names(&f.extract))
+                        .collect(),
+                ),
             })
             .contains(name)
     }

@@ -449,8 +449,9 @@ impl Graph {
         Graph::indexed(nodes, edges)
     }
 
-    /// This graph with some files' nodes replaced: the nodes whose ids `changed` says belong
-    /// to a changed file (outside modules never do) and the edges out of them give way to
+    /// This graph with some files' nodes replaced: the nodes of the files at `paths` (the
+    /// file's id is its path, its symbols' start with `path::`; outside modules are no
+    /// file's) and the edges out of them give way to
     /// `fresh` nodes and edges; an edge into a node that is gone goes with it, one into a node
     /// that `fresh` defines again stays. A fresh node takes over the old one's measures
     /// (reach, dependents, impact) by id, and a fresh outside module already here is not
@@ -461,21 +462,15 @@ impl Graph {
     /// of this graph's nodes and edges, the few fresh ones are put in place by binary
     /// search, and the kept edges' ends are mapped by position, so no kept id is hashed or
     /// compared again.
-    pub fn patch(
-        &self,
-        changed: &[String],
-        fresh_nodes: Vec<Node>,
-        fresh_edges: Vec<Edge>,
-    ) -> Graph {
+    pub fn patch(&self, paths: &[String], fresh_nodes: Vec<Node>, fresh_edges: Vec<Edge>) -> Graph {
         // Ids of a file's nodes are its path or start with `path::`.
-        let changed_paths = changed;
         let changed = |id: &str| {
-            changed_paths.iter().any(|p| {
+            paths.iter().any(|p| {
                 id.strip_prefix(p.as_str())
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
             })
         };
-        let patched = self.patch_nodes(changed_paths, fresh_nodes);
+        let patched = self.patch_nodes(paths, fresh_nodes);
         let index = self
             .index
             .remapped(&patched.moved, &patched.nodes, &patched.new_here);
@@ -490,12 +485,8 @@ impl Graph {
         // by search, so no other node's id is read).
         let mut gone = vec![false; self.nodes.len()];
         for path in changed {
-            let prefix = format!("{path}::");
-            let file = self.nodes.partition_point(|n| *n.id < **path);
-            let from = self.nodes.partition_point(|n| *n.id < *prefix);
-            let to = from + self.nodes[from..].partition_point(|n| n.id.starts_with(&prefix));
-            let file = (file < self.nodes.len() && *self.nodes[file].id == **path).then_some(file);
-            for i in file.into_iter().chain(from..to) {
+            let file = self.node_index(path);
+            for i in file.into_iter().chain(self.symbol_range(path)) {
                 gone[i] = self.nodes[i].kind != NodeKind::External;
             }
         }
@@ -754,10 +745,15 @@ impl Graph {
     /// The symbols of the file at `path` (ids `path::…`), found in the nodes sorted by id
     /// without a pass over the graph.
     pub fn symbols_in(&self, path: &str) -> &[Arc<Node>] {
+        &self.nodes[self.symbol_range(path)]
+    }
+
+    /// The positions of the symbols of the file at `path`: the run of ids under `path::`.
+    fn symbol_range(&self, path: &str) -> std::ops::Range<usize> {
         let prefix = format!("{path}::");
         let from = self.nodes.partition_point(|n| &*n.id < prefix.as_str());
         let to = from + self.nodes[from..].partition_point(|n| n.id.starts_with(prefix.as_str()));
-        &self.nodes[from..to]
+        from..to
     }
 
     /// The shared node with this id (for a graph built from this one).
