@@ -5,7 +5,7 @@
 ; @type.annotation is a declared return type, @type.property marks a property (with or without
 ; a declared type). Without a declared type, a function returns what its `return` statements
 ; agree on: @type.return_value is one's value; @type.yield makes the function a generator,
-; whose result cairn does not follow.
+; whose result cairn does not follow (but for a fixture's, @type.yield_value).
 
 (function_definition
   name: (identifier) @type.returns
@@ -26,7 +26,42 @@
   (#match? @type.property "^(property|cached_property|functools\\.cached_property)$"))
 
 (return_statement (_) @type.return_value)
-(yield) @type.yield
+(yield (_)? @type.yield_value) @type.yield
+
+; pytest's fixtures: a function declared one (`@pytest.fixture`, `@fixture(scope=…)`) gives
+; what it returns, or what it yields (@type.fixture_def); a parameter of a test or of a
+; fixture takes the fixture of its name (@type.fixture), from the file or a conftest.py above,
+; and holds what it gives unless it declares a type.
+(decorated_definition
+  (decorator (_) @_fixture)
+  definition: (function_definition name: (identifier) @type.fixture_def)
+  (#match? @_fixture "^(pytest\\.)?fixture\\b"))
+
+(decorated_definition
+  (decorator (_) @_fixture)
+  definition: (function_definition
+    parameters: (parameters
+      [(identifier) @type.name
+       (typed_parameter (identifier) @type.name type: (type) @type.annotation)] @type.fixture))
+  (#match? @_fixture "^(pytest\\.)?fixture\\b"))
+
+(function_definition
+  name: (identifier) @_test
+  parameters: (parameters
+    [(identifier) @type.name
+     (typed_parameter (identifier) @type.name type: (type) @type.annotation)] @type.fixture)
+  (#match? @_test "^test"))
+
+; Names the runner fills from a list instead (`@pytest.mark.parametrize("a, b", …)`): the
+; function (@type.parametrized_in) takes no fixture of those names (@type.parametrized, the
+; first argument: a string of names or a list of them).
+(decorated_definition
+  (decorator
+    (call
+      function: (_) @_parametrize
+      arguments: (argument_list . (_) @type.parametrized)))
+  definition: (function_definition name: (identifier) @type.parametrized_in)
+  (#match? @_parametrize "(^|\\.)parametrize$"))
 
 (typed_parameter
   (identifier) @type.name

@@ -147,6 +147,9 @@ pub enum Held {
     Same(Text),
     /// A value of the language's own types: a literal (`[]`, `{}`, `"…"`).
     Builtin,
+    /// What the test fixture of this name gives: a test's or a fixture's parameter, which the
+    /// test runner fills by name (pytest's fixtures, from the file or a `conftest.py` above).
+    Fixture(Text),
     /// Something cairn does not follow (a loop variable, `a or b`, an untyped parameter): the
     /// name's type is unknown, whatever other bindings say.
     #[default]
@@ -229,6 +232,14 @@ pub struct FileExtract {
     /// into `symbols`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<usize>,
+    /// Functions declared test fixtures (pytest's `@fixture`), ascending: indexes into
+    /// `symbols`. A fixture that yields gives what it yields.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixtures: Vec<usize>,
+    /// The fixtures tests and fixtures take by parameter name, which the runner calls for
+    /// them: (the function, the name), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub takes: Vec<(usize, Text)>,
     /// The [`VERSION`] of the extractor that made this: other versions are re-parsed.
     #[serde(default)]
     pub version: u32,
@@ -264,7 +275,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -833,6 +844,11 @@ impl Extractor<'_> {
             let Some((byte, hint)) = self.binding(c) else {
                 return;
             };
+            if c.contains_key("type.fixture")
+                && let Some(at) = hint.at
+            {
+                returned.takes.insert((at, hint.name.clone()));
+            }
             // One reading per node and role (a TypeScript parameter property binds both a
             // parameter and an attribute).
             let rank = precision(&hint.held);
@@ -847,22 +863,52 @@ impl Extractor<'_> {
                 }
             }
         });
-        self.out.types = hints.into_values().map(|(_, hint)| hint).collect();
-        self.out.returned = returned
-            .values
+        let Returning {
+            mut values,
+            yields,
+            mut yielded,
+            properties,
+            fixtures,
+            parametrized,
+            takes,
+        } = returned;
+        self.out.takes = takes.difference(&parametrized).cloned().collect();
+        self.out.types = hints
+            .into_values()
+            .map(|(_, mut hint)| {
+                if let (Held::Fixture(name), Some(at)) = (&hint.held, hint.at)
+                    && parametrized.contains(&(at, name.clone()))
+                {
+                    hint.held = Held::Unknown;
+                }
+                hint
+            })
+            .collect();
+        // A fixture that yields gives the test what it yields (its teardown follows), and the
+        // runner awaits an `async` one: other generators and coroutines give nothing known.
+        // Its declared type is the generator's (`Iterator[Client]`), read from its values.
+        for fixture in &fixtures {
+            if yields.contains(fixture) {
+                values.insert(*fixture, yielded.remove(fixture).unwrap_or_default());
+                returns.remove(fixture);
+            }
+        }
+        self.out.returned = values
             .into_iter()
             .filter(|(symbol, _)| {
-                !returned.yields.contains(symbol)
+                let fixture = fixtures.contains(symbol);
+                (fixture || !yields.contains(symbol))
                     && !returns.contains_key(symbol)
-                    && !is_async(&self.out.symbols[*symbol].signature)
+                    && (fixture || !is_async(&self.out.symbols[*symbol].signature))
             })
             .map(|(symbol, values)| Returned {
                 symbol,
                 values: values.into_values().collect(),
-                property: returned.properties.contains(&symbol),
+                property: properties.contains(&symbol),
             })
             .collect();
         self.out.returns = returns.into_values().collect();
+        self.out.fixtures = fixtures.into_iter().collect();
     }
 
     /// Notes what a `return` statement gives, that a function yields, or that a function
@@ -885,10 +931,8 @@ impl Extractor<'_> {
                     } else {
                         Held::Unknown
                     })
-                } else if LITERALS.contains(&value.kind()) {
-                    Some(Held::Builtin)
                 } else {
-                    value_of(&self.dotted(self.text(*value)))
+                    self.value_held(*value)
                 };
                 // `return None` says nothing of the type. A return read by two patterns (the
                 // class a `new` makes, the value as written) keeps its most precise reading.
@@ -904,7 +948,38 @@ impl Extractor<'_> {
             return true;
         }
         if let Some(point) = c.get("type.yield") {
-            returned.yields.extend(function_at(point));
+            if let Some(symbol) = function_at(point) {
+                returned.yields.insert(symbol);
+                // `yield from` hands on another generator's values: unknown here.
+                let from = self.text(*point).split_whitespace().nth(1) == Some("from");
+                let held = match c.get("type.yield_value") {
+                    Some(_) if from => Some(Held::Unknown),
+                    Some(value) => self.value_held(*value),
+                    None => None,
+                };
+                if let Some(held) = held {
+                    let at = returned.yielded.entry(symbol).or_default();
+                    at.insert(point.start_byte(), held);
+                }
+            }
+            return true;
+        }
+        if let (Some(function), Some(names)) =
+            (c.get("type.parametrized_in"), c.get("type.parametrized"))
+        {
+            if let Some(&symbol) = self.name_starts.get(&function.start_byte()) {
+                let names = self
+                    .text(*names)
+                    .split(|c: char| c == ',' || c.is_whitespace() || "\"'[]()".contains(c));
+                let names = names.filter(|n| !n.is_empty()).map(Text::from);
+                returned.parametrized.extend(names.map(|n| (symbol, n)));
+            }
+            return true;
+        }
+        if let Some(function) = c.get("type.fixture_def") {
+            returned
+                .fixtures
+                .extend(self.name_starts.get(&function.start_byte()).copied());
             return true;
         }
         if let (Some(function), true) = (c.get("type.returns"), c.contains_key("type.property")) {
@@ -914,6 +989,16 @@ impl Extractor<'_> {
             return true;
         }
         false
+    }
+
+    /// What a returned or yielded value holds: a literal is a builtin value; none for a value
+    /// with no type of its own (`None`).
+    fn value_held(&self, value: Node) -> Option<Held> {
+        if LITERALS.contains(&value.kind()) {
+            Some(Held::Builtin)
+        } else {
+            value_of(&self.dotted(self.text(value)))
+        }
     }
 
     /// Records the declared return type of the function named at `function`, if it is a plain
@@ -1018,6 +1103,8 @@ impl Extractor<'_> {
             } else {
                 Held::Unknown
             }
+        } else if c.contains_key("type.fixture") {
+            Held::Fixture(self.text(*c.get("type.name")?).into())
         } else if let Some(value) = c.get("type.value") {
             if LITERALS.contains(&value.kind()) {
                 Held::Builtin
@@ -1088,14 +1175,23 @@ struct Returning {
     /// Each function's returned values, by the byte their statement starts at.
     values: std::collections::BTreeMap<usize, std::collections::BTreeMap<usize, Held>>,
     yields: std::collections::BTreeSet<usize>,
+    /// Each generator's yielded values, by the byte their `yield` starts at (read for
+    /// fixtures only).
+    yielded: std::collections::BTreeMap<usize, std::collections::BTreeMap<usize, Held>>,
     properties: std::collections::BTreeSet<usize>,
+    /// The functions declared test fixtures.
+    fixtures: std::collections::BTreeSet<usize>,
+    /// (function, parameter name) the runner fills from a list, not from a fixture.
+    parametrized: std::collections::BTreeSet<(usize, Text)>,
+    /// (function, parameter name) the runner fills from the fixture of that name.
+    takes: std::collections::BTreeSet<(usize, Text)>,
 }
 
 /// How precise a reading of a name is: a declaration over a value over nothing known.
 fn precision(held: &Held) -> u8 {
     match held {
         Held::Declared(_) => 3,
-        Held::Returned(_) | Held::Same(_) | Held::Builtin => 2,
+        Held::Returned(_) | Held::Same(_) | Held::Builtin | Held::Fixture(_) => 2,
         Held::Unknown => 1,
     }
 }

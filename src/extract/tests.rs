@@ -75,6 +75,7 @@ fn render(extract: &FileExtract) -> String {
         Held::Returned(callee) => format!("= {callee}()"),
         Held::Same(expression) => format!("= {expression}"),
         Held::Builtin => "= builtin".to_string(),
+        Held::Fixture(name) => format!("= fixture {name}"),
         Held::Unknown => "?".to_string(),
     };
     for t in &extract.types {
@@ -108,6 +109,12 @@ fn render(extract: &FileExtract) -> String {
             values.join(" | "),
             if r.property { " property" } else { "" }
         ));
+    }
+    for &f in &extract.fixtures {
+        lines.push(format!("fixture {}", extract.symbols[f].qualname));
+    }
+    for (f, name) in &extract.takes {
+        lines.push(format!("takes {} {name}", extract.symbols[*f].qualname));
     }
     for d in &extract.diagnostics {
         lines.push(format!("diagnostic {d}"));
@@ -370,6 +377,94 @@ fn what_functions_without_a_declared_type_return() {
         returned Query.size = builtin
         returned Query.nested = inner
         returned Query.nested.inner = Row()
+        "#,
+    );
+}
+
+/// pytest's fixtures: what a fixture returns or yields (its declared generator type aside,
+/// `async` or not), and the parameters of tests and fixtures, which the runner fills by name;
+/// a parameter with a default, a helper's parameter and `self` are no fixture.
+#[test]
+fn pytest_fixtures_and_the_parameters_that_take_them() {
+    check(
+        "python",
+        r#"import pytest
+
+@pytest.fixture
+def app(tmp_path):
+    return App(tmp_path)
+
+@pytest.fixture(scope="module")
+def client(app) -> Iterator[Client]:
+    yield app.test_client()
+    cleanup()
+
+@fixture
+async def session():
+    yield Session()
+
+@pytest.fixture
+def rows():
+    yield from make_rows()
+
+def helper(client):
+    return client
+
+def test_get(client, n=3, db: Store):
+    client.get()
+
+class TestApi:
+    def test_post(self, client):
+        pass
+
+@pytest.mark.parametrize("client, n", [(1, 2)])
+def test_listed(client, n, app):
+    pass
+"#,
+        r#"
+        def function app L4-5
+        def function client L8-10
+        def function session L13-14
+        def function rows L17-18
+        def function helper L20-21
+        def function test_get L23-24
+        def class TestApi L26-28
+        def method TestApi.test_post L27-28
+        def function test_listed L31-32
+        import L1 <module> pytest whole
+        call L5 app App
+        call L7 <module> pytest.fixture
+        call L9 client app.test_client
+        call L10 client cleanup
+        call L14 session Session
+        call L18 rows make_rows
+        call L24 test_get client.get
+        call L30 <module> pytest.mark.parametrize
+        type app.tmp_path = fixture tmp_path
+        type client.app = fixture app
+        type helper.client ?
+        type test_get.client = fixture client
+        type test_get.n ?
+        type test_get.db : Store
+        type TestApi.test_post.client = fixture client
+        type test_listed.client ?
+        type test_listed.n ?
+        type test_listed.app = fixture app
+        returned app = App()
+        returned client = app.test_client()
+        returned session = Session()
+        returned rows ?
+        returned helper = client
+        fixture app
+        fixture client
+        fixture session
+        fixture rows
+        takes app tmp_path
+        takes client app
+        takes test_get client
+        takes test_get db
+        takes TestApi.test_post client
+        takes test_listed app
         "#,
     );
 }

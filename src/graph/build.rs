@@ -126,6 +126,8 @@ pub(super) struct Resolution<'a> {
     method_names: std::cell::OnceCell<NameSet<'a>>,
     /// The names a tracked [`Kept`] counts, which a build then need not collect.
     pub(super) kept: Option<&'a Names>,
+    /// The files of fixtures (`conftest.py`) by path, made on first use.
+    fixture_files: std::cell::OnceCell<HashMap<&'a str, usize>>,
 }
 
 /// A definition of the repository: its file's position in the build and its index among that
@@ -405,6 +407,7 @@ impl<'a> Resolution<'a> {
             declared: HashSet::default(),
             method_names: std::cell::OnceCell::new(),
             kept: names,
+            fixture_files: std::cell::OnceCell::new(),
         };
         resolution.index_packages();
         resolution.join_parts();
@@ -764,6 +767,24 @@ impl Builder {
                 if let Reached::Target(target) = self.call_target(r, inheritance, &types, f, call) {
                     self.record_call(r, f, call, target);
                 }
+            }
+            self.fixture_calls(r, &types, f);
+        }
+    }
+
+    /// A CALLS edge from each test or fixture to each fixture it takes by parameter name: the
+    /// runner calls the fixture for it. On the function's first line; not counted as a call of
+    /// the source (a parameter no fixture of the repository gives is the runner's or a
+    /// plugin's: `tmp_path`).
+    fn fixture_calls(&mut self, r: &Resolution, types: &Types, f: usize) {
+        let extract = &r.files[f].extract;
+        for (at, name) in &extract.takes {
+            let at = *at;
+            if let Some(fixture) = types.fixture(f, Some(at), name) {
+                let line = extract.symbols[at].start_line;
+                let caller = Self::node_id(r.files, f, Some(at));
+                let callee = Self::node_id(r.files, fixture.file, Some(fixture.symbol));
+                self.edge(EdgeKind::Calls, caller, callee, Some(line));
             }
         }
     }
@@ -1335,6 +1356,26 @@ impl Resolution<'_> {
             Binding::Module(target) => Some(target.clone()),
             Binding::Member(module, name) => self.member(module, name),
         }
+    }
+
+    /// The file at `path` if it is one whose fixtures its folder's tests take by name
+    /// (`[tests] fixtures_from`).
+    pub(super) fn fixture_file(&self, path: &str) -> Option<usize> {
+        let files = self.fixture_files.get_or_init(|| {
+            self.files
+                .iter()
+                .enumerate()
+                .filter(|(f, file)| {
+                    let from = self.languages[*f].fixtures_from();
+                    !from.is_empty() && {
+                        let name = file.path.rsplit('/').next().unwrap_or(&file.path);
+                        from.iter().any(|n| n == name)
+                    }
+                })
+                .map(|(f, file)| (file.path.as_str(), f))
+                .collect()
+        });
+        files.get(path).copied()
     }
 
     /// A name as seen from a scope of a file: imports and definitions of the enclosing scopes,

@@ -481,8 +481,67 @@ impl<'a, 'r> Types<'a, 'r> {
             Held::Returned(callee) => self.returned(file, at, callee, depth),
             Held::Same(expression) => self.value_at(file, at, expression, depth),
             Held::Builtin => Some(Known::Builtin),
+            Held::Fixture(name) => {
+                let fixture = self.fixture(file, at, name)?;
+                self.result_of(Known::Is(fixture.target()))
+            }
             Held::Unknown => None,
         }
+    }
+
+    /// The fixture that a test's or a fixture's parameter `name` takes (`at` is the
+    /// function): a fixture of that name in the function's classes or its file (defined or
+    /// imported), else in the nearest fixture file (`conftest.py`) of its folder or of one
+    /// above. A fixture that asks for its own name takes the one it overrides.
+    pub(super) fn fixture(&self, file: usize, at: Option<usize>, name: &str) -> Option<SymbolAt> {
+        let function = SymbolAt::new(file, at?);
+        let fixture = |found: SymbolAt| {
+            (found != function
+                && self.r.files[found.file]
+                    .extract
+                    .fixtures
+                    .binary_search(&found.symbol)
+                    .is_ok())
+            .then_some(found)
+        };
+        let named = |file: usize, scope: Option<usize>| match self.r.name(file, scope, name) {
+            Some(Target::Symbol(f, s)) => fixture(SymbolAt::new(f, s)),
+            _ => None,
+        };
+        let parent = self.r.files[file].extract.symbols[function.symbol].parent;
+        let own = self
+            .enclosing_classes(file, parent)
+            .find_map(|class| self.r.child(class, name).and_then(fixture))
+            .or_else(|| named(file, parent));
+        if own.is_some() {
+            return own;
+        }
+        let from = self.r.languages[file].fixtures_from();
+        if from.is_empty() {
+            return None;
+        }
+        let path = self.r.files[file].path.as_str();
+        let folders = std::iter::successors(Some(path), |p| p.rsplit_once('/').map(|(d, _)| d))
+            .skip(1)
+            .map(Some)
+            .chain([None]);
+        for folder in folders {
+            for file_name in from {
+                let candidate = match folder {
+                    Some(folder) => format!("{folder}/{file_name}"),
+                    None => file_name.clone(),
+                };
+                if let Some(found) = self
+                    .r
+                    .fixture_file(&candidate)
+                    .filter(|&c| c != file)
+                    .and_then(|c| named(c, None))
+                {
+                    return Some(found);
+                }
+            }
+        }
+        None
     }
 
     /// An instance of a declared class; of a type outside the repository, its members are

@@ -89,6 +89,10 @@ pub(crate) struct TestsTable {
     /// Fixture trees: nothing under them is a test to run, whatever its name.
     #[serde(default)]
     fixtures: Vec<String>,
+    /// Files (by name) whose test fixtures the tests of their folder and the folders under it
+    /// name as parameters (pytest's `conftest.py`).
+    #[serde(default)]
+    fixtures_from: Vec<String>,
 }
 
 /// Names that are always defined (`[builtins]`).
@@ -342,6 +346,12 @@ impl Language {
                 .as_ref()
                 .is_none_or(|runs| runs.is_match(path))
             && !self.test_fixtures.is_match(path)
+    }
+
+    /// Names of the files whose fixtures the tests of their folder and the folders under it
+    /// take by parameter name (`[tests] fixtures_from`).
+    pub(crate) fn fixtures_from(&self) -> &[String] {
+        &self.spec.tests.fixtures_from
     }
 
     /// Whether `name` is always defined in this language.

@@ -15,7 +15,11 @@ fn expectations(
 ) -> BTreeSet<(String, u32, String)> {
     let mut expected = BTreeSet::new();
     for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            continue;
+        }
+        let name = entry.file_name().into_string().unwrap();
         let path = format!("{dir}/{name}");
         let text = std::fs::read_to_string(root.join(&path)).unwrap();
         for (i, line) in text.lines().enumerate() {
@@ -29,29 +33,54 @@ fn expectations(
     expected
 }
 
-/// (caller's file, line, callee id) for every `# -> a.py::X, b.py::Y` comment under `root`;
-/// callee files are named relative to the caller's directory.
-fn expected_calls(root: &Path, dir: &str) -> BTreeSet<(String, u32, String)> {
-    expectations(root, dir, |comment| {
-        let callees = comment
-            .split_once("; may call ")
-            .map_or(comment, |(c, _)| c);
-        callees
-            .split(", ")
-            .filter(|c| *c != "nothing")
-            .map(|callee| format!("{dir}/{callee}"))
-            .collect()
-    })
+/// The fixture's folders whose files carry `# -> …` comments.
+const DIRS: [&str; 3] = ["src/shop", "src/tests", "src/tests/api"];
+
+/// A path with its `..` segments taken out (`src/tests/../shop/web.py` -> `src/shop/web.py`).
+fn normal(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        if part == ".." {
+            parts.pop();
+        } else {
+            parts.push(part);
+        }
+    }
+    parts.join("/")
 }
 
-/// (caller's file, line, name) for every `# -> …; may call a, b` comment under `root`.
-fn expected_untyped_calls(root: &Path, dir: &str) -> BTreeSet<(String, u32, String)> {
-    expectations(root, dir, |comment| {
-        comment
-            .split_once("; may call ")
-            .map(|(_, names)| names.split(", ").map(String::from).collect())
-            .unwrap_or_default()
-    })
+/// (caller's file, line, callee id) for every `# -> a.py::X, ../b.py::Y` comment under
+/// `root`'s [`DIRS`]; callee files are named relative to the caller's directory.
+fn expected_calls(root: &Path) -> BTreeSet<(String, u32, String)> {
+    DIRS.iter()
+        .flat_map(|dir| {
+            expectations(root, dir, |comment| {
+                let callees = comment
+                    .split_once("; may call ")
+                    .map_or(comment, |(c, _)| c);
+                callees
+                    .split(", ")
+                    .filter(|c| *c != "nothing")
+                    .map(|callee| normal(&format!("{dir}/{callee}")))
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+/// (caller's file, line, name) for every `# -> …; may call a, b` comment under `root`'s
+/// [`DIRS`].
+fn expected_untyped_calls(root: &Path) -> BTreeSet<(String, u32, String)> {
+    DIRS.iter()
+        .flat_map(|dir| {
+            expectations(root, dir, |comment| {
+                comment
+                    .split_once("; may call ")
+                    .map(|(_, names)| names.split(", ").map(String::from).collect())
+                    .unwrap_or_default()
+            })
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -70,7 +99,7 @@ async fn calls_resolve_exactly_where_the_type_is_known() {
                 .map(move |&line| (file.clone(), line, e.dst.to_string()))
         })
         .collect();
-    let expected = expected_calls(&fixture("resolution"), "src/shop");
+    let expected = expected_calls(&fixture("resolution"));
     let invented: Vec<_> = actual.difference(&expected).collect();
     let missing: Vec<_> = expected.difference(&actual).collect();
     assert!(
@@ -105,7 +134,7 @@ async fn calls_on_untyped_receivers_are_possible_callers_and_no_more() {
             })
         })
         .collect();
-    let expected = expected_untyped_calls(&fixture("resolution"), "src/shop");
+    let expected = expected_untyped_calls(&fixture("resolution"));
     let invented: Vec<_> = actual.difference(&expected).collect();
     let missing: Vec<_> = expected.difference(&actual).collect();
     assert!(
