@@ -1,7 +1,11 @@
 ; Calls. Captures: @call (the call), @call.name (the called name), @call.receiver (the path or
 ; expression before the last `::` or `.`: `crate::store`, `Store`, `self.store`). Macros are
-; not calls (their arguments are token trees, not read). `self::f()` is a name of this module;
-; `self::a::f()` calls through the module `a`.
+; not calls; their arguments, which the grammar keeps as tokens, are @call.macro_arguments:
+; cairn parses them on their own as a call's and reads the calls in them (`assert_eq!(f(x),
+; …)`, `format!("{}", s.name())`). `self::f()` is a name of this module; `self::a::f()` calls
+; through the module `a`.
+
+(macro_invocation (token_tree) @call.macro_arguments)
 
 (call_expression
   function: (identifier) @call.name) @call

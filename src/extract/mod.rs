@@ -275,7 +275,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -287,7 +287,19 @@ thread_local! {
 
 /// Extracts a file's structure. Syntax errors are reported in `diagnostics`; what parsed is kept.
 pub fn extract(language: &Language, source: &str) -> FileExtract {
-    let tree = PARSERS.with(|parsers| {
+    let Some(tree) = parse(language, source) else {
+        return FileExtract {
+            diagnostics: vec!["the parser gave up on this file".to_string()],
+            ..FileExtract::default()
+        };
+    };
+    let matches = all_matches(language.queries(), &tree, source);
+    Extractor::new(language, source, &tree, matches).run()
+}
+
+/// The syntax tree of a source, by the thread's parser for the language.
+fn parse(language: &Language, source: &str) -> Option<Tree> {
+    PARSERS.with(|parsers| {
         let mut parsers = parsers.borrow_mut();
         let parser = parsers
             .entry(language.spec.name.clone())
@@ -299,15 +311,15 @@ pub fn extract(language: &Language, source: &str) -> FileExtract {
                 parser
             });
         parser.parse(source, None)
-    });
-    let Some(tree) = tree else {
-        return FileExtract {
-            diagnostics: vec!["the parser gave up on this file".to_string()],
-            ..FileExtract::default()
-        };
-    };
-    let matches = all_matches(language.queries(), &tree, source);
-    Extractor::new(language, source, &tree, matches).run()
+    })
+}
+
+/// Where a snippet parsed on its own (a macro's arguments) stands in its file: the byte and
+/// the line its first character is at.
+#[derive(Clone, Copy)]
+struct Snippet {
+    start: usize,
+    line: u32,
 }
 
 struct Definition {
@@ -689,43 +701,118 @@ impl<'a> Extractor<'a> {
 
     fn calls(&mut self) {
         let mut calls = Vec::new();
+        let mut arguments = Vec::new();
         self.for_each_match(QueryKind::Calls, |c| {
-            let (Some(call), Some(name)) = (c.get("call"), c.get("call.name")) else {
+            if let Some(tokens) = c.get("call.macro_arguments") {
+                arguments.push(*tokens);
+                return;
+            }
+            let (Some(call), Some(_)) = (c.get("call"), c.get("call.name")) else {
                 return;
             };
             let bare = c.contains_key("call.bare");
             if bare && !self.reads_as_value(*call, c.get("call.parent").copied()) {
                 return;
             }
-            let receiver = c.get("call.receiver").map(|r| {
-                // Measured without the layout: a builder chain is written one call a line.
-                // Collected only up to the bound: a long chain's receivers would copy it whole
-                // at every call.
-                let text: String = without_layout(self.text(*r))
-                    .take(MAX_RECEIVER + 1)
-                    .collect();
-                if text.len() > MAX_RECEIVER {
-                    // Kept: the first character, which tells a long string literal apart.
-                    text.chars().take(1).chain(['…']).collect()
-                } else {
-                    let text = self.dotted(&text).into_owned();
-                    if self.language.spec.super_names.contains(&text) {
-                        "super".to_string()
-                    } else {
-                        text
-                    }
-                }
-            });
-            calls.push(Call {
-                line: Self::line(*call),
-                scope: self.scope_at(call.start_byte()),
-                name: self.text(*name).into(),
-                receiver: receiver.map(Text::from),
-                is_new: c.contains_key("call.new"),
-                bare,
-            });
+            let text = |node: Node| self.text(node);
+            calls.push(self.call(c, text, Self::line(*call), call.start_byte()));
         });
+        for tokens in arguments {
+            let at = Snippet {
+                start: tokens.start_byte(),
+                line: Self::line(tokens),
+            };
+            self.calls_in_arguments(self.text(tokens), at, 0, &mut calls);
+        }
+        calls.sort_by_key(|call| call.line);
         self.out.calls = calls;
+    }
+
+    /// A call as a match of the calls query captures it, its nodes' text read by `text`, at
+    /// `line` and the byte `start` of the file.
+    fn call<'n>(
+        &self,
+        c: &HashMap<&str, Node<'n>>,
+        text: impl Fn(Node<'n>) -> &'n str,
+        line: u32,
+        start: usize,
+    ) -> Call {
+        let receiver = c.get("call.receiver").map(|r| {
+            // Measured without the layout: a builder chain is written one call a line.
+            // Collected only up to the bound: a long chain's receivers would copy it whole
+            // at every call.
+            let written: String = without_layout(text(*r)).take(MAX_RECEIVER + 1).collect();
+            if written.len() > MAX_RECEIVER {
+                // Kept: the first character, which tells a long string literal apart.
+                written.chars().take(1).chain(['…']).collect()
+            } else {
+                let written = self.dotted(&written).into_owned();
+                if self.language.spec.super_names.contains(&written) {
+                    "super".to_string()
+                } else {
+                    written
+                }
+            }
+        });
+        Call {
+            line,
+            scope: self.scope_at(start),
+            name: text(c["call.name"]).into(),
+            receiver: receiver.map(Text::from),
+            is_new: c.contains_key("call.new"),
+            bare: c.contains_key("call.bare"),
+        }
+    }
+
+    /// The calls written in a macro's arguments (Rust's `assert_eq!(parse(x), …)`), which the
+    /// grammar keeps as tokens: the arguments are parsed on their own as one call's, at the
+    /// place they stand in the file; macros in them are read the same way, a few deep.
+    fn calls_in_arguments(&self, tokens: &str, at: Snippet, depth: usize, calls: &mut Vec<Call>) {
+        const DEEPEST: usize = 3;
+        const HEAD: &str = "fn _(){_";
+        // Only a macro called with `(…)` or `[…]` takes expressions, and only one with a
+        // parenthesis inside may call anything.
+        let inner = tokens.get(1..tokens.len().saturating_sub(1)).unwrap_or("");
+        if depth == DEEPEST
+            || !(tokens.starts_with('(') && tokens.ends_with(')')
+                || tokens.starts_with('[') && tokens.ends_with(']'))
+            || !inner.contains('(')
+        {
+            return;
+        }
+        let snippet = format!("{HEAD}({inner});}}");
+        let Some(tree) = parse(self.language, &snippet) else {
+            return;
+        };
+        let matches = all_matches(self.language.queries(), &tree, &snippet);
+        let mut captures: HashMap<&str, Node> = HashMap::new();
+        let mut nested = Vec::new();
+        for m in &matches[QueryKind::Calls as usize] {
+            captures.clear();
+            captures.extend(m.iter().copied());
+            // The snippet's own head is no call of the file.
+            let place = |node: Node| node.start_byte().checked_sub(HEAD.len());
+            if let Some(tokens) = captures.get("call.macro_arguments") {
+                if let Some(offset) = place(*tokens) {
+                    let line = at.line + tokens.start_position().row as u32;
+                    let start = at.start + offset;
+                    nested.push((*tokens, Snippet { start, line }));
+                }
+                continue;
+            }
+            let (Some(call), Some(_)) = (captures.get("call"), captures.get("call.name")) else {
+                continue;
+            };
+            let Some(offset) = place(*call) else {
+                continue;
+            };
+            let line = at.line + call.start_position().row as u32;
+            let text = |node: Node| &snippet[node.byte_range()];
+            calls.push(self.call(&captures, text, line, at.start + offset));
+        }
+        for (tokens, at) in nested {
+            self.calls_in_arguments(&snippet[tokens.byte_range()], at, depth + 1, calls);
+        }
     }
 
     /// Whether a bare name stands where the language reads a value (`bare_calls_in`) in its

@@ -822,6 +822,38 @@ mod tests {
     );
 }
 
+/// A macro's arguments are tokens to the grammar: the calls written in them are read at their
+/// lines, macros in macros too; a macro given braces (items) or no parenthesis is not read.
+#[test]
+fn rust_calls_in_macro_arguments() {
+    check(
+        "rust",
+        r#"fn check(store: Store) {
+    assert_eq!(parse("1"), Ok(1));
+    println!("{} {x}", store.name());
+    let v = vec![make(), 2];
+    assert!(matches!(kind(
+        v), Kind::A), "{}", format!("{}", crate::util::show(&v)));
+    log!("no calls here {x}");
+    thread_local! { static X: u8 = init(); }
+    other(1)
+}
+"#,
+        "
+        def function check L1-10
+        call L2 check parse
+        call L2 check Ok
+        call L3 check store.name
+        call L4 check make
+        call L5 check kind
+        call L6 check crate.util.show
+        call L9 check other
+        type check.store : Store
+        type check.v ?
+        ",
+    );
+}
+
 #[test]
 fn rust_carried_and_referenced_results_variants_and_macro_functions() {
     check(
