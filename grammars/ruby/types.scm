@@ -29,6 +29,14 @@
 
 (operator_assignment left: (identifier) @type.name)
 
+; Memoised: `@client ||= Client.new(…)` makes the instance variable a Client.
+(operator_assignment
+  left: (instance_variable) @type.name
+  right: (call
+    receiver: [(constant) (scope_resolution)] @type.constructor
+    method: (identifier) @_new
+    (#eq? @_new "new"))) @type.field
+
 ; Parameters of methods, blocks and lambdas, destructured ones included: a bare name that is
 ; one of them is a local, not a call.
 (method_parameters (identifier) @type.name)
@@ -53,6 +61,29 @@
 (keyword_pattern key: (hash_key_symbol) @type.name !value)
 (keyword_pattern value: (identifier) @type.name)
 (as_pattern name: (identifier) @type.name)
+
+; What a method returns: the value of its last statement and of every `return`, if they agree
+; (@type.return_value); a last statement that makes a Foo, alone or assigned (`@client ||=
+; Client.new(…)`), is a Foo (@type.return_constructor, keyed by the statement, @type.return).
+(method body: (body_statement (_) @type.return_value .))
+(singleton_method body: (body_statement (_) @type.return_value .))
+(return (argument_list (_) @type.return_value))
+
+(method
+  body: (body_statement
+    [(call
+       receiver: [(constant) (scope_resolution)] @type.return_constructor
+       method: (identifier) @_new)
+     (assignment
+       right: (call
+         receiver: [(constant) (scope_resolution)] @type.return_constructor
+         method: (identifier) @_new))
+     (operator_assignment
+       right: (call
+         receiver: [(constant) (scope_resolution)] @type.return_constructor
+         method: (identifier) @_new))] @type.return
+    .)
+  (#eq? @_new "new"))
 
 ; A method whose body is one `Foo.new(…)` returns a Foo (`def request; Request.new(env); end`).
 (method

@@ -275,7 +275,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -993,6 +993,9 @@ impl Extractor<'_> {
                 values: values.into_values().collect(),
                 property: properties.contains(&symbol),
             })
+            // One value not followed leaves the result unknown, as no record does (but a
+            // property's record says that reading it calls it).
+            .filter(|r| r.property || !r.values.contains(&Held::Unknown))
             .collect();
         self.out.returns = returns.into_values().collect();
         self.out.fixtures = fixtures.into_iter().collect();

@@ -453,7 +453,6 @@ def test_listed(client, n, app):
         returned app = App()
         returned client = app.test_client()
         returned session = Session()
-        returned rows ?
         returned helper = client
         fixture app
         fixture client
