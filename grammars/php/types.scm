@@ -88,6 +88,32 @@
   name: (name) @type.returns
   return_type: [(named_type) @type.annotation (optional_type (named_type) @type.annotation)])
 
+; Docblocks type what declares no type of its own: @type.doc is the comment just before the
+; declaration, whose tag for the name cairn reads (`@param Store $store`, `@return Store`,
+; `@var Store` before a property or an assignment; `?Store`, `Store|null` and `$this` too).
+((comment) @type.doc
+  .
+  [(method_declaration
+     parameters: (formal_parameters
+       (simple_parameter !type name: (variable_name) @type.name)))
+   (function_definition
+     parameters: (formal_parameters
+       (simple_parameter !type name: (variable_name) @type.name)))])
+
+((comment) @type.doc . (method_declaration name: (name) @type.returns !return_type))
+((comment) @type.doc . (function_definition name: (name) @type.returns !return_type))
+
+((comment) @type.doc
+  .
+  (property_declaration
+    !type
+    (property_element name: (variable_name (name) @type.name))) @type.field)
+
+((comment) @type.doc
+  .
+  (expression_statement
+    (assignment_expression left: (variable_name) @type.name)))
+
 (method_declaration
   name: (name) @type.returns
   return_type: [(named_type) @type.annotation (optional_type (named_type) @type.annotation)])

@@ -275,7 +275,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -922,7 +922,14 @@ impl Extractor<'_> {
             if let (Some(function), Some(annotation)) =
                 (c.get("type.returns"), c.get("type.annotation"))
             {
-                self.note_returns(c, *function, *annotation, &mut returns);
+                let written = self.text(*annotation);
+                self.note_returns(c, *function, written, &mut returns);
+                return;
+            }
+            if let (Some(function), Some(doc)) = (c.get("type.returns"), c.get("type.doc")) {
+                if let Some(written) = doc_type(self.text(*doc), RETURN_TAGS, None) {
+                    self.note_returns(c, *function, &written, &mut returns);
+                }
                 return;
             }
             if self.note_returned(c, &mut returned) {
@@ -1097,12 +1104,12 @@ impl Extractor<'_> {
         &self,
         c: &HashMap<&str, Node>,
         function: Node,
-        annotation: Node,
+        written: &str,
         returns: &mut std::collections::BTreeMap<usize, Returns>,
     ) {
         let (Some(&symbol), Some(class)) = (
             self.name_starts.get(&function.start_byte()),
-            plain_type(&self.dotted(self.text(annotation))),
+            plain_type(&self.dotted(written)),
         ) else {
             return;
         };
@@ -1182,6 +1189,15 @@ impl Extractor<'_> {
     /// What a match's name holds, by the capture that says: a declared type, a constructor
     /// call, a value; none for a value with no type of its own (`None`).
     fn held_by(&self, c: &HashMap<&str, Node>) -> Option<Held> {
+        if let Some(doc) = c.get("type.doc") {
+            // A docblock's type for the name (`@param Store $store`, `@var Store`); one that
+            // names none binds nothing here (the declaration's own pattern binds it).
+            let name = c.get("type.name").map(|n| self.text(*n));
+            let name = name.filter(|_| !c.contains_key("type.field"));
+            let written = doc_type(self.text(*doc), VALUE_TAGS, name)?;
+            let class = plain_type(&self.dotted(&written))?;
+            return Some(Held::Declared(class.into()));
+        }
         let held = if let Some(annotation) = c.get("type.annotation") {
             plain_type(&self.dotted(self.text(*annotation)))
                 .map_or(Held::Unknown, |class| Held::Declared(class.into()))
@@ -1540,6 +1556,71 @@ fn plain_type(annotation: &str) -> Option<String> {
         return Some(text.to_string());
     }
     generic_path(text).is_some().then(|| text.to_string())
+}
+
+/// Docblock tags that type a parameter, a variable or a property, and those that type what a
+/// function returns (`@psalm-`/`@phpstan-` prefixed too).
+const VALUE_TAGS: &[&str] = &["param", "var", "type"];
+const RETURN_TAGS: &[&str] = &["return", "returns"];
+
+/// The type a docblock (`/** @param Store $store */`, `@return Store`, `@var Store`, JSDoc's
+/// `@param {Store} store`) gives one of `tags`, for the name `name` where the tag names one
+/// (`$store`; a `@var` that names nothing types what it stands before). A union with `null`
+/// is its other part; any other union, an array (`Store[]`) or a generic collection is no
+/// single class: none.
+fn doc_type(doc: &str, tags: &[&str], name: Option<&str>) -> Option<String> {
+    for line in doc.lines() {
+        let line = line
+            .trim()
+            .trim_start_matches("/**")
+            .trim_start_matches('*')
+            .trim();
+        let Some(tagged) = line.strip_prefix('@') else {
+            continue;
+        };
+        let (tag, rest) = tagged
+            .split_once(char::is_whitespace)
+            .unwrap_or((tagged, ""));
+        let tag = tag
+            .strip_prefix("psalm-")
+            .or_else(|| tag.strip_prefix("phpstan-"))
+            .unwrap_or(tag);
+        if !tags.contains(&tag) {
+            continue;
+        }
+        let rest = rest.trim().trim_end_matches("*/").trim();
+        let (written, after) = match rest.strip_prefix('{') {
+            Some(braced) => braced.split_once('}')?,
+            None => rest.split_once(char::is_whitespace).unwrap_or((rest, "")),
+        };
+        let named = after
+            .split_whitespace()
+            .next()
+            .filter(|n| n.starts_with('$') || (rest.starts_with('{') && !n.starts_with('-')));
+        match (name, named) {
+            (Some(wanted), Some(named)) if named.trim_start_matches("...") != wanted => continue,
+            (Some(_), None) if tag == "param" => continue,
+            _ => {}
+        }
+        return doc_class(written.trim());
+    }
+    None
+}
+
+/// A docblock's type as one class: `?Store`, `Store|null` -> `Store`; `$this` -> `static`.
+fn doc_class(written: &str) -> Option<String> {
+    let written = written.trim_start_matches('?');
+    let mut parts = written.split('|').map(str::trim).filter(|p| {
+        !matches!(
+            p.to_ascii_lowercase().as_str(),
+            "null" | "undefined" | "void"
+        )
+    });
+    let class = parts.next()?;
+    if parts.next().is_some() || class.ends_with("[]") || class.contains('<') {
+        return None;
+    }
+    Some(if class == "$this" { "static" } else { class }.to_string())
 }
 
 /// The module of an item in a use tree, from the tree's start to the item (`a::{b::{c, `):

@@ -821,6 +821,56 @@ mod tests {
     );
 }
 
+/// PHP docblocks type what declares no type: a parameter by its `@param` (not another's, not
+/// one declared in code), a property by its `@var`, an assignment by the `@var` before it, a
+/// method by its `@return`; `?T`, `T|null` and `$this` read as one class, arrays and other
+/// unions as none.
+#[test]
+fn php_docblocks_type_what_declares_no_type() {
+    check(
+        "php",
+        r#"<?php
+class Service {
+    /** @var Store */
+    private $store;
+    /**
+     * @param Client|null $client the client
+     * @param int $n
+     * @return Result
+     */
+    public function run($client, $n, $other) {
+        /** @var Cache $cache */
+        $cache = $this->make();
+        return $client->get();
+    }
+    /** @return $this */
+    public function again() { return $this; }
+    /** @return Store[] */
+    public function all() { return []; }
+    /** @param Other $typed */
+    public function typed(Declared $typed) {}
+}
+"#,
+        "
+        def class Service L2-21
+        def method Service.run L10-14
+        def method Service.again L16-16
+        def method Service.all L18-18
+        def method Service.typed L20-20
+        call L12 Service.run $this.make
+        call L13 Service.run $client.get
+        type attr Service.store : Store
+        type Service.run.$client : Client
+        type Service.run.$n : int
+        type Service.run.$other ?
+        type Service.run.$cache : Cache
+        type Service.typed.$typed : Declared
+        returns Service.run -> Result
+        returns Service.again -> static
+        ",
+    );
+}
+
 /// A macro's arguments are tokens to the grammar: the calls written in them are read at their
 /// lines, macros in macros too; a macro given braces (items) or no parenthesis is not read.
 #[test]
