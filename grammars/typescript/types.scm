@@ -74,3 +74,37 @@
 (method_definition
   name: (property_identifier) @type.returns
   return_type: (type_annotation (type_identifier) @type.annotation))
+
+; JSDoc types what declares no type of its own (JavaScript): @type.doc is the comment just
+; before the declaration, whose tag for the name cairn reads (`@param {Store} store`,
+; `@returns {Store}`, `@type {Store}` before a variable or a `this.x = …`).
+((comment) @type.doc
+  .
+  [(function_declaration
+     parameters: (formal_parameters (required_parameter pattern: (identifier) @type.name !type)))
+   (method_definition
+     parameters: (formal_parameters (required_parameter pattern: (identifier) @type.name !type)))
+   (export_statement
+     declaration: (function_declaration
+       parameters: (formal_parameters
+         (required_parameter pattern: (identifier) @type.name !type))))])
+
+((comment) @type.doc
+  .
+  [(function_declaration name: (identifier) @type.returns !return_type)
+   (method_definition name: (property_identifier) @type.returns !return_type)
+   (export_statement
+     declaration: (function_declaration name: (identifier) @type.returns !return_type))])
+
+((comment) @type.doc
+  .
+  [(lexical_declaration (variable_declarator name: (identifier) @type.name !type))
+   (variable_declaration (variable_declarator name: (identifier) @type.name !type))])
+
+((comment) @type.doc
+  .
+  (expression_statement
+    (assignment_expression
+      left: (member_expression
+        object: (this) @type.receiver
+        property: (property_identifier) @type.name))))

@@ -275,7 +275,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 12;
+pub const VERSION: u32 = 13;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -1593,12 +1593,17 @@ fn doc_type(doc: &str, tags: &[&str], name: Option<&str>) -> Option<String> {
             Some(braced) => braced.split_once('}')?,
             None => rest.split_once(char::is_whitespace).unwrap_or((rest, "")),
         };
+        // `$store`, `...$rest`; JSDoc's `store`, `[store]`, `[store=make()]`.
         let named = after
             .split_whitespace()
             .next()
-            .filter(|n| n.starts_with('$') || (rest.starts_with('{') && !n.starts_with('-')));
+            .filter(|n| n.starts_with('$') || (rest.starts_with('{') && !n.starts_with('-')))
+            .map(|n| {
+                let n = n.trim_start_matches('[').trim_start_matches("...");
+                n.split(['=', ']']).next().unwrap_or(n)
+            });
         match (name, named) {
-            (Some(wanted), Some(named)) if named.trim_start_matches("...") != wanted => continue,
+            (Some(wanted), Some(named)) if named != wanted => continue,
             (Some(_), None) if tag == "param" => continue,
             _ => {}
         }

@@ -871,6 +871,51 @@ class Service {
     );
 }
 
+/// JSDoc types JavaScript's parameters, variables, `this.x` and what functions return, as
+/// docblocks do PHP's; a tag naming another parameter types none.
+#[test]
+fn jsdoc_types_javascript() {
+    check(
+        "tsx",
+        r#"/**
+ * @param {Store} store
+ * @param {Other} [unrelated]
+ * @returns {?Result}
+ */
+export function run(store, item) {
+  /** @type {Cache} */
+  const cache = make();
+  return store.get();
+}
+
+class Service {
+  constructor(db) {
+    /** @type {Client|null} */
+    this.client = connect(db);
+  }
+
+  /** @returns {Promise<Store>} */
+  load() {}
+}
+"#,
+        "
+        def function run L6-10
+        def class Service L12-20
+        def method Service.constructor L13-16
+        def method Service.load L19-19
+        call L8 run make
+        call L9 run store.get
+        call L15 Service.constructor connect
+        type run.store : Store
+        type run.item ?
+        type run.cache : Cache
+        type Service.constructor.db ?
+        type attr Service.client : Client
+        returns run -> Result
+        ",
+    );
+}
+
 /// A macro's arguments are tokens to the grammar: the calls written in them are read at their
 /// lines, macros in macros too; a macro given braces (items) or no parenthesis is not read.
 #[test]
