@@ -717,14 +717,17 @@ impl<'a> Extractor<'a> {
             let text = |node: Node| self.text(node);
             calls.push(self.call(c, text, Self::line(*call), call.start_byte()));
         });
-        for tokens in arguments {
-            let at = Snippet {
-                start: tokens.start_byte(),
-                line: Self::line(tokens),
-            };
-            self.calls_in_arguments(self.text(tokens), at, 0, &mut calls);
+        if !arguments.is_empty() {
+            for tokens in arguments {
+                let at = Snippet {
+                    start: tokens.start_byte(),
+                    line: Self::line(tokens),
+                };
+                self.calls_in_arguments(self.text(tokens), at, 0, &mut calls);
+            }
+            // The arguments' calls among the others, by line.
+            calls.sort_by_key(|call| call.line);
         }
-        calls.sort_by_key(|call| call.line);
         self.out.calls = calls;
     }
 

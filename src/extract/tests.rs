@@ -924,7 +924,7 @@ fn rust_calls_in_macro_arguments() {
         "rust",
         r#"fn check(store: Store) {
     assert_eq!(parse("1"), Ok(1));
-    println!("{} {x}", store.name());
+    info!("{} {x}", store.name());
     let v = vec![make(), 2];
     assert!(matches!(kind(
         v), Kind::A), "{}", format!("{}", crate::util::show(&v)));
