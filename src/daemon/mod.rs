@@ -95,6 +95,7 @@ pub async fn run(
     ready: impl FnOnce(&DaemonRecord),
 ) -> Result<(), StartError> {
     let _lock = take_place(&repo)?;
+    let root = watch::Root::of(&repo.root);
     steady_heap();
     let token = ensure_token(&repo.data_dir).context("cannot create the bearer token")?;
     let (listener, port) = listen(port.unwrap_or(repo.settings.daemon.port)).await?;
@@ -142,6 +143,7 @@ pub async fn run(
     ready(&record);
 
     let events = Events {
+        root,
         notifications,
         news: &mut news,
         asked: &mut asked,
@@ -260,6 +262,8 @@ impl Servers {
 
 /// What the daemon's loop listens to besides shutdown.
 struct Events<'a> {
+    /// The root as found at start: the loop ends when it is lost.
+    root: watch::Root,
     notifications: watch::Notifications,
     news: &'a mut mpsc::Receiver<News>,
     /// `cairn index` runs handed over.
@@ -276,6 +280,7 @@ async fn follow(
     shutdown: &CancellationToken,
 ) {
     let Events {
+        root,
         mut notifications,
         news,
         asked,
@@ -293,7 +298,12 @@ async fn follow(
         };
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = log_check.tick() => roll_log_over(&repo.data_dir),
+            _ = log_check.tick() => {
+                if root_lost(repo, &root) {
+                    break;
+                }
+                roll_log_over(&repo.data_dir);
+            }
             Some(news) = news.recv() => state.heard(news).await,
             Some(ask) = asked.recv() => {
                 let answer = state.reindex().await;
@@ -318,6 +328,9 @@ async fn follow(
             _ = tokio::time::sleep_until(wake.into()) => {
                 let ready = std::mem::take(&mut batch);
                 first = None;
+                if root_lost(repo, &root) {
+                    break;
+                }
                 // After a rescan (lost events, an ignore file changed) every walked directory is
                 // watched again; otherwise only the new ones.
                 let tops = if ready.rescan {
@@ -334,6 +347,19 @@ async fn follow(
             }
         }
     }
+}
+
+/// Whether the repository's root is lost (moved, deleted, replaced): then the daemon stops,
+/// saying so, and keeps the stored index as it is; a service unit does not restart it (it
+/// exits successfully), and a client in the repository's new place starts its own.
+fn root_lost(repo: &Repo, root: &watch::Root) -> bool {
+    let Some(why) = root.lost() else { return false };
+    tracing::warn!(
+        "the repository at {} was {why}: the daemon stops; its index stays in {}",
+        repo.root.display(),
+        repo.data_dir.display()
+    );
+    true
 }
 
 /// When the exact rebuild of changed files starts. It waits for the changes to settle: the

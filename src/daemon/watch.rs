@@ -36,6 +36,67 @@ impl Batch {
     }
 }
 
+/// The repository's root as the daemon found it when it started. A root moved, deleted or
+/// replaced by another directory since is no longer the repository the daemon follows: its
+/// watches are on directories that left the path, and its index on a tree that is not there.
+pub struct Root {
+    path: PathBuf,
+    identity: Option<Identity>,
+}
+
+/// What tells one directory from another at the same path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    device: u64,
+    inode: u64,
+}
+
+impl Identity {
+    #[cfg(unix)]
+    fn of(metadata: &std::fs::Metadata) -> Option<Identity> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Identity {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_: &std::fs::Metadata) -> Option<Identity> {
+        None
+    }
+}
+
+impl Root {
+    pub fn of(path: &Path) -> Root {
+        Root {
+            path: path.to_path_buf(),
+            identity: std::fs::metadata(path).ok().as_ref().and_then(Identity::of),
+        }
+    }
+
+    /// Why the root is no longer the repository the daemon started on; `None` while it is,
+    /// and while it cannot be read for now (permissions: the index is kept until it can).
+    pub fn lost(&self) -> Option<&'static str> {
+        match std::fs::metadata(&self.path) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Some("moved or deleted")
+            }
+            Err(_) => None,
+            Ok(metadata) if !metadata.is_dir() => Some("replaced by a file"),
+            Ok(metadata) => match (self.identity, Identity::of(&metadata)) {
+                (Some(then), Some(now)) if then != now => Some("replaced by another directory"),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// The ignore rules of the walk, answered one path at a time.
 pub struct Filter {
     root: PathBuf,
@@ -296,6 +357,29 @@ pub fn add(watcher: &mut RecommendedWatcher, dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_root_is_lost_when_moved_deleted_or_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repo");
+        std::fs::create_dir(&path).unwrap();
+        let root = Root::of(&path);
+        std::fs::write(path.join("a.py"), "x = 1\n").unwrap();
+        assert_eq!(root.lost(), None, "a file written is no loss");
+
+        std::fs::rename(&path, dir.path().join("elsewhere")).unwrap();
+        assert_eq!(root.lost(), Some("moved or deleted"));
+        std::fs::create_dir(&path).unwrap();
+        assert_eq!(root.lost(), Some("replaced by another directory"));
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(root.lost(), Some("replaced by a file"));
+
+        // Moved back, it is the same directory again.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::rename(dir.path().join("elsewhere"), &path).unwrap();
+        assert_eq!(root.lost(), None);
+    }
 
     fn repo(root: &Path) -> Repo {
         Repo::discover(root, Some(&root.join("data-outside"))).unwrap()

@@ -529,3 +529,37 @@ async fn cairn_index_is_handed_to_the_daemon_which_stores_the_change() {
     assert!(whole_rebuilds <= 1, "{log}");
     repo.assert_store_is_fresh().await;
 }
+
+/// A repository moved away while its daemon runs: the daemon stops on its own, says why and
+/// exits successfully (a service unit does not restart it), and its stored index is kept: the
+/// repository moved back indexes without parsing a file again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_moved_away_stops_its_daemon_and_keeps_the_index() {
+    let repo = TestRepo::with_fixture("mixed");
+    let indexed: Value = serde_json::from_str(&repo.cairn_ok(&["index", "--json"])).unwrap();
+    let mut daemon = Daemon::start(&repo);
+    let root = repo.path().to_path_buf();
+    let away = root.with_extension("moved");
+    std::fs::rename(&root, &away).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > DEADLINE {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    // Back in place before any assertion, so the temporary directory is removed either way.
+    std::fs::rename(&away, &root).unwrap();
+    let status = status.expect("the daemon went on after its repository was moved away");
+    assert!(status.success(), "{status}");
+    let log = std::fs::read_to_string(repo.data_dir().join("test-daemon.log")).unwrap();
+    assert!(log.contains("was moved or deleted"), "{log}");
+    assert!(!repo.data_dir().join("daemon.json").exists());
+
+    let again: Value = serde_json::from_str(&repo.cairn_ok(&["index", "--json"])).unwrap();
+    assert_eq!(again["files"], indexed["files"], "{again}");
+    assert_eq!(again["parsed"], json!(0), "{again}");
+}
