@@ -1,6 +1,7 @@
 ; Bindings of names and what they hold. Captures: @type.name (the bound name) with one of
 ; @type.annotation (a declared type: `Store`, `&mut Store`, `&dyn Shape`, `store::Store`, the
-; `T` of `Box<T>`, `Arc<T>`, `Rc<T>`, which call T's methods, the `Vec` of any other `Vec<T>`), @type.constructor (the type a
+; `T` of `Box<T>`, `Arc<T>`, `Rc<T>`, which call T's methods, the whole `Option<T>` and
+; `Result<T, E>`, carriers of T (`[carriers] types`), the `Vec` of any other `Vec<T>`), @type.constructor (the type a
 ; struct literal makes), @type.value (the assigned expression: `Store::new()`, `open()?`,
 ; `run().await`, `a.b().c()`) or nothing (unknown: patterns, loop and closure variables);
 ; @type.field for struct fields and enum variants; @type.declared for a name a macro's tokens
@@ -38,7 +39,14 @@
   pattern: (identifier) @type.name
   type: [(generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic)
          (reference_type type: (generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic))])
-  (#not-any-of? @_generic "Box" "Arc" "Rc"))
+  (#not-any-of? @_generic "Box" "Arc" "Rc" "Option" "Result"))
+
+; `Option<Store>`, `Result<Store, E>` (behind `&` too): the whole type, a carrier of Store.
+((parameter
+  pattern: (identifier) @type.name
+  type: [(generic_type type: (type_identifier) @_carrier) @type.annotation
+         (reference_type type: (generic_type type: (type_identifier) @_carrier) @type.annotation)])
+  (#any-of? @_carrier "Option" "Result"))
 
 (parameter
   pattern: (identifier) @type.name)
@@ -74,7 +82,13 @@
   name: (field_identifier) @type.name
   type: [(generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic)
          (reference_type type: (generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic))]) @type.field
-  (#not-any-of? @_generic "Box" "Arc" "Rc"))
+  (#not-any-of? @_generic "Box" "Arc" "Rc" "Option" "Result"))
+
+((field_declaration
+  name: (field_identifier) @type.name
+  type: [(generic_type type: (type_identifier) @_carrier) @type.annotation
+         (reference_type type: (generic_type type: (type_identifier) @_carrier) @type.annotation)]) @type.field
+  (#any-of? @_carrier "Option" "Result"))
 
 (field_declaration
   name: (field_identifier) @type.name) @type.field
@@ -110,7 +124,13 @@
   pattern: (identifier) @type.name
   type: [(generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic)
          (reference_type type: (generic_type type: [(type_identifier) (scoped_type_identifier)] @type.annotation @_generic))])
-  (#not-any-of? @_generic "Box" "Arc" "Rc"))
+  (#not-any-of? @_generic "Box" "Arc" "Rc" "Option" "Result"))
+
+((let_declaration
+  pattern: (identifier) @type.name
+  type: [(generic_type type: (type_identifier) @_carrier) @type.annotation
+         (reference_type type: (generic_type type: (type_identifier) @_carrier) @type.annotation)])
+  (#any-of? @_carrier "Option" "Result"))
 
 (let_declaration
   pattern: (identifier) @type.name)

@@ -275,7 +275,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 13;
+pub const VERSION: u32 = 14;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;

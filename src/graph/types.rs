@@ -551,6 +551,20 @@ impl<'a, 'r> Types<'a, 'r> {
     /// The class itself by one of its class names (PHP's `: self`, `: static`) is an instance
     /// of the enclosing class, as a value declared with its name is.
     fn declared(&self, file: usize, at: Option<usize>, class: &str) -> Option<Known> {
+        // A carrier of the language (`Option<Store>`): what it carries is its first argument.
+        if let Some((head, arguments)) = class.split_once('<')
+            && let Some(arguments) = arguments.strip_suffix('>')
+            && self.r.languages[file]
+                .spec
+                .carriers
+                .types
+                .iter()
+                .any(|t| t == head)
+        {
+            let carried = first_argument(arguments).trim();
+            let carried = self.declared(file, at, carried).map(Box::new);
+            return Some(Known::Carrying(carried));
+        }
         if self.r.languages[file]
             .spec
             .class_names
@@ -726,12 +740,20 @@ impl<'a, 'r> Types<'a, 'r> {
             let class = self.value_at(file, scope, class, depth + 1)?;
             return self.instance_of(class);
         }
+        let carriers = &self.r.languages[file].spec.carriers;
+        // `given.unwrap()` on a name or member declared a carrier (`given: Option<Store>`):
+        // what it carries.
+        if let Some((head, method)) = called(expression).and_then(|c| c.rsplit_once('.'))
+            && carriers.unwrap.iter().any(|u| u == method)
+            && let Some(carrying @ Known::Carrying(_)) = self.value_at(file, scope, head, depth + 1)
+        {
+            return Self::carried(carrying);
+        }
         // `new Store()` (C#, Java, TypeScript): what constructing the class gives.
         let made = expression.strip_prefix("new ").map(str::trim_start);
         if let Some(callee) = called(made.unwrap_or(expression)) {
             return self.returned(file, scope, callee, depth + 1);
         }
-        let carriers = &self.r.languages[file].spec.carriers;
         if let Some(head) = carriers
             .passes
             .iter()
@@ -886,4 +908,18 @@ impl<'a, 'r> Types<'a, 'r> {
             None => self.is_builtin(file, name).then_some(Known::Builtin),
         }
     }
+}
+
+/// The first of a type's arguments (`Store, io.Error` -> `Store`; `Vec<A, B>, E` -> `Vec<A, B>`).
+fn first_argument(arguments: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in arguments.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => return &arguments[..i],
+            _ => {}
+        }
+    }
+    arguments
 }

@@ -111,6 +111,10 @@ pub(crate) struct BuiltinsTable {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CarriersTable {
+    /// The carrier types a declaration names with the carried type first (`Option<T>`,
+    /// `Result<T, E>`).
+    #[serde(default)]
+    pub types: Vec<String>,
     /// Methods that give the carried value (`unwrap`, `expect`).
     #[serde(default)]
     pub unwrap: Vec<String>,

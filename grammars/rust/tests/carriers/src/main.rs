@@ -1,6 +1,6 @@
 mod store;
 
-use store::{fetch, open, Builder, Context, Kind};
+use store::{fetch, open, Builder, Context, Kind, Store};
 
 fn main() -> std::io::Result<()> {
     let store = open()?;
@@ -21,4 +21,16 @@ fn main() -> std::io::Result<()> {
 async fn later() {
     fetch().await.unwrap().get();
     fetch().await.map(|s| s.join());
+}
+
+struct Holder {
+    store: Option<Store>,
+}
+
+fn declared(given: Option<Store>, holder: Holder) {
+    given.unwrap().get();
+    given.map(drop);
+    holder.store.expect("held").get();
+    let kept: Result<Store, std::io::Error> = open();
+    kept.unwrap_or_default().get();
 }
