@@ -1352,7 +1352,22 @@ impl Core {
 	///
 	/// Unlike `make_room_for_write`, this does NOT rotate the WAL before
 	/// flushing. This prevents creating an empty WAL file on clean shutdown.
+	///
+	/// A close that fails part-way (a full disk failing the WAL's last write) still releases
+	/// the lock: the commit pipeline and the background tasks are stopped by then, what is on
+	/// disk is what recovery reads, and a lock left held by a core that nothing closes again
+	/// would keep this process from ever opening the database again.
 	pub async fn close(&self) -> Result<()> {
+		let closed = self.shut_down().await;
+		if closed.is_err() {
+			if let Ok(mut lockfile) = self.inner.lockfile.lock() {
+				let _ = lockfile.release();
+			}
+		}
+		closed
+	}
+
+	async fn shut_down(&self) -> Result<()> {
 		log::info!("Shutting down LSM tree...");
 
 		// Step 1: Shutdown the commit pipeline to stop accepting new writes
