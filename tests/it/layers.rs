@@ -261,8 +261,8 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     (
         "daemon/watch.rs",
-        1,
-        "the kind of a path a file event names (no content is read)",
+        3,
+        "the kind of a path a file event names, and the repository root's identity (device and inode, at start and when checked): no content is read",
     ),
     (
         "app/mod.rs",
