@@ -963,6 +963,12 @@ impl Writer {
     /// A job was written as `generation`: the copy kept for a retry is freed and the loop told.
     async fn written(&mut self, sequence: u64, report: index::Report, generation: u64, retry: Job) {
         self.expected = generation;
+        if self.failures > 0 {
+            tracing::info!(
+                "the index is stored again, after {} failed tries",
+                self.failures
+            );
+        }
         self.failures = 0;
         // The graph the store held until now lives on only in the copy kept for a retry:
         // freed, then the heap trimmed, off the runtime.

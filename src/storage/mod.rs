@@ -50,14 +50,43 @@ pub enum StoreError {
         "the graph store at {path} is damaged or unreadable ({cause}); `cairn index --rebuild` discards it and indexes afresh (memories and reviews are kept)"
     )]
     Damaged { path: PathBuf, cause: String },
+    #[error(
+        "the disk holding the store is full ({message}): nothing more was written, and what the store held is kept; free some space and cairn writes again"
+    )]
+    Full { message: String },
+}
+
+/// Whether an engine's error says the disk (or the user's quota) is full.
+fn is_full(message: &str) -> bool {
+    let message = message.to_lowercase();
+    [
+        "no space left on device",
+        "no storage space",
+        "disk quota exceeded",
+        "storage full",
+    ]
+    .iter()
+    .any(|said| message.contains(said))
+}
+
+/// A failure of the engine as a store error: a full disk says so, anything else is `other`.
+fn engine_error(error: &surrealdb::Error, other: impl FnOnce(String) -> StoreError) -> StoreError {
+    let message = error.to_string();
+    if is_full(&message) {
+        StoreError::Full { message }
+    } else {
+        other(message)
+    }
 }
 
 pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
 pub(crate) fn query_error(doing: &str) -> impl FnOnce(surrealdb::Error) -> StoreError + '_ {
-    move |e| StoreError::Query {
-        doing: doing.to_string(),
-        message: e.to_string(),
+    move |e| {
+        engine_error(&e, |message| StoreError::Query {
+            doing: doing.to_string(),
+            message,
+        })
     }
 }
 
@@ -117,7 +146,7 @@ async fn open_engine(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
                 }
                 return Ok(db);
             }
-            Err(e) if is_lock_error(&e) => {
+            Err(e) if is_lock_error(&e) && !is_full(&e.to_string()) => {
                 if started.elapsed() > patience {
                     return Err(StoreError::Locked {
                         path: dir.to_path_buf(),
@@ -127,10 +156,10 @@ async fn open_engine(dir: &Path, patience: Duration) -> Result<Surreal<Db>> {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             Err(e) => {
-                return Err(StoreError::Open {
+                return Err(engine_error(&e, |message| StoreError::Open {
                     path: dir.to_path_buf(),
-                    message: e.to_string(),
-                });
+                    message,
+                }));
             }
         }
     }

@@ -563,3 +563,119 @@ async fn a_repository_moved_away_stops_its_daemon_and_keeps_the_index() {
     assert_eq!(again["files"], indexed["files"], "{again}");
     assert_eq!(again["parsed"], json!(0), "{again}");
 }
+
+/// The daemon in a mount namespace of its own whose data directory is a small tmpfs, driven
+/// through a shell that reads one command a line (`fill`, `free`, `seen TEXT`, `absent TEXT`,
+/// `stop`) and answers one line each. The daemon's log is outside the tmpfs, where it can be
+/// written while the tmpfs is full. `unshare --map-root-user` lets an unprivileged user mount it too;
+/// the mount is gone with the namespace.
+const CRAMPED: &str = r#"
+set -u
+mount -t tmpfs -o size=8m tmpfs "$DATA" || { echo "cannot mount"; exit 1; }
+"$CAIRN" --repo "$REPO" --data-dir "$DATA/d" index --quiet >/dev/null 2>&1 || { echo "no index"; exit 1; }
+CAIRN_LOG=info "$CAIRN" --repo "$REPO" --data-dir "$DATA/d" daemon >/dev/null 2>"$LOG" &
+daemon=$!
+while [ ! -s "$DATA/d/daemon.json" ]; do sleep 0.05; done
+sleep 0.1
+echo "ready $(tr -d '\n' < "$DATA/d/daemon.json") $(cat "$DATA/d/daemon.token")"
+while read -r command text; do
+  case "$command" in
+    fill) dd if=/dev/zero of="$DATA/filler" bs=64k >/dev/null 2>&1; echo "filled" ;;
+    free) rm -f "$DATA/filler"; echo "freed" ;;
+    seen)
+      tries=0
+      until grep -q -- "$text" "$LOG"; do
+        tries=$((tries + 1)); [ "$tries" -gt 600 ] && break; sleep 0.1
+      done
+      if grep -q -- "$text" "$LOG"; then echo "seen"; else echo "missing: $(tail -c 2000 "$LOG" | tr '\n' ' ')"; fi ;;
+    absent) if grep -q -- "$text" "$LOG"; then echo "present"; else echo "absent"; fi ;;
+    stop)
+      kill -TERM "$daemon"; wait "$daemon"; status=$?
+      again=$("$CAIRN" --repo "$REPO" --data-dir "$DATA/d" index --json 2>&1 | tr -d '\n')
+      echo "stopped $status $again"; exit 0 ;;
+  esac
+done
+"#;
+
+/// A disk that fills under the daemon: the index it holds keeps answering (changes included),
+/// the log says the disk is full rather than that the store is damaged, and once space is
+/// freed the daemon stores again, leaving a store that the next index run finds whole and up
+/// to date (nothing to parse again).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_disk_keeps_the_index_answering_and_the_store_whole() {
+    use std::io::{BufRead, BufReader, Write};
+
+    let repo = TestRepo::with_fixture("mixed");
+    let mount = tempfile::tempdir().unwrap();
+    let mut shell = Command::new("unshare")
+        .args(["--mount", "--map-root-user", "sh", "-c", CRAMPED])
+        .env("CAIRN", env!("CARGO_BIN_EXE_cairn"))
+        .env("REPO", repo.path())
+        .env("DATA", mount.path())
+        .env("LOG", repo.data_dir().join("cramped-daemon.log"))
+        .env_remove("CAIRN_REPO")
+        .env_remove("CAIRN_DATA_DIR")
+        .env("CAIRN_ORGS_DIR", repo.data_dir().join("orgs"))
+        .env("CAIRN_MODEL_DIR", repo.data_dir().join("no-model"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("unshare (util-linux) runs the daemon in a mount namespace of its own");
+    let mut commands = shell.stdin.take().unwrap();
+    let mut answers = BufReader::new(shell.stdout.take().unwrap()).lines();
+    let ready = answers.next().unwrap().unwrap();
+    let mut ask = |command: &str| -> String {
+        writeln!(commands, "{command}").unwrap();
+        answers.next().unwrap().unwrap()
+    };
+
+    let (record, token) = ready
+        .strip_prefix("ready ")
+        .and_then(|rest| rest.rsplit_once(' '))
+        .unwrap_or_else(|| panic!("the daemon did not start: {ready}"));
+    let record: Value = serde_json::from_str(record).unwrap();
+    let config = StreamableHttpClientTransportConfig::with_uri(record["url"].as_str().unwrap())
+        .auth_header(token.to_string());
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let client = ().serve(transport).await.expect("MCP handshake over HTTP");
+    assert!(
+        !expand(&client, "src/shop/cart.py")
+            .await
+            .starts_with("error")
+    );
+
+    assert_eq!(ask("fill"), "filled");
+    repo.write(
+        "src/shop/late.py",
+        "def written_on_a_full_disk():\n    return 1\n",
+    );
+    eventually("the change answered from memory", async || {
+        !expand(&client, "src/shop/late.py::written_on_a_full_disk")
+            .await
+            .starts_with("error")
+    })
+    .await;
+    assert_eq!(ask("seen the disk holding the store is full"), "seen");
+    assert!(
+        !expand(&client, "src/shop/cart.py")
+            .await
+            .starts_with("error")
+    );
+
+    assert_eq!(ask("free"), "freed");
+    assert_eq!(ask("seen the index is stored again"), "seen");
+    // A full disk is not a damaged store, and the engine's lock is not left held.
+    assert_eq!(ask("absent damaged or unreadable"), "absent");
+    assert_eq!(ask("absent in use by another process"), "absent");
+    client.cancel().await.unwrap();
+
+    let stopped = ask("stop");
+    let rest = stopped
+        .strip_prefix("stopped ")
+        .unwrap_or_else(|| panic!("{stopped}"));
+    let (status, again) = rest.split_once(' ').unwrap();
+    assert_eq!(status, "0", "{stopped}");
+    let again: Value = serde_json::from_str(again).unwrap_or_else(|_| panic!("{again}"));
+    assert_eq!(again["parsed"], json!(0), "{again}");
+    assert!(shell.wait().unwrap().success());
+}
