@@ -2,7 +2,8 @@
 ; @type.annotation (a declared type), @type.constructor (the class `new` makes), @type.value
 ; (the assigned expression) or nothing (unknown); @type.receiver for `this.x = …`, @type.field
 ; for fields and properties; @type.returns (a method's name) with @type.annotation: its return
-; type. `var` declares nothing: the value says.
+; type. `var` declares nothing: the value says. @type.extension (a method's name) with
+; @type.extends: an extension method and the type its `this` parameter extends.
 
 (parameter
   type: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
@@ -81,3 +82,13 @@
 (method_declaration
   returns: [(identifier) (qualified_name) (generic_name) (predefined_type)] @type.annotation
   name: (identifier) @type.returns)
+
+; `static string Label(this Store store)`: an extension method of Store.
+((method_declaration
+  name: (identifier) @type.extension
+  parameters: (parameter_list
+    .
+    (parameter
+      (modifier) @_this
+      type: (_) @type.extends)))
+  (#eq? @_this "this"))

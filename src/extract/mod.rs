@@ -240,6 +240,10 @@ pub struct FileExtract {
     /// them: (the function, the name), ascending.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub takes: Vec<(usize, Text)>,
+    /// Extension methods (C#'s `static string Label(this Store s)`): the method and the type
+    /// its first parameter extends as written (`Store`, `IEnumerable<T>`), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<(usize, Text)>,
     /// The [`VERSION`] of the extractor that made this: other versions are re-parsed.
     #[serde(default)]
     pub version: u32,
@@ -275,7 +279,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 14;
+pub const VERSION: u32 = 15;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -968,7 +972,9 @@ impl Extractor<'_> {
             fixtures,
             parametrized,
             takes,
+            extensions,
         } = returned;
+        self.out.extensions = extensions.into_iter().collect();
         self.out.takes = takes.difference(&parametrized).cloned().collect();
         self.out.types = hints
             .into_values()
@@ -1073,6 +1079,13 @@ impl Extractor<'_> {
                     .split(|c: char| c == ',' || c.is_whitespace() || "\"'[]()".contains(c));
                 let names = names.filter(|n| !n.is_empty()).map(Text::from);
                 returned.parametrized.extend(names.map(|n| (symbol, n)));
+            }
+            return true;
+        }
+        if let (Some(method), Some(extends)) = (c.get("type.extension"), c.get("type.extends")) {
+            if let Some(&symbol) = self.name_starts.get(&method.start_byte()) {
+                let extends: String = self.text(*extends).split_whitespace().collect();
+                returned.extensions.insert((symbol, extends.into()));
             }
             return true;
         }
@@ -1294,6 +1307,8 @@ struct Returning {
     parametrized: std::collections::BTreeSet<(usize, Text)>,
     /// (function, parameter name) the runner fills from the fixture of that name.
     takes: std::collections::BTreeSet<(usize, Text)>,
+    /// (method, the type it extends as written): extension methods.
+    extensions: std::collections::BTreeSet<(usize, Text)>,
 }
 
 /// How precise a reading of a name is: a declaration over a value over nothing known.

@@ -116,6 +116,12 @@ fn render(extract: &FileExtract) -> String {
     for (f, name) in &extract.takes {
         lines.push(format!("takes {} {name}", extract.symbols[*f].qualname));
     }
+    for (m, extends) in &extract.extensions {
+        lines.push(format!(
+            "extends {} {extends}",
+            extract.symbols[*m].qualname
+        ));
+    }
     for d in &extract.diagnostics {
         lines.push(format!("diagnostic {d}"));
     }

@@ -882,7 +882,17 @@ impl Builder {
         let untyped = base.as_ref().is_none_or(|b| types.is_function(b));
         // A class that answers any name (PHP's `__call`) may answer this one.
         let catch_all = base.as_ref().is_some_and(|b| types.answers_any(b));
-        match base.and_then(|base| types.called_member(f, base, &call.name)) {
+        let called = base
+            .clone()
+            .and_then(|base| types.called_member(f, base, &call.name));
+        // No method of the receiver's own has the name: an extension method may (C#).
+        if !matches!(called, Some(Known::Is(Target::Symbol(..))))
+            && let Some(base) = &base
+            && let Some(extension) = types.extension(f, call.scope, base, &call.name)
+        {
+            return Reached::Target(Some(extension.target()));
+        }
+        match called {
             Some(Known::Is(target)) => Reached::Target(Some(target)),
             Some(Known::Builtin) => {
                 self.stats.calls_builtin += 1;

@@ -116,6 +116,9 @@ pub(super) struct Types<'a, 'r> {
     /// Names of the methods the repository's interfaces declare: a trait's method may be
     /// implemented for the language's own types (an extension of `Result`).
     interface_methods: NameSet<'a>,
+    /// The repository's extension methods by name (C#'s `this` parameter), each with the
+    /// type it extends by its last name (`IEnumerable` of `IEnumerable<T>`).
+    extensions: HashMap<&'a str, Vec<(SymbolAt, &'a str)>>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
     ancestries: RefCell<HashMap<SymbolAt, Ancestry>>,
@@ -146,11 +149,22 @@ impl<'a, 'r> Types<'a, 'r> {
                 ),
             ),
         };
+        let mut extensions: HashMap<&str, Vec<(SymbolAt, &str)>> = HashMap::default();
+        for (f, file) in r.files.iter().enumerate() {
+            for (method, extends) in &file.extract.extensions {
+                let name = file.extract.symbols[*method].name.as_str();
+                extensions
+                    .entry(name)
+                    .or_default()
+                    .push((SymbolAt::new(f, *method), extended_name(extends)));
+            }
+        }
         Types {
             r,
             inheritance,
             foreign,
             interface_methods,
+            extensions,
             memo: RefCell::new(HashMap::default()),
             ancestries: RefCell::new(HashMap::default()),
             returned: RefCell::new(HashMap::default()),
@@ -163,6 +177,61 @@ impl<'a, 'r> Types<'a, 'r> {
         self.ancestry(class)
             .iter()
             .find_map(|&c| self.r.child(c, name))
+    }
+
+    /// The extension method `receiver.name(…)` calls where none of the receiver's own methods
+    /// has the name: of the extensions of that name whose static class the file sees, the one
+    /// for the receiver's class, else for its nearest base (C# picks so; two at the same
+    /// distance are none), the one for an outside type of the receiver's name, or for a value
+    /// of the language's own types the only one that extends such a type. Nothing known of the
+    /// receiver binds none (such a call is a possible call of each).
+    pub(super) fn extension(
+        &self,
+        file: usize,
+        scope: Option<usize>,
+        receiver: &Known,
+        name: &str,
+    ) -> Option<SymbolAt> {
+        let candidates = self.extensions.get(name)?;
+        let seen: Vec<(SymbolAt, &str)> = candidates
+            .iter()
+            .copied()
+            .filter(|&(method, _)| self.sees_owner(file, scope, method))
+            .collect();
+        let only = |extends: &dyn Fn(&str) -> bool| -> Option<Option<SymbolAt>> {
+            let mut matching = seen.iter().filter(|(_, e)| extends(e));
+            match (matching.next(), matching.next()) {
+                (None, _) => None,
+                (Some(&(method, _)), None) => Some(Some(method)),
+                (Some(_), Some(_)) => Some(None),
+            }
+        };
+        match receiver {
+            Known::Instance(class) => self.ancestry(*class).iter().find_map(|c| {
+                let class_name = self.r.files[c.file].extract.symbols[c.symbol].name.as_str();
+                only(&|extends| extends == class_name)
+            })?,
+            Known::Is(Target::External(outside)) => {
+                let outside = extended_name(outside);
+                only(&|extends| extends == outside)?
+            }
+            Known::Builtin => {
+                let language = self.r.languages[file];
+                only(&|extends| language.is_builtin(extends))?
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the class holding a method is in sight of a file (imported, or in its own
+    /// namespace or one enclosing it).
+    fn sees_owner(&self, file: usize, scope: Option<usize>, method: SymbolAt) -> bool {
+        let symbols = &self.r.files[method.file].extract.symbols;
+        let Some(class) = symbols[method.symbol].parent else {
+            return false;
+        };
+        self.r.name(file, scope, &symbols[class].name)
+            == Some(SymbolAt::new(method.file, class).target())
     }
 
     /// A class and its resolved bases, depth first, each once: a diamond is walked once and a
@@ -908,6 +977,14 @@ impl<'a, 'r> Types<'a, 'r> {
             None => self.is_builtin(file, name).then_some(Known::Builtin),
         }
     }
+}
+
+/// The last name of a type as an extension method's `this` names it, without type arguments
+/// or `?` (`global::Shop.Store?` -> `Store`, `IEnumerable<T>` -> `IEnumerable`).
+fn extended_name(written: &str) -> &str {
+    let bare = written.split('<').next().unwrap_or(written);
+    let bare = bare.trim_end_matches('?');
+    bare.rsplit(['.', ':']).next().unwrap_or(bare)
 }
 
 /// The first of a type's arguments (`Store, io.Error` -> `Store`; `Vec<A, B>, E` -> `Vec<A, B>`).
