@@ -103,6 +103,9 @@ pub struct Import {
     pub reexport: bool,
     /// `import a.b` in Python: binds `a` (or the alias) to the module.
     pub whole_module: bool,
+    /// C#'s `global using A.B;`: an import of every file of the project.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub global: bool,
 }
 
 /// A call site.
@@ -279,7 +282,7 @@ where
 }
 
 /// Version of what extraction produces; a parse cache made by another version is stale.
-pub const VERSION: u32 = 15;
+pub const VERSION: u32 = 16;
 
 const MAX_SIGNATURE: usize = 160;
 const MAX_DOC: usize = 120;
@@ -696,6 +699,7 @@ impl<'a> Extractor<'a> {
                 wildcard: c.contains_key("import.wildcard"),
                 reexport: c.contains_key("import.reexport"),
                 whole_module,
+                global: c.contains_key("import.global"),
             });
         });
         imports.dedup();

@@ -71,6 +71,10 @@ pub struct Roots {
     /// conditions of configs above it are evaluated with.
     #[serde(default)]
     pub properties: Vec<Property>,
+    /// An MSBuild project's own file (a `.csproj`): the files below it, down to another
+    /// project's, are one project, for which a source file's `global using` speaks.
+    #[serde(default)]
+    pub project: bool,
 }
 
 /// A pattern of a config's `paths` (a Rust crate's name, a PHP namespace prefix) and the
@@ -117,6 +121,7 @@ impl Roots {
             paths: Vec::new(),
             usings: Vec::new(),
             properties: Vec::new(),
+            project: false,
         }
     }
 
@@ -155,7 +160,7 @@ pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Opti
         ModuleKind::Require => None,
         ModuleKind::Crate => crates::read_cargo_toml(name, text, dir),
         ModuleKind::Includes => None,
-        ModuleKind::Namespaces => namespaces::read_msbuild(text, dir),
+        ModuleKind::Namespaces => namespaces::read_msbuild(text, dir, name.ends_with(".csproj")),
     }
 }
 

@@ -47,11 +47,24 @@ impl<'a> Namespaces<'a> {
             .iter()
             .map(|f| (f.index, parent(f.path)))
             .collect();
+        let projects: Vec<&str> = input
+            .roots
+            .iter()
+            .filter(|r| r.project)
+            .map(|&r| r.dir.as_str())
+            .collect();
+        let global = global_usings(&input, &projects);
         let mut implicit = HashMap::default();
         for &dir in dirs.values() {
-            implicit
-                .entry(dir)
-                .or_insert_with(|| project_usings(&input.roots, dir));
+            implicit.entry(dir).or_insert_with(|| {
+                let mut usings = project_usings(&input.roots, dir);
+                for namespace in global.get(project_of(&projects, dir)).into_iter().flatten() {
+                    if !usings.contains(namespace) {
+                        usings.push(namespace.clone());
+                    }
+                }
+                usings
+            });
         }
         Namespaces {
             files,
@@ -117,6 +130,44 @@ impl<'a> Namespaces<'a> {
     }
 }
 
+/// The project a directory's files belong to: the directory of the nearest project file
+/// (`.csproj`) at or above it, else the repository's root (`""`).
+fn project_of<'p>(projects: &[&'p str], dir: &str) -> &'p str {
+    projects
+        .iter()
+        .copied()
+        .filter(|&p| {
+            p.is_empty() || dir == p || dir.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
+        })
+        .max_by_key(|p| p.len())
+        .unwrap_or("")
+}
+
+/// The namespaces source files import for their whole project (`global using A.B;`), by
+/// project (see [`project_of`]), in the order the files and their lines give them.
+fn global_usings<'a>(
+    input: &SystemFiles<'a>,
+    projects: &[&'a str],
+) -> HashMap<&'a str, Vec<String>> {
+    let mut files: Vec<_> = input.files.iter().collect();
+    files.sort_by_key(|f| f.path);
+    let mut global: HashMap<&'a str, Vec<String>> = HashMap::default();
+    for file in files {
+        let Some(extract) = input.extracts.get(&file.index) else {
+            continue;
+        };
+        for import in extract.imports.iter().filter(|i| i.global && i.wildcard) {
+            let usings = global
+                .entry(project_of(projects, parent(file.path)))
+                .or_default();
+            if !usings.iter().any(|u| *u == *import.module) {
+                usings.push(import.module.to_string());
+            }
+        }
+    }
+    global
+}
+
 /// The usings the MSBuild files above a directory give every file in it: each one's items,
 /// those under a condition only where the properties of those files (the deepest setting one
 /// wins) make it hold.
@@ -150,9 +201,10 @@ fn project_usings(roots: &[&Roots], dir: &str) -> Vec<String> {
 /// Reads an MSBuild file (a `.csproj`, `Directory.Build.props`): its `<Using Include=…/>`
 /// items and the properties it sets. A condition is read only in the form `'$(Name)' ==
 /// 'value'`; an item under any other is left out, as is a property under one. `None` when the
-/// file says neither.
-pub(crate) fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
+/// file says neither and is not a `project`'s own file (a `.csproj`, which bounds a project).
+pub(crate) fn read_msbuild(text: &str, dir: &str, project: bool) -> Option<Roots> {
     let mut roots = Roots::new(ModuleKind::Namespaces, dir);
+    roots.project = project;
     // The open groups, innermost last: whether each holds properties, and its condition
     // (`<ItemGroup Condition=…>`).
     let mut groups: Vec<(bool, Option<&str>)> = Vec::new();
@@ -223,7 +275,7 @@ pub(crate) fn read_msbuild(text: &str, dir: &str) -> Option<Roots> {
             _ => {}
         }
     }
-    (!roots.usings.is_empty() || !roots.properties.is_empty()).then_some(roots)
+    (project || !roots.usings.is_empty() || !roots.properties.is_empty()).then_some(roots)
 }
 
 /// An attribute's value in a tag's text (`Include="A.B"`).
@@ -411,7 +463,7 @@ mod tests {
     <Using Include="Shop.Helpers" Static="true" />
   </ItemGroup>
 </Project>"#;
-        let root = read_msbuild(targets, "").unwrap();
+        let root = read_msbuild(targets, "", false).unwrap();
         let property = |name: &str, value: &str| Property {
             name: name.to_string(),
             value: value.to_string(),
@@ -432,7 +484,7 @@ mod tests {
                 when("Shop.Storage")
             ]
         );
-        let tests = read_msbuild(project, "Shop.Tests").unwrap();
+        let tests = read_msbuild(project, "Shop.Tests", false).unwrap();
         assert_eq!(tests.usings, vec![plain("Shop.Helpers")]);
         assert_eq!(
             tests.properties,
@@ -452,11 +504,15 @@ mod tests {
             ]
         );
         assert_eq!(project_usings(&roots, "Shop"), ["Shop.Common"]);
-        assert!(read_msbuild("<Project><PropertyGroup></PropertyGroup></Project>", "").is_none());
+        let empty = "<Project><PropertyGroup></PropertyGroup></Project>";
+        assert!(read_msbuild(empty, "", false).is_none());
+        // A project's own file bounds its project, though it says nothing.
+        assert!(read_msbuild(empty, "App", true).is_some_and(|r| r.project));
         // A value with spaces and characters of several bytes around it is read whole.
         let spaced = read_msbuild(
             "<Project><PropertyGroup><Owner> é Équipe </Owner></PropertyGroup></Project>",
             "",
+            false,
         )
         .unwrap();
         assert_eq!(spaced.properties, vec![property("Owner", "é Équipe")]);

@@ -1,0 +1,6 @@
+namespace App.Web;
+
+public class Handler
+{
+    public int Handle() => new Ledger().Post(1);
+}

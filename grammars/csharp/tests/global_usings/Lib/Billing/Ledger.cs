@@ -1,0 +1,6 @@
+namespace Shop.Billing;
+
+public class Ledger
+{
+    public int Post(int amount) => amount;
+}
