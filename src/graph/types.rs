@@ -119,6 +119,9 @@ pub(super) struct Types<'a, 'r> {
     /// The repository's extension methods by name (C#'s `this` parameter), each with the
     /// type it extends by its last name (`IEnumerable` of `IEnumerable<T>`).
     extensions: HashMap<&'a str, Vec<(SymbolAt, &'a str)>>,
+    /// The attributes a framework makes at run time on the subclasses of its classes, where
+    /// the repository defines both the class and the class of the values; found once.
+    made: std::cell::OnceCell<Vec<Made>>,
     memo: RefCell<HashMap<Key, Option<Known>>>,
     /// Each class's ancestry, worked out once.
     ancestries: RefCell<HashMap<SymbolAt, Ancestry>>,
@@ -165,6 +168,7 @@ impl<'a, 'r> Types<'a, 'r> {
             foreign,
             interface_methods,
             extensions,
+            made: std::cell::OnceCell::new(),
             memo: RefCell::new(HashMap::default()),
             ancestries: RefCell::new(HashMap::default()),
             returned: RefCell::new(HashMap::default()),
@@ -221,6 +225,57 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             _ => None,
         }
+    }
+
+    /// An attribute a framework makes on a class of the repository at run time (Django's
+    /// `Book.objects`): an instance of the class the language's table names, where the class
+    /// or one of its bases is the one the attribute is made for.
+    fn made_attribute(&self, class: SymbolAt, name: &str) -> Option<Known> {
+        let made = self.made.get_or_init(|| self.find_made());
+        if made.is_empty() {
+            return None;
+        }
+        let ancestry = self.ancestry(class);
+        made.iter()
+            .find(|m| m.attributes.iter().any(|a| a == name) && ancestry.contains(&m.owner))
+            .map(|m| Known::Instance(m.instance_of))
+    }
+
+    /// The made attributes of the languages' tables whose classes the repository defines.
+    fn find_made(&self) -> Vec<Made> {
+        let class = |named: &str| -> Option<SymbolAt> {
+            let (path, qualname) = named.split_once("::")?;
+            self.r.files.iter().enumerate().find_map(|(f, file)| {
+                let ends = file.path == path
+                    || file
+                        .path
+                        .strip_suffix(path)
+                        .is_some_and(|p| p.ends_with('/'));
+                if !ends {
+                    return None;
+                }
+                let symbols = &file.extract.symbols;
+                let found = symbols
+                    .iter()
+                    .position(|s| s.kind.is_class_like() && s.qualname.as_str() == qualname)?;
+                Some(SymbolAt::new(f, found))
+            })
+        };
+        let mut made = Vec::new();
+        for language in crate::languages::Registry::get().all() {
+            for table in &language.spec.made_attributes {
+                if let (Some(owner), Some(instance_of)) =
+                    (class(&table.class), class(&table.instance_of))
+                {
+                    made.push(Made {
+                        owner,
+                        attributes: &table.attributes,
+                        instance_of,
+                    });
+                }
+            }
+        }
+        made
     }
 
     /// Whether the class holding a method is in sight of a file (imported, or in its own
@@ -937,7 +992,9 @@ impl<'a, 'r> Types<'a, 'r> {
                 if !self.r.files[cf].extract.symbols[cs].kind.is_class_like() {
                     return None;
                 }
-                self.method_or_outside(SymbolAt::new(cf, cs), name)
+                let class = SymbolAt::new(cf, cs);
+                self.method_or_outside(class, name)
+                    .or_else(|| self.made_attribute(class, name))
             }
             Known::Is(module) => self.r.member(&module, name).map(Known::Is),
             Known::Builtin => Some(Known::Builtin),
@@ -977,6 +1034,13 @@ impl<'a, 'r> Types<'a, 'r> {
             None => self.is_builtin(file, name).then_some(Known::Builtin),
         }
     }
+}
+
+/// Attributes made at run time on the subclasses of a class (see `MadeAttributes`).
+pub(super) struct Made {
+    owner: SymbolAt,
+    attributes: &'static [String],
+    instance_of: SymbolAt,
 }
 
 /// The last name of a type as an extension method's `this` names it, without type arguments

@@ -126,6 +126,20 @@ pub struct CarriersTable {
     pub passes: Vec<String>,
 }
 
+/// Attributes a framework's metaclass gives every subclass of one of its classes (Django's
+/// models get a default manager, `objects`): what no assignment in the source shows. Classes
+/// are named as nodes are, `path::Qualified.name`, the path being how the repository's file
+/// path ends (`django/db/models/base.py::Model`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MadeAttributes {
+    /// The class whose subclasses (and itself) have the attributes.
+    pub class: String,
+    pub attributes: Vec<String>,
+    /// The class the attributes' values are instances of.
+    pub instance_of: String,
+}
+
 /// A language's `language.toml`, parsed strictly: a key cairn does not know is an error, so a
 /// misspelled switch is refused instead of ignored. A language with `config_from` holds its
 /// base's table under its own name, extensions and `queries_from`.
@@ -234,6 +248,10 @@ pub(crate) struct LanguageSpec {
     pub builtins: BuiltinsTable,
     #[serde(default)]
     pub carriers: CarriersTable,
+    /// Attributes a framework gives every subclass of one of its classes at run time, read
+    /// where the repository holds the framework itself.
+    #[serde(default)]
+    pub made_attributes: Vec<MadeAttributes>,
     #[serde(default)]
     pub side_effects: BTreeMap<String, SideEffectRule>,
 }

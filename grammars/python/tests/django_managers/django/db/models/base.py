@@ -1,0 +1,7 @@
+class ModelBase(type):
+    pass
+
+
+class Model(metaclass=ModelBase):
+    def save(self):
+        return self
