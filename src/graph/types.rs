@@ -186,7 +186,8 @@ impl<'a, 'r> Types<'a, 'r> {
     /// The extension method `receiver.name(…)` calls where none of the receiver's own methods
     /// has the name: of the extensions of that name whose static class the file sees, the one
     /// for the receiver's class, else for its nearest base (C# picks so; two at the same
-    /// distance are none), the one for an outside type of the receiver's name, or for a value
+    /// distance are none), else for a base outside the repository that the class or one of
+    /// its bases names, the one for an outside type of the receiver's name, or for a value
     /// of the language's own types the only one that extends such a type. Nothing known of the
     /// receiver binds none (such a call is a possible call of each).
     pub(super) fn extension(
@@ -211,10 +212,32 @@ impl<'a, 'r> Types<'a, 'r> {
             }
         };
         match receiver {
-            Known::Instance(class) => self.ancestry(*class).iter().find_map(|c| {
-                let class_name = self.r.files[c.file].extract.symbols[c.symbol].name.as_str();
-                only(&|extends| extends == class_name)
-            })?,
+            Known::Instance(class) => {
+                let ancestry = self.ancestry(*class);
+                let by_class = ancestry.iter().find_map(|c| {
+                    let class_name = self.r.files[c.file].extract.symbols[c.symbol].name.as_str();
+                    only(&|extends| extends == class_name)
+                });
+                match by_class {
+                    Some(found) => found,
+                    // An extension of a base outside the repository, by the name the class
+                    // (or one of its bases) writes (`class Orders : ControllerBase`).
+                    None => {
+                        let written: Vec<&str> = ancestry
+                            .iter()
+                            .flat_map(|c| {
+                                let extract = &self.r.files[c.file].extract;
+                                extract
+                                    .bases
+                                    .iter()
+                                    .filter(move |b| b.class == c.symbol)
+                                    .map(|b| extended_name(b.expr.as_str()))
+                            })
+                            .collect();
+                        only(&|extends| written.contains(&extends))?
+                    }
+                }
+            }
             Known::Is(Target::External(outside)) => {
                 let outside = extended_name(outside);
                 only(&|extends| extends == outside)?
