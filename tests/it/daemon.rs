@@ -126,8 +126,12 @@ async fn eventually(what: &str, mut probe: impl AsyncFnMut() -> bool) {
 }
 
 pub async fn http_client(daemon: &Daemon) -> RunningService<rmcp::RoleClient, ()> {
-    let config = StreamableHttpClientTransportConfig::with_uri(daemon.url())
-        .auth_header(daemon.token.clone());
+    http_client_at(&daemon.url(), &daemon.token).await
+}
+
+/// rmcp's client over streamable HTTP to a daemon's URL with its token.
+async fn http_client_at(url: &str, token: &str) -> RunningService<rmcp::RoleClient, ()> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token.to_string());
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
     ().serve(transport).await.expect("MCP handshake over HTTP")
 }
@@ -634,10 +638,7 @@ async fn a_full_disk_keeps_the_index_answering_and_the_store_whole() {
         .and_then(|rest| rest.rsplit_once(' '))
         .unwrap_or_else(|| panic!("the daemon did not start: {ready}"));
     let record: Value = serde_json::from_str(record).unwrap();
-    let config = StreamableHttpClientTransportConfig::with_uri(record["url"].as_str().unwrap())
-        .auth_header(token.to_string());
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    let client = ().serve(transport).await.expect("MCP handshake over HTTP");
+    let client = http_client_at(record["url"].as_str().unwrap(), token).await;
     assert!(
         !expand(&client, "src/shop/cart.py")
             .await
