@@ -730,14 +730,15 @@ CODE_EVIDENCE = ["calls", "names", "neither"]
 FIRST = 0.3
 
 
-def cell_of(kinds: list[str]) -> tuple[int, int] | None:
+def cell_of(kinds: list[str]) -> tuple[int, int, int] | None:
     """A named test file's cell in the briefing's confidence table: its strongest evidence
-    in the code (calls or imports a changed symbol, names one, neither) and whether it changed
-    with a changed file in the history. None for a test file in the change itself."""
+    in the code (calls or imports a changed symbol, names one, neither), whether it changed
+    with a changed file in the history and whether it is named for a changed file. None for a
+    test file in the change itself."""
     if "changed" in kinds:
         return None
     code = 0 if "calls" in kinds else 1 if "names" in kinds else 2
-    return code, int("changed_with" in kinds)
+    return code, int("changed_with" in kinds), int("named_for" in kinds)
 
 
 def calibrate(results: dict) -> str:
@@ -775,18 +776,41 @@ def calibrate(results: dict) -> str:
     shares = {}
     for code, label in enumerate(CODE_EVIDENCE):
         for history in (0, 1):
-            n, h = counts.get((code, history), (0, 0))
-            shares[(code, history)] = h / n if n else 0.0
-            loo = []
-            for name in names:
-                ln, lh = table(name).get((code, history), (0, 0))
-                if ln:
-                    loo.append(lh / ln)
-            spread = f"{min(loo):.2f}-{max(loo):.2f}" if loo else "n/a"
-            lines.append(f"  {label}, {'with' if history else 'without'} history: {n}, {h}, "
-                         f"{shares[(code, history)]:.3f} ({spread})")
-    lines.append("const CONFIDENCE: [[f64; 2]; 3] = [")
-    lines += [f"    [{shares[(c, 0)]:.2f}, {shares[(c, 1)]:.2f}], // {CODE_EVIDENCE[c]}" for c in range(3)]
+            for named_for in (0, 1):
+                cell = (code, history, named_for)
+                n, h = counts.get(cell, (0, 0))
+                shares[cell] = h / n if n else 0.0
+                loo = []
+                for name in names:
+                    ln, lh = table(name).get(cell, (0, 0))
+                    if ln:
+                        loo.append(lh / ln)
+                spread = f"{min(loo):.2f}-{max(loo):.2f}" if loo else "n/a"
+                lines.append(f"  {label}, {'with' if history else 'without'} history, "
+                             f"{'' if named_for else 'not '}named for a changed file: {n}, {h}, "
+                             f"{shares[cell]:.3f} ({spread})")
+    # Stronger code evidence must never make a test less likely: down each column, a cell
+    # below the one after it is pooled with it (isotonic regression by pooling adjacent
+    # violators, weighted by the files named), which only moves small cells.
+    for history in (0, 1):
+        for named_for in (0, 1):
+            blocks = []  # [named, changed, rows]
+            for code in range(len(CODE_EVIDENCE)):
+                blocks.append(list(counts.get((code, history, named_for), (0, 0))) + [[code]])
+                while len(blocks) > 1 and blocks[-2][0] and blocks[-1][0] and \
+                        blocks[-2][1] / blocks[-2][0] < blocks[-1][1] / blocks[-1][0]:
+                    n, h, codes = blocks.pop()
+                    blocks[-1][0] += n
+                    blocks[-1][1] += h
+                    blocks[-1][2] += codes
+            for n, h, codes in blocks:
+                for code in codes:
+                    shares[(code, history, named_for)] = h / n if n else 0.0
+    lines.append("pooled where stronger evidence measured lower:")
+    lines.append("const CONFIDENCE: [[[f64; 2]; 2]; 3] = [")
+    lines += [f"    [[{shares[(c, 0, 0)]:.2f}, {shares[(c, 0, 1)]:.2f}], "
+              f"[{shares[(c, 1, 0)]:.2f}, {shares[(c, 1, 1)]:.2f}]], // {CODE_EVIDENCE[c]}"
+              for c in range(3)]
     lines.append("];")
     total_changed = sum(len(r["tests"]) for _, r in rows)
     named = list(files(set(names)))

@@ -47,6 +47,9 @@ pub enum Evidence {
     Calls,
     /// The test file names a changed symbol.
     Names,
+    /// The test file is named for a changed file (`ParserTest.java` for `Parser.java`,
+    /// `test_parser.py` for `parser.py`): the convention most projects keep.
+    NamedFor,
     /// The test file changed together with a changed file in the history.
     ChangedWith,
     /// The test file is near the change in the graph (through imports and calls).
@@ -55,13 +58,20 @@ pub enum Evidence {
 
 /// How likely a listed test file is one the change needs, by its strongest evidence in the
 /// code (rows: it calls or imports a changed symbol; it names one; neither, only near the
-/// change in the graph) and by whether it changed with a changed file in the history
-/// (columns: no, yes): the share of such files that the commits themselves changed, pooled
-/// over the replay bench's ten public histories, 20 commits each, 1,087 files named
-/// (`bench/replay.py --calibrate`; leaving any one history out moves a cell by 0.11 at most).
-/// History agreeing with the code is what makes a test likely: a test that calls the changed
-/// function is needed one time in six, one that also changed with its file one time in two.
-const CONFIDENCE: [[f64; 2]; 3] = [[0.16, 0.49], [0.08, 0.47], [0.03, 0.20]];
+/// change in the graph), by whether it changed with a changed file in the history, and by
+/// whether it is named for a changed file (`[code][history][named for]`): the share of such
+/// files that the commits themselves changed, pooled over the replay bench's ten public
+/// histories, 20 commits each, 1,090 files named (`bench/replay.py --calibrate`; leaving any
+/// one history out moves a cell of more than 50 files by 0.14 at most). Where stronger code
+/// evidence measured lower than weaker (cells of 8–11 files, and calls against names with
+/// history), the two are pooled. The history and the name agreeing with the code is what
+/// makes a test likely: a test that calls the changed function is needed one time in eight,
+/// one that also changed with its file and is named for it three times in four.
+const CONFIDENCE: [[[f64; 2]; 2]; 3] = [
+    [[0.13, 0.32], [0.30, 0.74]],
+    [[0.07, 0.32], [0.30, 0.69]],
+    [[0.03, 0.30], [0.08, 0.60]],
+];
 /// A test file this likely to be needed is among those to run first.
 pub(crate) const FIRST_CONFIDENCE: f64 = 0.3;
 
@@ -105,6 +115,8 @@ struct Found {
     names: Vec<Uses>,
     /// The changed file it changed with most.
     changed_with: Option<ChangedWith>,
+    /// The changed file it is named for.
+    named_for: Option<String>,
     /// The strongest link from the change in the graph.
     near: Option<Nearest>,
     covers: BTreeSet<String>,
@@ -144,6 +156,8 @@ impl Found {
             Evidence::Calls
         } else if !self.names.is_empty() {
             Evidence::Names
+        } else if self.named_for.is_some() {
+            Evidence::NamedFor
         } else if self.changed_with.is_some() {
             Evidence::ChangedWith
         } else {
@@ -152,7 +166,7 @@ impl Found {
     }
 
     /// Each kind of evidence and whether it was found, strongest first.
-    fn found(&self) -> [(bool, Evidence); 5] {
+    fn found(&self) -> [(bool, Evidence); 6] {
         [
             (self.changed, Evidence::Changed),
             (
@@ -160,6 +174,7 @@ impl Found {
                 Evidence::Calls,
             ),
             (!self.names.is_empty(), Evidence::Names),
+            (self.named_for.is_some(), Evidence::NamedFor),
             (self.changed_with.is_some(), Evidence::ChangedWith),
             (self.near.is_some(), Evidence::Near),
         ]
@@ -192,6 +207,7 @@ impl Found {
             2
         };
         CONFIDENCE[code][usize::from(self.changed_with.is_some())]
+            [usize::from(self.named_for.is_some())]
     }
 
     fn support(&self) -> usize {
@@ -227,6 +243,9 @@ impl Found {
         let named = listed(&self.names, &used);
         if !named.is_empty() {
             parts.push(format!("names {}", named_list(&named)));
+        }
+        if let Some(source) = &self.named_for {
+            parts.push(format!("named for {}", file_name(source)));
         }
         if let Some(with) = &self.changed_with {
             parts.push(format!(
@@ -383,6 +402,7 @@ pub fn find(analysis: &mut Analysis, graph: &Graph, read: FileReader, history: &
         reached.insert(target.id.clone(), called || near || far());
     }
     add_co_changed(&mut found, &analysis.files, graph, read, history);
+    add_named_for(&mut found, &analysis.files, graph);
     let named = add_names(&mut found, &targets, &analysis.files, graph, read);
     let (tests, fixtures, left_out) = rank(found);
     analysis.tests = tests;
@@ -477,6 +497,80 @@ fn add_co_changed(
             }
         }
     }
+}
+
+/// Test files named for a changed source file: the same name once the test affix is taken
+/// off ([`pairing_name`]); of several, those nearest the source file in the tree (the most
+/// leading folders in common).
+fn add_named_for(found: &mut HashMap<String, Found>, files: &[FileReport], graph: &Graph) {
+    let sources: Vec<(&str, String)> = files
+        .iter()
+        .filter(|f| f.change != super::ChangeKind::Deleted && test_kind(&f.path).is_none())
+        .filter_map(|f| Some((f.path.as_str(), pairing_name(&f.path, false)?)))
+        .collect();
+    if sources.is_empty() {
+        return;
+    }
+    // Each source's tests of its name, with how many folders they share with it.
+    let mut paired: Vec<Vec<(usize, &str)>> = vec![Vec::new(); sources.len()];
+    for node in graph
+        .nodes
+        .iter()
+        .filter(|n| n.is_test && n.kind == NodeKind::File)
+    {
+        let Some(name) = pairing_name(&node.path, true) else {
+            continue;
+        };
+        for (i, (source, wanted)) in sources.iter().enumerate() {
+            if *wanted == name {
+                paired[i].push((shared_folders(source, &node.path), &node.path));
+            }
+        }
+    }
+    for ((source, _), tests) in sources.iter().zip(paired) {
+        let nearest = tests.iter().map(|(shared, _)| *shared).max();
+        for (_, test) in tests.iter().filter(|(shared, _)| Some(*shared) == nearest) {
+            let entry = found.entry(test.to_string()).or_default();
+            entry.named_for.get_or_insert_with(|| source.to_string());
+        }
+    }
+}
+
+/// The name a file goes by when a test is paired with what it tests: the file name up to its
+/// first dot, lowercased, without `_` and `-`, and for a test without its test affix
+/// (`test_`, `_test`, `Test`, `Tests`, `_spec`, `.test`). None for names that say nothing
+/// of their file (a package's `__init__`, Rust's `mod` and `lib`) or nothing at all.
+fn pairing_name(path: &str, test: bool) -> Option<String> {
+    let mut parts = file_name(path).split('.');
+    let stem = parts.next().unwrap_or_default();
+    // `schemas.test.ts`: the affix is a part of its own.
+    let dotted = parts.any(|part| part == "test" || part == "spec");
+    let mut name: String = stem
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect();
+    if test && !dotted {
+        let cut = ["tests", "test", "spec"]
+            .iter()
+            .find_map(|affix| name.strip_suffix(affix))
+            .or_else(|| name.strip_prefix("test"))
+            .map(str::to_string);
+        name = cut?;
+    }
+    (!name.is_empty() && !["init", "mod", "lib"].contains(&name.as_str())).then_some(name)
+}
+
+/// How many leading folders two paths have in common.
+fn shared_folders(a: &str, b: &str) -> usize {
+    fn folders(path: &str) -> impl Iterator<Item = &str> {
+        let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        folder.split('/').filter(|part| !part.is_empty())
+    }
+    folders(a)
+        .zip(folders(b))
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// A changed symbol a test file names: the name found, the changed symbol, the lines.
@@ -736,12 +830,19 @@ mod tests {
     #[test]
     fn stronger_code_evidence_and_agreeing_history_never_lower_the_confidence() {
         for row in CONFIDENCE {
-            assert!(row[0] <= row[1], "history agreeing: {row:?}");
-            assert!(row.iter().all(|c| (0.0..1.0).contains(c)), "{row:?}");
+            for named_for in 0..2 {
+                assert!(row[0][named_for] <= row[1][named_for], "history: {row:?}");
+            }
+            for cells in row {
+                assert!(cells[0] <= cells[1], "named for a changed file: {row:?}");
+                assert!(cells.iter().all(|c| (0.0..1.0).contains(c)), "{row:?}");
+            }
         }
-        for column in 0..2 {
+        for (history, named_for) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
             assert!(
-                CONFIDENCE.windows(2).all(|w| w[0][column] >= w[1][column]),
+                CONFIDENCE
+                    .windows(2)
+                    .all(|w| w[0][history][named_for] >= w[1][history][named_for]),
                 "calls, names, neither: {CONFIDENCE:?}"
             );
         }
@@ -804,6 +905,48 @@ mod tests {
             assert_eq!(t.first, t.confidence.unwrap() >= FIRST_CONFIDENCE, "{t:?}");
         }
         assert!(tests[0].first && !tests[2].first, "{tests:?}");
+    }
+
+    #[test]
+    fn a_test_pairs_with_the_file_it_is_named_for_by_each_languages_convention() {
+        let pairs = [
+            (
+                "src/main/java/a/Parser.java",
+                "src/test/java/a/ParserTest.java",
+            ),
+            ("src/Auth/TokenService.cs", "test/Auth/TokenServiceTests.cs"),
+            ("httpx/_client.py", "tests/test_client.py"),
+            ("pkg/route_table.go", "pkg/route_table_test.go"),
+            ("src/v4/schemas.ts", "src/v4/tests/schemas.test.ts"),
+            (
+                "lib/http_party/request.rb",
+                "spec/http_party/request_spec.rb",
+            ),
+            (
+                "src/Handler/StreamHandler.php",
+                "tests/Handler/StreamHandlerTest.php",
+            ),
+            ("src/buf/chain.rs", "tests/test_chain.rs"),
+            ("src/format.h", "test/format-test.cc"),
+        ];
+        for (source, test) in pairs {
+            assert!(
+                pairing_name(source, false).is_some()
+                    && pairing_name(source, false) == pairing_name(test, true),
+                "{source} and {test}"
+            );
+        }
+        // A test file must carry a test affix; a package's or crate's root pairs with nothing.
+        assert_eq!(pairing_name("tests/client.py", true), None);
+        assert_eq!(pairing_name("tests/test_init.py", true), None);
+        assert_eq!(pairing_name("src/lib.rs", false), None);
+        // Another name that merely ends like it does not pair.
+        assert_ne!(
+            pairing_name("src/contest.go", false),
+            pairing_name("src/test_test.go", true)
+        );
+        assert_eq!(shared_folders("a/b/c/x.ts", "a/b/d/y.ts"), 2);
+        assert_eq!(shared_folders("x.ts", "a/y.ts"), 0);
     }
 
     #[test]
