@@ -447,8 +447,9 @@ impl Cairn {
         }
     }
 
-    /// From the commit history: fix-prone files, experts, partners missing from the change and
-    /// the past commits on its files; a note when no history was mined.
+    /// The partners missing from the change (from the code, and from the commit history when
+    /// there is one), and from the history: fix-prone files, experts and the past commits on
+    /// its files; a note when no history was mined.
     fn add_history(
         &self,
         history: &History,
@@ -457,6 +458,15 @@ impl Cairn {
         paths: &[String],
         extras: &mut briefing::Extras,
     ) {
+        // The code's partners need no history; the history's come with them.
+        let files = RepoFiles::open(&self.repo.root).ok();
+        let limit = Limit::source(self.repo.settings.index.max_file_bytes);
+        let read = |path: &str| {
+            let files = files.as_ref()?;
+            context::normalise(path).and_then(|p| files.text(&p, limit).ok())
+        };
+        extras.co_changes =
+            review::partners::missing(analysis, &snapshot.graph, history, paths, &read);
         if history.is_empty() {
             if self.repo.is_git {
                 extras
@@ -467,10 +477,6 @@ impl Cairn {
         }
         extras.risks.extend(fix_prone_risks(history, paths));
         extras.experts = experts(history, analysis);
-        let root = &self.repo.root;
-        let exists = |path: &str| root.join(path).is_file();
-        extras.co_changes =
-            review::partners::missing(analysis, &snapshot.graph, history, paths, &exists);
         extras.commits = related_commits(history, paths);
     }
 

@@ -78,6 +78,11 @@ pub enum PartnerReason {
         how: &'static str,
         change: &'static str,
     },
+    /// The code binds it to `with`: `how` (`lacks` a member the change uses, `implements` an
+    /// interface whose method the change alters, `declares` a method the change re-signs,
+    /// `starts using` a type it declares, `interface of` the one class implementing it) and
+    /// the `symbol` that does.
+    Tied { symbol: String, how: &'static str },
     /// It changed together with `with` in `support` of its `of` commits; `confidence` is that
     /// share, `weight` the share weighed by recency and specificity ([`crate::history::History::partners`]).
     History {
@@ -146,6 +151,9 @@ const LEFT_OUT: LeftOut = LeftOut {
     advice: " (raise max_tokens)",
 };
 
+/// Tokens kept for the history's heading (`## History` and its line break).
+const HEADING_ROOM: usize = 4;
+
 /// Writes the briefing within `max_tokens`. Every changed file and symbol gets its line
 /// first; the tests to run and the files missing from the change keep their room; the
 /// changes' details (diffs, callers) share what their part leaves, a little to every symbol
@@ -165,14 +173,16 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
     // all, so the weakest partners go until the lines fit).
     let mut named = extras.co_changes.len();
     let mut partners = partner_lines(&extras.co_changes);
-    while named > 0 && cost(&partners) > share(0.12) {
-        named -= 1;
-        partners = partner_lines(&extras.co_changes[..named]);
-    }
-    out.dropped += extras.co_changes.len() - named;
+    let fit = |named: &mut usize, partners: &mut Vec<String>, room: usize| {
+        while *named > 0 && cost(partners) > room {
+            *named -= 1;
+            *partners = partner_lines(&extras.co_changes[..*named]);
+        }
+    };
+    fit(&mut named, &mut partners, share(0.12));
     let partners_room = cost(&partners);
-    // Sections before the history stop short of the partners' room.
-    let before_history = end.saturating_sub(partners_room);
+    // Sections before the history stop short of the partners' room and the heading above them.
+    let before_history = end.saturating_sub(partners_room + HEADING_ROOM);
 
     // What changed: a line for every file and symbol, then the details.
     let mut changes = Changes::of(&analysis.files);
@@ -195,6 +205,14 @@ pub fn render(analysis: Analysis, extras: Extras, max_tokens: usize) -> ReviewRe
 
     let has_history =
         !extras.owners.is_empty() || !extras.experts.is_empty() || !extras.commits.is_empty();
+    // Lines written whatever the budget (a line for every changed symbol) may have taken some
+    // of the partners' room: the strongest that still fit are named rather than none.
+    fit(
+        &mut named,
+        &mut partners,
+        out.remaining().saturating_sub(HEADING_ROOM),
+    );
+    out.dropped += extras.co_changes.len() - named;
     if !partners.is_empty() || has_history {
         // The partners' room, and the owners, experts and commits a share of their own.
         let limit = out.used() + partners_room + share(0.1);
@@ -497,6 +515,8 @@ fn partner_lines(partners: &[MissingPartner]) -> Vec<String> {
                 change: "removed", ..
             } => "uses what this change removes".to_string(),
             PartnerReason::Uses { .. } => "uses what this change re-signs".to_string(),
+            PartnerReason::Tied { how: "lacks", .. } => "lacks what this change uses".to_string(),
+            PartnerReason::Tied { .. } => "bound to it by a contract".to_string(),
             PartnerReason::History { .. } => format!("usually changed with {}", p.with),
         };
         let at = match lines.iter().position(|(h, _)| *h == head) {
@@ -515,7 +535,13 @@ fn partner_lines(partners: &[MissingPartner]) -> Vec<String> {
             PartnerReason::History { support, of, .. } => {
                 format!("{} ({support} of {of})", p.path)
             }
-            PartnerReason::Uses { symbol, how, .. } => format!("{} ({how} {symbol})", p.path),
+            PartnerReason::Tied {
+                symbol,
+                how: "lacks",
+            } => format!("{} ({symbol})", p.path),
+            PartnerReason::Uses { symbol, how, .. } | PartnerReason::Tied { symbol, how } => {
+                format!("{} ({how} {symbol})", p.path)
+            }
         });
     }
     lines

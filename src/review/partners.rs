@@ -1,14 +1,15 @@
 //! Files a change probably leaves out: those using a symbol it removes or whose signature it
-//! alters (the graph says so), then those that usually change with the changed files (history
-//! says so). Test files are neither: they are among the tests to run.
+//! alters, and those bound to it by a contract (an interface and its implementations, a type
+//! it starts using) — the graph says so — and those that usually change with the changed
+//! files (history says so). Test files are none of these: they are among the tests to run.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use super::briefing::{MissingPartner, PartnerReason};
-use super::{Analysis, SymbolChange, SymbolChangeKind, Use};
+use super::{Analysis, FileReader, FileReport, SymbolChange, SymbolChangeKind, Use};
 use crate::graph::possible::{self, Evidence};
-use crate::graph::{EdgeKind, Graph};
+use crate::graph::{Edge, EdgeKind, Graph, NodeKind};
 use crate::history::History;
 use crate::languages::Registry;
 
@@ -16,17 +17,22 @@ use crate::languages::Registry;
 pub(crate) const HISTORY_FILES: usize = 5;
 /// Most files missing from a change named for each kind of evidence.
 const SHOWN: usize = 8;
+/// History partners named before the files tied by a contract (the strongest history is the
+/// better evidence; weaker history comes after them).
+const HISTORY_FIRST: usize = 4;
 
 /// The files missing from the change, each with its reason: users of removed or re-signed
-/// symbols first, then history partners (source files before docs and the like, strongest
-/// first), each file once, neither in the change nor a test; `exists` says whether a path
-/// not in the graph is still in the repository.
+/// symbols first, then the files lacking a member the change uses and those a contract binds
+/// to it, then history partners (source files before docs and the like, strongest first)
+/// with the types the change starts using and the other sides of contracts after the
+/// strongest few; each file once, neither in the change nor a test. `read` gives a
+/// repository file's text (None when it is gone or cannot be read).
 pub fn missing(
     analysis: &Analysis,
     graph: &Graph,
     history: &History,
     in_change: &[String],
-    exists: &dyn Fn(&str) -> bool,
+    read: FileReader,
 ) -> Vec<MissingPartner> {
     let registry = Registry::get();
     let wanted = |path: &str, found: &[MissingPartner]| {
@@ -35,18 +41,326 @@ pub fn missing(
             && !found.iter().any(|p| p.path == path)
     };
     let mut found = users(analysis, graph, &wanted);
-    let from_graph = found.len();
-    for partner in from_history(analysis, history) {
-        if found.len() - from_graph == SHOWN {
-            break;
-        }
-        if wanted(&partner.path, &found)
-            && (graph.node(&partner.path).is_some() || exists(&partner.path))
+    let push = |found: &mut Vec<MissingPartner>, partner: MissingPartner| {
+        if wanted(&partner.path, found)
+            && (graph.node(&partner.path).is_some() || read(&partner.path).is_some())
         {
             found.push(partner);
         }
+    };
+    let (lacking, used) = named_on_added_lines(analysis, graph, read);
+    for partner in lacking
+        .into_iter()
+        .chain(contracts(analysis, graph))
+        .take(SHOWN)
+    {
+        push(&mut found, partner);
+    }
+    let mut history = from_history(analysis, history).into_iter();
+    let mut from_history = 0;
+    while from_history < HISTORY_FIRST
+        && let Some(partner) = history.next()
+    {
+        let before = found.len();
+        push(&mut found, partner);
+        from_history += found.len() - before;
+    }
+    let before = found.len();
+    for partner in used {
+        if found.len() - before == SHOWN / 2 {
+            break;
+        }
+        push(&mut found, partner);
+    }
+    for partner in interface_pairs(analysis, graph, &found) {
+        push(&mut found, partner);
+    }
+    for partner in history {
+        if from_history == SHOWN {
+            break;
+        }
+        let before = found.len();
+        push(&mut found, partner);
+        from_history += found.len() - before;
     }
     found
+}
+
+/// Files bound to a changed method by a contract: the classes implementing an interface
+/// whose method the change adds, removes or re-signs, and the interfaces and base classes
+/// declaring a method the change removes or re-signs in a class.
+fn contracts(analysis: &Analysis, graph: &Graph) -> Vec<MissingPartner> {
+    let mut found = Vec::new();
+    for file in &analysis.files {
+        for symbol in file.symbols.iter().filter(|s| s.kind == "method") {
+            let Some((class, name)) = symbol.id.rsplit_once('.') else {
+                continue;
+            };
+            let Some(class_node) = graph.node(class) else {
+                continue;
+            };
+            let re_signed = symbol.change == SymbolChangeKind::Removed
+                || (symbol.change == SymbolChangeKind::Modified && symbol.signature_changed);
+            if class_node.kind == NodeKind::Interface {
+                if symbol.change == SymbolChangeKind::Modified && !symbol.signature_changed {
+                    continue;
+                }
+                for edge in graph
+                    .incoming(class)
+                    .filter(|e| e.kind == EdgeKind::Inherits)
+                {
+                    if let Some(implementer) = graph.node(&edge.src) {
+                        found.push(tied(implementer, file, "implements", qualname(class)));
+                    }
+                }
+            } else if re_signed {
+                for edge in graph
+                    .outgoing(class)
+                    .filter(|e| e.kind == EdgeKind::Inherits)
+                {
+                    let declared = format!("{}.{name}", edge.dst);
+                    if let Some(base) = graph.node(&declared) {
+                        found.push(tied(base, file, "declares", qualname(&declared)));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Members a language gives every type, which no file declares (`Gson.class`,
+/// `Color.values()`, `Point::new` from a derive).
+const IMPLICIT_MEMBERS: &[&str] = &[
+    "class",
+    "prototype",
+    "constructor",
+    "values",
+    "valueOf",
+    "ordinal",
+    "name",
+    "length",
+    "new",
+    "default",
+    "from",
+    "into",
+    "clone",
+    "this",
+    "super",
+    "self",
+    "toString",
+    "equals",
+    "hashCode",
+    "getClass",
+];
+
+/// What the added lines of a change say about the repository's types: members they use that
+/// the type's file does not declare yet (`TypeAdapters.BIG_DECIMAL_FACTORY` where
+/// `TypeAdapters.java` never mentions it: that file must change too), and types they start
+/// using (named on added lines and on none of the removed ones), each type one file of the
+/// repository declares as a class or interface, in the order first written.
+fn named_on_added_lines(
+    analysis: &Analysis,
+    graph: &Graph,
+    read: FileReader,
+) -> (Vec<MissingPartner>, Vec<MissingPartner>) {
+    let (mut lacking, mut used) = (Vec::new(), Vec::new());
+    for file in &analysis.files {
+        let lines = file
+            .symbols
+            .iter()
+            .flat_map(|s| &s.diff_lines)
+            .chain(&file.module_diff);
+        let (mut added, mut removed): (Vec<(&str, Option<&str>)>, Vec<(&str, Option<&str>)>) =
+            (Vec::new(), Vec::new());
+        for line in lines {
+            let Some((head, text)) = line.split_once(' ') else {
+                continue;
+            };
+            let words = if head.starts_with('+') {
+                &mut added
+            } else {
+                &mut removed
+            };
+            words.extend(
+                qualified_names(text)
+                    .filter(|(w, _)| w.len() >= 3 && w.starts_with(char::is_uppercase)),
+            );
+        }
+        let was_named = |word: &str| removed.iter().any(|(w, _)| *w == word);
+        let mut seen = std::collections::HashSet::new();
+        for (word, member) in added.iter().copied() {
+            if !seen.insert((word, member)) {
+                continue;
+            }
+            let declared: Vec<&crate::graph::Node> = graph
+                .symbols_named(word)
+                .iter()
+                .map(|&i| &*graph.nodes[i as usize])
+                .filter(|n| n.name == word && n.kind.is_class_like() && !n.is_test)
+                .collect();
+            let [node] = declared.as_slice() else {
+                continue;
+            };
+            if *node.path == *file.path {
+                continue;
+            }
+            if let Some(member) = member
+                && !removed.contains(&(word, Some(member)))
+                && lacks(graph, node, member, read)
+            {
+                lacking.push(tied(node, file, "lacks", &format!("{word}.{member}")));
+            } else if !was_named(word) {
+                used.push(tied(node, file, "starts using", word));
+            }
+        }
+    }
+    (lacking, used)
+}
+
+/// Each identifier of a line with the member written right after it (`A.b`, `A::b`).
+fn qualified_names(text: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(is_ident) {
+        let from = &rest[start..];
+        let end = from.find(|c: char| !is_ident(c)).unwrap_or(from.len());
+        let (word, after) = from.split_at(end);
+        let member = after
+            .strip_prefix("::")
+            .or_else(|| after.strip_prefix('.'))
+            .and_then(|m| {
+                let end = m.find(|c: char| !is_ident(c)).unwrap_or(m.len());
+                (end > 0 && m.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+                    .then(|| &m[..end])
+            });
+        out.push((word, member));
+        rest = after;
+    }
+    out.into_iter()
+}
+
+/// Whether a repository class lacks `member`: no symbol of the graph is `Class.member`, and
+/// neither the class's file nor those of its repository bases mention it (fields and
+/// constants are not symbols); unknown (false) when a file cannot be read.
+fn lacks(graph: &Graph, class: &crate::graph::Node, member: &str, read: FileReader) -> bool {
+    if IMPLICIT_MEMBERS.contains(&member) {
+        return false;
+    }
+    // A method declared apart from its class's body (Rust's `impl` blocks, Go's receivers).
+    let qualified = format!("{}.{member}", class.name);
+    let declared = graph.symbols_named(member).iter().any(|&i| {
+        let id = &graph.nodes[i as usize].id;
+        id.split_once("::")
+            .is_some_and(|(_, q)| q == qualified || q.ends_with(&format!(".{qualified}")))
+    });
+    if declared {
+        return false;
+    }
+    let mut files = vec![class.path.to_string()];
+    files.extend(
+        graph
+            .outgoing(&class.id)
+            .filter(|e| e.kind == EdgeKind::Inherits)
+            .filter_map(|e| graph.node(&e.dst))
+            .map(|base| base.path.to_string()),
+    );
+    files.iter().all(|path| {
+        read(path).is_some_and(|text| {
+            !text
+                .lines()
+                .any(|l| super::evidence::mentions_word(l, member))
+        })
+    })
+}
+
+/// For each class among the changed files and the files found so far, its one interface in
+/// the repository when nothing else implements it; for each interface there, its one
+/// implementation: the two sides of a contract change together.
+fn interface_pairs(
+    analysis: &Analysis,
+    graph: &Graph,
+    found: &[MissingPartner],
+) -> Vec<MissingPartner> {
+    let mut out = Vec::new();
+    let files = analysis
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.path.as_str()))
+        .chain(
+            found
+                .iter()
+                .filter(|p| !matches!(p.reason, PartnerReason::Uses { .. }))
+                .map(|p| (p.path.as_str(), p.with.as_str())),
+        );
+    for (path, with) in files {
+        for node in graph.symbols_in(path) {
+            if node.parent.as_deref() != Some(path) {
+                continue;
+            }
+            if node.kind == NodeKind::Interface {
+                let implementers: Vec<&Edge> = graph
+                    .incoming(&node.id)
+                    .filter(|e| e.kind == EdgeKind::Inherits)
+                    .collect();
+                if let [only] = implementers.as_slice()
+                    && let Some(class) = graph.node(&only.src)
+                {
+                    out.push(tied_to(class, with, "implements", &node.name));
+                }
+            } else if node.kind == NodeKind::Class {
+                for edge in graph
+                    .outgoing(&node.id)
+                    .filter(|e| e.kind == EdgeKind::Inherits)
+                {
+                    let Some(interface) = graph.node(&edge.dst) else {
+                        continue;
+                    };
+                    let sole = graph
+                        .incoming(&interface.id)
+                        .filter(|e| e.kind == EdgeKind::Inherits)
+                        .count()
+                        == 1;
+                    if interface.kind == NodeKind::Interface && sole {
+                        out.push(tied_to(interface, with, "interface of", &node.name));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A file tied to the changed `file` through `node`.
+fn tied(
+    node: &crate::graph::Node,
+    file: &FileReport,
+    how: &'static str,
+    symbol: &str,
+) -> MissingPartner {
+    tied_to(node, &file.path, how, symbol)
+}
+
+fn tied_to(
+    node: &crate::graph::Node,
+    with: &str,
+    how: &'static str,
+    symbol: &str,
+) -> MissingPartner {
+    MissingPartner {
+        path: node.path.to_string(),
+        with: with.to_string(),
+        reason: PartnerReason::Tied {
+            symbol: symbol.to_string(),
+            how,
+        },
+    }
+}
+
+/// `Store.save` of `src/store.py::Store.save`.
+fn qualname(id: &str) -> &str {
+    id.split_once("::").map_or(id, |(_, q)| q)
 }
 
 /// Files whose symbols call, import or override a symbol the change removes or re-signs (or
@@ -248,7 +562,7 @@ mod tests {
         let graph = Graph::default();
         let in_change = ["app/a.py".to_string(), "app/b.py".to_string()];
         let found = missing(&analysis, &graph, &history, &in_change, &|p| {
-            p != "app/gone.py"
+            (p != "app/gone.py").then(String::new)
         });
         let listed: Vec<(&str, &str)> = found
             .iter()
@@ -274,8 +588,205 @@ mod tests {
         // A partner that no longer exists is not named.
         let gone = History::new(vec![commit("1", 0, &["app/a.py", "app/gone.py"])]);
         let found = missing(&analysis, &graph, &gone, &in_change, &|p| {
-            p != "app/gone.py"
+            (p != "app/gone.py").then(String::new)
         });
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn history_partners_keep_their_order_and_none_is_lost_around_the_contracts() {
+        // Six partners, the newest strongest: named in that order, the fifth included (the
+        // first four come before the files tied by contracts, the rest after them).
+        let history = History::new(
+            (1..=6)
+                .map(|i| {
+                    let partner = format!("app/p{i}.py");
+                    commit(&i.to_string(), i, &["app/a.py", partner.as_str()])
+                })
+                .collect(),
+        );
+        let analysis = Analysis {
+            files: vec![changed("app/a.py")],
+            ..Analysis::default()
+        };
+        let found = missing(
+            &analysis,
+            &Graph::default(),
+            &history,
+            &["app/a.py".to_string()],
+            &|_| Some(String::new()),
+        );
+        let paths: Vec<&str> = found.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "app/p1.py",
+                "app/p2.py",
+                "app/p3.py",
+                "app/p4.py",
+                "app/p5.py",
+                "app/p6.py"
+            ]
+        );
+    }
+
+    /// The briefing's partners for a diff of a small Java repository (graph built as an index
+    /// builds it, no history).
+    fn partners_of(diff: &str) -> Vec<(String, String)> {
+        let sources = [
+            (
+                "src/Store.java",
+                "interface Store {\n    void save(String key);\n}\n",
+            ),
+            (
+                "src/DiskStore.java",
+                "class DiskStore implements Store {\n    public void save(String key) {}\n}\n",
+            ),
+            (
+                "src/MemoryStore.java",
+                "class MemoryStore implements Store {\n    public void save(String key) {}\n}\n",
+            ),
+            ("src/Clock.java", "interface Clock {\n    long now();\n}\n"),
+            (
+                "src/SystemClock.java",
+                "class SystemClock implements Clock {\n    public long now() { return 0; }\n}\n",
+            ),
+            ("src/Queue.java", "class Queue {}\n"),
+            ("src/a/Queue.java", "class Queue {}\n"),
+            (
+                "src/Limits.java",
+                "class Limits {\n    static final int MAX = 3;\n}\n",
+            ),
+            (
+                "src/Service.java",
+                "class Service {\n    void run() {\n        Store s = null;\n    }\n}\n",
+            ),
+        ];
+        let graph = crate::context::testing::graph_of(&sources);
+        let mut changes = crate::review::diff::parse(diff).unwrap();
+        // Both sides' texts, as a review of the working tree has them.
+        for change in &mut changes {
+            let (_, old) = sources.iter().find(|(p, _)| *p == change.path()).unwrap();
+            change.new_text = crate::review::diff::reconstruct(change, old, false);
+            change.old_text = Some(old.to_string());
+        }
+        let analysis = crate::review::analyse(
+            &changes,
+            &graph,
+            &|_| 0.0,
+            &|_| None,
+            &History::new(Vec::new()),
+        );
+        let in_change: Vec<String> = changes.iter().map(|c| c.path().to_string()).collect();
+        let read = |path: &str| {
+            let (_, text) = sources.iter().find(|(p, _)| *p == path)?;
+            Some(text.to_string())
+        };
+        missing(
+            &analysis,
+            &graph,
+            &History::new(Vec::new()),
+            &in_change,
+            &read,
+        )
+        .into_iter()
+        .map(|p| match p.reason {
+            PartnerReason::Tied { symbol, how } => (p.path, format!("{how} {symbol}")),
+            other => panic!("only contracts are known here: {other:?}"),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn a_method_added_to_an_interface_names_every_implementation_missing_from_the_change() {
+        let found = partners_of(
+            "diff --git a/src/Store.java b/src/Store.java\n\
+             --- a/src/Store.java\n+++ b/src/Store.java\n\
+             @@ -1,3 +1,4 @@\n interface Store {\n     void save(String key);\n\
+             +    void load(String key);\n }\n",
+        );
+        assert_eq!(
+            found,
+            [
+                (
+                    "src/DiskStore.java".to_string(),
+                    "implements Store".to_string()
+                ),
+                (
+                    "src/MemoryStore.java".to_string(),
+                    "implements Store".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_method_re_signed_in_a_class_names_the_interface_that_declares_it() {
+        let found = partners_of(
+            "diff --git a/src/SystemClock.java b/src/SystemClock.java\n\
+             --- a/src/SystemClock.java\n+++ b/src/SystemClock.java\n\
+             @@ -1,3 +1,3 @@\n class SystemClock implements Clock {\n\
+             -    public long now() { return 0; }\n\
+             +    public long now(int zone) { return 0; }\n }\n",
+        );
+        assert_eq!(
+            found,
+            [(
+                "src/Clock.java".to_string(),
+                "declares Clock.now".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_type_the_change_starts_using_is_named_with_the_other_side_of_its_contract() {
+        // SystemClock is newly written; Clock has no other implementation, so it goes too.
+        // Store was already used (on a removed line): not new. Queue is declared twice: which
+        // one is meant is not known. Service itself is in the change.
+        let found = partners_of(
+            "diff --git a/src/Service.java b/src/Service.java\n\
+             --- a/src/Service.java\n+++ b/src/Service.java\n\
+             @@ -1,5 +1,6 @@\n class Service {\n     void run() {\n\
+             -        Store s = null;\n\
+             +        Store s = new Queue();\n\
+             +        Service again = new SystemClock(); // SystemClock\n\
+             \x20   }\n }\n",
+        );
+        assert_eq!(
+            found,
+            [
+                (
+                    "src/SystemClock.java".to_string(),
+                    "starts using SystemClock".to_string()
+                ),
+                (
+                    "src/Clock.java".to_string(),
+                    "interface of SystemClock".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_member_the_change_uses_that_its_class_lacks_names_the_class_file() {
+        // Limits.MIN is nowhere in Limits.java: the change is incomplete without it. MAX is
+        // there (a field, not a symbol of the graph), values() every enum has, and Store.save
+        // is a method of the graph: none of those is lacking.
+        let found = partners_of(
+            "diff --git a/src/Service.java b/src/Service.java\n\
+             --- a/src/Service.java\n+++ b/src/Service.java\n\
+             @@ -1,5 +1,6 @@\n class Service {\n     void run() {\n\
+             -        Store s = null;\n\
+             +        Store s = null; s.save(Limits.MAX, Limits.values(), Store.save);\n\
+             +        int low = Limits.MIN;\n\
+             \x20   }\n }\n",
+        );
+        assert_eq!(
+            found,
+            [(
+                "src/Limits.java".to_string(),
+                "lacks Limits.MIN".to_string()
+            )]
+        );
     }
 }

@@ -311,6 +311,101 @@ fn files_using_what_a_change_removes_or_re_signs_are_named_as_missing() {
 }
 
 #[test]
+fn files_a_change_needs_by_contract_or_by_a_member_they_lack_are_named_as_missing() {
+    let repo = TestRepo::new();
+    // Each file in a commit of its own: no history joins them to one another.
+    for (path, text) in [
+        ("src/IClock.cs", "interface IClock\n{\n    long Now();\n}\n"),
+        (
+            "src/SystemClock.cs",
+            "class SystemClock : IClock\n{\n    public long Now() { return 0; }\n}\n",
+        ),
+        (
+            "src/Limits.cs",
+            "static class Limits\n{\n    public const int Max = 3;\n}\n",
+        ),
+        (
+            "src/Service.cs",
+            "class Service\n{\n    int Run()\n    {\n        return 0;\n    }\n}\n",
+        ),
+    ] {
+        repo.write(path, text);
+        repo.commit(&format!("Add {path}"));
+    }
+    repo.index();
+    let partners = |report: &Value| -> Vec<(String, String, String)> {
+        report["usually_changes_with"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let field = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+                (
+                    field("path"),
+                    field("reason"),
+                    format!("{} {}", field("how"), field("symbol")),
+                )
+            })
+            .collect()
+    };
+
+    // The service starts using the clock and a limit nobody declared yet.
+    repo.write(
+        "src/Service.cs",
+        "class Service\n{\n    int Run()\n    {\n        var clock = new SystemClock();\n        return Limits.Min + Limits.Max;\n    }\n}\n",
+    );
+    let report = review_json(&repo, &[]);
+    assert_eq!(
+        partners(&report),
+        [
+            (
+                "src/Limits.cs".into(),
+                "tied".into(),
+                "lacks Limits.Min".into()
+            ),
+            (
+                "src/SystemClock.cs".into(),
+                "tied".into(),
+                "starts using SystemClock".into()
+            ),
+            (
+                "src/IClock.cs".into(),
+                "tied".into(),
+                "interface of SystemClock".into()
+            ),
+        ],
+        "{report}"
+    );
+    let text = repo.cairn_ok(&["review"]);
+    for line in [
+        "- not in this diff, lacks what this change uses: src/Limits.cs (Limits.Min)",
+        "- not in this diff, bound to it by a contract: src/SystemClock.cs (starts using SystemClock), src/IClock.cs (interface of SystemClock)",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+
+    // A method added to the interface: its implementation must follow.
+    repo.write(
+        "src/Service.cs",
+        "class Service\n{\n    int Run()\n    {\n        return 0;\n    }\n}\n",
+    );
+    repo.write(
+        "src/IClock.cs",
+        "interface IClock\n{\n    long Now();\n    long Today();\n}\n",
+    );
+    let report = review_json(&repo, &[]);
+    assert_eq!(
+        partners(&report),
+        [(
+            "src/SystemClock.cs".into(),
+            "tied".into(),
+            "implements IClock".into()
+        )],
+        "{report}"
+    );
+}
+
+#[test]
 fn unreached_changes_are_flagged_with_the_reason() {
     let repo = shop();
     repo.write("shop/untested.py", "def lonely():\n    return 2\n");
