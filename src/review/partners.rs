@@ -171,8 +171,7 @@ fn named_on_added_lines(
             .iter()
             .flat_map(|s| &s.diff_lines)
             .chain(&file.module_diff);
-        let (mut added, mut removed): (Vec<(&str, Option<&str>)>, Vec<(&str, Option<&str>)>) =
-            (Vec::new(), Vec::new());
+        let (mut added, mut removed): (Vec<Qualified>, Vec<Qualified>) = (Vec::new(), Vec::new());
         for line in lines {
             let Some((head, text)) = line.split_once(' ') else {
                 continue;
@@ -218,8 +217,11 @@ fn named_on_added_lines(
     (lacking, used)
 }
 
-/// Each identifier of a line with the member written right after it (`A.b`, `A::b`).
-fn qualified_names(text: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
+/// An identifier and the member written right after it, if any (`A.b`, `A::b`).
+type Qualified<'a> = (&'a str, Option<&'a str>);
+
+/// Each identifier of a line with the member written right after it.
+fn qualified_names(text: &str) -> impl Iterator<Item = Qualified<'_>> {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = Vec::new();
     let mut rest = text;
@@ -697,6 +699,23 @@ mod tests {
         .collect()
     }
 
+    fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+        expected
+            .iter()
+            .map(|(path, why)| (path.to_string(), why.to_string()))
+            .collect()
+    }
+
+    /// A diff of `Service.run` whose one line `Store s = null;` becomes `added`.
+    fn service_change(added: &str) -> String {
+        format!(
+            "diff --git a/src/Service.java b/src/Service.java\n\
+             --- a/src/Service.java\n+++ b/src/Service.java\n\
+             @@ -1,5 +1,6 @@\n class Service {{\n     void run() {{\n\
+             -        Store s = null;\n{added}     }}\n }}\n"
+        )
+    }
+
     #[test]
     fn a_method_added_to_an_interface_names_every_implementation_missing_from_the_change() {
         let found = partners_of(
@@ -707,16 +726,10 @@ mod tests {
         );
         assert_eq!(
             found,
-            [
-                (
-                    "src/DiskStore.java".to_string(),
-                    "implements Store".to_string()
-                ),
-                (
-                    "src/MemoryStore.java".to_string(),
-                    "implements Store".to_string()
-                ),
-            ]
+            pairs(&[
+                ("src/DiskStore.java", "implements Store"),
+                ("src/MemoryStore.java", "implements Store"),
+            ])
         );
     }
 
@@ -729,13 +742,7 @@ mod tests {
              -    public long now() { return 0; }\n\
              +    public long now(int zone) { return 0; }\n }\n",
         );
-        assert_eq!(
-            found,
-            [(
-                "src/Clock.java".to_string(),
-                "declares Clock.now".to_string()
-            )]
-        );
+        assert_eq!(found, pairs(&[("src/Clock.java", "declares Clock.now")]));
     }
 
     #[test]
@@ -743,27 +750,16 @@ mod tests {
         // SystemClock is newly written; Clock has no other implementation, so it goes too.
         // Store was already used (on a removed line): not new. Queue is declared twice: which
         // one is meant is not known. Service itself is in the change.
-        let found = partners_of(
-            "diff --git a/src/Service.java b/src/Service.java\n\
-             --- a/src/Service.java\n+++ b/src/Service.java\n\
-             @@ -1,5 +1,6 @@\n class Service {\n     void run() {\n\
-             -        Store s = null;\n\
-             +        Store s = new Queue();\n\
-             +        Service again = new SystemClock(); // SystemClock\n\
-             \x20   }\n }\n",
-        );
+        let found = partners_of(&service_change(
+            "+        Store s = new Queue();\n\
+             +        Service again = new SystemClock(); // SystemClock\n",
+        ));
         assert_eq!(
             found,
-            [
-                (
-                    "src/SystemClock.java".to_string(),
-                    "starts using SystemClock".to_string()
-                ),
-                (
-                    "src/Clock.java".to_string(),
-                    "interface of SystemClock".to_string()
-                ),
-            ]
+            pairs(&[
+                ("src/SystemClock.java", "starts using SystemClock"),
+                ("src/Clock.java", "interface of SystemClock"),
+            ])
         );
     }
 
@@ -772,21 +768,10 @@ mod tests {
         // Limits.MIN is nowhere in Limits.java: the change is incomplete without it. MAX is
         // there (a field, not a symbol of the graph), values() every enum has, and Store.save
         // is a method of the graph: none of those is lacking.
-        let found = partners_of(
-            "diff --git a/src/Service.java b/src/Service.java\n\
-             --- a/src/Service.java\n+++ b/src/Service.java\n\
-             @@ -1,5 +1,6 @@\n class Service {\n     void run() {\n\
-             -        Store s = null;\n\
-             +        Store s = null; s.save(Limits.MAX, Limits.values(), Store.save);\n\
-             +        int low = Limits.MIN;\n\
-             \x20   }\n }\n",
-        );
-        assert_eq!(
-            found,
-            [(
-                "src/Limits.java".to_string(),
-                "lacks Limits.MIN".to_string()
-            )]
-        );
+        let found = partners_of(&service_change(
+            "+        Store s = null; s.save(Limits.MAX, Limits.values(), Store.save);\n\
+             +        int low = Limits.MIN;\n",
+        ));
+        assert_eq!(found, pairs(&[("src/Limits.java", "lacks Limits.MIN")]));
     }
 }
