@@ -116,13 +116,14 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     );
     let report = review_json(&repo, &[]);
     let tests = &report["tests_to_run"];
-    // Most likely first: a test that changed with core.py in every commit is needed more
-    // often than one that only calls what changed (the measured confidences).
+    // Most likely first, by the measured confidences: a test that calls what changed, then
+    // one that changed with core.py in every commit but neither calls nor names it, then one
+    // that only names it, then one only near it.
     assert_eq!(
         field(tests, "id"),
         [
-            "tests/test_history.py",
             "tests/test_calls.py",
+            "tests/test_history.py",
             "tests/test_names.py",
             "tests/test_near.py",
         ],
@@ -130,7 +131,7 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     );
     assert_eq!(
         field(tests, "how"),
-        ["changed_with", "calls", "names", "near"]
+        ["calls", "changed_with", "names", "near"]
     );
     let likely: Vec<f64> = tests
         .as_array()
@@ -151,8 +152,8 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
             .all(|t| t.get("first").is_none())
     );
     let why = field(tests, "why");
-    assert_eq!(why[0], "changed with core.py in 4 of 4 commits");
-    assert!(why[1].starts_with("calls configure (L5)"), "{why:?}");
+    assert!(why[0].starts_with("calls configure (L5)"), "{why:?}");
+    assert_eq!(why[1], "changed with core.py in 4 of 4 commits");
     assert_eq!(why[2], "names configure (L6)");
     assert!(
         why[3].starts_with("near configure in the graph ("),
@@ -175,10 +176,10 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     let listed = section(&text, "## Tests to run (4)");
     assert_eq!(listed.len(), 4, "{text}");
     assert_eq!(
-        listed[0],
+        listed[1],
         format!(
             "- tests/test_history.py — changed with core.py in 4 of 4 commits · {:.0}% likely",
-            likely[0] * 100.0
+            likely[1] * 100.0
         ),
         "{text}"
     );
@@ -247,7 +248,7 @@ fn near_only_tests_are_cut_short_when_stronger_evidence_exists() {
         "{:#}",
         report["tests_to_run"]
     );
-    assert_eq!(hows[..3], ["changed_with", "calls", "names"]);
+    assert_eq!(hows[..3], ["calls", "changed_with", "names"]);
     let text = repo.cairn_ok(&["review"]);
     assert!(
         text.contains("_4 more test files with weaker evidence left out_"),
