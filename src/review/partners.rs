@@ -165,6 +165,15 @@ fn named_on_added_lines(
     read: FileReader,
 ) -> (Vec<MissingPartner>, Vec<MissingPartner>) {
     let (mut lacking, mut used) = (Vec::new(), Vec::new());
+    // A class's file is read once however many of its members the change uses.
+    let texts: std::cell::RefCell<HashMap<String, Option<String>>> = Default::default();
+    let read_once = |path: &str| {
+        texts
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_insert_with(|| read(path))
+            .clone()
+    };
     for file in &analysis.files {
         let lines = file
             .symbols
@@ -180,6 +189,11 @@ fn named_on_added_lines(
                 &mut added
             } else {
                 &mut removed
+            };
+            // A line cut short for the briefing ends in a piece of a name: not a name.
+            let text = match text.strip_suffix('…') {
+                Some(cut) => cut.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_'),
+                None => text,
             };
             words.extend(
                 qualified_names(text)
@@ -206,7 +220,7 @@ fn named_on_added_lines(
             }
             if let Some(member) = member
                 && !removed.contains(&(word, Some(member)))
-                && lacks(graph, node, member, read)
+                && lacks(graph, node, member, &read_once)
             {
                 lacking.push(tied(node, file, "lacks", &format!("{word}.{member}")));
             } else if !was_named(word) {
@@ -252,10 +266,11 @@ fn lacks(graph: &Graph, class: &crate::graph::Node, member: &str, read: FileRead
     }
     // A method declared apart from its class's body (Rust's `impl` blocks, Go's receivers).
     let qualified = format!("{}.{member}", class.name);
+    let nested = format!(".{qualified}");
     let declared = graph.symbols_named(member).iter().any(|&i| {
         let id = &graph.nodes[i as usize].id;
         id.split_once("::")
-            .is_some_and(|(_, q)| q == qualified || q.ends_with(&format!(".{qualified}")))
+            .is_some_and(|(_, q)| q == qualified || q.ends_with(&nested))
     });
     if declared {
         return false;
@@ -277,18 +292,25 @@ fn lacks(graph: &Graph, class: &crate::graph::Node, member: &str, read: FileRead
     })
 }
 
-/// For each class among the changed files and the files found so far, its one interface in
-/// the repository when nothing else implements it; for each interface there, its one
-/// implementation: the two sides of a contract change together.
+/// For each class among the files found so far, and among the changed files those whose
+/// methods the change adds, removes or re-signs (a change inside a body leaves the contract
+/// as it was), its one interface in the repository when nothing else implements it; for each
+/// interface there, its one implementation: the two sides of a contract change together.
 fn interface_pairs(
     analysis: &Analysis,
     graph: &Graph,
     found: &[MissingPartner],
 ) -> Vec<MissingPartner> {
     let mut out = Vec::new();
+    let surface_changed = |file: &FileReport| {
+        file.symbols.iter().any(|s| {
+            s.kind == "method" && (s.change != SymbolChangeKind::Modified || s.signature_changed)
+        })
+    };
     let files = analysis
         .files
         .iter()
+        .filter(|f| surface_changed(f))
         .map(|f| (f.path.as_str(), f.path.as_str()))
         .chain(
             found
@@ -706,12 +728,13 @@ mod tests {
             .collect()
     }
 
-    /// A diff of `Service.run` whose one line `Store s = null;` becomes `added`.
+    /// A diff of `Service.run` whose one line `Store s = null;` becomes the `added` lines.
     fn service_change(added: &str) -> String {
+        let new_lines = 4 + added.lines().count();
         format!(
             "diff --git a/src/Service.java b/src/Service.java\n\
              --- a/src/Service.java\n+++ b/src/Service.java\n\
-             @@ -1,5 +1,6 @@\n class Service {{\n     void run() {{\n\
+             @@ -1,5 +1,{new_lines} @@\n class Service {{\n     void run() {{\n\
              -        Store s = null;\n{added}     }}\n }}\n"
         )
     }
@@ -746,6 +769,18 @@ mod tests {
     }
 
     #[test]
+    fn a_change_inside_a_method_body_leaves_the_contract_alone() {
+        let found = partners_of(
+            "diff --git a/src/SystemClock.java b/src/SystemClock.java\n\
+             --- a/src/SystemClock.java\n+++ b/src/SystemClock.java\n\
+             @@ -1,3 +1,3 @@\n class SystemClock implements Clock {\n\
+             -    public long now() { return 0; }\n\
+             +    public long now() { return 1; }\n }\n",
+        );
+        assert_eq!(found, pairs(&[]));
+    }
+
+    #[test]
     fn a_type_the_change_starts_using_is_named_with_the_other_side_of_its_contract() {
         // SystemClock is newly written; Clock has no other implementation, so it goes too.
         // Store was already used (on a removed line): not new. Queue is declared twice: which
@@ -773,5 +808,12 @@ mod tests {
              +        int low = Limits.MIN;\n",
         ));
         assert_eq!(found, pairs(&[("src/Limits.java", "lacks Limits.MIN")]));
+        // A line the briefing cuts short (160 bytes) in the middle of `Limits.MAX` does not
+        // read as a use of a `Limits.MA` it lacks, only of `Limits`.
+        let long = format!("+{:<151}Limits.MAX;\n", "        int low = 0; //");
+        assert_eq!(
+            partners_of(&service_change(&long)),
+            pairs(&[("src/Limits.java", "starts using Limits")])
+        );
     }
 }
