@@ -756,27 +756,26 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_method_re_signed_in_a_class_names_the_interface_that_declares_it() {
-        let found = partners_of(
+    /// A diff of `SystemClock` whose method `now` becomes `method`.
+    fn clock_change(method: &str) -> String {
+        format!(
             "diff --git a/src/SystemClock.java b/src/SystemClock.java\n\
              --- a/src/SystemClock.java\n+++ b/src/SystemClock.java\n\
-             @@ -1,3 +1,3 @@\n class SystemClock implements Clock {\n\
-             -    public long now() { return 0; }\n\
-             +    public long now(int zone) { return 0; }\n }\n",
-        );
+             @@ -1,3 +1,3 @@\n class SystemClock implements Clock {{\n\
+             -    public long now() {{ return 0; }}\n\
+             +    {method}\n }}\n"
+        )
+    }
+
+    #[test]
+    fn a_method_re_signed_in_a_class_names_the_interface_that_declares_it() {
+        let found = partners_of(&clock_change("public long now(int zone) { return 0; }"));
         assert_eq!(found, pairs(&[("src/Clock.java", "declares Clock.now")]));
     }
 
     #[test]
     fn a_change_inside_a_method_body_leaves_the_contract_alone() {
-        let found = partners_of(
-            "diff --git a/src/SystemClock.java b/src/SystemClock.java\n\
-             --- a/src/SystemClock.java\n+++ b/src/SystemClock.java\n\
-             @@ -1,3 +1,3 @@\n class SystemClock implements Clock {\n\
-             -    public long now() { return 0; }\n\
-             +    public long now() { return 1; }\n }\n",
-        );
+        let found = partners_of(&clock_change("public long now() { return 1; }"));
         assert_eq!(found, pairs(&[]));
     }
 
