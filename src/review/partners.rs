@@ -152,6 +152,12 @@ const IMPLICIT_MEMBERS: &[&str] = &[
     "equals",
     "hashCode",
     "getClass",
+    // Rust derives.
+    "deserialize",
+    "serialize",
+    "parse",
+    "try_from",
+    "from_str",
 ];
 
 /// What the added lines of a change say about the repository's types: members they use that
@@ -261,7 +267,23 @@ fn qualified_names(text: &str) -> impl Iterator<Item = Qualified<'_>> {
 /// neither the class's file nor those of its repository bases mention it (fields and
 /// constants are not symbols); unknown (false) when a file cannot be read.
 fn lacks(graph: &Graph, class: &crate::graph::Node, member: &str, read: FileReader) -> bool {
-    if IMPLICIT_MEMBERS.contains(&member) {
+    // Python's `__name__`, `__dict__`: every class has them.
+    let dunder = member.len() > 4 && member.starts_with("__") && member.ends_with("__");
+    if IMPLICIT_MEMBERS.contains(&member) || dunder {
+        return false;
+    }
+    // A base outside the repository may give the member (`Book.objects` of Django's
+    // `models.Model`): whether the class lacks it cannot be known.
+    let repo_bases = graph
+        .outgoing(&class.id)
+        .filter(|e| e.kind == EdgeKind::Inherits)
+        .count();
+    if repo_bases == 0
+        && class
+            .signature
+            .as_deref()
+            .is_some_and(|s| names_a_base(s, &class.name))
+    {
         return false;
     }
     // A method declared apart from its class's body (Rust's `impl` blocks, Go's receivers).
@@ -290,6 +312,19 @@ fn lacks(graph: &Graph, class: &crate::graph::Node, member: &str, read: FileRead
                 .any(|l| super::evidence::mentions_word(l, member))
         })
     })
+}
+
+/// Whether a class's header names a base (`class Book(models.Model)`, `class A extends B`,
+/// `class A : B`, `class A < B`); a header with type parameters counts as one too (`class
+/// A<T>`), which only makes [`lacks`] more careful.
+fn names_a_base(signature: &str, name: &str) -> bool {
+    let Some(at) = signature.find(name) else {
+        return false;
+    };
+    let rest = &signature[at + name.len()..];
+    rest.trim_start().starts_with(['(', ':', '<'])
+        || rest.contains(" extends ")
+        || rest.contains(" < ")
 }
 
 /// For each class among the files found so far, and among the changed files those whose
@@ -681,6 +716,7 @@ mod tests {
                 "src/Limits.java",
                 "class Limits {\n    static final int MAX = 3;\n}\n",
             ),
+            ("src/Book.java", "class Book extends Model {}\n"),
             (
                 "src/Service.java",
                 "class Service {\n    void run() {\n        Store s = null;\n    }\n}\n",
@@ -807,6 +843,20 @@ mod tests {
              +        int low = Limits.MIN;\n",
         ));
         assert_eq!(found, pairs(&[("src/Limits.java", "lacks Limits.MIN")]));
+        // A class whose base is outside the repository may have anything from it: `objects`
+        // is not known to be lacking (Django's models have it from `models.Model`).
+        assert_eq!(
+            partners_of(&service_change("+        Store s = Book.objects;\n")),
+            pairs(&[("src/Book.java", "starts using Book")])
+        );
+        assert!(names_a_base("class Book(models.Model):", "Book"));
+        assert!(names_a_base("public class Shelf extends Base", "Shelf"));
+        assert!(names_a_base("class Shelf : DbContext", "Shelf"));
+        assert!(names_a_base("class Shelf < ApplicationRecord", "Shelf"));
+        assert!(!names_a_base(
+            "public final class TypeAdapters",
+            "TypeAdapters"
+        ));
         // A line the briefing cuts short (160 bytes) in the middle of `Limits.MAX` does not
         // read as a use of a `Limits.MA` it lacks, only of `Limits`.
         let long = format!("+{:<151}Limits.MAX;\n", "        int low = 0; //");
