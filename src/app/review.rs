@@ -459,12 +459,8 @@ impl Cairn {
         extras: &mut briefing::Extras,
     ) {
         // The code's partners need no history; the history's come with them.
-        let files = RepoFiles::open(&self.repo.root).ok();
-        let limit = Limit::source(self.repo.settings.index.max_file_bytes);
-        let read = |path: &str| {
-            let files = files.as_ref()?;
-            context::normalise(path).and_then(|p| files.text(&p, limit).ok())
-        };
+        let files = SourceReader::open(&self.repo);
+        let read = |path: &str| files.text(path);
         extras.co_changes =
             review::partners::missing(analysis, &snapshot.graph, history, paths, &read);
         if history.is_empty() {
@@ -701,6 +697,27 @@ fn related_commits(history: &History, paths: &[String]) -> Vec<briefing::CommitB
         .collect()
 }
 
+/// A repository's files as a review reads them: every read inside the repository (links
+/// included) and within the index's size limit; none for a file gone, too large or unreadable.
+struct SourceReader {
+    files: Option<RepoFiles>,
+    limit: Limit,
+}
+
+impl SourceReader {
+    fn open(repo: &Repo) -> SourceReader {
+        SourceReader {
+            files: RepoFiles::open(&repo.root).ok(),
+            limit: Limit::source(repo.settings.index.max_file_bytes),
+        }
+    }
+
+    fn text(&self, path: &str) -> Option<String> {
+        let files = self.files.as_ref()?;
+        context::normalise(path).and_then(|p| files.text(&p, self.limit).ok())
+    }
+}
+
 /// The change a review request names, analysed against the graph: the analysis, what was
 /// compared, and whether nothing changed.
 fn analyse_change(
@@ -713,14 +730,9 @@ fn analyse_change(
     let (changes, label) = changes_for(repo, request)?;
     let scorer = Scorer::new(graph, access, crate::clock::now());
     let rank = |id: &str| graph.node(id).map_or(0.0, |n| scorer.score(n).total());
-    // Paths come from the diff, the graph and the history; the repository reader keeps every
-    // read inside the repository (links included) and within the index's size limit.
-    let files = RepoFiles::open(&repo.root).ok();
-    let limit = Limit::source(repo.settings.index.max_file_bytes);
-    let read = |path: &str| {
-        let files = files.as_ref()?;
-        context::normalise(path).and_then(|p| files.text(&p, limit).ok())
-    };
+    // Paths come from the diff, the graph and the history.
+    let files = SourceReader::open(repo);
+    let read = |path: &str| files.text(path);
     let analysis = review::analyse(&changes, graph, &rank, &read, history);
     Ok((analysis, label, changes.is_empty()))
 }

@@ -110,7 +110,7 @@ fn contracts(analysis: &Analysis, graph: &Graph) -> Vec<MissingPartner> {
                     .filter(|e| e.kind == EdgeKind::Inherits)
                 {
                     if let Some(implementer) = graph.node(&edge.src) {
-                        found.push(tied(implementer, file, "implements", qualname(class)));
+                        found.push(tied(implementer, &file.path, "implements", qualname(class)));
                     }
                 }
             } else if re_signed {
@@ -120,7 +120,7 @@ fn contracts(analysis: &Analysis, graph: &Graph) -> Vec<MissingPartner> {
                 {
                     let declared = format!("{}.{name}", edge.dst);
                     if let Some(base) = graph.node(&declared) {
-                        found.push(tied(base, file, "declares", qualname(&declared)));
+                        found.push(tied(base, &file.path, "declares", qualname(&declared)));
                     }
                 }
             }
@@ -228,9 +228,9 @@ fn named_on_added_lines(
                 && !removed.contains(&(word, Some(member)))
                 && lacks(graph, node, member, &read_once)
             {
-                lacking.push(tied(node, file, "lacks", &format!("{word}.{member}")));
+                lacking.push(tied(node, &file.path, "lacks", &format!("{word}.{member}")));
             } else if !was_named(word) {
-                used.push(tied(node, file, "starts using", word));
+                used.push(tied(node, &file.path, "starts using", word));
             }
         }
     }
@@ -366,7 +366,7 @@ fn interface_pairs(
                 if let [only] = implementers.as_slice()
                     && let Some(class) = graph.node(&only.src)
                 {
-                    out.push(tied_to(class, with, "implements", &node.name));
+                    out.push(tied(class, with, "implements", &node.name));
                 }
             } else if node.kind == NodeKind::Class {
                 for edge in graph
@@ -382,7 +382,7 @@ fn interface_pairs(
                         .count()
                         == 1;
                     if interface.kind == NodeKind::Interface && sole {
-                        out.push(tied_to(interface, with, "interface of", &node.name));
+                        out.push(tied(interface, with, "interface of", &node.name));
                     }
                 }
             }
@@ -391,22 +391,8 @@ fn interface_pairs(
     out
 }
 
-/// A file tied to the changed `file` through `node`.
-fn tied(
-    node: &crate::graph::Node,
-    file: &FileReport,
-    how: &'static str,
-    symbol: &str,
-) -> MissingPartner {
-    tied_to(node, &file.path, how, symbol)
-}
-
-fn tied_to(
-    node: &crate::graph::Node,
-    with: &str,
-    how: &'static str,
-    symbol: &str,
-) -> MissingPartner {
+/// The file of `node`, tied to the changed file `with` by `how` through `symbol`.
+fn tied(node: &crate::graph::Node, with: &str, how: &'static str, symbol: &str) -> MissingPartner {
     MissingPartner {
         path: node.path.to_string(),
         with: with.to_string(),
