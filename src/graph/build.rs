@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -450,22 +451,80 @@ fn system_inputs<'a>(
     inputs
 }
 
-/// The built edges, their ids shared with the nodes' (and with each other's).
-fn share_ids(nodes: &mut [Node], edges: BTreeMap<EdgeKey, EdgeFacts>) -> Vec<Edge> {
+/// The built edges, their ids shared with the nodes' (and with each other's), in the order of
+/// (kind, source id, destination id).
+fn share_ids(nodes: &mut [Node], edges: EdgeTable) -> Vec<Edge> {
+    let EdgeTable {
+        mut ends,
+        numbers,
+        facts,
+    } = edges;
+    drop(numbers);
     let mut ids = super::Ids::default();
+    for end in &mut ends {
+        ids.share(end);
+    }
     for node in nodes {
         ids.share_node(node);
     }
-    edges
+    // Each end's place among the ids in order, so that the edges sort by numbers.
+    let mut by_id: Vec<u32> = (0..ends.len() as u32).collect();
+    by_id.sort_unstable_by(|&a, &b| ends[a as usize].cmp(&ends[b as usize]));
+    let mut place = vec![0u32; ends.len()];
+    for (i, &n) in by_id.iter().enumerate() {
+        place[n as usize] = i as u32;
+    }
+    let mut facts: Vec<_> = facts.into_iter().collect();
+    facts.sort_unstable_by_key(|&((kind, src, dst), _)| {
+        (kind, place[src as usize], place[dst as usize])
+    });
+    facts
         .into_iter()
-        .map(|((kind, src, dst), (lines, reasons))| Edge {
-            kind,
-            src: ids.of(&src),
-            dst: ids.of(&dst),
-            lines: lines.into_iter().collect(),
-            reasons: reasons.into_iter().map(Into::into).collect(),
+        .map(|((kind, src, dst), (mut lines, mut reasons))| {
+            lines.sort_unstable();
+            lines.dedup();
+            reasons.sort_unstable();
+            reasons.dedup();
+            Edge {
+                kind,
+                src: ends[src as usize].clone(),
+                dst: ends[dst as usize].clone(),
+                lines: lines.into(),
+                reasons: reasons.into_iter().map(Into::into).collect(),
+            }
         })
         .collect()
+}
+
+/// The edges being built, their ends numbered: at 50,000 files a build makes 3M edges, and a
+/// map keyed by two id strings each (with a set per edge for its lines) was most of a cold
+/// index's peak memory.
+#[derive(Default)]
+struct EdgeTable {
+    /// The ids of the ends, by number.
+    ends: Vec<Arc<str>>,
+    /// The number of each id in `ends`.
+    numbers: HashMap<Arc<str>, u32>,
+    facts: HashMap<(EdgeKind, u32, u32), EdgeFacts>,
+}
+
+impl EdgeTable {
+    fn number(&mut self, id: String) -> u32 {
+        if let Some(&n) = self.numbers.get(id.as_str()) {
+            return n;
+        }
+        let n = u32::try_from(self.ends.len()).expect("fewer than 2^32 node ids");
+        let id: Arc<str> = id.into();
+        self.ends.push(id.clone());
+        self.numbers.insert(id, n);
+        n
+    }
+
+    /// The lines and reasons of the edge, made empty on first sight.
+    fn facts(&mut self, kind: EdgeKind, src: String, dst: String) -> &mut EdgeFacts {
+        let key = (kind, self.number(src), self.number(dst));
+        self.facts.entry(key).or_default()
+    }
 }
 
 /// What a call was found to reach.
@@ -497,15 +556,14 @@ fn super_call_target(
         .map(SymbolAt::target)
 }
 
-/// An edge being built: (kind, source id, destination id).
-type EdgeKey = (EdgeKind, String, String);
-/// What is known of it so far: source lines and reasons.
-type EdgeFacts = (BTreeSet<u32>, BTreeSet<&'static str>);
+/// What is known of an edge being built so far: source lines and reasons (sorted and made
+/// unique when the edge is made).
+type EdgeFacts = (Vec<u32>, Vec<&'static str>);
 
 #[derive(Default)]
 struct Builder {
     nodes: Vec<Node>,
-    edges: BTreeMap<EdgeKey, EdgeFacts>,
+    edges: EdgeTable,
     stats: BuildStats,
     externals: BTreeSet<String>,
     /// Side-effect categories per (file, scope symbol).
@@ -552,7 +610,7 @@ impl Builder {
         if src == dst {
             return;
         }
-        let (lines, reasons) = self.edges.entry((kind, src, dst)).or_default();
+        let (lines, reasons) = self.edges.facts(kind, src, dst);
         lines.extend(line);
         reasons.extend(reason);
     }

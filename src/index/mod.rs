@@ -207,7 +207,7 @@ pub struct Live {
     /// The graph the store holds (`graph` once the pending changes are written).
     written: Arc<graph::Graph>,
     /// Source records changed since the last write: `None` for a file gone.
-    pending: BTreeMap<String, Option<SourceRecord>>,
+    pending: BTreeMap<String, Option<Arc<SourceRecord>>>,
     pending_moves: Vec<Moved>,
     /// The store generation this index equals.
     generation: u64,
@@ -268,8 +268,8 @@ pub struct Reading {
 /// What a read changed in the file records, before it is told as changed paths and moves.
 #[derive(Default)]
 struct Changes {
-    /// Records of files that were not indexed before.
-    added: Vec<SourceRecord>,
+    /// Records of files that were not indexed before (shared with the index's).
+    added: Vec<Arc<SourceRecord>>,
     /// Paths of indexed files whose record changed.
     updated: Vec<String>,
     /// Paths of files whose record was dropped.
@@ -283,7 +283,7 @@ struct Changes {
 pub struct Pending {
     pub old: Arc<graph::Graph>,
     pub new: Arc<graph::Graph>,
-    pub sources: BTreeMap<String, Option<SourceRecord>>,
+    pub sources: BTreeMap<String, Option<Arc<SourceRecord>>>,
     pub moved: Vec<Moved>,
     /// The [`build_key`] of `new`.
     pub built_from: Option<String>,
@@ -585,6 +585,7 @@ impl Live {
         if old.map(|s| &**s) == Some(&record) {
             return;
         }
+        let record = Arc::new(record);
         if old.is_none() {
             changes.added.push(record.clone());
         } else {
@@ -596,7 +597,7 @@ impl Live {
             Some(&record.file.extract),
         );
         self.pending.insert(path.clone(), Some(record.clone()));
-        self.sources.insert(path, Arc::new(record));
+        self.sources.insert(path, record);
     }
 
     /// Drops the record of a file that is gone or skipped, if one is held.
@@ -621,7 +622,7 @@ impl Live {
         let mut changed: Vec<String> = added.iter().map(|r| r.file.path.clone()).collect();
         changed.extend(gone.iter().cloned());
         gone.sort();
-        let added: Vec<&SourceRecord> = added.iter().collect();
+        let added: Vec<&SourceRecord> = added.iter().map(|r| &**r).collect();
         self.pending_moves.extend(moves(&gone, &added, &removed));
         changed.extend(updated);
         changed.sort();
