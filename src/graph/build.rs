@@ -1931,7 +1931,43 @@ fn is_generic(signature: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_generic, receiver_tail, type_arity, type_parameters};
+    use super::{EdgeTable, is_generic, receiver_tail, share_ids, type_arity, type_parameters};
+    use crate::graph::EdgeKind;
+
+    #[test]
+    fn built_edges_come_in_id_order_with_each_line_and_reason_once() {
+        let mut table = EdgeTable::default();
+        let mut add = |kind, src: &str, dst: &str, line: u32, reason| {
+            let (lines, reasons) = table.facts(kind, src.into(), dst.into());
+            lines.push(line);
+            reasons.extend(reason);
+        };
+        // Numbered in the order first seen, which is not the ids' order.
+        add(EdgeKind::Calls, "b.py::g", "a.py::f", 9, None);
+        add(EdgeKind::Calls, "a.py::h", "b.py::g", 3, Some("call"));
+        add(EdgeKind::Imports, "b.py", "a.py", 1, None);
+        add(EdgeKind::Calls, "b.py::g", "a.py::f", 2, None);
+        add(EdgeKind::Calls, "b.py::g", "a.py::f", 9, None);
+        add(EdgeKind::Calls, "a.py::h", "b.py::g", 3, Some("call"));
+        add(EdgeKind::Calls, "a.py::h", "a.py::f", 4, None);
+        let edges = share_ids(&mut [], table);
+        let listed: Vec<(EdgeKind, &str, &str, &[u32], usize)> = edges
+            .iter()
+            .map(|e| (e.kind, &*e.src, &*e.dst, &*e.lines, e.reasons.len()))
+            .collect();
+        let mut expected = vec![
+            (EdgeKind::Calls, "a.py::h", "a.py::f", &[4][..], 0),
+            (EdgeKind::Calls, "a.py::h", "b.py::g", &[3][..], 1),
+            (EdgeKind::Calls, "b.py::g", "a.py::f", &[2, 9][..], 0),
+            (EdgeKind::Imports, "b.py", "a.py", &[1][..], 0),
+        ];
+        expected.sort_by_key(|&(kind, src, dst, _, _)| (kind, src, dst));
+        assert_eq!(listed, expected);
+        // An id is one allocation however many edges end at it.
+        let from_g = edges.iter().find(|e| &*e.src == "b.py::g").unwrap();
+        let into_g = edges.iter().find(|e| &*e.dst == "b.py::g").unwrap();
+        assert!(std::sync::Arc::ptr_eq(&from_g.src, &into_g.dst));
+    }
 
     #[test]
     fn a_receiver_is_told_by_its_last_part() {

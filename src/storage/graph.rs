@@ -132,6 +132,7 @@ impl Delta {
             fresh: old.nodes.is_empty() && old.edges.is_empty(),
             ..Delta::default()
         };
+        let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
         if delta.fresh {
             // Everything is new: no key of the new graph's is made or looked up (at 50,000
             // files, 3M edge keys held at once while a cold index writes).
@@ -139,7 +140,7 @@ impl Delta {
             delta.upsert_edges = new
                 .edges
                 .iter()
-                .filter(|e| e.kind != EdgeKind::Contains)
+                .filter(|e| stored(&&***e))
                 .cloned()
                 .collect();
             delta.parts = parts(new, None);
@@ -163,7 +164,6 @@ impl Delta {
                 changed.insert(&node.path);
             }
         }
-        let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
         let old_edges: rustc_hash::FxHashMap<EdgeId, &Edge> = old
             .edges
             .iter()
