@@ -399,7 +399,7 @@ pub(crate) mod testing {
                 let language = registry.for_path(path).expect("a language cairn parses");
                 SourceFile {
                     path: path.to_string(),
-                    language: language.spec.name.clone(),
+                    language: language.shared_name(),
                     hash: String::new(),
                     size: text.len() as u64,
                     last_change: 0,

@@ -38,13 +38,23 @@ pub use modules::{Roots, Target};
 pub struct SourceFile {
     /// Repository-relative, `/`-separated.
     pub path: String,
-    pub language: String,
+    /// The language's shared copy of its name ([`crate::languages::Language::shared_name`]).
+    #[serde(deserialize_with = "shared_language")]
+    pub language: Arc<str>,
     pub hash: String,
     pub size: u64,
     /// Seconds since the epoch of the last change (git or mtime).
     pub last_change: i64,
     pub is_test: bool,
     pub extract: FileExtract,
+}
+
+/// A file's language read back: the language's shared copy of the name.
+fn shared_language<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Arc<str>, D::Error> {
+    let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+    Ok(crate::languages::Registry::get().shared_name(&name))
 }
 
 /// What a node stands for.
@@ -960,6 +970,29 @@ pub(crate) fn external_id(module: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_read_back_hold_their_languages_shared_name() {
+        let file = |path: &str, language: &str| {
+            let file = SourceFile {
+                path: path.to_string(),
+                language: language.into(),
+                hash: String::new(),
+                size: 0,
+                last_change: 0,
+                is_test: false,
+                extract: FileExtract::default(),
+            };
+            serde_json::from_str::<SourceFile>(&serde_json::to_string(&file).unwrap()).unwrap()
+        };
+        let (a, b) = (file("a.py", "python"), file("b.py", "python"));
+        let shared = crate::languages::Registry::get().shared_name("python");
+        assert!(Arc::ptr_eq(&a.language, &b.language));
+        assert!(Arc::ptr_eq(&a.language, &shared));
+        // A name no language has is kept as written.
+        assert_eq!(&*file("c.x", "cobol").language, "cobol");
+        assert_eq!(a, file("a.py", "python"));
+    }
 
     #[test]
     fn merging_in_fresh_items_equals_a_stable_sort_of_both() {

@@ -1104,7 +1104,7 @@ fn read_one(files: &RepoFiles, limit: Limit, file: &Found, cached: Option<&Sourc
     // A cache entry made for another language (a grammar changed between versions) or by
     // another version of the extractor is stale.
     let cached = cached.filter(|record| {
-        record.file.language == language.spec.name
+        *record.file.language == *language.spec.name
             && record.file.extract.version == crate::extract::VERSION
     });
     if let Some(record) = cached
@@ -1148,7 +1148,7 @@ fn read_one(files: &RepoFiles, limit: Limit, file: &Found, cached: Option<&Sourc
     Read::Parsed(Box::new(SourceRecord {
         file: SourceFile {
             path: file.path.clone(),
-            language: language.spec.name.clone(),
+            language: language.shared_name(),
             hash,
             size: file.size,
             last_change,
@@ -1215,7 +1215,7 @@ mod tests {
                     let text = std::fs::read_to_string(&path).unwrap();
                     files.push(SourceFile {
                         is_test: language.is_test_path(&relative),
-                        language: language.spec.name.clone(),
+                        language: language.shared_name(),
                         hash: String::new(),
                         size: text.len() as u64,
                         last_change: 0,

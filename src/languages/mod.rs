@@ -336,9 +336,18 @@ pub struct Language {
     /// Test files a runner collects; `None` when the language does not say (all of them).
     test_runs: Option<GlobSet>,
     test_fixtures: GlobSet,
+    /// The name, one copy that every file of the language holds ([`Language::shared_name`]).
+    shared_name: std::sync::Arc<str>,
 }
 
 impl Language {
+    /// The language's name as the files of the language hold it: one copy for all of them,
+    /// so a pass over every file that asks each one's language (each patch makes one) reads
+    /// the same few bytes rather than a copy in each file's own allocation.
+    pub fn shared_name(&self) -> std::sync::Arc<str> {
+        self.shared_name.clone()
+    }
+
     /// The compiled queries, compiled by the first caller (others wait for it). Panics only
     /// if a built-in query is broken, which `every_query_of_every_language_compiles` catches.
     pub fn queries(&self) -> &Queries {
@@ -451,6 +460,13 @@ impl Registry {
                 .iter()
                 .any(|e| e.eq_ignore_ascii_case(extension))
         })
+    }
+
+    /// A language's name as files hold it: the language's shared copy, or a copy of its own
+    /// for a name no language has.
+    pub fn shared_name(&self, name: &str) -> std::sync::Arc<str> {
+        self.by_name(name)
+            .map_or_else(|| name.into(), Language::shared_name)
     }
 
     /// A language by name.
@@ -574,6 +590,7 @@ fn load_language(dir: &str, grammar: tree_sitter::Language) -> Result<Language, 
             Some(globs(&tests.runs, true)?)
         },
         test_fixtures: globs(&tests.fixtures, true)?,
+        shared_name: spec.name.as_str().into(),
         spec,
     })
 }

@@ -527,7 +527,7 @@ fn effects_by_symbol(
     };
     let file = SourceFile {
         path: path.to_string(),
-        language: language.spec.name.clone(),
+        language: language.shared_name(),
         hash: String::new(),
         size: 0,
         last_change: 0,

@@ -984,7 +984,7 @@ mod tests {
                 SourceRecord {
                     file: SourceFile {
                         path: path.to_string(),
-                        language: language.to_string(),
+                        language: registry.shared_name(language),
                         hash: format!("{i:016x}"),
                         size: source.len() as u64,
                         last_change: 1_700_000_000 + i as i64,
