@@ -132,17 +132,12 @@ impl Delta {
             fresh: old.nodes.is_empty() && old.edges.is_empty(),
             ..Delta::default()
         };
-        let stored = |e: &&Edge| e.kind != EdgeKind::Contains;
+        let stored = |e: &Edge| e.kind != EdgeKind::Contains;
         if delta.fresh {
             // Everything is new: no key of the new graph's is made or looked up (at 50,000
             // files, 3M edge keys held at once while a cold index writes).
             delta.upsert_nodes = new.nodes.clone();
-            delta.upsert_edges = new
-                .edges
-                .iter()
-                .filter(|e| stored(&&***e))
-                .cloned()
-                .collect();
+            delta.upsert_edges = new.edges.iter().filter(|e| stored(e)).cloned().collect();
             delta.parts = parts(new, None);
             return delta;
         }
@@ -168,17 +163,17 @@ impl Delta {
             .edges
             .iter()
             .map(|e| &**e)
-            .filter(stored)
+            .filter(|e| stored(e))
             .map(|e| (EdgeId::of(e), e))
             .collect();
         let new_keys: rustc_hash::FxHashSet<EdgeId> = new
             .edges
             .iter()
             .map(|e| &**e)
-            .filter(stored)
+            .filter(|e| stored(e))
             .map(EdgeId::of)
             .collect();
-        for edge in new.edges.iter().filter(|e| stored(&&***e)) {
+        for edge in new.edges.iter().filter(|e| stored(e)) {
             if old_edges.get(&EdgeId::of(edge)) != Some(&&**edge) {
                 changed.insert(part_of(new, &edge.src));
                 delta.upsert_edges.push(edge.clone());
@@ -190,7 +185,7 @@ impl Delta {
                 delta.delete_edges.push(key);
             }
         }
-        delta.parts = parts(new, (!delta.fresh).then_some(&changed));
+        delta.parts = parts(new, Some(&changed));
         delta
     }
 
