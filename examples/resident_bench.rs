@@ -76,7 +76,8 @@ async fn main() -> anyhow::Result<()> {
     // What each holds is what dropping it frees (the store's caches are not counted).
     let held = IN_USE.load(Ordering::Relaxed);
     let mut graph = graph;
-    let mut edge_list = std::mem::take(&mut graph.edges);
+    // Out of their shared chunks, each edge held once (the chunks are freed with the list).
+    let mut edge_list: Vec<_> = std::mem::take(&mut graph.edges).iter().cloned().collect();
     let mut freed = |take: &dyn Fn(&mut cairn::graph::Edge)| {
         let before = IN_USE.load(Ordering::Relaxed);
         edge_list

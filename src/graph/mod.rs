@@ -2,6 +2,7 @@
 //! extractions by resolving names, then promoted and measured. Pure: no IO.
 
 mod build;
+mod edges;
 mod kept;
 pub mod modules;
 pub mod possible;
@@ -30,6 +31,7 @@ pub const IMPORTS_MODULE: &str = "module";
 pub const IMPORTS_NAMES: &str = "names";
 
 pub use build::{BuildStats, build, build_focused};
+pub use edges::Edges;
 pub use kept::Kept;
 pub use modules::{Roots, Target};
 
@@ -233,7 +235,7 @@ pub struct Graph {
     /// Shared with other graphs of the same index, so a graph that differs in a few files
     /// costs only those files' nodes and edges.
     pub nodes: Vec<Arc<Node>>,
-    pub edges: Vec<Arc<Edge>>,
+    pub edges: Edges,
     index: IdIndex,
     /// Each edge's ends, so a patched graph maps them instead of looking every id up again.
     ends: Vec<Ends>,
@@ -314,6 +316,9 @@ const NO_NODE: u32 = u32::MAX;
 
 /// No edge position: an edge new to a patched graph, or a run of edges gone from it.
 const NO_EDGE: u32 = u32::MAX;
+
+/// Old edge positions per entry of [`EdgeMoves::lookup`].
+const MOVE_BUCKET_BITS: u32 = 8;
 
 /// Marks a hash that more than one id has (see `IdIndex::collided`).
 const COLLIDED: u32 = u32::MAX;
@@ -463,6 +468,9 @@ struct EdgeMoves {
     from: Vec<u32>,
     /// Each run's first new position ([`NO_EDGE`] for a run of edges gone).
     to: Vec<u32>,
+    /// For each bucket of old positions, the run holding the bucket's first (made by
+    /// [`EdgeMoves::finish`]): a node's list finds its run without a search.
+    lookup: Vec<u32>,
     /// The old and new positions after the last edge kept.
     next_old: u32,
     next_new: u32,
@@ -492,6 +500,16 @@ impl EdgeMoves {
             self.from.push(self.next_old);
             self.to.push(NO_EDGE);
         }
+        let mut run = 0;
+        self.lookup = (0..old_edges.div_ceil(1 << MOVE_BUCKET_BITS))
+            .map(|bucket| {
+                let first = (bucket << MOVE_BUCKET_BITS) as u32;
+                while self.from.get(run + 1).is_some_and(|&f| f <= first) {
+                    run += 1;
+                }
+                run as u32
+            })
+            .collect();
     }
 
     /// The new positions of the old edges at `list` (ascending) that were kept, onto `out`.
@@ -499,7 +517,7 @@ impl EdgeMoves {
         let Some(&first) = list.first() else {
             return;
         };
-        let mut run = self.from.partition_point(|&f| f <= first) - 1;
+        let mut run = self.lookup[first as usize >> MOVE_BUCKET_BITS] as usize;
         for &old in list {
             while self.from.get(run + 1).is_some_and(|&f| f <= old) {
                 run += 1;
@@ -513,12 +531,28 @@ impl EdgeMoves {
 
 /// The edges of a patched graph ([`Graph::patch`]), with where the old graph's went.
 struct PatchedEdges {
-    edges: Vec<Arc<Edge>>,
+    edges: Edges,
     ends: Vec<Ends>,
     moves: EdgeMoves,
     /// The positions of the edges to list that the old graph did not list: fresh ones, and
     /// kept ones whose end a fresh node now is.
     anew: Vec<u32>,
+}
+
+impl PatchedEdges {
+    /// The next edge of the patched graph, with its ends: the old graph's edge at `old`
+    /// (whose ends were `old_ends[old]`), or a fresh one (`old` is `NO_EDGE`).
+    fn take(&mut self, old: usize, at: Ends, old_ends: &[Ends]) {
+        let new = self.ends.len() as u32;
+        let listed_before = old != NO_EDGE as usize && old_ends[old].linked();
+        if old != NO_EDGE as usize {
+            self.moves.keep(old as u32, new);
+        }
+        if at.linked() && !listed_before {
+            self.anew.push(new);
+        }
+        self.ends.push(at);
+    }
 }
 
 impl Graph {
@@ -681,7 +715,9 @@ impl Graph {
     }
 
     /// The edges of this graph patched with `fresh` ones (see [`Graph::patch`]), in order,
-    /// with their ends' positions among the patched nodes.
+    /// with their ends' positions among the patched nodes. A chunk of edges that keeps all
+    /// its edges and takes no fresh one is shared, not copied: only its edges' ends are
+    /// mapped (the ends are kept apart from the edges, so no kept edge is read).
     fn patch_edges(
         &self,
         changed: &impl Fn(&str) -> bool,
@@ -701,40 +737,37 @@ impl Graph {
         // a fresh node has it).
         let dangling_stays = |id: &str| !changed(id) || fresh_ids.contains(id);
         let promoted = |e: &Edge| matches!(e.kind, EdgeKind::Drives | EdgeKind::AssertsOn);
-        let kept = self
-            .edges
-            .iter()
-            .zip(&self.ends)
-            .enumerate()
-            .filter(|&(_, (e, &Ends { src: s, dst: d }))| {
-                let (src_gone, src_stays) = match s {
-                    NO_NODE => (changed(&e.src), dangling_stays(&e.src)),
-                    s => (gone[s as usize], stays[s as usize]),
-                };
-                let dst_stays = match d {
-                    NO_NODE => dangling_stays(&e.dst),
-                    d => stays[d as usize],
-                };
-                (!src_gone || promoted(e)) && src_stays && dst_stays
+        // Whether the old edge at `i` stays, and its ends among the patched nodes.
+        let kept = |i: usize, e: &Edge| -> Option<Ends> {
+            let Ends { src: s, dst: d } = self.ends[i];
+            let (src_gone, src_stays) = match s {
+                NO_NODE => (changed(&e.src), dangling_stays(&e.src)),
+                s => (gone[s as usize], stays[s as usize]),
+            };
+            let dst_stays = match d {
+                NO_NODE => dangling_stays(&e.dst),
+                d => stays[d as usize],
+            };
+            if !((!src_gone || promoted(e)) && src_stays && dst_stays) {
+                return None;
+            }
+            // An end that was no node is one now if a fresh node has its id.
+            // (The ids are read only there: reading them would reach into every edge.)
+            let at = |end: u32, id: &Arc<str>| match end {
+                NO_NODE if changed(id) || id.starts_with(EXTERNAL_PREFIX) => fresh_ids
+                    .contains(id)
+                    .then(|| index.get(nodes, id))
+                    .flatten()
+                    .map_or(NO_NODE, |i| i as u32),
+                NO_NODE => NO_NODE,
+                end => moved[end as usize],
+            };
+            Some(Ends {
+                src: at(s, &e.src),
+                dst: at(d, &e.dst),
             })
-            .map(|(i, (e, ends))| {
-                // An end that was no node is one now if a fresh node has its id.
-                let at = |end: u32, id: &str| match end {
-                    NO_NODE if changed(id) || id.starts_with(EXTERNAL_PREFIX) => fresh_ids
-                        .contains(id)
-                        .then(|| index.get(nodes, id))
-                        .flatten()
-                        .map_or(NO_NODE, |i| i as u32),
-                    NO_NODE => NO_NODE,
-                    end => moved[end as usize],
-                };
-                let mapped = Ends {
-                    src: at(ends.src, &e.src),
-                    dst: at(ends.dst, &e.dst),
-                };
-                (i, (e.clone(), mapped, i as u32))
-            });
-        let fresh: Vec<(Arc<Edge>, Ends, u32)> = fresh
+        };
+        let mut fresh: Vec<(Arc<Edge>, Ends, u32)> = fresh
             .into_iter()
             .map(|e| {
                 let at = |id: &str| index.get(nodes, id).map_or(NO_NODE, |i| i as u32);
@@ -745,36 +778,73 @@ impl Graph {
                 (Arc::new(e), ends, NO_EDGE)
             })
             .collect();
-        // Straight into the lists the graph keeps: at 50,000 files an edge list and its
-        // copies between are each tens of megabytes of fresh pages.
+        fresh.sort_by(|a, b| a.0.cmp(&b.0));
+        // A fresh edge goes into the chunk of the last old edge not above it (the first chunk
+        // if none is).
+        let mut fresh = fresh
+            .into_iter()
+            .map(|f| (self.edges.count_not_above(&f.0), f))
+            .peekable();
         let room = self.edges.len() + fresh.len();
-        let mut patched = PatchedEdges {
-            edges: Vec::with_capacity(room),
+        let mut out = PatchedEdges {
+            edges: Edges::default(),
             ends: Vec::with_capacity(room),
             moves: EdgeMoves::default(),
             anew: Vec::new(),
         };
-        merge_sorted(
-            &self.edges,
-            kept,
-            fresh,
-            |a, b| a.0.cmp(&b.0),
-            |old, fresh| (**old).cmp(&*fresh.0),
-            |(edge, at, old)| {
-                let new = patched.edges.len() as u32;
-                let listed_before = old != NO_EDGE && self.ends[old as usize].linked();
-                if old != NO_EDGE {
-                    patched.moves.keep(old, new);
+        let mut chunks: Vec<Arc<[Arc<Edge>]>> = Vec::new();
+        let mut mapped: Vec<Option<Ends>> = Vec::with_capacity(edges::CHUNK);
+        let last = self.edges.chunks().count().saturating_sub(1);
+        for (c, (start, chunk)) in self.edges.chunks().enumerate() {
+            let end = start + chunk.len();
+            let mut here = Vec::new();
+            while let Some((_, f)) = fresh.next_if(|&(cut, _)| cut <= end || c == last) {
+                here.push(f);
+            }
+            // The edges are read only where an end is no node or the source goes (ids and
+            // kinds decide there).
+            mapped.clear();
+            mapped.extend(chunk.iter().enumerate().map(|(k, e)| kept(start + k, e)));
+            if here.is_empty() && mapped.iter().all(Option::is_some) {
+                for (k, at) in mapped.iter().flatten().enumerate() {
+                    out.take(start + k, *at, &self.ends);
                 }
-                if at.linked() && !listed_before {
-                    patched.anew.push(new);
-                }
-                patched.edges.push(edge);
-                patched.ends.push(at);
-            },
-        );
-        patched.moves.finish(self.edges.len());
-        patched
+                chunks.push(chunk.clone());
+                continue;
+            }
+            let kept = mapped
+                .iter()
+                .enumerate()
+                .filter_map(|(k, at)| Some((k, (chunk[k].clone(), (*at)?, (start + k) as u32))));
+            let mut items = Vec::with_capacity(chunk.len() + here.len());
+            merge_sorted(
+                chunk,
+                kept,
+                here,
+                |a, b| a.0.cmp(&b.0),
+                |old, fresh| (**old).cmp(&*fresh.0),
+                |(edge, at, old)| {
+                    out.take(old as usize, at, &self.ends);
+                    items.push(edge);
+                },
+            );
+            if items.len() > 2 * edges::CHUNK {
+                chunks.extend(items.chunks(edges::CHUNK).map(Arc::from));
+            } else {
+                chunks.push(items.into());
+            }
+        }
+        // A graph with no edges yet.
+        let rest: Vec<Arc<Edge>> = fresh
+            .map(|(_, (edge, at, _))| {
+                out.take(NO_EDGE as usize, at, &self.ends);
+                edge
+            })
+            .collect();
+        chunks.extend(rest.chunks(edges::CHUNK).map(Arc::from));
+        out.edges = Edges::from_chunks(chunks);
+        out.moves.finish(self.edges.len());
+        out
     }
 
     /// This graph holding `previous`'s copy of every node and edge that is equal in both, so
@@ -793,12 +863,18 @@ impl Graph {
         }
         // Both edge lists are in order: one pass over them side by side.
         let mut old = previous.edges.iter().peekable();
-        for edge in &mut self.edges {
-            while old.next_if(|o: &&Arc<Edge>| ***o < **edge).is_some() {}
-            if let Some(&o) = old.peek()
-                && **o == **edge
-            {
-                *edge = o.clone();
+        for chunk in self.edges.chunks_mut() {
+            if Arc::get_mut(chunk).is_none() {
+                *chunk = chunk.iter().cloned().collect();
+            }
+            let chunk = Arc::get_mut(chunk).expect("a chunk just copied is this graph's own");
+            for edge in chunk {
+                while old.next_if(|o: &&Arc<Edge>| ***o < **edge).is_some() {}
+                if let Some(&o) = old.peek()
+                    && **o == **edge
+                {
+                    *edge = o.clone();
+                }
             }
         }
         self
@@ -808,24 +884,15 @@ impl Graph {
     fn indexed(nodes: Vec<Arc<Node>>, edges: Vec<Arc<Edge>>) -> Graph {
         let index = IdIndex::of(&nodes);
         let at = |id: &str| index.get(&nodes, id).map_or(NO_NODE, |i| i as u32);
-        let ends = edges
+        let ends: Vec<Ends> = edges
             .iter()
             .map(|e| Ends {
                 src: at(&e.src),
                 dst: at(&e.dst),
             })
             .collect();
-        Graph::with_ends(nodes, index, edges, ends)
-    }
-
-    fn with_ends(
-        nodes: Vec<Arc<Node>>,
-        index: IdIndex,
-        edges: Vec<Arc<Edge>>,
-        ends: Vec<Ends>,
-    ) -> Graph {
         let (outgoing, incoming) = Graph::lists(nodes.len(), &ends);
-        Graph::with_lists(nodes, index, edges, ends, outgoing, incoming)
+        Graph::with_lists(nodes, index, Edges::of(edges), ends, outgoing, incoming)
     }
 
     /// The edges leaving and reaching each node, by position. Edges between two nodes are
@@ -845,7 +912,7 @@ impl Graph {
     fn with_lists(
         nodes: Vec<Arc<Node>>,
         index: IdIndex,
-        edges: Vec<Arc<Edge>>,
+        edges: Edges,
         ends: Vec<Ends>,
         outgoing: Adjacency,
         incoming: Adjacency,
@@ -1483,7 +1550,6 @@ mod tests {
         // `Arc`s would otherwise keep the nodes' room).
         for graph in [&earlier, &later] {
             assert_eq!(graph.nodes.capacity(), graph.nodes.len());
-            assert_eq!(graph.edges.capacity(), graph.edges.len());
         }
         let patched = earlier.patch(
             &["b.py".to_string()],
@@ -1601,5 +1667,13 @@ mod tests {
         let anew = Graph::new(nodes_of(&ids), kept.cloned().chain(fresh).collect());
         assert_eq!(graph_lines(&patched), graph_lines(&anew));
         assert!(patched.edges.len() < graph.edges.len());
+        // The chunks of edges the changed files have none in are shared, not copied.
+        let before = graph.edges.chunks().count();
+        let shared = graph
+            .edges
+            .chunks()
+            .filter(|(_, old)| patched.edges.chunks().any(|(_, new)| Arc::ptr_eq(old, new)))
+            .count();
+        assert!(shared * 4 > before * 3, "{shared} of {before} shared");
     }
 }
