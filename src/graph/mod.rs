@@ -494,6 +494,15 @@ impl EdgeMoves {
         self.next_new = new + 1;
     }
 
+    /// The `count` old edges from `old` on are the new ones from `new` on.
+    fn keep_all(&mut self, old: u32, new: u32, count: u32) {
+        if count > 0 {
+            self.keep(old, new);
+            self.next_old = old + count;
+            self.next_new = new + count;
+        }
+    }
+
     /// The old edges after the last one kept are gone.
     fn finish(&mut self, old_edges: usize) {
         if (self.next_old as usize) < old_edges {
@@ -552,6 +561,21 @@ impl PatchedEdges {
             self.anew.push(new);
         }
         self.ends.push(at);
+    }
+
+    /// The old graph's edges from `old` on, all kept, with their ends `mapped` (as
+    /// [`PatchedEdges::take`] of each in turn).
+    fn take_all(&mut self, old: usize, mapped: &[Option<Ends>], old_ends: &[Ends]) {
+        let new = self.ends.len();
+        self.moves
+            .keep_all(old as u32, new as u32, mapped.len() as u32);
+        for (k, (at, before)) in mapped.iter().zip(&old_ends[old..]).enumerate() {
+            let at = at.expect("every edge is kept");
+            if at.linked() && !before.linked() {
+                self.anew.push((new + k) as u32);
+            }
+            self.ends.push(at);
+        }
     }
 }
 
@@ -806,9 +830,7 @@ impl Graph {
             mapped.clear();
             mapped.extend(chunk.iter().enumerate().map(|(k, e)| kept(start + k, e)));
             if here.is_empty() && mapped.iter().all(Option::is_some) {
-                for (k, at) in mapped.iter().flatten().enumerate() {
-                    out.take(start + k, *at, &self.ends);
-                }
+                out.take_all(start, &mapped, &self.ends);
                 chunks.push(chunk.clone());
                 continue;
             }
