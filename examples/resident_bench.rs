@@ -66,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
     // The shared end ids, each counted once (the map is gone before anything is measured).
     let end_bytes: usize = {
         let mut ends = std::collections::HashMap::new();
-        for edge in &graph.edges {
+        for edge in graph.edges.iter() {
             for end in [&edge.src, &edge.dst] {
                 ends.insert(std::sync::Arc::as_ptr(end) as *const u8 as usize, end.len());
             }

@@ -10,7 +10,7 @@ use super::Edge;
 /// How many edges a chunk holds when made; a patched chunk that grows past twice this is split.
 pub(super) const CHUNK: usize = 1024;
 
-/// Positions per entry of the lookup from a position to its chunk.
+/// Positions per bucket of the lookup from a position to its chunk (`2^BUCKET_BITS`).
 const BUCKET_BITS: u32 = 10;
 
 /// Edges by position (`0..len`, in order), in chunks.
@@ -19,9 +19,45 @@ pub struct Edges {
     chunks: Vec<Arc<[Arc<Edge>]>>,
     /// The position of each chunk's first edge, and the count after the last chunk.
     starts: Vec<u32>,
-    /// For each bucket of positions, the chunk holding the bucket's first (chunks are mostly
-    /// [`CHUNK`] long, so a lookup walks a step or two from there).
-    lookup: Vec<u32>,
+    /// The chunk of a position (chunks are mostly [`CHUNK`] long, so a lookup walks a step
+    /// or two from its bucket's).
+    lookup: Buckets,
+}
+
+/// From a position to the segment holding it, for segments that start at ascending positions
+/// (the first at 0): for each bucket of positions, the segment holding the bucket's first,
+/// from which a lookup walks forward.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Buckets {
+    bits: u32,
+    first: Vec<u32>,
+}
+
+impl Buckets {
+    /// Over `0..len`, in buckets of `2^bits` positions.
+    pub(super) fn of(starts: &[u32], len: usize, bits: u32) -> Buckets {
+        let mut segment = 0;
+        let first = (0..len.div_ceil(1 << bits))
+            .map(|bucket| {
+                segment = Buckets::forward(starts, segment, bucket << bits);
+                segment as u32
+            })
+            .collect();
+        Buckets { bits, first }
+    }
+
+    /// The segment holding `at` (in `0..len`), of the same `starts`.
+    pub(super) fn segment(&self, starts: &[u32], at: usize) -> usize {
+        Buckets::forward(starts, self.first[at >> self.bits] as usize, at)
+    }
+
+    /// The segment holding `at`, from `segment` (one not after it) on.
+    pub(super) fn forward(starts: &[u32], mut segment: usize, at: usize) -> usize {
+        while starts.get(segment + 1).is_some_and(|&s| s as usize <= at) {
+            segment += 1;
+        }
+        segment
+    }
 }
 
 impl Edges {
@@ -43,16 +79,7 @@ impl Edges {
                 .expect("a graph has fewer than 4 billion edges");
         }
         starts.push(at);
-        let buckets = (at as usize).div_ceil(1 << BUCKET_BITS);
-        let mut lookup = Vec::with_capacity(buckets);
-        let mut chunk = 0;
-        for bucket in 0..buckets {
-            let first = (bucket << BUCKET_BITS) as u32;
-            while starts[chunk + 1] <= first {
-                chunk += 1;
-            }
-            lookup.push(chunk as u32);
-        }
+        let lookup = Buckets::of(&starts, at as usize, BUCKET_BITS);
         Edges {
             chunks,
             starts,
@@ -71,7 +98,7 @@ impl Edges {
     /// The edge at `at`.
     pub fn get(&self, at: usize) -> Option<&Arc<Edge>> {
         (at < self.len()).then(|| {
-            let chunk = self.chunk_of(at);
+            let chunk = self.lookup.segment(&self.starts, at);
             &self.chunks[chunk][at - self.starts[chunk] as usize]
         })
     }
@@ -103,14 +130,6 @@ impl Edges {
         };
         self.starts[before] as usize + self.chunks[before].partition_point(|e| **e <= *edge)
     }
-
-    fn chunk_of(&self, at: usize) -> usize {
-        let mut chunk = self.lookup[at >> BUCKET_BITS] as usize;
-        while self.starts[chunk + 1] as usize <= at {
-            chunk += 1;
-        }
-        chunk
-    }
 }
 
 impl std::ops::Index<usize> for Edges {
@@ -119,15 +138,6 @@ impl std::ops::Index<usize> for Edges {
     fn index(&self, at: usize) -> &Arc<Edge> {
         self.get(at)
             .unwrap_or_else(|| panic!("edge {at} of {}", self.len()))
-    }
-}
-
-impl<'a> IntoIterator for &'a Edges {
-    type Item = &'a Arc<Edge>;
-    type IntoIter = Box<dyn Iterator<Item = &'a Arc<Edge>> + 'a>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
     }
 }
 

@@ -317,7 +317,7 @@ const NO_NODE: u32 = u32::MAX;
 /// No edge position: an edge new to a patched graph, or a run of edges gone from it.
 const NO_EDGE: u32 = u32::MAX;
 
-/// Old edge positions per entry of [`EdgeMoves::lookup`].
+/// Old edge positions per bucket of [`EdgeMoves::lookup`] (`2^MOVE_BUCKET_BITS`).
 const MOVE_BUCKET_BITS: u32 = 8;
 
 /// Marks a hash that more than one id has (see `IdIndex::collided`).
@@ -468,9 +468,9 @@ struct EdgeMoves {
     from: Vec<u32>,
     /// Each run's first new position ([`NO_EDGE`] for a run of edges gone).
     to: Vec<u32>,
-    /// For each bucket of old positions, the run holding the bucket's first (made by
-    /// [`EdgeMoves::finish`]): a node's list finds its run without a search.
-    lookup: Vec<u32>,
+    /// The run of an old position (made by [`EdgeMoves::finish`]): a node's list finds its
+    /// first run without a search.
+    lookup: edges::Buckets,
     /// The old and new positions after the last edge kept.
     next_old: u32,
     next_new: u32,
@@ -509,16 +509,7 @@ impl EdgeMoves {
             self.from.push(self.next_old);
             self.to.push(NO_EDGE);
         }
-        let mut run = 0;
-        self.lookup = (0..old_edges.div_ceil(1 << MOVE_BUCKET_BITS))
-            .map(|bucket| {
-                let first = (bucket << MOVE_BUCKET_BITS) as u32;
-                while self.from.get(run + 1).is_some_and(|&f| f <= first) {
-                    run += 1;
-                }
-                run as u32
-            })
-            .collect();
+        self.lookup = edges::Buckets::of(&self.from, old_edges, MOVE_BUCKET_BITS);
     }
 
     /// The new positions of the old edges at `list` (ascending) that were kept, onto `out`.
@@ -526,11 +517,9 @@ impl EdgeMoves {
         let Some(&first) = list.first() else {
             return;
         };
-        let mut run = self.lookup[first as usize >> MOVE_BUCKET_BITS] as usize;
+        let mut run = self.lookup.segment(&self.from, first as usize);
         for &old in list {
-            while self.from.get(run + 1).is_some_and(|&f| f <= old) {
-                run += 1;
-            }
+            run = edges::Buckets::forward(&self.from, run, old as usize);
             if self.to[run] != NO_EDGE {
                 out.push(self.to[run] + (old - self.from[run]));
             }

@@ -915,7 +915,7 @@ mod tests {
                 checked += 1;
             }
         }
-        for edge in &graph.edges {
+        for edge in graph.edges.iter() {
             for end in [&edge.src, &edge.dst] {
                 if let Some(node) = graph.shared_node(end) {
                     assert!(Arc::ptr_eq(end, &node.id), "{} -> {}", edge.src, edge.dst);
