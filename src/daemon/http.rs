@@ -177,6 +177,8 @@ async fn health(State(shared): State<Shared>) -> Response {
         "nodes": snapshot.as_ref().map(|s| s.graph.nodes.len()),
         "generation": snapshot.as_ref().map(|s| s.meta.generation),
         "commit": snapshot.as_ref().and_then(|s| s.meta.commit.clone()),
+        // What the exact rebuilds after saves found in the quick patches answers came from.
+        "checks": snapshot.as_ref().and_then(|s| s.meta.summary.get("checks").cloned()),
     });
     json(body)
 }

@@ -806,9 +806,11 @@ impl State {
             return;
         };
         let took = built.took();
+        let difference = built.difference();
         if self.live.install(built) {
             self.publish().await;
-            tracing::info!(?took, rss_mb = resident_mb(), "rebuilt");
+            // What the check of the patched graph found (nothing, mostly).
+            tracing::info!(?took, ?difference, rss_mb = resident_mb(), "rebuilt");
             self.queue_waiting();
         } else if !self.live.is_exact() {
             // Older than the files: the newer state's rebuild (a whole walk may have rebuilt

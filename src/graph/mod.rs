@@ -229,6 +229,24 @@ impl Edge {
     }
 }
 
+/// How a graph differs from an earlier one ([`Graph::sharing`]): nodes by id, edges whole
+/// (an edge whose lines or reasons changed counts as removed and added). Measures (reach,
+/// impact) are not compared: a patch carries them over and the exact graph works them out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    pub nodes_added: usize,
+    pub nodes_removed: usize,
+    pub edges_added: usize,
+    pub edges_removed: usize,
+}
+
+impl Difference {
+    /// Whether the two graphs have the same nodes and edges.
+    pub fn is_empty(&self) -> bool {
+        *self == Difference::default()
+    }
+}
+
 /// A whole graph with an index by id.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
@@ -862,16 +880,22 @@ impl Graph {
     /// the two share them and this graph's own copies are freed at once. An exact rebuild
     /// after a few files changed thus keeps, for the rest, the allocations the index already
     /// held, rather than a second copy of the whole graph scattered among the build's
-    /// temporaries (which the allocator cannot hand back).
-    pub fn sharing(mut self, previous: &Graph) -> Graph {
+    /// temporaries (which the allocator cannot hand back). Says how the two differ.
+    pub fn sharing(mut self, previous: &Graph) -> (Graph, Difference) {
+        let mut difference = Difference::default();
+        let mut nodes_kept = 0;
         for node in &mut self.nodes {
-            if let Some(old) = previous.shared_node(&node.id)
-                && !Arc::ptr_eq(old, node)
-                && **old == **node
-            {
+            let Some(old) = previous.shared_node(&node.id) else {
+                difference.nodes_added += 1;
+                continue;
+            };
+            nodes_kept += 1;
+            if !Arc::ptr_eq(old, node) && **old == **node {
                 *node = old.clone();
             }
         }
+        difference.nodes_removed = previous.nodes.len() - nodes_kept;
+        let mut edges_kept = 0;
         // Both edge lists are in order: one pass over them side by side.
         let mut old = previous.edges.iter().peekable();
         for chunk in self.edges.chunks_mut() {
@@ -885,10 +909,13 @@ impl Graph {
                     && **o == **edge
                 {
                     *edge = o.clone();
+                    edges_kept += 1;
                 }
             }
         }
-        self
+        difference.edges_added = self.edges.len() - edges_kept;
+        difference.edges_removed = previous.edges.len() - edges_kept;
+        (self, difference)
     }
 
     /// The indexes over nodes sorted by id and edges in order.
@@ -1569,8 +1596,20 @@ mod tests {
         );
         assert_eq!(patched.nodes.capacity(), patched.nodes.len());
         let expected = graph_lines(&later);
-        let shared = later.sharing(&earlier);
+        let (shared, difference) = later.sharing(&earlier);
         assert_eq!(graph_lines(&shared), expected);
+        // b.py::h went, c.py::k came; of the edges only the first is the same in both.
+        assert_eq!(
+            difference,
+            Difference {
+                nodes_added: 1,
+                nodes_removed: 1,
+                edges_added: 2,
+                edges_removed: 2,
+            }
+        );
+        assert!(!difference.is_empty());
+        assert!(earlier.clone().sharing(&earlier).1.is_empty());
         let node_shared = |id: &str| {
             Arc::ptr_eq(
                 shared.shared_node(id).unwrap(),

@@ -132,6 +132,8 @@ pub struct Rebuild {
     epoch: u64,
     /// The graph when the rebuild was taken: the new one shares what is unchanged with it.
     previous: Arc<graph::Graph>,
+    /// Whether `previous` is a quick patch of these files: then the rebuild checks it.
+    checks: bool,
 }
 
 impl Rebuild {
@@ -140,10 +142,11 @@ impl Rebuild {
         let started = Instant::now();
         let files: Vec<&SourceFile> = self.files.iter().map(|s| &s.file).collect();
         let (graph, stats) = graph::build(&files, &self.roots);
-        let graph = graph.sharing(&self.previous);
+        let (graph, difference) = graph.sharing(&self.previous);
         let built_from = build_key(&self.roots);
         Built {
             graph: Arc::new(graph),
+            difference: self.checks.then_some(difference),
             stats,
             built_from,
             epoch: self.epoch,
@@ -155,6 +158,8 @@ impl Rebuild {
 /// A finished [`Rebuild`], for [`Live::install`].
 pub struct Built {
     graph: Arc<graph::Graph>,
+    /// How the graph differs from the patched one it checks, when it checks one.
+    difference: Option<graph::Difference>,
     stats: BuildStats,
     built_from: Option<String>,
     epoch: u64,
@@ -166,6 +171,25 @@ impl Built {
     pub fn took(&self) -> std::time::Duration {
         self.took
     }
+
+    /// How the exact graph differs from the quick patch answers came from, when it followed
+    /// one (empty: the patch was exact).
+    pub fn difference(&self) -> Option<graph::Difference> {
+        self.difference
+    }
+}
+
+/// What the exact rebuilds after quick patches found ([`Live::patch`]): each is a check of the
+/// patched graph answers came from meanwhile. Counted while the index lives (the daemon's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checks {
+    /// Exact rebuilds of a patched graph, taken.
+    pub rebuilds: u64,
+    /// Those whose graph differed from the patched one.
+    pub found: u64,
+    /// The last difference found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_found: Option<graph::Difference>,
 }
 
 /// What a graph is built from besides the files: this build of cairn (its version and the
@@ -231,6 +255,9 @@ pub struct Live {
     /// What quick patches keep between them (module tables, the repository's names), told
     /// of every change to `sources` once the first patch tracks it.
     kept: graph::Kept,
+    /// The epoch `graph` is a quick patch of, if it is one.
+    patched: Option<u64>,
+    checks: Checks,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -365,6 +392,8 @@ impl Live {
             read_skipped: BTreeMap::new(),
             progress: Arc::default(),
             kept: Default::default(),
+            patched: None,
+            checks: Checks::default(),
         })
     }
 
@@ -401,7 +430,7 @@ impl Live {
             indexed_at: crate::clock::now(),
             commit,
             generation: self.generation,
-            summary: serde_json::Value::Null,
+            summary: serde_json::json!({ "checks": self.checks }),
             built_from: self.built_from.clone(),
         }
     }
@@ -646,6 +675,11 @@ impl Live {
         self.build_took
     }
 
+    /// What the exact rebuilds after quick patches found so far.
+    pub fn checks(&self) -> Checks {
+        self.checks
+    }
+
     /// Whether the graph is the exact build of the files as last read.
     pub fn is_exact(&self) -> bool {
         self.exact
@@ -665,6 +699,7 @@ impl Live {
             roots: self.roots.clone(),
             epoch: self.epoch,
             previous: self.graph.clone(),
+            checks: self.patched == Some(self.epoch),
         }
     }
 
@@ -675,6 +710,14 @@ impl Live {
         if built.epoch != self.epoch {
             return false;
         }
+        if let Some(difference) = built.difference {
+            self.checks.rebuilds += 1;
+            if !difference.is_empty() {
+                self.checks.found += 1;
+                self.checks.last_found = Some(difference);
+            }
+        }
+        self.patched = None;
         self.graph = built.graph;
         self.stats = built.stats;
         self.built_from = built.built_from;
@@ -709,6 +752,7 @@ impl Live {
         let patched = started.elapsed() - built;
         // The graph replaced is freed here, as part of the patch.
         self.graph = Arc::new(graph);
+        self.patched = Some(self.epoch);
         let timing = PatchTiming {
             built,
             patched,

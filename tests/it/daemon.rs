@@ -226,6 +226,25 @@ async fn the_daemon_follows_edits_creations_deletions_and_renames() {
             .starts_with("error")
     })
     .await;
+
+    // Each save was patched in, then checked by an exact rebuild: the health page counts them.
+    let http = reqwest::Client::new();
+    eventually("the exact rebuilds' checks", async || {
+        let health = http
+            .get(format!("http://127.0.0.1:{}/health", daemon.port))
+            .header("authorization", format!("Bearer {}", daemon.token))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let health: Value = serde_json::from_str(&health).unwrap();
+        let checks = &health["checks"];
+        checks["rebuilds"].as_u64().is_some_and(|n| n >= 1)
+            && checks["found"].as_u64() <= checks["rebuilds"].as_u64()
+    })
+    .await;
     client.cancel().await.unwrap();
 
     let status = daemon_stop(&mut daemon);

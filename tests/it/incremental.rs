@@ -164,6 +164,58 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
     );
 }
 
+/// Each exact rebuild after a quick patch checks it and counts what the patch missed: nothing
+/// for a new function, the call of a name that only now resolves (which a patch of the
+/// defining file does not look for in the files that call it). A rebuild of no patch is no
+/// check.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_exact_rebuild_counts_what_the_patch_missed() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "def f():\n    return 1\n");
+    repo.write("b.py", "from a import f\n\n\ndef g():\n    return f()\n");
+    repo.write("c.py", "import b\n\n\ndef use():\n    return b.k()\n");
+    repo.commit("three modules");
+    repo.index();
+    let (settings, mut live) = stored_live(&repo).await;
+    let mut edit = |path: &str, text: &str| {
+        repo.write(path, text);
+        let reading = live.read(&settings, Some(&[path.to_string()]));
+        assert_eq!(reading.changed, [path]);
+        live.patch(&reading.changed);
+        live.rebuild();
+        live.checks()
+    };
+    let checks = edit(
+        "a.py",
+        "def f():\n    return 1\n\n\ndef f2():\n    return 2\n",
+    );
+    assert_eq!((checks.rebuilds, checks.found), (1, 0), "{checks:?}");
+    let checks = edit(
+        "b.py",
+        "from a import f\n\n\ndef g():\n    return f()\n\n\ndef k():\n    return g()\n",
+    );
+    assert_eq!((checks.rebuilds, checks.found), (2, 1), "{checks:?}");
+    let found = checks.last_found.expect("the difference is kept");
+    assert_eq!(
+        (found.nodes_added, found.nodes_removed),
+        (0, 0),
+        "{found:?}"
+    );
+    assert_eq!(found.edges_added, 1, "c.py::use calls b.py::k: {found:?}");
+    assert!(crate::support::has_edge(
+        &live.graph(),
+        "calls",
+        "c.py::use",
+        "b.py::k"
+    ));
+    live.rebuild();
+    assert_eq!(
+        live.checks().rebuilds,
+        2,
+        "a rebuild of no patch checks none"
+    );
+}
+
 /// The daemon's path: edits are read file by file and patched in, exact rebuilds run away
 /// from the index and finish late, a rebuild of an older state is refused, and the graph
 /// taken after every round equals a fresh index of the same files.
