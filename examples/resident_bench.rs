@@ -161,6 +161,9 @@ async fn main() -> anyhow::Result<()> {
             "edge_lines": lines,
             "strings_short_long": strings,
             "graph_mb": mb(graph_bytes),
+            // Extraction names are interned once per process (`extract::Text`), apart from the
+            // records above and never freed; the interner's own table is not counted.
+            "interned_names": {"entries": ustr::num_entries(), "mb": mb(ustr::total_allocated())},
             "graph_bytes_per_node_and_edge": graph_bytes / (nodes + edges).max(1),
         })
     );

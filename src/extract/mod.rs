@@ -12,10 +12,22 @@ use tree_sitter::{Node, Parser, QueryCursor, Tree};
 
 use crate::languages::{Language, Queries, QueryKind};
 
-/// The text of an extraction: names, expressions and signatures, most of them short. A short
-/// text is held inline (up to 24 bytes) rather than in an allocation of its own: across a
-/// large repository the extractions hold millions of them, resident in the daemon.
-pub type Text = compact_str::CompactString;
+/// A name of an extraction (a symbol's, a module's, a receiver or type as written), interned:
+/// one copy per process of each distinct name, held as a pointer. Across a large repository
+/// the extractions hold millions of names, resident in the daemon, and most repeat from file
+/// to file (`self`, `get`, `str`, a module imported everywhere). Interned names are never
+/// freed: a long-lived daemon keeps the few new ones each edit brings.
+pub type Text = ustr::Ustr;
+
+/// The interned name equal to `name`, if there is one: a name no extraction holds is in no
+/// table keyed by names, and looking it up interns nothing.
+pub fn interned(name: &str) -> Option<Text> {
+    Text::from_existing(name)
+}
+
+/// Text kept as written and not interned, because it is mostly unique (signatures, docs): a
+/// short one inline (up to 24 bytes), a longer one in an allocation of its own.
+pub type Verbatim = compact_str::CompactString;
 
 /// What kind of definition a symbol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -61,8 +73,8 @@ pub struct Symbol {
     pub qualname: Text,
     pub start_line: u32,
     pub end_line: u32,
-    pub signature: Text,
-    pub doc: Option<Text>,
+    pub signature: Verbatim,
+    pub doc: Option<Verbatim>,
     /// Index of the enclosing symbol, or of the type a method is declared for elsewhere in
     /// the file (see [`Receiver`]).
     pub parent: Option<usize>,
@@ -501,7 +513,7 @@ impl<'a> Extractor<'a> {
                     doc: captures
                         .get("doc")
                         .and_then(|d| first_doc_line(self.text(*d)))
-                        .map(Text::from),
+                        .map(Verbatim::from),
                     parent: None,
                     receiver: captures
                         .get("receiver")
@@ -547,7 +559,7 @@ impl<'a> Extractor<'a> {
             .enumerate()
             .rev()
             .filter(|(_, s)| s.parent.is_none() && s.kind.is_class_like())
-            .map(|(i, s)| (s.name.clone(), i))
+            .map(|(i, s)| (s.name, i))
             .collect();
         for symbol in &mut self.out.symbols {
             let Some(receiver) = &symbol.receiver else {
@@ -692,10 +704,10 @@ impl<'a> Extractor<'a> {
                 line: Self::line(*statement),
                 scope: self.scope_at(statement.start_byte()),
                 module: module.into(),
-                name: text("import.name").map(Text::from),
-                alias: text("import.alias").map(Text::from),
-                default: text("import.default").map(Text::from),
-                namespace: text("import.namespace").map(Text::from),
+                name: text("import.name").as_deref().map(Text::from),
+                alias: text("import.alias").as_deref().map(Text::from),
+                default: text("import.default").as_deref().map(Text::from),
+                namespace: text("import.namespace").as_deref().map(Text::from),
                 wildcard: c.contains_key("import.wildcard"),
                 reexport: c.contains_key("import.reexport"),
                 whole_module,
@@ -769,7 +781,7 @@ impl<'a> Extractor<'a> {
             line,
             scope: self.scope_at(start),
             name: text(c["call.name"]).into(),
-            receiver: receiver.map(Text::from),
+            receiver: receiver.as_deref().map(Text::from),
             is_new: c.contains_key("call.new"),
             bare: c.contains_key("call.bare"),
         }
@@ -952,7 +964,7 @@ impl Extractor<'_> {
             if c.contains_key("type.fixture")
                 && let Some(at) = hint.at
             {
-                returned.takes.insert((at, hint.name.clone()));
+                returned.takes.insert((at, hint.name));
             }
             // One reading per node and role (a TypeScript parameter property binds both a
             // parameter and an attribute).
@@ -984,7 +996,7 @@ impl Extractor<'_> {
             .into_values()
             .map(|(_, mut hint)| {
                 if let (Held::Fixture(name), Some(at)) = (&hint.held, hint.at)
-                    && parametrized.contains(&(at, name.clone()))
+                    && parametrized.contains(&(at, *name))
                 {
                     hint.held = Held::Unknown;
                 }
@@ -1136,7 +1148,7 @@ impl Extractor<'_> {
         let property = c.contains_key("type.property");
         let carrier = c
             .get("type.carrier")
-            .map(|w| Text::from(self.dotted(self.text(*w))));
+            .map(|w| Text::from(&self.dotted(self.text(*w))));
         let known = returns.entry(symbol).or_insert(Returns {
             symbol,
             class: class.into(),

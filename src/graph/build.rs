@@ -16,7 +16,7 @@ use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
     external_id, promote, symbol_id,
 };
-use crate::extract::{Call, Import, SymbolKind, Text};
+use crate::extract::{Call, Import, SymbolKind, Text, interned};
 use crate::languages::{Language, ModuleKind, Registry};
 
 /// How well names resolved, for the index summary.
@@ -661,7 +661,7 @@ impl Builder {
                     id: id.as_str().into(),
                     kind: symbol_kind(symbol.kind),
                     path: file.path.as_str().into(),
-                    name: symbol.qualname.clone(),
+                    name: symbol.qualname,
                     start_line: symbol.start_line,
                     end_line: symbol.end_line,
                     signature: Some(symbol.signature.to_string()),
@@ -980,7 +980,7 @@ impl Builder {
                     self.untyped
                         .entry((f, call.scope))
                         .or_default()
-                        .entry((call.name.clone(), receiver_tail(receiver).into()))
+                        .entry((call.name, receiver_tail(receiver).into()))
                         .or_default()
                         .push(call.line);
                 }
@@ -1211,23 +1211,23 @@ impl Resolution<'_> {
                 continue;
             }
             if let Some(namespace) = &import.namespace {
-                bind(namespace.clone(), Binding::Module(module.clone()));
+                bind(*namespace, Binding::Module(module.clone()));
             }
             if let Some(default) = &import.default {
                 // A package's default export is the package as far as cairn can tell.
                 let binding = match &module {
                     Target::External(_) => Binding::Module(module.clone()),
-                    _ => Binding::Member(module.clone(), default.clone()),
+                    _ => Binding::Member(module.clone(), *default),
                 };
-                bind(default.clone(), binding);
+                bind(*default, binding);
             }
             if let Some(name) = &import.name {
-                let local = import.alias.clone().unwrap_or_else(|| name.clone());
-                bind(local, Binding::Member(module.clone(), name.clone()));
+                let local = import.alias.unwrap_or(*name);
+                bind(local, Binding::Member(module.clone(), *name));
             }
             if import.whole_module {
                 match &import.alias {
-                    Some(alias) => bind(alias.clone(), Binding::Module(module.clone())),
+                    Some(alias) => bind(*alias, Binding::Module(module.clone())),
                     None => {
                         if let Some((local, target)) =
                             self.system(file)
@@ -1274,14 +1274,12 @@ impl Resolution<'_> {
                         SymbolAt::new(tf, ts)
                     }
                     _ => {
-                        unattached.push((f, symbol.name.clone()));
+                        unattached.push((f, symbol.name));
                         continue;
                     }
                 };
                 let method = SymbolAt::new(f, s);
-                methods
-                    .entry((owner, symbol.name.clone()))
-                    .or_insert(method);
+                methods.entry((owner, symbol.name)).or_insert(method);
                 owners.insert(method, owner);
             }
         }
@@ -1347,7 +1345,7 @@ impl Resolution<'_> {
         }
         self.parts
             .get(&class)
-            .and_then(|declarations| declarations.children.get(name).copied())
+            .and_then(|declarations| declarations.children.get(&interned(name)?).copied())
     }
 
     /// Every declaration of the class a class-like symbol declares, itself included; none
@@ -1388,9 +1386,7 @@ impl Resolution<'_> {
         for part in &parts {
             for ((parent, name), &c) in &self.names(part.file).children {
                 if *parent == Some(part.symbol) {
-                    children
-                        .entry(name.clone())
-                        .or_insert(SymbolAt::new(part.file, c));
+                    children.entry(*name).or_insert(SymbolAt::new(part.file, c));
                 }
             }
         }
@@ -1453,7 +1449,7 @@ impl Resolution<'_> {
         let symbols = &self.files[file].extract.symbols;
         let mut current = scope;
         while let Some(s) = current {
-            if let Some(binding) = names.scoped.get(&s).and_then(|m| m.get(name)) {
+            if let Some(binding) = names.scoped.get(&s).and_then(|m| m.get(&interned(name)?)) {
                 return self.resolve_binding(binding);
             }
             if !symbols[s].kind.is_class_like()
@@ -1483,7 +1479,7 @@ impl Resolution<'_> {
         if let Some(&s) = names.children.get(&(None, Text::from(name))) {
             return Some(Target::Symbol(file, s));
         }
-        if let Some(binding) = names.imports.get(name) {
+        if let Some(binding) = interned(name).and_then(|name| names.imports.get(&name)) {
             return self.resolve_binding(binding);
         }
         let own = match self.system(file).own_package(file) {
@@ -1877,7 +1873,7 @@ impl Resolution<'_> {
         if let Some(found) = self.system(file).submodule(file, name) {
             return Some(found);
         }
-        if let Some(binding) = self.names(file).imports.get(name) {
+        if let Some(binding) = interned(name).and_then(|name| self.names(file).imports.get(&name)) {
             return self.resolve_binding(binding);
         }
         self.names(file)

@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::modules;
 use super::types::Bindings;
-use crate::extract::{FileExtract, SymbolKind, Text};
+use crate::extract::{FileExtract, SymbolKind, Text, interned};
 
 /// Kept between the quick patches of one index. Untracked (the default), it keeps module
 /// tables by a key of the paths they were made from, and a build collects the names it needs
@@ -151,10 +151,11 @@ fn tally<'a>(counts: &mut HashMap<Text, u32>, names: impl Iterator<Item = &'a st
         match count {
             Count::Add => *counts.entry(Text::from(name)).or_default() += 1,
             Count::Remove => {
-                if let Some(n) = counts.get_mut(name) {
+                let Some(name) = interned(name) else { continue };
+                if let Some(n) = counts.get_mut(&name) {
                     *n -= 1;
                     if *n == 0 {
-                        counts.remove(name);
+                        counts.remove(&name);
                     }
                 }
             }
@@ -172,7 +173,9 @@ impl NameSet<'_> {
     pub(super) fn contains(&self, name: &str) -> bool {
         match self {
             NameSet::Collected(names) => names.contains(name),
-            NameSet::Counted(counts) => counts.contains_key(name),
+            NameSet::Counted(counts) => {
+                interned(name).is_some_and(|name| counts.contains_key(&name))
+            }
         }
     }
 }

@@ -12,8 +12,8 @@ use super::Target;
 use super::build::{Inheritance, Resolution, SymbolAt};
 use super::kept::{NameSet, interface_method_names};
 use crate::extract::{
-    FileExtract, Held, Returned, Returns, Text, called, chained_call, generic_path, is_literal,
-    without_method_type_arguments,
+    FileExtract, Held, Returned, Returns, Text, called, chained_call, generic_path, interned,
+    is_literal, without_method_type_arguments,
 };
 
 /// What an expression is known to hold.
@@ -54,14 +54,14 @@ impl Bindings {
             match (hint.attribute, hint.scope) {
                 (true, Some(class)) => bindings
                     .attributes
-                    .entry((class, hint.name.clone()))
+                    .entry((class, hint.name))
                     .or_default()
                     .push(i),
                 // Read by `Bindings::foreign`.
                 (true, None) => {}
                 (false, scope) => bindings
                     .locals
-                    .entry((scope, hint.name.clone()))
+                    .entry((scope, hint.name))
                     .or_default()
                     .push(i),
             }
@@ -501,7 +501,10 @@ impl<'a, 'r> Types<'a, 'r> {
             }
             let s = current?;
             // A definition or an import of the name in this scope hides outer bindings.
-            let shadowed = names.scoped.get(&s).is_some_and(|m| m.contains_key(name))
+            let shadowed = names
+                .scoped
+                .get(&s)
+                .is_some_and(|m| interned(name).is_some_and(|name| m.contains_key(&name)))
                 || (!symbols[s].kind.is_class_like()
                     && names.children.contains_key(&(Some(s), Text::from(name))));
             if shadowed {
@@ -585,7 +588,7 @@ impl<'a, 'r> Types<'a, 'r> {
             return None;
         }
         // A binding that refers back to itself while being worked out holds nothing known.
-        self.memo.borrow_mut().insert(key.clone(), None);
+        self.memo.borrow_mut().insert(key, None);
         let types = &self.r.files[file].extract.types;
         let mut agreed: Option<Known> = None;
         for &h in hints {
