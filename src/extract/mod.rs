@@ -25,6 +25,20 @@ pub fn interned(name: &str) -> Option<Text> {
     Text::from_existing(name)
 }
 
+/// A symbol's index as the records of calls, imports, writes and bindings hold it: 4 bytes,
+/// not 8 (millions of them stay resident in the daemon; a file has far fewer symbols).
+pub type At = u32;
+
+/// A record's symbol index as an index into the file's symbols.
+pub fn widen(at: Option<At>) -> Option<usize> {
+    at.map(|s| s as usize)
+}
+
+/// A symbol index as a record holds it.
+fn narrow(at: Option<usize>) -> Option<At> {
+    at.map(|s| s as At)
+}
+
 /// Text kept as written and not interned, because it is mostly unique (signatures, docs): a
 /// short one inline (up to 24 bytes), a longer one in an allocation of its own.
 pub type Verbatim = compact_str::CompactString;
@@ -99,7 +113,7 @@ pub struct Receiver {
 pub struct Import {
     pub line: u32,
     /// Innermost symbol the import statement stands in (imports inside functions).
-    pub scope: Option<usize>,
+    pub scope: Option<At>,
     /// The module as written: `a.b`, `..pkg` (Python), `./x`, `@/lib/y` (TypeScript).
     pub module: Text,
     /// Imported name (`from m import name`, `import { name } from`), if any.
@@ -124,7 +138,7 @@ pub struct Import {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Call {
     pub line: u32,
-    pub scope: Option<usize>,
+    pub scope: Option<At>,
     pub name: Text,
     /// The expression before the last dot, as written (`self`, `os.path`, `this.repo`).
     pub receiver: Option<Text>,
@@ -146,7 +160,7 @@ pub struct Base {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mutation {
     pub line: u32,
-    pub scope: Option<usize>,
+    pub scope: Option<At>,
     pub target: Text,
 }
 
@@ -176,9 +190,9 @@ pub enum Held {
 pub struct TypeHint {
     /// Innermost symbol the name belongs to (for attributes: the class; none for an attribute
     /// assigned on something other than `self`).
-    pub scope: Option<usize>,
+    pub scope: Option<At>,
     /// Innermost symbol the binding is written in (`self.x = app` in `__init__`: `__init__`).
-    pub at: Option<usize>,
+    pub at: Option<At>,
     pub name: Text,
     /// Absent from the records of extractor versions before 2, which load (as unknown) so
     /// their files are found stale by [`VERSION`] and parsed again.
@@ -434,10 +448,11 @@ impl<'a> Extractor<'a> {
             .types
             .iter()
             .filter(|hint| !hint.attribute)
-            .map(|hint| (hint.scope, hint.name.as_str()))
+            .map(|hint| (widen(hint.scope), hint.name.as_str()))
             .collect();
-        out.calls
-            .retain(|call| !(call.bare && locals.contains(&(call.scope, call.name.as_str()))));
+        out.calls.retain(|call| {
+            !(call.bare && locals.contains(&(widen(call.scope), call.name.as_str())))
+        });
     }
 
     fn text(&self, node: Node) -> &'a str {
@@ -702,7 +717,7 @@ impl<'a> Extractor<'a> {
             let whole_module = whole_module && text("import.name").is_none();
             imports.push(Import {
                 line: Self::line(*statement),
-                scope: self.scope_at(statement.start_byte()),
+                scope: narrow(self.scope_at(statement.start_byte())),
                 module: module.into(),
                 name: text("import.name").as_deref().map(Text::from),
                 alias: text("import.alias").as_deref().map(Text::from),
@@ -779,7 +794,7 @@ impl<'a> Extractor<'a> {
         });
         Call {
             line,
-            scope: self.scope_at(start),
+            scope: narrow(self.scope_at(start)),
             name: text(c["call.name"]).into(),
             receiver: receiver.as_deref().map(Text::from),
             is_new: c.contains_key("call.new"),
@@ -897,7 +912,7 @@ impl<'a> Extractor<'a> {
             }
             mutations.push(Mutation {
                 line: Self::line(*write),
-                scope,
+                scope: narrow(scope),
                 target: self.text(*target).into(),
             });
         });
@@ -962,7 +977,7 @@ impl Extractor<'_> {
                 return;
             };
             if c.contains_key("type.fixture")
-                && let Some(at) = hint.at
+                && let Some(at) = widen(hint.at)
             {
                 returned.takes.insert((at, hint.name));
             }
@@ -995,7 +1010,7 @@ impl Extractor<'_> {
         self.out.types = hints
             .into_values()
             .map(|(_, mut hint)| {
-                if let (Held::Fixture(name), Some(at)) = (&hint.held, hint.at)
+                if let (Held::Fixture(name), Some(at)) = (&hint.held, widen(hint.at))
                     && parametrized.contains(&(at, *name))
                 {
                     hint.held = Held::Unknown;
@@ -1168,7 +1183,7 @@ impl Extractor<'_> {
             // tokens): a member of some class, holding something unknown.
             let hint = TypeHint {
                 scope: None,
-                at: self.scope_at(name.start_byte()),
+                at: narrow(self.scope_at(name.start_byte())),
                 name: self.text(name).into(),
                 held: Held::Unknown,
                 attribute: true,
@@ -1189,7 +1204,7 @@ impl Extractor<'_> {
             // class is unknown (a hint without a class, see `TypeHint::scope`).
             let hint = TypeHint {
                 scope: None,
-                at,
+                at: narrow(at),
                 name: self.text(name).into(),
                 held: Held::Unknown,
                 attribute: true,
@@ -1198,8 +1213,8 @@ impl Extractor<'_> {
         }
         let (scope, attribute) = self.binding_owner(c, at, &held)?;
         let hint = TypeHint {
-            scope,
-            at,
+            scope: narrow(scope),
+            at: narrow(at),
             name: self.text(name).into(),
             held,
             attribute,

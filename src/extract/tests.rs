@@ -5,8 +5,8 @@ use crate::languages::Registry;
 use tree_sitter::Query;
 
 fn render(extract: &FileExtract) -> String {
-    let scope = |s: Option<usize>| {
-        s.map_or("<module>".to_string(), |i| {
+    let scope = |s: Option<At>| {
+        widen(s).map_or("<module>".to_string(), |i| {
             extract.symbols[i].qualname.to_string()
         })
     };
@@ -83,7 +83,7 @@ fn render(extract: &FileExtract) -> String {
         lines.push(format!(
             "type {}{} {held}",
             if t.attribute { "attr " } else { "" },
-            match t.scope {
+            match widen(t.scope) {
                 Some(s) => format!("{}.{}", extract.symbols[s].qualname, t.name),
                 None => t.name.to_string(),
             },

@@ -16,7 +16,7 @@ use super::{
     Edge, EdgeKind, Graph, IMPORTS_MODULE, IMPORTS_NAMES, Node, NodeKind, SourceFile, Target,
     external_id, promote, symbol_id,
 };
-use crate::extract::{Call, Import, SymbolKind, Text, interned};
+use crate::extract::{Call, Import, SymbolKind, Text, interned, widen};
 use crate::languages::{Language, ModuleKind, Registry};
 
 /// How well names resolved, for the index summary.
@@ -545,7 +545,7 @@ fn super_call_target(
     call: &Call,
 ) -> Option<Target> {
     types
-        .enclosing_class(f, call.scope)
+        .enclosing_class(f, widen(call.scope))
         .and_then(|c| {
             inheritance
                 .of(r, c)
@@ -631,7 +631,7 @@ impl Builder {
             let mutations_by_scope = file.extract.mutations.iter().fold(
                 HashMap::<Option<usize>, u32>::default(),
                 |mut counts, m| {
-                    *counts.entry(m.scope).or_default() += 1;
+                    *counts.entry(widen(m.scope)).or_default() += 1;
                     counts
                 },
             );
@@ -732,7 +732,7 @@ impl Builder {
             let names = r.names(f);
             for ResolvedImport { import, module } in &names.modules {
                 // An import inside a function is that function's dependency, not the file's.
-                let importer = Self::node_id(r.files, f, import.scope);
+                let importer = Self::node_id(r.files, f, widen(import.scope));
                 let member = import.name.as_ref().and_then(|n| r.member(module, n));
                 let dst = match (module, &member) {
                     (_, Some(Target::File(sub))) => *sub,
@@ -819,7 +819,7 @@ impl Builder {
             }
             for call in &file.extract.calls {
                 // A bare name bound as a local in sight reads the local: no call.
-                if call.bare && types.local(f, call.scope, &call.name).is_some() {
+                if call.bare && types.local(f, widen(call.scope), &call.name).is_some() {
                     continue;
                 }
                 if let Reached::Target(target) = self.call_target(r, inheritance, &types, f, call) {
@@ -860,9 +860,11 @@ impl Builder {
         let language = r.languages[f];
         match call.receiver.as_deref() {
             // `cls(…)` in a class method makes an instance of the class.
-            None if language.spec.class_names.iter().any(|c| *c == call.name) => {
-                Reached::Target(types.enclosing_class(f, call.scope).map(SymbolAt::target))
-            }
+            None if language.spec.class_names.iter().any(|c| *c == call.name) => Reached::Target(
+                types
+                    .enclosing_class(f, widen(call.scope))
+                    .map(SymbolAt::target),
+            ),
             None => self.bare_call_target(r, types, f, call),
             // Python's `super()`, TypeScript's `super`; Rust's `super::f()` is a path.
             Some(receiver)
@@ -886,12 +888,12 @@ impl Builder {
     ) -> Reached {
         let language = r.languages[f];
         let local = (!language.spec.locals_uncallable)
-            .then(|| types.local(f, call.scope, &call.name))
+            .then(|| types.local(f, widen(call.scope), &call.name))
             .flatten()
             .or_else(|| {
                 // `save()` inside a class of a language without `this.` (Java, C#).
                 (language.spec.implicit_self && !call.is_new)
-                    .then(|| types.implicit_member(f, call.scope, &call.name))
+                    .then(|| types.implicit_member(f, widen(call.scope), &call.name))
                     .flatten()
                     .map(Some)
             });
@@ -904,11 +906,11 @@ impl Builder {
             }
             Some(_) => Reached::Target(None),
             // `new Store()` in a method of Store makes a Store, as anywhere.
-            None => match r.name(f, call.scope, &call.name) {
+            None => match r.name(f, widen(call.scope), &call.name) {
                 Some(t) => Reached::Target(Some(t)),
                 None if language.is_builtin(&call.name) => {
                     self.stats.calls_builtin += 1;
-                    self.effect_of_call(f, call.scope, language, &call.name);
+                    self.effect_of_call(f, widen(call.scope), language, &call.name);
                     Reached::Counted
                 }
                 None => Reached::Target(None),
@@ -934,7 +936,7 @@ impl Builder {
             self.stats.calls_builtin += 1;
             return Reached::Counted;
         }
-        let base = types.value(f, call.scope, receiver);
+        let base = types.value(f, widen(call.scope), receiver);
         // Nothing is known of the value, or only that it is read from a function (a property
         // whose value nothing declares, `self.constrained_target`).
         let untyped = base.as_ref().is_none_or(|b| types.is_function(b));
@@ -946,7 +948,7 @@ impl Builder {
         // No method of the receiver's own has the name: an extension method may (C#).
         if !matches!(called, Some(Known::Is(Target::Symbol(..))))
             && let Some(base) = &base
-            && let Some(extension) = types.extension(f, call.scope, base, &call.name)
+            && let Some(extension) = types.extension(f, widen(call.scope), base, &call.name)
         {
             return Reached::Target(Some(extension.target()));
         }
@@ -956,7 +958,7 @@ impl Builder {
                 self.stats.calls_builtin += 1;
                 // `System.getenv()`: a builtin type's function, by its written name.
                 let name = format!("{receiver}.{}", call.name);
-                self.effect_of_call(f, call.scope, language, &name);
+                self.effect_of_call(f, widen(call.scope), language, &name);
                 Reached::Counted
             }
             Some(Known::Outside) => {
@@ -978,7 +980,7 @@ impl Builder {
                 if untyped && r.defines_method(&call.name) {
                     self.stats.calls_untyped += 1;
                     self.untyped
-                        .entry((f, call.scope))
+                        .entry((f, widen(call.scope)))
                         .or_default()
                         .entry((call.name, receiver_tail(receiver).into()))
                         .or_default()
@@ -995,13 +997,13 @@ impl Builder {
         match target {
             Some(Target::Symbol(cf, cs)) => {
                 self.stats.calls_resolved += 1;
-                let caller = Self::node_id(r.files, f, call.scope);
+                let caller = Self::node_id(r.files, f, widen(call.scope));
                 let callee = Self::node_id(r.files, cf, Some(cs));
                 self.edge(EdgeKind::Calls, caller, callee, Some(call.line));
             }
             Some(Target::External(name)) => {
                 self.stats.calls_external += 1;
-                self.effect_of_call(f, call.scope, r.languages[f], &name);
+                self.effect_of_call(f, widen(call.scope), r.languages[f], &name);
             }
             _ => self.stats.calls_unresolved += 1,
         }
@@ -1194,7 +1196,7 @@ impl Resolution<'_> {
                 import: import.clone(),
                 module: module.clone(),
             });
-            let mut bind = |local: Text, binding: Binding| match import.scope {
+            let mut bind = |local: Text, binding: Binding| match widen(import.scope) {
                 Some(scope) => {
                     names
                         .scoped

@@ -13,7 +13,7 @@ use super::build::{Inheritance, Resolution, SymbolAt};
 use super::kept::{NameSet, interface_method_names};
 use crate::extract::{
     FileExtract, Held, Returned, Returns, Text, called, chained_call, generic_path, interned,
-    is_literal, without_method_type_arguments,
+    is_literal, widen, without_method_type_arguments,
 };
 
 /// What an expression is known to hold.
@@ -51,7 +51,7 @@ impl Bindings {
     pub(super) fn of(extract: &FileExtract) -> Bindings {
         let mut bindings = Bindings::default();
         for (i, hint) in extract.types.iter().enumerate() {
-            match (hint.attribute, hint.scope) {
+            match (hint.attribute, widen(hint.scope)) {
                 (true, Some(class)) => bindings
                     .attributes
                     .entry((class, hint.name))
@@ -593,7 +593,7 @@ impl<'a, 'r> Types<'a, 'r> {
         let mut agreed: Option<Known> = None;
         for &h in hints {
             let hint = &types[h];
-            let known = self.held(file, hint.at, &hint.held, depth + 1);
+            let known = self.held(file, widen(hint.at), &hint.held, depth + 1);
             // A class body's `x = y` is an attribute of instances only if `y` is a class (a
             // function would bind as a method, other objects may be descriptors).
             let in_class_body =
