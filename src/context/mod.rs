@@ -620,7 +620,7 @@ mod tests {
                         kind,
                         src: ends[rng.usize(0..ends.len())].as_str().into(),
                         dst: ends[rng.usize(0..ends.len())].as_str().into(),
-                        lines: Box::default(),
+                        lines: Default::default(),
                         reasons: reasons.into_iter().map(Into::into).collect(),
                     }
                 })

@@ -151,7 +151,7 @@ mod tests {
             kind: EdgeKind::Calls,
             src: format!("a{i:06}").into(),
             dst: "b".into(),
-            lines: Box::new([i]),
+            lines: [i].into(),
             reasons: Box::default(),
         })
     }

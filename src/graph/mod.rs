@@ -4,6 +4,7 @@
 mod build;
 mod edges;
 mod kept;
+mod lines;
 pub mod modules;
 pub mod possible;
 mod promote;
@@ -33,6 +34,7 @@ pub const IMPORTS_NAMES: &str = "names";
 pub use build::{BuildStats, build, build_focused};
 pub use edges::Edges;
 pub use kept::Kept;
+pub use lines::Lines;
 pub use modules::{Roots, Target};
 
 /// A parsed source file, the input of a graph build.
@@ -217,8 +219,8 @@ pub struct Edge {
     pub kind: EdgeKind,
     pub src: Arc<str>,
     pub dst: Arc<str>,
-    /// Lists of their own size (a `Vec` read back keeps room to grow: 3M edges at 50k files).
-    pub lines: Box<[u32]>,
+    /// One held inline, more in a list of their own size (3M edges at 50k files).
+    pub lines: Lines,
     pub reasons: Box<[crate::extract::Text]>,
 }
 
@@ -596,7 +598,7 @@ impl Graph {
                 kind: EdgeKind::Contains,
                 src: ids.of(n.parent.as_deref()?),
                 dst: ids.of(&n.id),
-                lines: Box::default(),
+                lines: Lines::default(),
                 reasons: Box::default(),
             })
         }));
@@ -1435,7 +1437,7 @@ mod tests {
                         } else {
                             ids[rng.usize(0..ids.len())].as_str().into()
                         },
-                        lines: Box::new([rng.u32(1..5)]),
+                        lines: [rng.u32(1..5)].into(),
                         reasons: Box::default(),
                     })
                     .collect()
@@ -1528,7 +1530,7 @@ mod tests {
             kind: EdgeKind::Calls,
             src: src.into(),
             dst: dst.into(),
-            lines: Box::new([1]),
+            lines: [1].into(),
             reasons: Box::default(),
         };
         let mut edges = vec![
@@ -1552,7 +1554,7 @@ mod tests {
             kind: EdgeKind::Calls,
             src: src.into(),
             dst: dst.into(),
-            lines: Box::new([line]),
+            lines: [line].into(),
             reasons: Box::default(),
         };
         let function = |id: &str, reach: u32| random_node(id, NodeKind::Function, reach);
@@ -1675,7 +1677,7 @@ mod tests {
                 } else {
                     ids[rng.usize(0..ids.len())].as_str().into()
                 },
-                lines: Box::new([i as u32]),
+                lines: [i as u32].into(),
                 reasons: Box::default(),
             })
             .collect();
@@ -1706,7 +1708,7 @@ mod tests {
                 kind: EdgeKind::Imports,
                 src: src.as_str().into(),
                 dst: ids[(i * 31) % ids.len()].as_str().into(),
-                lines: Box::new([1]),
+                lines: [1].into(),
                 reasons: Box::default(),
             })
             .collect();

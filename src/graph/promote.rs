@@ -62,7 +62,7 @@ pub fn promote(mut nodes: Vec<Node>, mut edges: Vec<Edge>) -> Graph {
                 kind,
                 src,
                 dst,
-                lines: Box::default(),
+                lines: Default::default(),
                 reasons: reasons.into_iter().map(Into::into).collect(),
             }),
     );

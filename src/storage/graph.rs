@@ -820,7 +820,7 @@ mod tests {
             kind,
             src: src.into(),
             dst: dst.into(),
-            lines: Box::new([3, 7]),
+            lines: [3, 7].into(),
             reasons: reasons.iter().map(|&r| r.into()).collect(),
         }
     }
