@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ScoreParts, Scorer, location, nearest_dependents, strongest_dependents};
+use super::{ScoreParts, Scorer, location, nearest_dependents_at, strongest_dependents_kept};
 use crate::answer::{Answer, LeftOut, Page};
 use crate::graph::score::Score;
 use crate::graph::{self, Edge, EdgeKind, Node, NodeKind, possible};
@@ -119,7 +119,7 @@ pub fn expand(
     let wanted = Wanted(include);
     // The whole radius is counted at index time (`reach`); the nearest part is enough to find
     // the tests that reach the node.
-    let radius = nearest_dependents(scorer.graph(), &node.id, RADIUS_WALK);
+    let radius = nearest_dependents_at(scorer.graph(), &node.id, RADIUS_WALK);
     if radius.len() < node.reach as usize {
         notes.push(format!(
             "tests are taken from the nearest {} of {} reachable nodes",
@@ -155,8 +155,8 @@ impl Wanted<'_> {
 }
 
 /// Everything the graph says about `node`, every list whole and best first; `radius` is its
-/// nearest dependents, nearest first.
-fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[&str]) -> ExpandBody {
+/// nearest dependents (positions), nearest first.
+fn select(scorer: &Scorer, node: &Node, wanted: Wanted, radius: &[usize]) -> ExpandBody {
     let near = Neighbours { scorer, node };
     let only = |part: Include, links: Vec<Link>| if wanted.has(part) { links } else { Vec::new() };
     ExpandBody {
@@ -266,7 +266,7 @@ impl<'g> Neighbours<'_, 'g> {
 
     /// Tests that assert on the node or, for a file or class, on its members (`asserts_on`),
     /// then test files in its radius (`reaches`); only files a test runner collects.
-    fn tests(&self, radius: &[&str]) -> Vec<Link> {
+    fn tests(&self, radius: &[usize]) -> Vec<Link> {
         let graph = self.scorer.graph();
         let mut asserting = self.incoming(EdgeKind::AssertsOn);
         for member in self.outgoing(EdgeKind::Contains) {
@@ -283,12 +283,13 @@ impl<'g> Neighbours<'_, 'g> {
         }
         // Fixtures and helpers of the test trees (conftest.py, test apps) are not tests to run.
         tests.retain(|t| runs(t.id.split("::").next().unwrap_or(&t.id)));
-        for id in radius {
-            if graph
-                .node(id)
-                .is_some_and(|n| n.is_test && n.kind == NodeKind::File)
+        for &i in radius {
+            let node = &graph.nodes[i];
+            let id = &*node.id;
+            if node.is_test
+                && node.kind == NodeKind::File
                 && runs(id)
-                && !tests.iter().any(|t| t.id == *id)
+                && !tests.iter().any(|t| t.id == id)
             {
                 tests.push(Link {
                     id: id.to_string(),
@@ -344,20 +345,21 @@ impl<'g> Neighbours<'_, 'g> {
     /// first, highest impact first among equally near ones.
     fn top_dependents(&self) -> Vec<Link> {
         let graph = self.scorer.graph();
-        strongest_dependents(graph, &self.node.id, RADIUS_WALK)
-            .into_iter()
-            .filter(|d| {
-                graph
-                    .node(d.id)
-                    .is_some_and(|n| !n.is_test && n.path != self.node.path)
-            })
-            .take(TOP_DEPENDENTS)
-            .map(|d| Link {
-                id: d.id.to_string(),
-                kind: self.kind_of(d.id),
-                lines: Vec::new(),
-            })
-            .collect()
+        let elsewhere = |n: &Node| !n.is_test && n.path != self.node.path;
+        strongest_dependents_kept(
+            graph,
+            &self.node.id,
+            RADIUS_WALK,
+            TOP_DEPENDENTS,
+            &elsewhere,
+        )
+        .into_iter()
+        .map(|d| Link {
+            id: d.id.to_string(),
+            kind: self.kind_of(d.id),
+            lines: Vec::new(),
+        })
+        .collect()
     }
 }
 
@@ -612,7 +614,7 @@ mod tests {
         let access = HashMap::new();
         let scorer = Scorer::new(&graph, &access, 0);
         let node = graph.node("shop/pricing.py::price_of").unwrap();
-        let radius = nearest_dependents(&graph, &node.id, RADIUS_WALK);
+        let radius = nearest_dependents_at(&graph, &node.id, RADIUS_WALK);
         let body = select(&scorer, node, Wanted(&[]), &radius);
         assert_eq!(
             ids(&body.callers),

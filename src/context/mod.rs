@@ -269,6 +269,14 @@ pub fn blast_radius<'g>(graph: &'g Graph, id: &str) -> Vec<&'g str> {
 /// The nearest `limit` nodes of a blast radius, nearest first (breadth first).
 /// Walked by node position (nodes are sorted by id, so each node's dependents go by id).
 pub fn nearest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<&'g str> {
+    nearest_dependents_at(graph, id, limit)
+        .into_iter()
+        .map(|i| &*graph.nodes[i].id)
+        .collect()
+}
+
+/// [`nearest_dependents`] by node position.
+pub(crate) fn nearest_dependents_at(graph: &Graph, id: &str, limit: usize) -> Vec<usize> {
     let Some(start) = graph.node_index(id) else {
         return Vec::new();
     };
@@ -281,7 +289,7 @@ pub fn nearest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<&
                 return order;
             }
             if seen.insert(next) {
-                order.push(&*graph.nodes[next].id);
+                order.push(next);
                 queue.push_back(next);
             }
         }
@@ -307,10 +315,44 @@ pub(crate) const MIN_STRENGTH: f64 = 0.1;
 /// anything further away, and the users of a method's class (which only stand in for its
 /// unresolved callers) after real uses. Dependents weaker than [`MIN_STRENGTH`] are left out.
 pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<Dependent<'g>> {
+    walk_dependents(graph, id, limit, None)
+}
+
+/// The first `want` of [`strongest_dependents`] that `keep` admits, found without walking
+/// further than they need: once `want` kept dependents are settled, only those exactly as
+/// strong are still taken (their impact may put them first) and no dependent is followed on,
+/// since every link weakens what it reaches.
+pub fn strongest_dependents_kept<'g>(
+    graph: &'g Graph,
+    id: &str,
+    limit: usize,
+    want: usize,
+    keep: &dyn Fn(&Node) -> bool,
+) -> Vec<Dependent<'g>> {
+    let mut found = walk_dependents(graph, id, limit, Some((want, keep)));
+    found.retain(|d| graph.node(d.id).is_some_and(keep));
+    found.truncate(want);
+    found
+}
+
+/// How many dependents a walk wants, and which it keeps.
+type Enough<'k> = (usize, &'k dyn Fn(&Node) -> bool);
+
+/// The walk of [`strongest_dependents`], ended early once `enough` kept dependents are
+/// known.
+fn walk_dependents<'g>(
+    graph: &'g Graph,
+    id: &str,
+    limit: usize,
+    enough: Option<Enough>,
+) -> Vec<Dependent<'g>> {
     // Walked by node position (nodes are sorted by id, so ties go as they would by id).
     let Some(start) = graph.node_index(id) else {
         return Vec::new();
     };
+    let mut kept = 0;
+    // The strength of the last of the first `enough` kept dependents, once settled.
+    let mut cut: Option<u64> = None;
     let nodes = &graph.nodes;
     let mut best: rustc_hash::FxHashMap<usize, u64> =
         rustc_hash::FxHashMap::from_iter([(start, strength_key(1.0))]);
@@ -321,11 +363,27 @@ pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec
             continue;
         }
         let strength = key as f64 / STRENGTH_SCALE;
+        if cut.is_some_and(|cut| key < cut) {
+            break;
+        }
         if current != start {
             settled.push((key, current));
             if settled.len() >= limit {
                 break;
             }
+            if let Some((want, keep)) = enough
+                && cut.is_none()
+                && keep(&nodes[current])
+            {
+                kept += 1;
+                if kept >= want {
+                    cut = Some(key);
+                }
+            }
+        }
+        // Past the cut only dependents as strong are wanted, and a link reaches none.
+        if cut.is_some() {
+            continue;
         }
         for crate::graph::Link {
             edge,
@@ -642,6 +700,24 @@ mod tests {
                     strongest_dependents_by_id(&graph, id, limit),
                     "round {round}, {id}"
                 );
+                // The first few kept ones, walked no further than they need, are those of
+                // the whole walk.
+                let want = rng.usize(1..6);
+                let parity = rng.usize(0..2);
+                let keep = |n: &Node| n.id.len() % 2 == parity || n.impact > 1.0;
+                let keep = |n: &Node| keep(n) && !n.id.ends_with(['1', '4', '7']);
+                let all: Vec<(String, u64)> = strongest_dependents(&graph, id, limit)
+                    .into_iter()
+                    .filter(|d| graph.node(d.id).is_some_and(keep))
+                    .take(want)
+                    .map(|d| (d.id.to_string(), strength_key(d.strength)))
+                    .collect();
+                let kept: Vec<(String, u64)> =
+                    strongest_dependents_kept(&graph, id, limit, want, &keep)
+                        .into_iter()
+                        .map(|d| (d.id.to_string(), strength_key(d.strength)))
+                        .collect();
+                assert_eq!(kept, all, "round {round}, {id}, {want} kept");
                 let nearest = nearest_dependents(&graph, id, limit);
                 reached += nearest.len();
                 assert_eq!(
