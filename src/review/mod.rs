@@ -24,9 +24,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use crate::context::strongest_dependents;
+use crate::context::strongest_dependents_kept;
 use crate::extract::{self, FileExtract, Symbol};
-use crate::graph::{self, EdgeKind, Graph, NodeKind, SourceFile};
+use crate::graph::{self, EdgeKind, Graph, Node, NodeKind, SourceFile};
 use crate::history::History;
 use crate::languages::{Language, Registry};
 pub use diff::{ChangeKind, DiffError, FileChange};
@@ -624,14 +624,9 @@ impl Near<'_> {
     /// its tests: direct callers, importers and subclasses first (highest impact first), then
     /// further ones.
     fn top_dependents(&self, id: &str) -> Vec<String> {
-        strongest_dependents(self.graph, id, RADIUS_WALK)
+        let elsewhere = |n: &Node| !n.is_test && *n.path != *self.path && n.kind.is_symbol();
+        strongest_dependents_kept(self.graph, id, RADIUS_WALK, 5, &elsewhere)
             .into_iter()
-            .filter(|d| {
-                self.graph
-                    .node(d.id)
-                    .is_some_and(|n| !n.is_test && *n.path != *self.path && n.kind.is_symbol())
-            })
-            .take(5)
             .map(|d| d.id.to_string())
             .collect()
     }
