@@ -315,7 +315,18 @@ pub(crate) const MIN_STRENGTH: f64 = 0.1;
 /// anything further away, and the users of a method's class (which only stand in for its
 /// unresolved callers) after real uses. Dependents weaker than [`MIN_STRENGTH`] are left out.
 pub fn strongest_dependents<'g>(graph: &'g Graph, id: &str, limit: usize) -> Vec<Dependent<'g>> {
-    walk_dependents(graph, id, limit, None)
+    dependents(graph, walk_dependents(graph, id, limit, None))
+}
+
+/// Walked dependents (position, strength key) as [`Dependent`]s.
+fn dependents(graph: &Graph, walked: Vec<(usize, u64)>) -> Vec<Dependent<'_>> {
+    walked
+        .into_iter()
+        .map(|(i, key)| Dependent {
+            id: &graph.nodes[i].id,
+            strength: key as f64 / STRENGTH_SCALE,
+        })
+        .collect()
 }
 
 /// The first `want` of [`strongest_dependents`] that `keep` admits, found without walking
@@ -330,22 +341,22 @@ pub fn strongest_dependents_kept<'g>(
     keep: &dyn Fn(&Node) -> bool,
 ) -> Vec<Dependent<'g>> {
     let mut found = walk_dependents(graph, id, limit, Some((want, keep)));
-    found.retain(|d| graph.node(d.id).is_some_and(keep));
+    found.retain(|d| keep(&graph.nodes[d.0]));
     found.truncate(want);
-    found
+    dependents(graph, found)
 }
 
 /// How many dependents a walk wants, and which it keeps.
 type Enough<'k> = (usize, &'k dyn Fn(&Node) -> bool);
 
-/// The walk of [`strongest_dependents`], ended early once `enough` kept dependents are
-/// known.
-fn walk_dependents<'g>(
-    graph: &'g Graph,
+/// The walk of [`strongest_dependents`] by position, with each dependent's strength key,
+/// ended early once `enough` kept dependents are known.
+fn walk_dependents(
+    graph: &Graph,
     id: &str,
     limit: usize,
     enough: Option<Enough>,
-) -> Vec<Dependent<'g>> {
+) -> Vec<(usize, u64)> {
     // Walked by node position (nodes are sorted by id, so ties go as they would by id).
     let Some(start) = graph.node_index(id) else {
         return Vec::new();
@@ -416,13 +427,7 @@ fn walk_dependents<'g>(
             .then_with(|| nodes[b].impact.total_cmp(&nodes[a].impact))
             .then_with(|| a.cmp(&b))
     });
-    settled
-        .into_iter()
-        .map(|(key, i)| Dependent {
-            id: &nodes[i].id,
-            strength: key as f64 / STRENGTH_SCALE,
-        })
-        .collect()
+    settled.into_iter().map(|(key, i)| (i, key)).collect()
 }
 
 /// Strengths compared as integers: paths over the same links in another order are equally

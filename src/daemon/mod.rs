@@ -392,10 +392,15 @@ impl Trim {
 
     /// When the trim is due; never, when no work was done since the last.
     async fn reached(self) {
-        match self.at {
-            Some(at) => tokio::time::sleep_until(at.into()).await,
-            None => std::future::pending().await,
-        }
+        until(self.at).await
+    }
+}
+
+/// Sleeps until `at`; forever when there is none.
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -447,10 +452,7 @@ impl RebuildDue {
 
     /// When the rebuild is due; never, when none waits.
     async fn reached(self) {
-        match self.at {
-            Some(at) => tokio::time::sleep_until(at.starts.into()).await,
-            None => std::future::pending().await,
-        }
+        until(self.at.map(|at| at.starts)).await
     }
 }
 
@@ -1287,6 +1289,7 @@ mod tests {
         due.changed(much_later, took);
         assert_eq!(due.at, at(first + REBUILD_PUT_OFF, first));
     }
+
     #[tokio::test]
     async fn the_heap_is_trimmed_once_after_the_quiet_that_follows_work() {
         let soon = |trim: Trim| tokio::time::timeout(Duration::from_millis(50), trim.reached());
