@@ -1335,14 +1335,12 @@ impl Resolution<'_> {
     /// A definition inside a class (or any definition), or a method attached to it from
     /// another file.
     pub(super) fn child(&self, class: SymbolAt, name: &str) -> Option<SymbolAt> {
-        if let Some(&c) = self
-            .names(class.file)
-            .children
-            .get(&(Some(class.symbol), Text::from(name)))
+        let children = &self.names(class.file).children;
+        if let Some(&c) = interned(name).and_then(|name| children.get(&(Some(class.symbol), name)))
         {
             return Some(SymbolAt::new(class.file, c));
         }
-        if let Some(&method) = self.methods.get(&(class, Text::from(name))) {
+        if let Some(&method) = interned(name).and_then(|name| self.methods.get(&(class, name))) {
             return Some(method);
         }
         self.parts
@@ -1455,7 +1453,8 @@ impl Resolution<'_> {
                 return self.resolve_binding(binding);
             }
             if !symbols[s].kind.is_class_like()
-                && let Some(&child) = names.children.get(&(Some(s), Text::from(name)))
+                && let Some(&child) =
+                    interned(name).and_then(|name| names.children.get(&(Some(s), name)))
             {
                 return Some(Target::Symbol(file, child));
             }
@@ -1478,7 +1477,7 @@ impl Resolution<'_> {
     /// file's names are seen only from test files), then the names every file sees.
     fn top_level(&self, file: usize, name: &str) -> Option<Target> {
         let names = self.names(file);
-        if let Some(&s) = names.children.get(&(None, Text::from(name))) {
+        if let Some(&s) = interned(name).and_then(|name| names.children.get(&(None, name))) {
             return Some(Target::Symbol(file, s));
         }
         if let Some(binding) = interned(name).and_then(|name| names.imports.get(&name)) {
@@ -1716,10 +1715,7 @@ impl Resolution<'_> {
             let group: Vec<SymbolAt> = files
                 .iter()
                 .filter_map(|&f| {
-                    let &s = self
-                        .names(f)
-                        .children
-                        .get(&(None, Text::from(name.as_str())))?;
+                    let &s = self.names(f).children.get(&(None, interned(name)?))?;
                     let part = self.files[f].extract.parts.contains(&s);
                     part.then_some(SymbolAt::new(f, s))
                 })
@@ -1747,7 +1743,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test);
         let &f = found.next()?;
-        let &s = self.names(f).children.get(&(None, Text::from(name)))?;
+        let &s = self.names(f).children.get(&(None, interned(name)?))?;
         // Another file defining the name makes it ambiguous, unless both declare one class.
         let parts = self.parts.get(&SymbolAt::new(f, s));
         for &other in found {
@@ -1782,7 +1778,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {
-                let &s = self.names(f).children.get(&(None, Text::from(name)))?;
+                let &s = self.names(f).children.get(&(None, interned(name)?))?;
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like()
                     && type_parameters(&symbol.signature, name) == Some(arity))
@@ -1807,7 +1803,7 @@ impl Resolution<'_> {
             .iter()
             .filter(|&&f| with_tests || !self.files[f].is_test)
             .filter_map(|&f| {
-                let &s = self.names(f).children.get(&(None, Text::from(name)))?;
+                let &s = self.names(f).children.get(&(None, interned(name)?))?;
                 let symbol = &self.files[f].extract.symbols[s];
                 (symbol.kind.is_class_like() && !is_generic(&symbol.signature, name))
                     .then_some((f, s))
@@ -1869,7 +1865,8 @@ impl Resolution<'_> {
     }
 
     fn file_member(&self, file: usize, name: &str) -> Option<Target> {
-        if let Some(&s) = self.names(file).children.get(&(None, Text::from(name))) {
+        let children = &self.names(file).children;
+        if let Some(&s) = interned(name).and_then(|name| children.get(&(None, name))) {
             return Some(Target::Symbol(file, s));
         }
         if let Some(found) = self.system(file).submodule(file, name) {

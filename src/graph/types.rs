@@ -495,8 +495,8 @@ impl<'a, 'r> Types<'a, 'r> {
         let symbols = &self.r.files[file].extract.symbols;
         let mut current = scope;
         loop {
-            let key = (current, Text::from(name));
-            if let Some(hints) = names.bindings.locals.get(&key) {
+            let hints = interned(name).and_then(|name| names.bindings.locals.get(&(current, name)));
+            if let Some(hints) = hints {
                 return Some(self.joined(file, (current, name, false), hints, depth));
             }
             let s = current?;
@@ -506,7 +506,8 @@ impl<'a, 'r> Types<'a, 'r> {
                 .get(&s)
                 .is_some_and(|m| interned(name).is_some_and(|name| m.contains_key(&name)))
                 || (!symbols[s].kind.is_class_like()
-                    && names.children.contains_key(&(Some(s), Text::from(name))));
+                    && interned(name)
+                        .is_some_and(|name| names.children.contains_key(&(Some(s), name))));
             if shadowed {
                 return None;
             }
@@ -543,12 +544,15 @@ impl<'a, 'r> Types<'a, 'r> {
     }
 
     fn has_attribute(&self, class: SymbolAt, name: &str) -> bool {
+        let Some(name) = interned(name) else {
+            return false;
+        };
         self.ancestry(class).iter().any(|c| {
             self.r
                 .names(c.file)
                 .bindings
                 .attributes
-                .contains_key(&(c.symbol, Text::from(name)))
+                .contains_key(&(c.symbol, name))
         })
     }
 
@@ -557,8 +561,9 @@ impl<'a, 'r> Types<'a, 'r> {
     fn attribute_at(&self, class: SymbolAt, name: &str, depth: usize) -> Option<Option<Known>> {
         self.ancestry(class).iter().find_map(|&c| {
             let names = self.r.names(c.file);
-            let key = (c.symbol, Text::from(name));
-            if let Some(hints) = names.bindings.attributes.get(&key) {
+            let hints =
+                interned(name).and_then(|name| names.bindings.attributes.get(&(c.symbol, name)));
+            if let Some(hints) = hints {
                 return Some(self.joined(c.file, (Some(c.symbol), name, true), hints, depth));
             }
             let member = self.r.child(c, name)?;
