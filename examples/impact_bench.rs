@@ -28,7 +28,7 @@ async fn main() -> anyhow::Result<()> {
     let graph = store.load_graph().await?;
     store.close().await;
     let nodes: Vec<Node> = graph.nodes.iter().map(|n| (**n).clone()).collect();
-    let edges: Vec<graph::Edge> = graph.edges.iter().map(|e| (**e).clone()).collect();
+    let edges: Vec<graph::Edge> = graph.edges.iter().cloned().collect();
 
     let (mut links_ms, mut reach_ms, mut impact_ms) = (Vec::new(), Vec::new(), Vec::new());
     let mut estimate_ms = Vec::new();

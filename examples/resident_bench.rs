@@ -76,14 +76,11 @@ async fn main() -> anyhow::Result<()> {
     // What each holds is what dropping it frees (the store's caches are not counted).
     let held = IN_USE.load(Ordering::Relaxed);
     let mut graph = graph;
-    // Out of their shared chunks, each edge held once (the chunks are freed with the list).
+    // Out of their shared chunks, a copy of each edge (the chunks are freed as it is made).
     let mut edge_list: Vec<_> = std::mem::take(&mut graph.edges).iter().cloned().collect();
     let mut freed = |take: &dyn Fn(&mut cairn::graph::Edge)| {
         let before = IN_USE.load(Ordering::Relaxed);
-        edge_list
-            .iter_mut()
-            .filter_map(std::sync::Arc::get_mut)
-            .for_each(take);
+        edge_list.iter_mut().for_each(take);
         mb(before - IN_USE.load(Ordering::Relaxed))
     };
     let lines_mb = freed(&|e| drop(std::mem::take(&mut e.lines)));
@@ -91,7 +88,17 @@ async fn main() -> anyhow::Result<()> {
     drop(edge_list);
     let edges_freed = held - IN_USE.load(Ordering::Relaxed);
     let before_nodes = IN_USE.load(Ordering::Relaxed);
-    let node_list = std::mem::take(&mut graph.nodes);
+    let mut node_list = std::mem::take(&mut graph.nodes);
+    let mut node_part = |take: &dyn Fn(&mut cairn::graph::Node)| {
+        let before = IN_USE.load(Ordering::Relaxed);
+        node_list
+            .iter_mut()
+            .filter_map(std::sync::Arc::get_mut)
+            .for_each(take);
+        mb(before - IN_USE.load(Ordering::Relaxed))
+    };
+    let signatures_mb = node_part(&|n| drop(n.signature.take()));
+    let docs_mb = node_part(&|n| drop(n.doc.take()));
     drop(node_list);
     let nodes_freed = before_nodes - IN_USE.load(Ordering::Relaxed);
     drop(graph);
@@ -156,7 +163,7 @@ async fn main() -> anyhow::Result<()> {
             "extraction_bytes_per_file": source_bytes / files.max(1),
             "extraction_parts_mb": parts,
             "calls_symbols_types": records,
-            "graph_parts_mb": {"end_ids": mb(end_bytes), "edges": mb(edges_freed), "edge_lines": lines_mb, "edge_reasons": reasons_mb, "nodes": mb(nodes_freed)},
+            "graph_parts_mb": {"end_ids": mb(end_bytes), "edges": mb(edges_freed), "edge_lines": lines_mb, "edge_reasons": reasons_mb, "nodes": mb(nodes_freed), "node_signatures": signatures_mb, "node_docs": docs_mb},
             "edges_with_reasons": with_reasons,
             "edge_lines": lines,
             "strings_short_long": strings,

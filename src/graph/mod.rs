@@ -613,14 +613,7 @@ impl Graph {
         // waited on memory for most of its time).
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
         edges.sort();
-        Graph::indexed(fresh_list(nodes, Arc::new), fresh_list(edges, Arc::new))
-    }
-
-    /// Builds the indexes over nodes and edges that may belong to other graphs too.
-    pub fn shared(mut nodes: Vec<Arc<Node>>, mut edges: Vec<Arc<Edge>>) -> Graph {
-        nodes.sort_by(|a, b| a.id.cmp(&b.id));
-        edges.sort();
-        Graph::indexed(nodes, edges)
+        Graph::indexed(fresh_list(nodes, Arc::new), edges)
     }
 
     /// This graph with some files' nodes replaced: the nodes of the files at `paths` (the
@@ -800,7 +793,7 @@ impl Graph {
                 dst: at(d, &e.dst),
             })
         };
-        let mut fresh: Vec<(Arc<Edge>, Ends, u32)> = fresh
+        let mut fresh: Vec<(Edge, Ends, u32)> = fresh
             .into_iter()
             .map(|e| {
                 let at = |id: &str| index.get(nodes, id).map_or(NO_NODE, |i| i as u32);
@@ -808,7 +801,7 @@ impl Graph {
                     src: at(&e.src),
                     dst: at(&e.dst),
                 };
-                (Arc::new(e), ends, NO_EDGE)
+                (e, ends, NO_EDGE)
             })
             .collect();
         fresh.sort_by(|a, b| a.0.cmp(&b.0));
@@ -825,7 +818,7 @@ impl Graph {
             moves: EdgeMoves::default(),
             anew: Vec::new(),
         };
-        let mut chunks: Vec<Arc<[Arc<Edge>]>> = Vec::new();
+        let mut chunks: Vec<Arc<[Edge]>> = Vec::new();
         let mut mapped: Vec<Option<Ends>> = Vec::with_capacity(edges::CHUNK);
         let last = self.edges.chunks().count().saturating_sub(1);
         for (c, (start, chunk)) in self.edges.chunks().enumerate() {
@@ -853,33 +846,33 @@ impl Graph {
                 kept,
                 here,
                 |a, b| a.0.cmp(&b.0),
-                |old, fresh| (**old).cmp(&*fresh.0),
+                |old, fresh| old.cmp(&fresh.0),
                 |(edge, at, old)| {
                     out.take(old as usize, at, &self.ends);
                     items.push(edge);
                 },
             );
             if items.len() > 2 * edges::CHUNK {
-                chunks.extend(items.chunks(edges::CHUNK).map(Arc::from));
+                chunks.extend(edges::in_chunks(items));
             } else {
                 chunks.push(items.into());
             }
         }
         // A graph with no edges yet.
-        let rest: Vec<Arc<Edge>> = fresh
+        let rest: Vec<Edge> = fresh
             .map(|(_, (edge, at, _))| {
                 out.take(NO_EDGE as usize, at, &self.ends);
                 edge
             })
             .collect();
-        chunks.extend(rest.chunks(edges::CHUNK).map(Arc::from));
+        chunks.extend(edges::in_chunks(rest));
         out.edges = Edges::from_chunks(chunks);
         out.moves.finish(self.edges.len());
         out
     }
 
-    /// This graph holding `previous`'s copy of every node and edge that is equal in both, so
-    /// the two share them and this graph's own copies are freed at once. An exact rebuild
+    /// This graph holding `previous`'s copy of every node, and of every chunk of edges, that
+    /// is equal in both, so the two share them and this graph's own copies are freed at once. An exact rebuild
     /// after a few files changed thus keeps, for the rest, the allocations the index already
     /// held, rather than a second copy of the whole graph scattered among the build's
     /// temporaries (which the allocator cannot hand back). Says how the two differ.
@@ -900,28 +893,21 @@ impl Graph {
         let mut edges_kept = 0;
         // Both edge lists are in order: one pass over them side by side.
         let mut old = previous.edges.iter().peekable();
-        for chunk in self.edges.chunks_mut() {
-            if Arc::get_mut(chunk).is_none() {
-                *chunk = chunk.iter().cloned().collect();
-            }
-            let chunk = Arc::get_mut(chunk).expect("a chunk just copied is this graph's own");
-            for edge in chunk {
-                while old.next_if(|o: &&Arc<Edge>| ***o < **edge).is_some() {}
-                if let Some(&o) = old.peek()
-                    && **o == **edge
-                {
-                    *edge = o.clone();
-                    edges_kept += 1;
-                }
+        for edge in self.edges.iter() {
+            while old.next_if(|&o| o < edge).is_some() {}
+            if old.next_if_eq(&edge).is_some() {
+                edges_kept += 1;
             }
         }
+        // The same edges in the same order: the positions, ends and lists stay as they are.
+        self.edges = previous.edges.sharing(&self.edges).0;
         difference.edges_added = self.edges.len() - edges_kept;
         difference.edges_removed = previous.edges.len() - edges_kept;
         (self, difference)
     }
 
     /// The indexes over nodes sorted by id and edges in order.
-    fn indexed(nodes: Vec<Arc<Node>>, edges: Vec<Arc<Edge>>) -> Graph {
+    fn indexed(nodes: Vec<Arc<Node>>, edges: Vec<Edge>) -> Graph {
         let index = IdIndex::of(&nodes);
         let at = |id: &str| index.get(&nodes, id).map_or(NO_NODE, |i| i as u32);
         let ends: Vec<Ends> = edges
@@ -1100,7 +1086,7 @@ impl Graph {
             .map(|i| map.at(i))
             .unwrap_or_default()
             .iter()
-            .map(|&e| &*self.edges[e as usize])
+            .map(|&e| &self.edges[e as usize])
     }
 
     pub fn files(&self) -> impl Iterator<Item = &Node> {
@@ -1620,12 +1606,21 @@ mod tests {
         };
         assert!(node_shared("a.py") && node_shared("a.py::f"));
         assert!(!node_shared("a.py::g"));
-        let edge_shared: Vec<bool> = shared
-            .edges
-            .iter()
-            .map(|e| earlier.edges.iter().any(|o| Arc::ptr_eq(o, e)))
-            .collect();
-        assert_eq!(edge_shared, [true, false, false]);
+        // Edges are shared by chunk: the one chunk here changed, so it is the new graph's own;
+        // the same edges built again keep the earlier graph's chunk.
+        let chunk_shared = |g: &Graph| {
+            g.edges
+                .chunks()
+                .all(|(_, c)| earlier.edges.chunks().any(|(_, o)| Arc::ptr_eq(o, c)))
+        };
+        assert!(!chunk_shared(&shared));
+        let again = Graph::new(
+            earlier.nodes.iter().map(|n| (**n).clone()).collect(),
+            earlier.edges.iter().cloned().collect(),
+        );
+        assert!(!chunk_shared(&again));
+        let (again, difference) = again.sharing(&earlier);
+        assert!(difference.is_empty() && chunk_shared(&again));
         // Positions are found for the graph's own nodes.
         for (i, node) in shared.nodes.iter().enumerate() {
             assert_eq!(shared.position(node), i);

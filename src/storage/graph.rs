@@ -85,12 +85,13 @@ pub struct IndexMeta {
 }
 
 /// The unit the graph is stored in: the nodes of one file (or external module), by `path`,
-/// and the stored edges out of them. A part with neither is deleted.
+/// and the stored edges out of them (by position in the delta's graph). A part with neither
+/// is deleted.
 #[derive(Debug, Default)]
 pub struct Part {
     pub path: String,
     pub nodes: Vec<Arc<Node>>,
-    pub edges: Vec<Arc<Edge>>,
+    pub edges: Vec<u32>,
 }
 
 /// What changes between the stored graph and a new one.
@@ -98,9 +99,12 @@ pub struct Part {
 pub struct Delta {
     /// Nothing is stored yet: rows are inserted without looking for existing ones.
     pub fresh: bool,
+    /// The new graph, which the parts' and `upsert_edges`' positions are of.
+    pub graph: Arc<Graph>,
     pub upsert_nodes: Vec<Arc<Node>>,
     pub delete_nodes: Vec<String>,
-    pub upsert_edges: Vec<Arc<Edge>>,
+    /// Positions in `graph`'s edges.
+    pub upsert_edges: Vec<u32>,
     pub delete_edges: Vec<EdgeId>,
     /// The parts the node and edge changes fall in, as the new graph has them: what is written.
     pub parts: Vec<Part>,
@@ -127,9 +131,10 @@ impl EdgeId {
 
 impl Delta {
     /// The changes that turn `old` into `new`.
-    pub fn between(old: &Graph, new: &Graph) -> Delta {
+    pub fn between(old: &Graph, new: &Arc<Graph>) -> Delta {
         let mut delta = Delta {
             fresh: old.nodes.is_empty() && old.edges.is_empty(),
+            graph: new.clone(),
             ..Delta::default()
         };
         let stored = |e: &Edge| e.kind != EdgeKind::Contains;
@@ -137,7 +142,7 @@ impl Delta {
             // Everything is new: no key of the new graph's is made or looked up (at 50,000
             // files, 3M edge keys held at once while a cold index writes).
             delta.upsert_nodes = new.nodes.clone();
-            delta.upsert_edges = new.edges.iter().filter(|e| stored(e)).cloned().collect();
+            delta.upsert_edges = stored_positions(new).collect();
             delta.parts = parts(new, None);
             return delta;
         }
@@ -162,21 +167,20 @@ impl Delta {
         let old_edges: rustc_hash::FxHashMap<EdgeId, &Edge> = old
             .edges
             .iter()
-            .map(|e| &**e)
             .filter(|e| stored(e))
             .map(|e| (EdgeId::of(e), e))
             .collect();
         let new_keys: rustc_hash::FxHashSet<EdgeId> = new
             .edges
             .iter()
-            .map(|e| &**e)
             .filter(|e| stored(e))
             .map(EdgeId::of)
             .collect();
-        for edge in new.edges.iter().filter(|e| stored(e)) {
-            if old_edges.get(&EdgeId::of(edge)) != Some(&&**edge) {
+        for at in stored_positions(new) {
+            let edge = &new.edges[at as usize];
+            if old_edges.get(&EdgeId::of(edge)) != Some(&edge) {
                 changed.insert(part_of(new, &edge.src));
-                delta.upsert_edges.push(edge.clone());
+                delta.upsert_edges.push(at);
             }
         }
         for (key, edge) in old_edges {
@@ -204,6 +208,16 @@ fn part_of<'a>(graph: &'a Graph, id: &'a str) -> &'a str {
     graph.node(id).map_or(id, |n| &*n.path)
 }
 
+/// The positions of the edges the store holds (containment is each node's `parent`).
+fn stored_positions(graph: &Graph) -> impl Iterator<Item = u32> + '_ {
+    graph
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind != EdgeKind::Contains)
+        .map(|(at, _)| at as u32)
+}
+
 /// The parts of `graph`, in path order: all of them, or those of the `changed` paths (a
 /// changed path with nothing left gives an empty part, to delete).
 fn parts(graph: &Graph, changed: Option<&rustc_hash::FxHashSet<&str>>) -> Vec<Part> {
@@ -219,10 +233,10 @@ fn parts(graph: &Graph, changed: Option<&rustc_hash::FxHashSet<&str>>) -> Vec<Pa
             .nodes
             .push(node.clone());
     }
-    for edge in graph.edges.iter().filter(|e| e.kind != EdgeKind::Contains) {
-        let path = part_of(graph, &edge.src);
+    for at in stored_positions(graph) {
+        let path = part_of(graph, &graph.edges[at as usize].src);
         if wanted(path) {
-            parts.entry(path).or_default().edges.push(edge.clone());
+            parts.entry(path).or_default().edges.push(at);
         }
     }
     parts
@@ -314,7 +328,7 @@ impl Store {
         migrate::migrate(&store.db, &SCHEMA, &dir.display().to_string()).await?;
         if let Some((graph, sources)) = older {
             let meta = store.meta().await?.unwrap_or_default();
-            let mut delta = Delta::between(&Graph::default(), &graph);
+            let mut delta = Delta::between(&Graph::default(), &Arc::new(graph));
             delta.upsert_sources = sources.into_iter().map(Arc::new).collect();
             store.apply(&delta, &meta).await?;
         }
@@ -520,7 +534,12 @@ impl Store {
                     let mut row = Object::new();
                     row.insert("id", RecordId::new("part", part.path.as_str()));
                     row.insert("nodes", pack(&part.nodes));
-                    row.insert("edges", pack(&part.edges));
+                    let edges: Vec<&Edge> = part
+                        .edges
+                        .iter()
+                        .map(|&at| &delta.graph.edges[at as usize])
+                        .collect();
+                    row.insert("edges", pack(&edges));
                     row
                 })
                 .collect();
@@ -827,7 +846,7 @@ mod tests {
 
     fn assert_same(loaded: &Graph, expected: &Graph) {
         let nodes = |g: &Graph| g.nodes.iter().map(|n| (**n).clone()).collect::<Vec<_>>();
-        let edges = |g: &Graph| g.edges.iter().map(|e| (**e).clone()).collect::<Vec<_>>();
+        let edges = |g: &Graph| g.edges.iter().cloned().collect::<Vec<_>>();
         assert_eq!(nodes(loaded), nodes(expected));
         assert_eq!(edges(loaded), edges(expected));
     }
@@ -857,7 +876,10 @@ mod tests {
         );
         let meta = IndexMeta::default();
         store
-            .apply(&Delta::between(&Graph::default(), &before), &meta)
+            .apply(
+                &Delta::between(&Graph::default(), &Arc::new(before.clone())),
+                &meta,
+            )
             .await
             .unwrap();
         let loaded = store.load_graph().await.unwrap();
@@ -884,14 +906,14 @@ mod tests {
         // b.py is gone, a.py::f changed and calls into the standard library instead.
         let mut f = node("a.py::f", "a.py", Some("a.py"));
         f.signature = Some("def f(x, y)".to_string());
-        let after = Graph::from_stored(
+        let after = Arc::new(Graph::from_stored(
             vec![node("a.py", "a.py", None), f, node("os", "os", None)],
             vec![
                 edge(EdgeKind::Imports, "a.py", "os", &[]),
                 edge(EdgeKind::Calls, "a.py::f", "os", &[]),
             ],
             Default::default(),
-        );
+        ));
         let delta = Delta::between(&before, &after);
         let written: Vec<&str> = delta.parts.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(written, ["a.py", "b.py"], "only the parts that changed");
@@ -932,6 +954,7 @@ mod tests {
         let sources = extractions();
         let files: Vec<&SourceFile> = sources.iter().map(|s| &s.file).collect();
         let (graph, _) = crate::graph::build(&files, &[]);
+        let graph = Arc::new(graph);
         assert_one_copy_of_each_id(&graph);
         let store = Store::memory().await.unwrap();
         store
