@@ -1001,6 +1001,26 @@ impl Graph {
     }
 
     /// The positions of the symbols of the file at `path`: the run of ids under `path::`.
+    /// The files outside `paths` whose code refers to a file at `paths` or its symbols
+    /// (imports, calls or bases into them), each once, in path order.
+    pub fn referring_files(&self, paths: &[String]) -> Vec<&str> {
+        let mut files: Vec<&str> = paths
+            .iter()
+            .flat_map(|path| {
+                self.node_index(path)
+                    .into_iter()
+                    .chain(self.symbol_range(path))
+            })
+            .flat_map(|at| self.links_in(at))
+            .filter(|l| l.edge.kind.is_causal())
+            .map(|l| &*self.nodes[l.src].path)
+            .filter(|path| !paths.iter().any(|p| p == path))
+            .collect();
+        files.sort_unstable();
+        files.dedup();
+        files
+    }
+
     fn symbol_range(&self, path: &str) -> std::ops::Range<usize> {
         let prefix = format!("{path}::");
         let from = self.nodes.partition_point(|n| &*n.id < prefix.as_str());

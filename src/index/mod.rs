@@ -212,6 +212,10 @@ fn build_key(roots: &[graph::Roots]) -> Option<String> {
     Some(format!("{builder} {roots:016x}"))
 }
 
+/// Most files a patch reads again because they may name what a changed file newly defines
+/// ([`Live::with_referrers`]): more are left to the exact rebuild.
+const REFERRERS_READ: usize = 2_000;
+
 /// A number never handed out before in this process.
 fn next_epoch() -> u64 {
     static EPOCHS: AtomicU64 = AtomicU64::new(1);
@@ -258,6 +262,9 @@ pub struct Live {
     /// The epoch `graph` is a quick patch of, if it is one.
     patched: Option<u64>,
     checks: Checks,
+    /// Names that files read since the last patch define and did not before: the next patch
+    /// re-reads the files referring to those files whose code names one of them.
+    fresh_names: rustc_hash::FxHashSet<extract::Text>,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -394,6 +401,7 @@ impl Live {
             kept: Default::default(),
             patched: None,
             checks: Checks::default(),
+            fresh_names: Default::default(),
         })
     }
 
@@ -615,10 +623,21 @@ impl Live {
             return;
         }
         let record = Arc::new(record);
-        if old.is_none() {
-            changes.added.push(record.clone());
-        } else {
+        if let Some(old) = old {
             changes.updated.push(path.clone());
+            let before: rustc_hash::FxHashSet<extract::Text> =
+                old.file.extract.symbols.iter().map(|s| s.name).collect();
+            self.fresh_names.extend(
+                record
+                    .file
+                    .extract
+                    .symbols
+                    .iter()
+                    .map(|s| s.name)
+                    .filter(|name| !before.contains(name)),
+            );
+        } else {
+            changes.added.push(record.clone());
         }
         self.kept.file_changed(
             &path,
@@ -732,6 +751,8 @@ impl Live {
     /// the exact [`Live::rebuild`] that follows; the store only ever receives rebuilt graphs.
     pub fn patch(&mut self, changed: &[String]) -> PatchTiming {
         let started = std::time::Instant::now();
+        let changed = self.with_referrers(changed);
+        let changed = &changed[..];
         if !self.kept.is_tracked() {
             self.kept.track(
                 self.sources
@@ -760,6 +781,45 @@ impl Live {
         };
         tracing::debug!(?timing, "patch");
         timing
+    }
+
+    /// `changed` (in path order) and the files whose calls, imports or bases name what a changed file
+    /// now defines and did not before, so a patch binds them as an exact build would: the
+    /// files found referring to a changed file in the graph, when at most
+    /// [`REFERRERS_READ`] do (a name new to a file that more import is left to the exact
+    /// rebuild, which follows).
+    fn with_referrers(&mut self, changed: &[String]) -> Vec<String> {
+        let mut paths = changed.to_vec();
+        let fresh = std::mem::take(&mut self.fresh_names);
+        if fresh.is_empty() {
+            return paths;
+        }
+        let referring = self.graph.referring_files(changed);
+        if referring.len() > REFERRERS_READ {
+            return paths;
+        }
+        let names = |extract: &extract::FileExtract| {
+            let named = |text: &str| {
+                let last = text.rsplit(['.', ':']).next().unwrap_or(text);
+                extract::interned(last).is_some_and(|name| fresh.contains(&name))
+            };
+            extract.calls.iter().any(|c| fresh.contains(&c.name))
+                || (extract.imports.iter()).any(|i| i.name.is_some_and(|n| fresh.contains(&n)))
+                || extract.bases.iter().any(|b| named(&b.expr))
+        };
+        paths.extend(
+            referring
+                .into_iter()
+                .filter(|path| {
+                    self.sources
+                        .get(*path)
+                        .is_some_and(|s| names(&s.file.extract))
+                })
+                .map(String::from),
+        );
+        paths.sort();
+        paths.dedup();
+        paths
     }
 
     /// The changes not yet written: from the graph the store holds to the current one,

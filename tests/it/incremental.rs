@@ -165,9 +165,9 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
 }
 
 /// Each exact rebuild after a quick patch checks it and counts what the patch missed: nothing
-/// for a new function, the call of a name that only now resolves (which a patch of the
-/// defining file does not look for in the files that call it). A rebuild of no patch is no
-/// check.
+/// for a new function, nothing for a name that only now resolves in a file that calls into
+/// the saved one (the patch reads that file again), the edges a new test's assertions
+/// promote (which only an exact build makes). A rebuild of no patch is no check.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_exact_rebuild_counts_what_the_patch_missed() {
     let repo = TestRepo::new();
@@ -182,36 +182,52 @@ async fn the_exact_rebuild_counts_what_the_patch_missed() {
         let reading = live.read(&settings, Some(&[path.to_string()]));
         assert_eq!(reading.changed, [path]);
         live.patch(&reading.changed);
+        let patched = live.graph();
         live.rebuild();
-        live.checks()
+        (patched, live.checks())
     };
-    let checks = edit(
+    let (_, checks) = edit(
         "a.py",
         "def f():\n    return 1\n\n\ndef f2():\n    return 2\n",
     );
     assert_eq!((checks.rebuilds, checks.found), (1, 0), "{checks:?}");
-    let checks = edit(
+    // `c.py` calls `b.k`, which only now exists: the patch of b.py binds the call.
+    let (patched, checks) = edit(
         "b.py",
         "from a import f\n\n\ndef g():\n    return f()\n\n\ndef k():\n    return g()\n",
     );
-    assert_eq!((checks.rebuilds, checks.found), (2, 1), "{checks:?}");
+    assert!(crate::support::has_edge(
+        &patched,
+        "calls",
+        "c.py::use",
+        "b.py::k"
+    ));
+    assert_eq!((checks.rebuilds, checks.found), (2, 0), "{checks:?}");
+    // A new test: what it asserts on is promoted by exact builds only.
+    let (patched, checks) = edit(
+        "test_a.py",
+        "from a import f\n\n\ndef test_f():\n    assert f() == 1\n",
+    );
+    let asserts = |g: &cairn::graph::Graph| {
+        g.edges
+            .iter()
+            .filter(|e| e.kind.table() == "asserts_on" && e.src.starts_with("test_a.py"))
+            .count()
+    };
+    assert_eq!(asserts(&patched), 0);
+    assert!(asserts(&live.graph()) > 0);
+    assert_eq!((checks.rebuilds, checks.found), (3, 1), "{checks:?}");
     let found = checks.last_found.expect("the difference is kept");
     assert_eq!(
         (found.nodes_added, found.nodes_removed),
         (0, 0),
         "{found:?}"
     );
-    assert_eq!(found.edges_added, 1, "c.py::use calls b.py::k: {found:?}");
-    assert!(crate::support::has_edge(
-        &live.graph(),
-        "calls",
-        "c.py::use",
-        "b.py::k"
-    ));
+    assert!(found.edges_added >= asserts(&live.graph()), "{found:?}");
     live.rebuild();
     assert_eq!(
         live.checks().rebuilds,
-        2,
+        3,
         "a rebuild of no patch checks none"
     );
 }
