@@ -1002,9 +1002,11 @@ impl Graph {
 
     /// The positions of the symbols of the file at `path`: the run of ids under `path::`.
     /// The files outside `paths` whose code refers to a file at `paths` or its symbols
-    /// (imports, calls or bases into them), each once, in path order.
-    pub fn referring_files(&self, paths: &[String]) -> Vec<&str> {
-        let mut files: Vec<&str> = paths
+    /// (imports, calls, bases or promoted links into them), each once, in path order; none if
+    /// more than `most` do (found without listing them all).
+    pub fn referring_files(&self, paths: &[String], most: usize) -> Option<Vec<&str>> {
+        let mut files: FxHashSet<&str> = FxHashSet::default();
+        let links = paths
             .iter()
             .flat_map(|path| {
                 self.node_index(path)
@@ -1012,13 +1014,16 @@ impl Graph {
                     .chain(self.symbol_range(path))
             })
             .flat_map(|at| self.links_in(at))
-            .filter(|l| l.edge.kind.is_causal())
-            .map(|l| &*self.nodes[l.src].path)
-            .filter(|path| !paths.iter().any(|p| p == path))
-            .collect();
+            .filter(|l| l.edge.kind.is_causal());
+        for link in links {
+            let path = &*self.nodes[link.src].path;
+            if !paths.iter().any(|p| p == path) && files.insert(path) && files.len() > most {
+                return None;
+            }
+        }
+        let mut files: Vec<&str> = files.into_iter().collect();
         files.sort_unstable();
-        files.dedup();
-        files
+        Some(files)
     }
 
     fn symbol_range(&self, path: &str) -> std::ops::Range<usize> {
@@ -1645,6 +1650,46 @@ mod tests {
         for (i, node) in shared.nodes.iter().enumerate() {
             assert_eq!(shared.position(node), i);
         }
+    }
+
+    /// The files referring to a file are those with a causal edge into it or its symbols,
+    /// each once, the file itself left out; none past the limit.
+    #[test]
+    fn the_files_referring_to_a_file_are_found_up_to_a_limit() {
+        let link = |kind, src: &str, dst: &str| Edge {
+            kind,
+            src: src.into(),
+            dst: dst.into(),
+            lines: [1].into(),
+            reasons: Box::default(),
+        };
+        let function = |id: &str| random_node(id, NodeKind::Function, 0);
+        let graph = Graph::new(
+            vec![
+                random_node("a.py", NodeKind::File, 0),
+                function("a.py::f"),
+                function("a.py::g"),
+                function("b.py::u"),
+                function("c.py::v"),
+                function("d.py::w"),
+            ],
+            vec![
+                link(EdgeKind::Contains, "a.py", "a.py::f"),
+                link(EdgeKind::Calls, "a.py::g", "a.py::f"),
+                link(EdgeKind::Calls, "b.py::u", "a.py::f"),
+                link(EdgeKind::Calls, "b.py::u", "a.py::g"),
+                link(EdgeKind::Imports, "c.py::v", "a.py"),
+                link(EdgeKind::Calls, "a.py::f", "d.py::w"),
+            ],
+        );
+        let a = ["a.py".to_string()];
+        assert_eq!(graph.referring_files(&a, 5), Some(vec!["b.py", "c.py"]));
+        assert_eq!(graph.referring_files(&a, 2), Some(vec!["b.py", "c.py"]));
+        assert_eq!(graph.referring_files(&a, 1), None);
+        assert_eq!(
+            graph.referring_files(&["d.py".to_string()], 5),
+            Some(vec!["a.py"])
+        );
     }
 
     #[test]

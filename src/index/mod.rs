@@ -212,6 +212,18 @@ fn build_key(roots: &[graph::Roots]) -> Option<String> {
     Some(format!("{builder} {roots:016x}"))
 }
 
+/// The name a file's module is imported by: its file name without the extension, or its
+/// directory's for a package's own file (`__init__.py`, `index.ts`, `mod.rs`).
+fn module_name(path: &str) -> Option<&str> {
+    let mut parts = path.rsplit('/');
+    let file = parts.next()?;
+    let stem = file.split('.').next().filter(|s| !s.is_empty())?;
+    match stem {
+        "__init__" | "index" | "mod" | "lib" | "main" => parts.next(),
+        _ => Some(stem),
+    }
+}
+
 /// Most files a patch reads again because they may name what a changed file newly defines
 /// ([`Live::with_referrers`]): more are left to the exact rebuild.
 const REFERRERS_READ: usize = 2_000;
@@ -265,6 +277,9 @@ pub struct Live {
     /// Names that files read since the last patch define and did not before: the next patch
     /// re-reads the files referring to those files whose code names one of them.
     fresh_names: rustc_hash::FxHashSet<extract::Text>,
+    /// The module names of files new since the last patch (`ro` of `locales/ro.ts`, `pkg` of
+    /// `pkg/__init__.py`): the next patch re-reads the files whose imports name one.
+    fresh_modules: Vec<String>,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -402,6 +417,7 @@ impl Live {
             patched: None,
             checks: Checks::default(),
             fresh_names: Default::default(),
+            fresh_modules: Vec::new(),
         })
     }
 
@@ -638,6 +654,8 @@ impl Live {
             );
         } else {
             changes.added.push(record.clone());
+            self.fresh_modules
+                .extend(module_name(&path).map(String::from));
         }
         self.kept.file_changed(
             &path,
@@ -783,21 +801,62 @@ impl Live {
         timing
     }
 
-    /// `changed` (in path order) and the files whose calls, imports or bases name what a changed file
-    /// now defines and did not before, so a patch binds them as an exact build would: the
-    /// files found referring to a changed file in the graph, when at most
-    /// [`REFERRERS_READ`] do (a name new to a file that more import is left to the exact
-    /// rebuild, which follows).
+    /// `changed` (in path order) and the files that name what a changed file now defines and
+    /// did not before (a new name, or the module of a new file), so a patch binds them as an
+    /// exact build would; when more than [`REFERRERS_READ`] might, they are left to the exact
+    /// rebuild, which follows.
     fn with_referrers(&mut self, changed: &[String]) -> Vec<String> {
-        let mut paths = changed.to_vec();
         let fresh = std::mem::take(&mut self.fresh_names);
+        let modules = std::mem::take(&mut self.fresh_modules);
+        let mut paths = changed.to_vec();
+        paths.extend(self.naming_modules(changed, &modules));
+        paths.extend(self.naming_names(changed, &fresh));
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// The files outside `changed` whose imports name one of `modules` (new files): what
+    /// imports a module that did not exist is in no list of the graph's edges, so every
+    /// file's imports are read. None when more than [`REFERRERS_READ`] do.
+    fn naming_modules(&self, changed: &[String], modules: &[String]) -> Vec<String> {
+        if modules.is_empty() {
+            return Vec::new();
+        }
+        let names_one = |import: &extract::Import| {
+            let mut segments = import.module.rsplit(['/', '.', ':', '\\']);
+            let last_two = [segments.next(), segments.next()];
+            modules.iter().any(|m| {
+                last_two.contains(&Some(m.as_str())) || import.name.is_some_and(|n| n.as_str() == m)
+            })
+        };
+        let importing: Vec<String> = (self.sources.iter())
+            .filter(|(path, s)| {
+                !changed.contains(path) && s.file.extract.imports.iter().any(names_one)
+            })
+            .map(|(path, _)| path.clone())
+            .take(REFERRERS_READ + 1)
+            .collect();
+        if importing.len() > REFERRERS_READ {
+            return Vec::new();
+        }
+        importing
+    }
+
+    /// The files the graph shows referring to a file at `changed` whose calls, imports or
+    /// bases name one of `fresh` (names those files now define). None when more than
+    /// [`REFERRERS_READ`] refer to them.
+    fn naming_names(
+        &self,
+        changed: &[String],
+        fresh: &rustc_hash::FxHashSet<extract::Text>,
+    ) -> Vec<String> {
         if fresh.is_empty() {
-            return paths;
+            return Vec::new();
         }
-        let referring = self.graph.referring_files(changed);
-        if referring.len() > REFERRERS_READ {
-            return paths;
-        }
+        let Some(referring) = self.graph.referring_files(changed, REFERRERS_READ) else {
+            return Vec::new();
+        };
         let names = |extract: &extract::FileExtract| {
             let named = |text: &str| {
                 let last = text.rsplit(['.', ':']).next().unwrap_or(text);
@@ -807,19 +866,15 @@ impl Live {
                 || (extract.imports.iter()).any(|i| i.name.is_some_and(|n| fresh.contains(&n)))
                 || extract.bases.iter().any(|b| named(&b.expr))
         };
-        paths.extend(
-            referring
-                .into_iter()
-                .filter(|path| {
-                    self.sources
-                        .get(*path)
-                        .is_some_and(|s| names(&s.file.extract))
-                })
-                .map(String::from),
-        );
-        paths.sort();
-        paths.dedup();
-        paths
+        referring
+            .into_iter()
+            .filter(|path| {
+                self.sources
+                    .get(*path)
+                    .is_some_and(|s| names(&s.file.extract))
+            })
+            .map(String::from)
+            .collect()
     }
 
     /// The changes not yet written: from the graph the store holds to the current one,

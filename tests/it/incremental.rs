@@ -166,8 +166,9 @@ async fn a_patch_shows_the_change_and_the_rebuild_equals_fresh() {
 
 /// Each exact rebuild after a quick patch checks it and counts what the patch missed: nothing
 /// for a new function, nothing for a name that only now resolves in a file that calls into
-/// the saved one (the patch reads that file again), the edges a new test's assertions
-/// promote (which only an exact build makes). A rebuild of no patch is no check.
+/// the saved one or imports a new module (the patch reads that file again), the edges a new
+/// test's assertions promote (which only an exact build makes). A rebuild of no patch is no
+/// check.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_exact_rebuild_counts_what_the_patch_missed() {
     let repo = TestRepo::new();
@@ -184,15 +185,15 @@ async fn the_exact_rebuild_counts_what_the_patch_missed() {
         live.patch(&reading.changed);
         let patched = live.graph();
         live.rebuild();
-        (patched, live.checks())
+        (patched, live.graph(), live.checks())
     };
-    let (_, checks) = edit(
+    let (_, _, checks) = edit(
         "a.py",
         "def f():\n    return 1\n\n\ndef f2():\n    return 2\n",
     );
     assert_eq!((checks.rebuilds, checks.found), (1, 0), "{checks:?}");
     // `c.py` calls `b.k`, which only now exists: the patch of b.py binds the call.
-    let (patched, checks) = edit(
+    let (patched, _, checks) = edit(
         "b.py",
         "from a import f\n\n\ndef g():\n    return f()\n\n\ndef k():\n    return g()\n",
     );
@@ -204,7 +205,7 @@ async fn the_exact_rebuild_counts_what_the_patch_missed() {
     ));
     assert_eq!((checks.rebuilds, checks.found), (2, 0), "{checks:?}");
     // A new test: what it asserts on is promoted by exact builds only.
-    let (patched, checks) = edit(
+    let (patched, exact, checks) = edit(
         "test_a.py",
         "from a import f\n\n\ndef test_f():\n    assert f() == 1\n",
     );
@@ -215,7 +216,7 @@ async fn the_exact_rebuild_counts_what_the_patch_missed() {
             .count()
     };
     assert_eq!(asserts(&patched), 0);
-    assert!(asserts(&live.graph()) > 0);
+    assert!(asserts(&exact) > 0);
     assert_eq!((checks.rebuilds, checks.found), (3, 1), "{checks:?}");
     let found = checks.last_found.expect("the difference is kept");
     assert_eq!(
@@ -223,11 +224,23 @@ async fn the_exact_rebuild_counts_what_the_patch_missed() {
         (0, 0),
         "{found:?}"
     );
-    assert!(found.edges_added >= asserts(&live.graph()), "{found:?}");
+    assert!(found.edges_added >= asserts(&exact), "{found:?}");
+    // A module imported and called before it exists: the patch that adds it binds the call.
+    edit(
+        "user.py",
+        "from helpers import h\n\n\ndef run():\n    return h()\n",
+    );
+    let (patched, _, _) = edit("helpers.py", "def h():\n    return 1\n");
+    assert!(crate::support::has_edge(
+        &patched,
+        "calls",
+        "user.py::run",
+        "helpers.py::h"
+    ));
     live.rebuild();
     assert_eq!(
         live.checks().rebuilds,
-        3,
+        5,
         "a rebuild of no patch checks none"
     );
 }
