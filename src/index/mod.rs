@@ -755,6 +755,9 @@ impl Live {
             }
         }
         self.patched = None;
+        // What the files read since the last patch newly define is bound in an exact graph.
+        self.fresh_names.clear();
+        self.fresh_modules.clear();
         self.graph = built.graph;
         self.stats = built.stats;
         self.built_from = built.built_from;
