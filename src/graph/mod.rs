@@ -872,9 +872,9 @@ impl Graph {
     }
 
     /// This graph holding `previous`'s copy of every node, and of every chunk of edges, that
-    /// is equal in both, so the two share them and this graph's own copies are freed at once. An exact rebuild
-    /// after a few files changed thus keeps, for the rest, the allocations the index already
-    /// held, rather than a second copy of the whole graph scattered among the build's
+    /// is equal in both, so the two share them and this graph's own copies are freed at once.
+    /// An exact rebuild after a few files changed thus keeps, for the rest, the allocations the
+    /// index already held, rather than a second copy of the whole graph scattered among the build's
     /// temporaries (which the allocator cannot hand back). Says how the two differ.
     pub fn sharing(mut self, previous: &Graph) -> (Graph, Difference) {
         let mut difference = Difference::default();
@@ -1000,7 +1000,6 @@ impl Graph {
         &self.nodes[self.symbol_range(path)]
     }
 
-    /// The positions of the symbols of the file at `path`: the run of ids under `path::`.
     /// The files outside `paths` whose code refers to a file at `paths` or its symbols
     /// (imports, calls, bases or promoted links into them), each once, in path order; none if
     /// more than `most` do (found without listing them all).
@@ -1026,6 +1025,7 @@ impl Graph {
         Some(files)
     }
 
+    /// The positions of the symbols of the file at `path`: the run of ids under `path::`.
     fn symbol_range(&self, path: &str) -> std::ops::Range<usize> {
         let prefix = format!("{path}::");
         let from = self.nodes.partition_point(|n| &*n.id < prefix.as_str());

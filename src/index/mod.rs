@@ -279,7 +279,7 @@ pub struct Live {
     fresh_names: rustc_hash::FxHashSet<extract::Text>,
     /// The module names of files new since the last patch (`ro` of `locales/ro.ts`, `pkg` of
     /// `pkg/__init__.py`): the next patch re-reads the files whose imports name one.
-    fresh_modules: Vec<String>,
+    fresh_modules: rustc_hash::FxHashSet<String>,
 }
 
 /// What one refresh changed: the rows to write and the facts for the report.
@@ -417,7 +417,7 @@ impl Live {
             patched: None,
             checks: Checks::default(),
             fresh_names: Default::default(),
-            fresh_modules: Vec::new(),
+            fresh_modules: Default::default(),
         })
     }
 
@@ -822,16 +822,19 @@ impl Live {
     /// The files outside `changed` whose imports name one of `modules` (new files): what
     /// imports a module that did not exist is in no list of the graph's edges, so every
     /// file's imports are read. None when more than [`REFERRERS_READ`] do.
-    fn naming_modules(&self, changed: &[String], modules: &[String]) -> Vec<String> {
+    fn naming_modules(
+        &self,
+        changed: &[String],
+        modules: &rustc_hash::FxHashSet<String>,
+    ) -> Vec<String> {
         if modules.is_empty() {
             return Vec::new();
         }
         let names_one = |import: &extract::Import| {
-            let mut segments = import.module.rsplit(['/', '.', ':', '\\']);
-            let last_two = [segments.next(), segments.next()];
-            modules.iter().any(|m| {
-                last_two.contains(&Some(m.as_str())) || import.name.is_some_and(|n| n.as_str() == m)
-            })
+            // `./ro.js` names `ro`, `pkg.newmod` names `newmod`, `from pkg import newmod` too.
+            (import.module.rsplit(['/', '.', ':', '\\']).take(2))
+                .chain(import.name.as_deref())
+                .any(|name| modules.contains(name))
         };
         let importing: Vec<String> = (self.sources.iter())
             .filter(|(path, s)| {

@@ -142,7 +142,7 @@ impl Delta {
             // Everything is new: no key of the new graph's is made or looked up (at 50,000
             // files, 3M edge keys held at once while a cold index writes).
             delta.upsert_nodes = new.nodes.clone();
-            delta.upsert_edges = stored_positions(new).collect();
+            delta.upsert_edges = stored_edges(new).map(|(at, _)| at).collect();
             delta.parts = parts(new, None);
             return delta;
         }
@@ -176,8 +176,7 @@ impl Delta {
             .filter(|e| stored(e))
             .map(EdgeId::of)
             .collect();
-        for at in stored_positions(new) {
-            let edge = &new.edges[at as usize];
+        for (at, edge) in stored_edges(new) {
             if old_edges.get(&EdgeId::of(edge)) != Some(&edge) {
                 changed.insert(part_of(new, &edge.src));
                 delta.upsert_edges.push(at);
@@ -208,14 +207,11 @@ fn part_of<'a>(graph: &'a Graph, id: &'a str) -> &'a str {
     graph.node(id).map_or(id, |n| &*n.path)
 }
 
-/// The positions of the edges the store holds (containment is each node's `parent`).
-fn stored_positions(graph: &Graph) -> impl Iterator<Item = u32> + '_ {
-    graph
-        .edges
-        .iter()
-        .enumerate()
+/// The edges the store holds (containment is each node's `parent`), with their positions.
+fn stored_edges(graph: &Graph) -> impl Iterator<Item = (u32, &Edge)> + '_ {
+    (0u32..)
+        .zip(graph.edges.iter())
         .filter(|(_, e)| e.kind != EdgeKind::Contains)
-        .map(|(at, _)| at as u32)
 }
 
 /// The parts of `graph`, in path order: all of them, or those of the `changed` paths (a
@@ -233,8 +229,8 @@ fn parts(graph: &Graph, changed: Option<&rustc_hash::FxHashSet<&str>>) -> Vec<Pa
             .nodes
             .push(node.clone());
     }
-    for at in stored_positions(graph) {
-        let path = part_of(graph, &graph.edges[at as usize].src);
+    for (at, edge) in stored_edges(graph) {
+        let path = part_of(graph, &edge.src);
         if wanted(path) {
             parts.entry(path).or_default().edges.push(at);
         }
