@@ -51,6 +51,21 @@ fn main() -> ExitCode {
 
 /// Runs one command, then finishes what its answers left behind (vectors, read statistics).
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Daemon {
+        user: true,
+        port,
+        memory_mb,
+        idle_minutes,
+    } = cli.command
+    {
+        let options = cairn::daemon::host::Options {
+            model_dir: cli.global.model_dir.clone(),
+            port: port.unwrap_or(0),
+            memory_mb,
+            idle: std::time::Duration::from_secs(idle_minutes * 60),
+        };
+        return cli::index::user_daemon(options).await;
+    }
     let repo = repository(&cli.global)?;
     let cairn = Cairn::with_model_dir(repo, cli.global.model_dir.clone());
     let ran = dispatch(&cairn, cli.command, cli.global).await;
@@ -83,7 +98,7 @@ async fn dispatch(cairn: &Cairn, command: Command, global: Global) -> anyhow::Re
             rebuild,
         } => cli::index::index(cairn, json, wait, quiet, rebuild).await,
         Command::Serve => cli::index::serve(repo, model_dir).await,
-        Command::Daemon { port } => cli::index::daemon(repo, model_dir, port).await,
+        Command::Daemon { port, .. } => cli::index::daemon(repo, model_dir, port).await,
         Command::Ui { no_open } => cli::ui::ui(&repo, &global, no_open).await,
         Command::Status { json } => cli::doctor::status(cairn, json),
         Command::Doctor => cli::doctor::doctor(cairn).await,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use anyhow::Context as _;
 use cairn::app::{Cairn, IndexRequest};
 use cairn::config::Repo;
 use cairn::index::{Progress, Report};
@@ -143,6 +144,29 @@ pub async fn daemon(
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e @ cairn::daemon::StartError::Running { .. }) => {
             eprintln!("cairn: {e}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `cairn daemon --user`: one daemon for every registered repository.
+pub async fn user_daemon(options: cairn::daemon::host::Options) -> anyhow::Result<ExitCode> {
+    let home = cairn::running::registry::home()
+        .context("this system has no data directory for cairn's registry")?;
+    let registrations: cairn::daemon::host::RegistrationsFor =
+        std::sync::Arc::new(super::doctor::registrations);
+    match cairn::daemon::host::run(home, options, registrations, |record, served| {
+        eprintln!(
+            "cairn: daemon for this user's {served} registered repositories serving {} (pid {})",
+            record.url, record.pid
+        );
+    })
+    .await
+    {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(cairn::daemon::StartError::Running { pid, url, .. }) => {
+            eprintln!("cairn: this user's daemon is already running (pid {pid}, {url})");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Err(e.into()),

@@ -117,6 +117,17 @@ pub enum Command {
         /// TCP port (default: cairn.toml's [daemon] port, else a free one).
         #[arg(long)]
         port: Option<u16>,
+        /// One daemon for every repository registered by `cairn install` (listed in
+        /// `$XDG_DATA_HOME/cairn/repositories.json`), each loaded when first asked for.
+        #[arg(long)]
+        user: bool,
+        /// With --user: past this resident size (MB), the least recently used repositories
+        /// without an open session are unloaded.
+        #[arg(long, default_value_t = 1536, requires = "user")]
+        memory_mb: u64,
+        /// With --user: a repository without an open session unused this long is unloaded.
+        #[arg(long, default_value_t = 30, requires = "user")]
+        idle_minutes: u64,
     },
     /// Open the memories page in the browser, logged in (starts the daemon if none runs).
     Ui {

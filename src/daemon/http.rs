@@ -50,7 +50,8 @@ struct Shared {
 /// How long a handed-over index run waits for its write (another writer may hold the store).
 const INDEX_PATIENCE: Duration = Duration::from_secs(600);
 
-/// The router for a daemon listening on `port`.
+/// The router for a daemon listening on `port`; `sessions` are the page's log-ins (a user's
+/// daemon keeps them while it unloads and reloads the repository).
 pub fn router(
     cairn: Arc<Cairn>,
     registrations: Registrations,
@@ -58,6 +59,7 @@ pub fn router(
     token: String,
     port: u16,
     cancel: CancellationToken,
+    sessions: Arc<Sessions>,
 ) -> Router {
     let hosts = vec![
         format!("127.0.0.1:{port}"),
@@ -86,7 +88,6 @@ pub fn router(
         hosts,
         origins,
     });
-    let sessions = Arc::new(Sessions::default());
     let shared = Shared {
         cairn: cairn.clone(),
         reindex,

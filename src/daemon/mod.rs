@@ -9,6 +9,7 @@
 //! a `cairn serve` without a daemon keep working beside it.
 
 pub mod handoff;
+pub mod host;
 pub mod http;
 pub mod mem0;
 pub mod ui;
@@ -99,7 +100,6 @@ pub async fn run(
     ready: impl FnOnce(&DaemonRecord),
 ) -> Result<(), StartError> {
     let _lock = take_place(&repo)?;
-    let root = watch::Root::of(&repo.root);
     steady_heap();
     let token = ensure_token(&repo.data_dir).context("cannot create the bearer token")?;
     let (listener, port) = listen(port.unwrap_or(repo.settings.daemon.port)).await?;
@@ -107,41 +107,20 @@ pub async fn run(
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
 
-    let (report, live) = load_index(&repo).await?;
-    let cairn = Cairn::resident(repo.clone(), model_dir);
-    load_memories_ahead(&cairn);
-    let jobs = Arc::new(Mailbox::default());
-    let (news_sender, mut news) = mpsc::channel(NEWS_QUEUE);
-    let (settled_sender, settled) = signal::channel(handoff::Settled::default());
-    let writer = tokio::spawn(writer(
-        repo.clone(),
-        live.generation(),
-        jobs.clone(),
-        news_sender,
-        settled_sender,
-    ));
-    let (asks, mut asked) = mpsc::channel(ASKS_QUEUE);
-    let mut state = State::start(&repo, &cairn, live, report.commit.clone(), &jobs).await;
-
-    let dirs = watch::directories(&repo, &repo.root);
-    let (mut watcher, notifications) =
-        watch::watch(&repo, &dirs).context("cannot watch the repository")?;
-    tracing::info!(directories = dirs.len(), "watching");
-
-    let reindex = handoff::Reindex { asks, settled };
+    let served = Served::start(&repo, model_dir, shutdown.child_token()).await?;
     let socket = DataDir::at(&repo.data_dir).socket();
+    let app = http::router(
+        served.cairn.clone(),
+        registrations,
+        served.reindex.clone(),
+        token,
+        port,
+        shutdown.child_token(),
+        Arc::default(),
+    );
     let servers = Servers {
-        http: spawn_http(
-            listener,
-            cairn.clone(),
-            registrations,
-            reindex,
-            token,
-            port,
-            &shutdown,
-        ),
-        relay: serve_socket(&socket, cairn.clone(), shutdown.clone()),
-        team_sync: spawn_team_sync(&cairn, &shutdown),
+        http: spawn_http(listener, app, &shutdown),
+        relay: serve_socket(&socket, Arc::new(served.cairn.clone()), shutdown.clone()),
     };
     // What starting freed (the history read, the watches set) goes back before the daemon
     // says it is ready.
@@ -149,30 +128,110 @@ pub async fn run(
     let record = write_record(&repo, port, &socket)?;
     ready(&record);
 
-    let events = Events {
-        root,
-        notifications,
-        news: &mut news,
-        asked: &mut asked,
-    };
-    follow(&repo, &mut state, &mut watcher, events, &shutdown).await;
+    // Until shutdown, or until the repository is lost; then what is queued is written.
+    let cairn = served.cairn.clone();
+    served.finished().await;
     tracing::info!("shutting down");
-    state.settle().await;
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
-    drop(watcher);
     shutdown.cancel();
     servers.join().await;
-    // The writer finishes what is queued, then stops.
-    drop(state);
-    jobs.close();
-    drop(news);
-    if let Err(e) = writer.await {
-        tracing::error!("the writer failed: {e}");
-    }
     cairn.finish().await;
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(&socket);
     Ok(())
+}
+
+/// One repository served: its index loaded and kept in step with the tree by its own loop,
+/// which stops when `stop` is cancelled or the repository is lost, after writing what is
+/// queued. The per-repository daemon has one; a user's daemon one per repository it holds
+/// in memory.
+pub(crate) struct Served {
+    pub cairn: Arc<Cairn>,
+    /// Where handed-over `cairn index` runs go.
+    pub reindex: handoff::Reindex,
+    stop: CancellationToken,
+    done: tokio::task::JoinHandle<()>,
+}
+
+impl Served {
+    /// Loads the repository's index (brought up to date with the tree) and starts following
+    /// the tree.
+    pub(crate) async fn start(
+        repo: &Repo,
+        model_dir: Option<PathBuf>,
+        stop: CancellationToken,
+    ) -> Result<Served, StartError> {
+        let root = watch::Root::of(&repo.root);
+        let (report, live) = load_index(repo).await?;
+        let cairn = Cairn::resident(repo.clone(), model_dir);
+        load_memories_ahead(&cairn);
+        let jobs = Arc::new(Mailbox::default());
+        let (news_sender, mut news) = mpsc::channel(NEWS_QUEUE);
+        let (settled_sender, settled) = signal::channel(handoff::Settled::default());
+        let writer = tokio::spawn(writer(
+            repo.clone(),
+            live.generation(),
+            jobs.clone(),
+            news_sender,
+            settled_sender,
+        ));
+        let (asks, mut asked) = mpsc::channel(ASKS_QUEUE);
+        let mut state = State::start(repo, &cairn, live, report.commit.clone(), &jobs).await;
+        let dirs = watch::directories(repo, &repo.root);
+        let (mut watcher, notifications) =
+            watch::watch(repo, &dirs).context("cannot watch the repository")?;
+        tracing::info!(root = %repo.root.display(), directories = dirs.len(), "watching");
+        let team_sync = spawn_team_sync(&cairn, &stop);
+        let following = (repo.clone(), cairn.clone(), stop.clone());
+        let done = tokio::spawn(async move {
+            let (repo, cairn, stop) = following;
+            let events = Events {
+                root,
+                notifications,
+                news: &mut news,
+                asked: &mut asked,
+            };
+            follow(&repo, &mut state, &mut watcher, events, &stop).await;
+            state.settle().await;
+            drop(watcher);
+            stop.cancel();
+            if let Some(team_sync) = team_sync {
+                let _ = team_sync.await;
+            }
+            // The writer finishes what is queued, then stops.
+            drop(state);
+            jobs.close();
+            drop(news);
+            if let Err(e) = writer.await {
+                tracing::error!("the writer failed: {e}");
+            }
+            cairn.finish().await;
+        });
+        Ok(Served {
+            cairn,
+            reindex: handoff::Reindex { asks, settled },
+            stop,
+            done,
+        })
+    }
+
+    /// Whether its loop has ended (stopped, or the repository lost).
+    pub(crate) fn has_ended(&self) -> bool {
+        self.done.is_finished()
+    }
+
+    /// Waits for the loop to end by itself or by `stop`, and for its last write.
+    pub(crate) async fn finished(self) {
+        if let Err(e) = self.done.await {
+            tracing::error!("the daemon's loop failed: {e}");
+        }
+    }
+
+    /// Stops the loop and waits for its last write.
+    pub(crate) async fn stop(self) {
+        self.stop.cancel();
+        self.finished().await;
+    }
 }
 
 /// Takes the repository's place for one daemon (the lock, held while it lives), clearing
@@ -250,8 +309,6 @@ struct Servers {
     http: tokio::task::JoinHandle<()>,
     /// The Unix socket `cairn serve` relays through, where there is one.
     relay: Option<tokio::task::JoinHandle<()>>,
-    /// The exchange with the team server, when one is configured.
-    team_sync: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Servers {
@@ -260,9 +317,6 @@ impl Servers {
         let _ = self.http.await;
         if let Some(relay) = self.relay {
             let _ = relay.await;
-        }
-        if let Some(team_sync) = self.team_sync {
-            let _ = team_sync.await;
         }
     }
 }
@@ -478,21 +532,9 @@ async fn rebuilt(
 /// The HTTP server (MCP at `/mcp`, `/context`, `/hook`, `/index`, `/health`) until shutdown.
 fn spawn_http(
     listener: tokio::net::TcpListener,
-    cairn: Arc<Cairn>,
-    registrations: Registrations,
-    reindex: handoff::Reindex,
-    token: String,
-    port: u16,
+    app: axum::Router,
     shutdown: &CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    let app = http::router(
-        cairn,
-        registrations,
-        reindex,
-        token,
-        port,
-        shutdown.child_token(),
-    );
     let stop = shutdown.clone();
     tokio::spawn(async move {
         // Answers are small writes: without TCP_NODELAY one waits for the client's delayed
@@ -1127,7 +1169,7 @@ fn spawn_signal_handler(shutdown: CancellationToken) {
 #[cfg(unix)]
 fn serve_socket(
     path: &Path,
-    cairn: Arc<Cairn>,
+    answering: Arc<impl Answering>,
     shutdown: CancellationToken,
 ) -> Option<tokio::task::JoinHandle<()>> {
     use rmcp::ServiceExt as _;
@@ -1173,9 +1215,15 @@ fn serve_socket(
                 tracing::warn!(?peer, "refused a socket client of another user");
                 continue;
             }
-            let server = crate::mcp::Server::new(cairn.clone());
             let stop = shutdown.clone();
+            let answering = answering.clone();
             tokio::spawn(async move {
+                // The repository's service, loaded if it was not; and what keeps it held
+                // while the session lasts.
+                let Some((cairn, _held)) = answering.open().await else {
+                    return;
+                };
+                let server = crate::mcp::Server::new(cairn);
                 match server.serve(stream).await {
                     Ok(running) => {
                         tokio::select! {
@@ -1193,10 +1241,25 @@ fn serve_socket(
 #[cfg(not(unix))]
 fn serve_socket(
     _path: &Path,
-    _cairn: Arc<Cairn>,
+    _answering: Arc<impl Answering>,
     _shutdown: CancellationToken,
 ) -> Option<tokio::task::JoinHandle<()>> {
     None
+}
+
+/// What answers a session on a repository's socket: the service, and whatever must be held
+/// while the session lasts (a user's daemon keeps a repository with open sessions loaded).
+pub(crate) trait Answering: Send + Sync + 'static {
+    fn open(
+        &self,
+    ) -> impl std::future::Future<Output = Option<(Arc<Cairn>, Option<host::Held>)>> + Send;
+}
+
+/// A per-repository daemon's service, loaded before it serves.
+impl Answering for Arc<Cairn> {
+    async fn open(&self) -> Option<(Arc<Cairn>, Option<host::Held>)> {
+        Some((self.clone(), None))
+    }
 }
 
 /// Fixes the size from which an allocation is a mapping of its own (1 MiB: the graph's lists

@@ -63,6 +63,23 @@ pub struct SemanticSettings {
 #[derive(Clone, Default)]
 struct Loaded(Arc<OnceLock<std::result::Result<Arc<Embedder>, String>>>);
 
+impl Loaded {
+    /// The model of `dir` as every service in this process shares it: a user's daemon serving
+    /// ten repositories loads it once.
+    fn shared(dir: &Path) -> Loaded {
+        static BY_DIR: std::sync::Mutex<Vec<(PathBuf, Loaded)>> = std::sync::Mutex::new(Vec::new());
+        let mut by_dir = BY_DIR
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, loaded)) = by_dir.iter().find(|(d, _)| d == dir) {
+            return loaded.clone();
+        }
+        let loaded = Loaded::default();
+        by_dir.push((dir.to_path_buf(), loaded.clone()));
+        loaded
+    }
+}
+
 impl std::fmt::Debug for Loaded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self.0.get() {
@@ -81,9 +98,12 @@ impl SemanticSettings {
             return SemanticSettings::default();
         }
         let dir = configured.unwrap_or_else(embed::default_model_dir);
+        if !embed::model_present(&dir) {
+            return SemanticSettings::default();
+        }
         SemanticSettings {
-            model_dir: embed::model_present(&dir).then_some(dir),
-            loaded: Loaded::default(),
+            loaded: Loaded::shared(&dir),
+            model_dir: Some(dir),
         }
     }
 

@@ -5,6 +5,7 @@
 //! starts one when none runs (`cairn ui`).
 
 pub mod client;
+pub mod registry;
 pub mod start;
 
 use std::fs::File;

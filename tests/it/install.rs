@@ -42,6 +42,7 @@ impl Setup {
         command
             .args(args)
             .env("HOME", self.home.path())
+            .env_remove("XDG_DATA_HOME")
             .env("CAIRN_SERVICE_MANAGER", "none");
         command
     }
@@ -136,8 +137,19 @@ fn install_everything_then_uninstall_leaves_every_file_as_it_was() {
         "{again:#}"
     );
 
+    // Install registered the repository with the user's daemon; uninstall removes it, and
+    // with it the registry, which held no other. cairn's data home itself (like a repository's
+    // data directory) is cairn's state, not the user's files, and stays.
+    let registry = setup
+        .home
+        .path()
+        .join(".local/share/cairn/repositories.json");
+    assert!(registry.exists());
     setup.cairn_json(&["uninstall"]);
-    assert_eq!(setup.files(), before);
+    assert!(!registry.exists());
+    let mut after = setup.files();
+    after.retain(|path, _| !path.starts_with(setup.home.path().join(".local")));
+    assert_eq!(after, before);
 }
 
 #[test]
@@ -263,6 +275,7 @@ fn cairn_run_from_a_runners_cache_registers_the_runner_and_doctor_checks_it() {
                 .arg(setup.repo.data_dir())
                 .args(args)
                 .env("HOME", setup.home.path())
+                .env_remove("XDG_DATA_HOME")
                 .env("CAIRN_SERVICE_MANAGER", "none")
                 .env("CAIRN_ORGS_DIR", setup.repo.data_dir().join("orgs"))
                 .env("PATH", path)
@@ -315,6 +328,7 @@ fn cairn_run_from_a_runners_cache_registers_the_runner_and_doctor_checks_it() {
         .arg(setup.repo.data_dir())
         .args(["install", "--client", "claude"])
         .env("HOME", setup.home.path())
+        .env_remove("XDG_DATA_HOME")
         .env("CAIRN_SERVICE_MANAGER", "none")
         .output()
         .unwrap();

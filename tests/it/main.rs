@@ -15,6 +15,7 @@ mod focus;
 mod golden;
 mod grammars;
 mod guidelines;
+mod host;
 mod impact;
 mod incremental;
 mod indexing;

@@ -133,7 +133,7 @@ async fn key(State(keys): State<Arc<Keys>>, request: Request, next: Next) -> Res
 
 /// The keys a call presents: the credential of an `Authorization` header (`Token` or
 /// `Bearer`; another scheme presents an empty key) and an `X-API-Key` header.
-fn presented(headers: &HeaderMap) -> Vec<String> {
+pub(crate) fn presented(headers: &HeaderMap) -> Vec<String> {
     let mut keys = Vec::new();
     for value in headers.get_all(header::AUTHORIZATION) {
         let value = value.to_str().unwrap_or_default().trim();

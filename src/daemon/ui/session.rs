@@ -64,6 +64,21 @@ impl Sessions {
         self.session_at(id, Instant::now())
     }
 
+    /// Whether `code` is one of these codes, unused and unexpired (the code is not used up).
+    pub fn holds_code(&self, code: &str) -> bool {
+        let mut inner = self.lock();
+        inner.prune(Instant::now());
+        position(&inner.codes, |c| same(c.as_bytes(), code.as_bytes())).is_some()
+    }
+
+    /// When the session whose id the cookie holds logged in, while it lasts.
+    pub fn logged_in_at(&self, id: &str) -> Option<Instant> {
+        let mut inner = self.lock();
+        inner.prune(Instant::now());
+        let at = position(&inner.sessions, |s| same(s.id.as_bytes(), id.as_bytes()))?;
+        inner.sessions[at].expires.checked_sub(SESSION_LIFETIME)
+    }
+
     fn issue_code_at(&self, now: Instant) -> std::io::Result<String> {
         let code = random_hex(SECRET_BYTES)?;
         let mut inner = self.lock();

@@ -1,0 +1,570 @@
+//! `cairn daemon --user`: one daemon for every repository a user registered
+//! ([`crate::running::registry`]). It listens on one port, holds each repository's daemon lock,
+//! socket and record (so `cairn serve`, the hooks, `cairn index` and `cairn ui` in a repository
+//! find it exactly as they find a repository's own daemon), and loads a repository's index
+//! only when something asks for it. Requests go to the repository whose token they carry (a
+//! page, to the repository its session cookie logged in to): a token opens its own repository
+//! and no other. Every repository shares the process's embedding model. A repository unused
+//! for a while, or the least recently used ones once the process is over its memory bound, is
+//! unloaded (what it queued is written first); its next request loads it again, bringing the
+//! index up to date with what changed meanwhile. A repository with an assistant's session
+//! open on its socket is never unloaded.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
+
+use super::ui::session::{Sessions, same};
+use super::{
+    Answering, DaemonRecord, Served, StartError, http, listen, mem0, resident_mb, spawn_http,
+    spawn_signal_handler, steady_heap, take_lock, trim_heap, write_record,
+};
+use crate::app::{Cairn, Registrations};
+use crate::config::Repo;
+use crate::datadir::DataDir;
+use crate::running::registry::{self, Registered};
+
+/// The checks a repository's health page makes besides cairn's own (the CLI's install checks).
+pub type RegistrationsFor = Arc<dyn Fn(&Repo) -> Registrations + Send + Sync>;
+
+/// How the user's daemon runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub model_dir: Option<PathBuf>,
+    /// TCP port on 127.0.0.1 (0: any free one).
+    pub port: u16,
+    /// Past this resident size (MB) after a load, the least recently used repositories
+    /// without an open session are unloaded, down to the one just loaded.
+    pub memory_mb: u64,
+    /// A repository without an open session and unused this long is unloaded.
+    pub idle: Duration,
+}
+
+/// Runs the user's daemon from cairn's data home `home` until SIGTERM or SIGINT. `ready` is
+/// told its record and how many repositories it serves.
+pub async fn run(
+    home: PathBuf,
+    options: Options,
+    registrations: RegistrationsFor,
+    ready: impl FnOnce(&DaemonRecord, usize),
+) -> Result<(), StartError> {
+    crate::fsutil::private_dir(&home)
+        .with_context(|| format!("cannot create {}", home.display()))?;
+    let _lock = take_lock(&home)?;
+    let _ = std::fs::remove_file(DataDir::at(&home).daemon_record());
+    steady_heap();
+    let (listener, port) = listen(options.port).await?;
+    let shutdown = CancellationToken::new();
+    spawn_signal_handler(shutdown.clone());
+
+    let host = Arc::new(Host {
+        home: home.clone(),
+        options,
+        port,
+        registrations,
+        entries: std::sync::Mutex::new(Vec::new()),
+        used: Arc::new(Notify::new()),
+    });
+    host.follow_registry().await;
+    let (_watcher, mut changes) = watch_registry(&home)?;
+    let app = Router::new().fallback(dispatch).with_state(host.clone());
+    let http = spawn_http(listener, app, &shutdown);
+    let record = DaemonRecord {
+        pid: std::process::id(),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        port,
+        socket: PathBuf::new(),
+        root: home.clone(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: crate::clock::now(),
+    };
+    record
+        .write(&home)
+        .context("cannot write the user daemon's record")?;
+    ready(&record, host.entries().len());
+
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            Some(()) = changes.recv() => host.follow_registry().await,
+            () = host.idle_due() => host.unload_idle().await,
+        }
+    }
+    tracing::info!("shutting down");
+    let _ = std::fs::remove_file(DataDir::at(&home).daemon_record());
+    let entries = std::mem::take(&mut *host.entries_mut());
+    for entry in entries {
+        release(entry).await;
+    }
+    let _ = http.await;
+    Ok(())
+}
+
+/// The user's daemon: the repositories it serves.
+struct Host {
+    home: PathBuf,
+    options: Options,
+    port: u16,
+    registrations: RegistrationsFor,
+    entries: std::sync::Mutex<Vec<Arc<Entry>>>,
+    /// Told whenever a repository is loaded or a session on one ends: the idle deadline moves.
+    used: Arc<Notify>,
+}
+
+/// One registered repository served by the user's daemon.
+struct Entry {
+    repo: Repo,
+    token: String,
+    /// Its page's session cookie name.
+    cookie: String,
+    sessions: Arc<Sessions>,
+    socket: PathBuf,
+    /// The repository's daemon lock, held while it is served here.
+    _lock: std::fs::File,
+    /// Cancelled when the repository is no longer served: its socket stops, and its loop.
+    released: CancellationToken,
+    loaded: tokio::sync::Mutex<Option<Loaded>>,
+    last_used: std::sync::Mutex<Instant>,
+    /// Sessions and requests in progress.
+    holders: AtomicUsize,
+    used: Arc<Notify>,
+}
+
+/// A repository's index in memory, its loop and its routes.
+struct Loaded {
+    served: Served,
+    app: Router,
+}
+
+/// Keeps a repository in use (not unloaded) while it lives.
+pub struct Held(Arc<Entry>);
+
+impl Held {
+    fn new(entry: Arc<Entry>) -> Held {
+        entry.holders.fetch_add(1, Ordering::SeqCst);
+        entry.touch();
+        Held(entry)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.holders.fetch_sub(1, Ordering::SeqCst);
+        self.0.used.notify_one();
+    }
+}
+
+impl Entry {
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+    }
+
+    fn last_used(&self) -> Instant {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether it is loaded and nothing holds it (a load in progress counts as held).
+    fn unloadable(&self) -> bool {
+        self.holders.load(Ordering::SeqCst) == 0
+            && self.loaded.try_lock().is_ok_and(|slot| slot.is_some())
+    }
+}
+
+impl Host {
+    fn entries(&self) -> Vec<Arc<Entry>> {
+        self.entries_mut().clone()
+    }
+
+    fn entries_mut(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Entry>>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Serves what the registry lists now: repositories added are taken on, those removed let
+    /// go. A repository that cannot be served (gone, served by its own daemon) is logged and
+    /// tried again at the registry's next change.
+    async fn follow_registry(self: &Arc<Self>) {
+        let wanted = match registry::registered(&self.home) {
+            Ok(wanted) => wanted,
+            Err(e) => {
+                tracing::warn!("the registry is left as it is: {e:#}");
+                return;
+            }
+        };
+        let gone: Vec<Arc<Entry>> = {
+            let mut entries = self.entries_mut();
+            let (kept, gone) = std::mem::take(&mut *entries).into_iter().partition(|e| {
+                wanted
+                    .iter()
+                    .any(|w| w.root == e.repo.root && w.data_dir == e.repo.data_dir)
+            });
+            *entries = kept;
+            gone
+        };
+        for entry in gone {
+            tracing::info!(root = %entry.repo.root.display(), "no longer registered");
+            release(entry).await;
+        }
+        for registered in wanted {
+            let served = self
+                .entries()
+                .iter()
+                .any(|e| e.repo.root == registered.root);
+            if served {
+                continue;
+            }
+            match self.adopt(&registered) {
+                Ok(entry) => {
+                    tracing::info!(root = %registered.root.display(), "serving");
+                    self.entries_mut().push(entry);
+                }
+                Err(e) => tracing::warn!(
+                    root = %registered.root.display(),
+                    "not served: {e:#}"
+                ),
+            }
+        }
+    }
+
+    /// Takes a registered repository on: its lock, token, socket and record; its index is
+    /// loaded when first asked for.
+    fn adopt(self: &Arc<Self>, registered: &Registered) -> anyhow::Result<Arc<Entry>> {
+        anyhow::ensure!(
+            registered.root.is_dir(),
+            "the repository is not there (moved or deleted?); `cairn uninstall` in its new place, or `cairn install` there, updates the registry"
+        );
+        let repo = Repo::discover(&registered.root, Some(&registered.data_dir))?;
+        anyhow::ensure!(
+            repo.root == registered.root,
+            "{} is inside the repository at {}, not a repository's root",
+            registered.root.display(),
+            repo.root.display()
+        );
+        crate::fsutil::private_dir(&repo.data_dir)
+            .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
+        let lock = take_lock(&repo.data_dir).map_err(|e| match e {
+            StartError::Running { pid, .. } => {
+                anyhow::anyhow!("its own daemon serves it (pid {pid})")
+            }
+            e => anyhow::Error::from(e),
+        })?;
+        let data = DataDir::at(&repo.data_dir);
+        let _ = std::fs::remove_file(data.daemon_record());
+        let socket = data.socket();
+        let token = super::ensure_token(&repo.data_dir).context("cannot create the token")?;
+        let entry = Arc::new(Entry {
+            cookie: super::ui::cookie_name(&repo.data_dir),
+            repo,
+            token,
+            sessions: Arc::default(),
+            socket: socket.clone(),
+            _lock: lock,
+            released: CancellationToken::new(),
+            loaded: tokio::sync::Mutex::new(None),
+            last_used: std::sync::Mutex::new(Instant::now()),
+            holders: AtomicUsize::new(0),
+            used: self.used.clone(),
+        });
+        let opening = Arc::new(Opening {
+            host: self.clone(),
+            entry: entry.clone(),
+        });
+        super::serve_socket(&socket, opening, entry.released.clone());
+        write_record(&entry.repo, self.port, &socket)?;
+        Ok(entry)
+    }
+
+    /// The repository's service and routes, loading its index if it is not in memory.
+    async fn load(&self, entry: &Arc<Entry>) -> anyhow::Result<(Arc<Cairn>, Router)> {
+        let mut slot = entry.loaded.lock().await;
+        if let Some(loaded) = slot.as_ref().filter(|l| !l.served.has_ended()) {
+            return Ok((loaded.served.cairn.clone(), loaded.app.clone()));
+        }
+        if let Some(ended) = slot.take() {
+            ended.served.finished().await;
+        }
+        anyhow::ensure!(
+            !entry.released.is_cancelled(),
+            "the repository is no longer registered"
+        );
+        anyhow::ensure!(
+            entry.repo.root.is_dir(),
+            "the repository at {} is gone (moved or deleted); its index stays in {}",
+            entry.repo.root.display(),
+            entry.repo.data_dir.display()
+        );
+        let started = Instant::now();
+        let served = Served::start(
+            &entry.repo,
+            self.options.model_dir.clone(),
+            entry.released.child_token(),
+        )
+        .await?;
+        let app = http::router(
+            served.cairn.clone(),
+            (self.registrations)(&entry.repo),
+            served.reindex.clone(),
+            entry.token.clone(),
+            self.port,
+            entry.released.child_token(),
+            entry.sessions.clone(),
+        );
+        let answer = (served.cairn.clone(), app.clone());
+        *slot = Some(Loaded { served, app });
+        drop(slot);
+        trim_heap();
+        tracing::info!(
+            root = %entry.repo.root.display(),
+            seconds = started.elapsed().as_secs_f64(),
+            rss_mb = resident_mb(),
+            "loaded"
+        );
+        self.used.notify_one();
+        self.make_room(entry).await;
+        Ok(answer)
+    }
+
+    /// Unloads the least recently used repositories without an open session while the process
+    /// is over its memory bound, never `keep`.
+    async fn make_room(&self, keep: &Arc<Entry>) {
+        while resident_mb() > self.options.memory_mb {
+            let victim = self
+                .entries()
+                .into_iter()
+                .filter(|e| !Arc::ptr_eq(e, keep) && e.unloadable())
+                .min_by_key(|e| e.last_used());
+            let Some(victim) = victim else { break };
+            unload(&victim, "over the memory bound").await;
+        }
+    }
+
+    /// Unloads every repository without an open session unused for the idle time.
+    async fn unload_idle(&self) {
+        for entry in self.entries() {
+            if entry.unloadable() && entry.last_used().elapsed() >= self.options.idle {
+                unload(&entry, "idle").await;
+            }
+        }
+    }
+
+    /// Returns when the next repository may have been idle long enough, or when one was used.
+    async fn idle_due(&self) {
+        let next = self
+            .entries()
+            .iter()
+            .filter(|e| e.unloadable())
+            .map(|e| e.last_used() + self.options.idle)
+            .min();
+        tokio::select! {
+            () = super::until(next) => {}
+            () = self.used.notified() => {}
+        }
+    }
+
+    /// The repository a request is for: the one whose token it carries; for the page, the
+    /// one its log-in code or session cookie belongs to (the latest log-in when the browser
+    /// holds several).
+    fn entry_for(&self, request: &Request) -> Option<Arc<Entry>> {
+        let entries = self.entries();
+        for key in mem0::presented(request.headers()) {
+            let mut found = None;
+            for entry in &entries {
+                if same(key.as_bytes(), entry.token.as_bytes()) && found.is_none() {
+                    found = Some(entry.clone());
+                }
+            }
+            if found.is_some() {
+                return found;
+            }
+        }
+        let path = request.uri().path();
+        if path != "/ui" && !path.starts_with("/ui/") {
+            return None;
+        }
+        if path == "/ui/login" {
+            let code = query_value(request.uri().query().unwrap_or(""), "code")?;
+            return entries.into_iter().find(|e| e.sessions.holds_code(&code));
+        }
+        let cookies: Vec<(&str, &str)> = request
+            .headers()
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .collect();
+        entries
+            .into_iter()
+            .filter_map(|entry| {
+                let at = cookies
+                    .iter()
+                    .filter(|(name, _)| *name == entry.cookie)
+                    .filter_map(|(_, id)| entry.sessions.logged_in_at(id))
+                    .max()?;
+                Some((at, entry))
+            })
+            .max_by_key(|(at, _)| *at)
+            .map(|(_, entry)| entry)
+    }
+}
+
+/// Unloads a repository's index (after its last write); its socket and record stay.
+async fn unload(entry: &Entry, why: &str) {
+    let Some(loaded) = entry.loaded.lock().await.take() else {
+        return;
+    };
+    loaded.served.stop().await;
+    let _ = tokio::task::spawn_blocking(trim_heap).await;
+    tracing::info!(
+        root = %entry.repo.root.display(),
+        why,
+        rss_mb = resident_mb(),
+        "unloaded"
+    );
+}
+
+/// Stops serving a repository: its loop (after its last write), socket and record.
+async fn release(entry: Arc<Entry>) {
+    entry.released.cancel();
+    unload(&entry, "released").await;
+    let data = DataDir::at(&entry.repo.data_dir);
+    let _ = std::fs::remove_file(data.daemon_record());
+    let _ = std::fs::remove_file(&entry.socket);
+}
+
+/// A session opening on a repository's socket.
+struct Opening {
+    host: Arc<Host>,
+    entry: Arc<Entry>,
+}
+
+impl Answering for Opening {
+    async fn open(&self) -> Option<(Arc<Cairn>, Option<Held>)> {
+        let held = Held::new(self.entry.clone());
+        match self.host.load(&self.entry).await {
+            Ok((cairn, _)) => Some((cairn, Some(held))),
+            Err(e) => {
+                tracing::warn!(root = %self.entry.repo.root.display(), "cannot serve: {e:#}");
+                None
+            }
+        }
+    }
+}
+
+/// Every HTTP request: to the repository it is for, loaded if it was not.
+async fn dispatch(State(host): State<Arc<Host>>, request: Request) -> Response {
+    let Some(entry) = host.entry_for(&request) else {
+        return unrouted(request.uri().path());
+    };
+    let _held = Held::new(entry.clone());
+    match host.load(&entry).await {
+        Ok((_, app)) => match app.oneshot(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        },
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{}: {e:#}\n", entry.repo.root.display()),
+        )
+            .into_response(),
+    }
+}
+
+/// A request that names no repository served here.
+fn unrouted(path: &str) -> Response {
+    if mem0::serves(path) {
+        return mem0::Refusal::new(
+            StatusCode::UNAUTHORIZED,
+            "send the repository's token (`cairn status` in the repository says where it is) as `Authorization: Token …`",
+        )
+        .into_response();
+    }
+    if path == "/ui" || path.starts_with("/ui/") {
+        return (
+            StatusCode::UNAUTHORIZED,
+            super::ui::pages::problem(
+                "cairn",
+                "Not logged in",
+                "Run `cairn ui` in the repository whose pages you want: it opens them logged in.",
+            ),
+        )
+            .into_response();
+    }
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        "a valid bearer token is required\n",
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
+/// The value of `name` in a query string (not decoded: codes are hex).
+fn query_value(query: &str, name: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim().to_string())
+}
+
+/// Watches cairn's data home for changes to the registry; each change is one message (those
+/// that come while one waits are folded into it).
+fn watch_registry(
+    home: &Path,
+) -> anyhow::Result<(notify::RecommendedWatcher, tokio::sync::mpsc::Receiver<()>)> {
+    use notify::Watcher as _;
+    let (sender, changes) = tokio::sync::mpsc::channel(1);
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let about_registry = event.is_ok_and(|event| {
+            event
+                .paths
+                .iter()
+                .any(|p| p.file_name().is_some_and(|n| n == registry::FILE))
+        });
+        if about_registry {
+            let _ = sender.try_send(());
+        }
+    })
+    .context("cannot watch the registry")?;
+    watcher
+        .watch(home, notify::RecursiveMode::NonRecursive)
+        .with_context(|| format!("cannot watch {}", home.display()))?;
+    Ok((watcher, changes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_found_by_name() {
+        assert_eq!(
+            query_value("a=1&code=ff00", "code").as_deref(),
+            Some("ff00")
+        );
+        assert_eq!(query_value("xcode=1", "code"), None);
+        assert_eq!(query_value("", "code"), None);
+    }
+}
