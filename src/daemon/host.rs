@@ -426,12 +426,19 @@ impl Host {
     }
 }
 
-/// Unloads a repository's index (after its last write); its socket and record stay.
+/// Unloads a repository's index (after its last write) unless something took hold of it
+/// meanwhile (always, when it is `released`); its socket and record stay.
 async fn unload(entry: &Entry, why: &str) {
-    let Some(loaded) = entry.loaded.lock().await.take() else {
+    let mut slot = entry.loaded.lock().await;
+    if entry.holders.load(Ordering::SeqCst) > 0 && !entry.released.is_cancelled() {
+        return;
+    }
+    let Some(loaded) = slot.take() else {
         return;
     };
+    // Held while it stops: a request meanwhile waits, then loads what was written.
     loaded.served.stop().await;
+    drop(slot);
     let _ = tokio::task::spawn_blocking(trim_heap).await;
     tracing::info!(
         root = %entry.repo.root.display(),

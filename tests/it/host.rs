@@ -424,3 +424,81 @@ async fn a_repository_unused_for_the_idle_time_is_unloaded() {
     assert_eq!(daemon.count("loaded", &a), 2);
     assert!(daemon.stop().success());
 }
+
+/// `cairn ui --no-open` in `repo`: the log-in address, and the session cookie it sets.
+async fn log_in(home: &Home, repo: &TestRepo) -> String {
+    let output = home
+        .command(repo)
+        .args(["ui", "--no-open"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let url = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let response = client.get(&url).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 303, "{url}");
+    let cookie = response.headers()[reqwest::header::SET_COOKIE]
+        .to_str()
+        .unwrap();
+    cookie.split(';').next().unwrap().to_string()
+}
+
+async fn page(port: u16, cookies: &str) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/ui/"))
+        .header(reqwest::header::COOKIE, cookies)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_repository_s_pages_open_with_its_own_log_in() {
+    let home = Home::new();
+    let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
+    let b = repo_with("beta.py", "def beta_only():\n    return 2\n");
+    home.install(&a);
+    home.install(&b);
+    let mut daemon = home.start(&a, &[]);
+    daemon.serves(&a);
+    daemon.serves(&b);
+    let name = |repo: &TestRepo| {
+        repo.path()
+            .canonicalize()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+
+    let cookie_a = log_in(&home, &a).await;
+    let (status, html) = page(daemon.port, &cookie_a).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(
+        html.contains(&name(&a)) && !html.contains(&name(&b)),
+        "{html}"
+    );
+
+    // A browser holding both log-ins sees the latest one's pages.
+    let cookie_b = log_in(&home, &b).await;
+    let (status, html) = page(daemon.port, &format!("{cookie_a}; {cookie_b}")).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(
+        html.contains(&name(&b)) && !html.contains(&name(&a)),
+        "{html}"
+    );
+    // One repository's session does not open the other's pages under its cookie name.
+    let value_a = cookie_a.split_once('=').unwrap().1;
+    let forged = format!("{}={value_a}", cookie_b.split_once('=').unwrap().0);
+    assert_eq!(page(daemon.port, &forged).await.0, 401);
+    assert!(daemon.stop().success());
+}
