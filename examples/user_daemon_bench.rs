@@ -162,7 +162,7 @@ async fn main() -> anyhow::Result<()> {
     let mut files = 0;
     for copy in &setup.copies {
         run(Command::new("git")
-            .args(["clone", "--quiet", "--local", "--no-hardlinks"])
+            .args(["clone", "--quiet", "--local"])
             .arg(&source)
             .arg(&copy.root));
         run(setup.command(Some(copy)).args(["index", "--quiet"]));

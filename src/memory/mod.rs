@@ -1541,3 +1541,30 @@ fn anchor_overlap(memory: &Memory, paths: &[String]) -> f64 {
         .count();
     hit as f64 / paths.len() as f64
 }
+
+#[cfg(test)]
+mod shared_model {
+    use super::*;
+
+    fn model_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["model.safetensors", "config.json", "tokenizer.json"] {
+            std::fs::write(dir.path().join(name), b"not read here").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn services_in_one_process_load_one_directory_s_model_once() {
+        let (dir, other) = (model_dir(), model_dir());
+        let a = SemanticSettings::resolve(Some(dir.path().to_path_buf()), true);
+        let b = SemanticSettings::resolve(Some(dir.path().to_path_buf()), true);
+        let c = SemanticSettings::resolve(Some(other.path().to_path_buf()), true);
+        assert!(Arc::ptr_eq(&a.loaded.0, &b.loaded.0));
+        assert!(!Arc::ptr_eq(&a.loaded.0, &c.loaded.0));
+        // What one loads, the other holds.
+        let _ = a.loaded.0.set(Err("loaded once".into()));
+        assert!(b.loaded.0.get().is_some());
+        assert!(c.loaded.0.get().is_none());
+    }
+}
