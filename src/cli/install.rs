@@ -13,12 +13,10 @@ pub fn install(repo: &Repo, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let options = Options {
         clients: install::parse_clients(&args.clients)?,
         service: args.service,
+        user_service: args.user_service,
         dry_run: args.dry_run,
     };
     let outcome = install::install(&setup(repo)?, &options)?;
-    if !args.dry_run && !outcome.failed() {
-        registry(repo, true);
-    }
     print_outcome(&outcome, args.json)
 }
 
@@ -27,28 +25,11 @@ pub fn uninstall(repo: &Repo, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let options = Options {
         clients: install::parse_clients(&args.clients)?,
         service: false,
+        user_service: false,
         dry_run: args.dry_run,
     };
     let outcome = install::uninstall(&setup(repo)?, &options)?;
-    if !args.dry_run && args.clients.is_empty() {
-        registry(repo, false);
-    }
     print_outcome(&outcome, args.json)
-}
-
-/// Adds the repository to the ones a user's daemon (`cairn daemon --user`) serves, or
-/// removes it. A registry that cannot be written is said and does not fail the install.
-fn registry(repo: &Repo, add: bool) {
-    use cairn::running::registry;
-    let Some(home) = registry::home() else { return };
-    let changed = if add {
-        registry::register(&home, &repo.root, &repo.data_dir)
-    } else {
-        registry::unregister(&home, &repo.root)
-    };
-    if let Err(e) = changed {
-        eprintln!("cairn: the user daemon's registry is unchanged: {e:#}");
-    }
 }
 
 /// Where `cairn install` writes for this repository.
@@ -60,6 +41,7 @@ pub fn setup(repo: &Repo) -> anyhow::Result<Setup> {
             .and_then(|p| p.canonicalize())
             .context("cannot tell where the cairn binary is")?,
         data_dir: repo.data_dir.clone(),
+        data_home: cairn::running::registry::home(),
     })
 }
 

@@ -278,6 +278,10 @@ pub struct InstallArgs {
     /// Also install and start the daemon as a systemd user unit / launchd agent.
     #[arg(long)]
     pub service: bool,
+    /// Instead, install and start one daemon for every registered repository
+    /// (`cairn daemon --user`) as a user service, shared by every repository installed so.
+    #[arg(long, conflicts_with = "service")]
+    pub user_service: bool,
     /// Show the plan; write nothing.
     #[arg(long)]
     pub dry_run: bool,

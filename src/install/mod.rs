@@ -46,6 +46,9 @@ pub struct Setup {
     /// cairn's data directory for this repository (outside it): the token, the install
     /// manifest and the backups.
     pub data_dir: PathBuf,
+    /// cairn's data home (`$XDG_DATA_HOME/cairn`): the registry of the repositories the
+    /// user's daemon serves, and that daemon's log. `None`: the repository is not registered.
+    pub data_home: Option<PathBuf>,
 }
 
 /// What to install or uninstall.
@@ -56,6 +59,9 @@ pub struct Options {
     pub clients: Vec<Client>,
     /// Also install (or uninstall) the user service that runs `cairn daemon`.
     pub service: bool,
+    /// Also install the user service that runs the user's daemon (`cairn daemon --user`) for
+    /// every registered repository; uninstall keeps it while other repositories are registered.
+    pub user_service: bool,
     /// Compute and report the changes without making them.
     pub dry_run: bool,
 }
@@ -122,6 +128,12 @@ pub enum Error {
         path
     )]
     ServicePath { path: PathBuf },
+    /// The user's daemon needs cairn's data home, and the system has none.
+    #[error("this system has no data directory (no $XDG_DATA_HOME or home) for the user daemon")]
+    NoDataHome,
+    /// The registry of the user daemon's repositories could not be read or written.
+    #[error("{0:#}")]
+    Registry(anyhow::Error),
     /// `install.json` in the data directory does not parse.
     #[error("the install record {} is unreadable: {message}", path.display())]
     Manifest { path: PathBuf, message: String },
@@ -186,15 +198,16 @@ fn install_with(
     } else {
         unique(&options.clients)
     };
-    if clients.is_empty() && !options.service {
+    if clients.is_empty() && !options.service && !options.user_service {
         return Err(Error::NoClient);
     }
     let mut targets: Vec<Target> = clients
         .iter()
         .flat_map(|&client| clients::targets(setup, client))
         .collect();
-    if options.service {
-        targets.push(service::target(setup, manager)?);
+    let service = chosen_service(setup, options, manager);
+    if let Some(service) = &service {
+        targets.push(service::target(setup, manager, service.user)?);
     }
     let mut manifest = Manifest::load(&setup.data_dir)?;
     let changes = targets
@@ -209,12 +222,12 @@ fn install_with(
     } else {
         Action::Created
     };
-    let service = options.service.then(|| ServiceRecord::new(setup, manager));
     if options.dry_run {
         outcome.steps.extend(changes.into_iter().map(Change::step));
         outcome
             .steps
             .push(Step::file(None, Item::Token, token, token_action));
+        outcome.steps.extend(registration(setup, true, true)?);
         if let Some(service) = &service {
             outcome
                 .steps
@@ -234,6 +247,7 @@ fn install_with(
     outcome
         .steps
         .push(Step::file(None, Item::Token, token, token_action));
+    outcome.steps.extend(registration(setup, true, false)?);
     if let Some(service) = service {
         let command = service.enable_command();
         let step = match commands(manager) {
@@ -250,6 +264,59 @@ fn install_with(
         }
     }
     Ok(outcome)
+}
+
+/// The service an install adds: the user's daemon's, this repository's own, or none.
+fn chosen_service(setup: &Setup, options: &Options, manager: Manager) -> Option<ServiceRecord> {
+    if options.user_service {
+        Some(ServiceRecord::user(setup, manager))
+    } else if options.service {
+        Some(ServiceRecord::new(setup, manager))
+    } else {
+        None
+    }
+}
+
+/// Registers the repository with the user's daemon (`add`) or removes it, as a step (none
+/// without a data home). A dry run (`planned`) only says what it would do.
+fn registration(setup: &Setup, add: bool, planned: bool) -> Result<Option<Step>, Error> {
+    use crate::running::registry;
+    let Some(home) = &setup.data_home else {
+        return Ok(None);
+    };
+    let path = home.join(registry::FILE);
+    let listed = registry::registered(home)
+        .map_err(Error::Registry)?
+        .iter()
+        .any(|r| r.root == setup.repo_root && (!add || r.data_dir == setup.data_dir));
+    let changes = if add { !listed } else { listed };
+    if !planned && changes {
+        let changed = if add {
+            registry::register(home, &setup.repo_root, &setup.data_dir)
+        } else {
+            registry::unregister(home, &setup.repo_root)
+        };
+        changed.map_err(Error::Registry)?;
+    }
+    let action = match (changes, add) {
+        (false, _) => Action::Unchanged,
+        (true, true) if listed => Action::Updated,
+        (true, true) => Action::Created,
+        (true, false) => Action::Removed,
+    };
+    Ok(Some(Step::file(None, Item::Registry, path, action)))
+}
+
+/// The other repositories the user's daemon serves: while there are any, its service stays.
+fn others_registered(setup: &Setup) -> Result<usize, Error> {
+    let Some(home) = &setup.data_home else {
+        return Ok(0);
+    };
+    Ok(crate::running::registry::registered(home)
+        .map_err(Error::Registry)?
+        .iter()
+        .filter(|r| r.root != setup.repo_root)
+        .count())
 }
 
 fn plan_change(target: Target) -> Result<Change, Error> {
@@ -319,11 +386,36 @@ fn uninstall_with(
 ) -> Result<Outcome, Error> {
     let mut manifest = Manifest::load(&setup.data_dir)?;
     let everything = options.clients.is_empty();
-    let with_service = everything || options.service;
-    let undos = plan_undos(setup, &manifest, options, with_service)?;
-    let service = manifest.service.clone().filter(|_| with_service);
-
+    let with_service = everything || options.service || options.user_service;
+    let mut undos = plan_undos(setup, &manifest, options, with_service)?;
+    let mut service = manifest.service.clone().filter(|_| with_service);
     let mut outcome = Outcome::new(options.dry_run);
+
+    // The user's daemon's service is shared: it stays while other repositories are
+    // registered, and goes with the last one even if another repository's install wrote it
+    // (when it is exactly as cairn writes it).
+    if let Some(user) = service.clone().filter(|s| s.user) {
+        let others = others_registered(setup)?;
+        if others > 0 {
+            undos.retain(|undo| undo.path != user.path);
+            if !options.dry_run {
+                manifest.forget(&setup.data_dir, &user.path)?;
+                manifest.service = None;
+            }
+            let mut kept = Step::file(None, Item::Service, user.path.clone(), Action::Kept);
+            kept.detail = Some(format!(
+                "the user's daemon serves {others} other registered repositor{}",
+                if others == 1 { "y" } else { "ies" }
+            ));
+            outcome.steps.push(kept);
+            service = None;
+        } else if !undos.iter().any(|undo| undo.path == user.path)
+            && let Some(undo) =
+                plan_untracked_undo(setup, service::target(setup, user.manager, true)?)?
+        {
+            undos.push(undo);
+        }
+    }
     if options.dry_run {
         if let Some(service) = &service {
             outcome
@@ -331,6 +423,9 @@ fn uninstall_with(
                 .push(Step::command(Action::Ran, service.disable_command(), None));
         }
         outcome.steps.extend(undos.into_iter().map(Undo::step));
+        if everything {
+            outcome.steps.extend(registration(setup, false, true)?);
+        }
         return Ok(outcome);
     }
 
@@ -351,6 +446,9 @@ fn uninstall_with(
         manifest.service = None;
     }
     manifest.save(&setup.data_dir)?;
+    if everything {
+        outcome.steps.extend(registration(setup, false, false)?);
+    }
     Ok(outcome)
 }
 
@@ -533,8 +631,13 @@ fn boundary(setup: &Setup, path: &Path) -> PathBuf {
         .map(|target| target.within)
         .or_else(|| {
             [Manager::Systemd, Manager::Launchd]
-                .map(|manager| ServiceRecord::new(setup, manager))
                 .into_iter()
+                .flat_map(|manager| {
+                    [
+                        ServiceRecord::new(setup, manager),
+                        ServiceRecord::user(setup, manager),
+                    ]
+                })
                 .find(|service| service.path == path)
                 .map(|service| service.within())
         })

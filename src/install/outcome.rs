@@ -47,6 +47,8 @@ pub enum Item {
     Token,
     /// The user service running `cairn daemon`.
     Service,
+    /// The repository's entry in the registry of the user's daemon.
+    Registry,
 }
 
 /// What happened to a file, or to a command.
@@ -157,6 +159,7 @@ impl fmt::Display for Item {
             Item::Instructions => "instructions",
             Item::Token => "token",
             Item::Service => "service",
+            Item::Registry => "user daemon registry",
         })
     }
 }

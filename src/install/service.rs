@@ -39,6 +39,10 @@ pub(super) struct ServiceRecord {
     /// The systemd unit name or the launchd label.
     pub name: String,
     pub path: PathBuf,
+    /// The user's daemon (`cairn daemon --user`), shared by every registered repository,
+    /// rather than this repository's own.
+    #[serde(default)]
+    pub user: bool,
 }
 
 impl Manager {
@@ -82,12 +86,16 @@ pub(super) fn commands(manager: Manager) -> Commands {
     Commands::Run
 }
 
-/// The service file for this repository.
-pub(super) fn target(setup: &Setup, manager: Manager) -> Result<Target, Error> {
-    let record = ServiceRecord::new(setup, manager);
+/// The service file for this repository, or for the user's daemon (`user`).
+pub(super) fn target(setup: &Setup, manager: Manager, user: bool) -> Result<Target, Error> {
+    let (record, runs) = if user {
+        (ServiceRecord::user(setup, manager), Runs::user(setup)?)
+    } else {
+        (ServiceRecord::new(setup, manager), Runs::repository(setup))
+    };
     let text = match manager {
-        Manager::Systemd => render_unit(setup)?,
-        Manager::Launchd => render_plist(setup, &record.name),
+        Manager::Systemd => render_unit_of(&runs)?,
+        Manager::Launchd => render_plist_of(&runs, &record.name),
     };
     Ok(Target {
         client: None,
@@ -120,6 +128,32 @@ impl ServiceRecord {
             manager,
             name,
             path,
+            user: false,
+        }
+    }
+
+    /// The one service of the user's daemon, whichever repository installs it.
+    pub fn user(setup: &Setup, manager: Manager) -> Self {
+        let (name, path) = match manager {
+            Manager::Systemd => {
+                let unit = "cairn-user.service".to_string();
+                let path = setup.home.join(".config/systemd/user").join(&unit);
+                (unit, path)
+            }
+            Manager::Launchd => {
+                let label = "dev.cairn.user".to_string();
+                let path = setup
+                    .home
+                    .join("Library/LaunchAgents")
+                    .join(format!("{label}.plist"));
+                (label, path)
+            }
+        };
+        ServiceRecord {
+            manager,
+            name,
+            path,
+            user: true,
         }
     }
 
@@ -204,17 +238,66 @@ pub(super) fn service_id(repo: &Path) -> String {
     format!("{name}-{}", &hash(repo.to_string_lossy().as_bytes())[..8])
 }
 
-/// The systemd user unit.
+/// What a service runs, where, and where its output goes.
+struct Runs {
+    /// The program first.
+    args: Vec<String>,
+    working_directory: PathBuf,
+    log: PathBuf,
+    /// Whom it serves, for the unit's description.
+    serves: String,
+}
+
+impl Runs {
+    /// `cairn daemon` for this repository and its data directory.
+    fn repository(setup: &Setup) -> Runs {
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        Runs {
+            args: daemon_args(
+                setup,
+                &[
+                    "daemon",
+                    "--repo",
+                    &path(&setup.repo_root),
+                    "--data-dir",
+                    &path(&setup.data_dir),
+                ],
+            ),
+            working_directory: setup.repo_root.clone(),
+            log: crate::datadir::DataDir::at(&setup.data_dir).daemon_log(),
+            serves: systemd_description(&setup.repo_root),
+        }
+    }
+
+    /// `cairn daemon --user`, its log in cairn's data home.
+    fn user(setup: &Setup) -> Result<Runs, Error> {
+        let data_home = setup.data_home.clone().ok_or(Error::NoDataHome)?;
+        Ok(Runs {
+            args: daemon_args(setup, &["daemon", "--user"]),
+            working_directory: setup.home.clone(),
+            log: data_home.join("daemon.log"),
+            serves: "this user's registered repositories".into(),
+        })
+    }
+}
+
+/// The systemd user unit for this repository.
+#[cfg(test)]
 pub(super) fn render_unit(setup: &Setup) -> Result<String, Error> {
-    let working_directory = systemd_path(&setup.repo_root)?;
-    let log = systemd_path(&log_path(setup))?;
-    let mut exec_start = daemon_args(setup).into_iter();
-    let program = systemd_word(&exec_start.next().unwrap_or_default());
+    render_unit_of(&Runs::repository(setup))
+}
+
+/// The systemd user unit that runs `runs`.
+fn render_unit_of(runs: &Runs) -> Result<String, Error> {
+    let working_directory = systemd_path(&runs.working_directory)?;
+    let log = systemd_path(&runs.log)?;
+    let mut exec_start = runs.args.iter();
+    let program = systemd_word(exec_start.next().map_or("", String::as_str));
     let args = exec_start.map(|arg| systemd_word(&arg.replace('$', "$$")));
     Ok(fill(
         UNIT_TEMPLATE,
         &[
-            ("description", systemd_description(&setup.repo_root)),
+            ("description", runs.serves.clone()),
             (
                 "exec_start",
                 std::iter::once(program)
@@ -228,8 +311,14 @@ pub(super) fn render_unit(setup: &Setup) -> Result<String, Error> {
     ))
 }
 
-/// The launchd agent.
+/// The launchd agent for this repository.
+#[cfg(test)]
 pub(super) fn render_plist(setup: &Setup, label: &str) -> String {
+    render_plist_of(&Runs::repository(setup), label)
+}
+
+/// The launchd agent that runs `runs`.
+fn render_plist_of(runs: &Runs, label: &str) -> String {
     let text = |path: &Path| xml_escape(&path.to_string_lossy());
     fill(
         PLIST_TEMPLATE,
@@ -237,37 +326,26 @@ pub(super) fn render_plist(setup: &Setup, label: &str) -> String {
             ("label", xml_escape(label)),
             (
                 "program_arguments",
-                daemon_args(setup)
+                runs.args
                     .iter()
                     .map(|arg| format!("<string>{}</string>", xml_escape(arg)))
                     .collect::<Vec<_>>()
                     .join("\n\t\t"),
             ),
-            ("repo", text(&setup.repo_root)),
-            ("log", text(&log_path(setup))),
+            ("repo", text(&runs.working_directory)),
+            ("log", text(&runs.log)),
         ],
     )
 }
 
-/// `cairn daemon` for this repository and its data directory: the program first. A service has
-/// no shell to search `PATH`, so a package runner (cairn running from npx's or uvx's cache) is
-/// written as the absolute path `PATH` gives it now.
-fn daemon_args(setup: &Setup) -> Vec<String> {
-    let path = |p: &Path| p.to_string_lossy().into_owned();
+/// cairn with `args`: the program first. A service has no shell to search `PATH`, so a
+/// package runner (cairn running from npx's or uvx's cache) is written as the absolute path
+/// `PATH` gives it now.
+fn daemon_args(setup: &Setup, args: &[&str]) -> Vec<String> {
     let launch = Launch::for_binary(&setup.binary);
     let launch = launch.resolved(&path_dirs()).unwrap_or(launch);
-    let args = launch.args(&[
-        "daemon",
-        "--repo",
-        &path(&setup.repo_root),
-        "--data-dir",
-        &path(&setup.data_dir),
-    ]);
+    let args = launch.args(args);
     std::iter::once(launch.program_text()).chain(args).collect()
-}
-
-fn log_path(setup: &Setup) -> PathBuf {
-    crate::datadir::DataDir::at(&setup.data_dir).daemon_log()
 }
 
 /// The template with each `{{name}}` replaced.

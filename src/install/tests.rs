@@ -68,6 +68,7 @@ impl Fixture {
             home: root.join("home"),
             binary,
             data_dir: root.join("data"),
+            data_home: None,
         };
         fs::create_dir_all(&setup.repo_root).unwrap();
         fs::create_dir_all(&setup.home).unwrap();
@@ -106,6 +107,7 @@ impl Fixture {
             clients: clients.to_vec(),
             service,
             dry_run,
+            ..Options::default()
         };
         install_with(&self.setup, &options, Manager::Systemd, not_run)
     }
@@ -113,8 +115,8 @@ impl Fixture {
     fn uninstall(&self, clients: &[Client], dry_run: bool) -> Outcome {
         let options = Options {
             clients: clients.to_vec(),
-            service: false,
             dry_run,
+            ..Options::default()
         };
         uninstall_with(&self.setup, &options, not_run).unwrap()
     }
@@ -646,6 +648,7 @@ fn awkward_setup() -> Setup {
         home: PathBuf::from("/home/me"),
         binary: PathBuf::from("/home/me/my tools$/cairn"),
         data_dir: PathBuf::from("/home/me/.local/share/cairn/repos/<my repo>"),
+        data_home: Some(PathBuf::from("/home/me/.local/share/cairn")),
     }
 }
 
@@ -685,19 +688,35 @@ fn systemd_accepts_the_unit() {
         home: root.to_path_buf(),
         binary,
         data_dir: root.join("data & <dir>"),
+        data_home: None,
     };
     fs::create_dir_all(&setup.repo_root).unwrap();
     let unit = root.join("cairn-test.service");
     write(&unit, &service::render_unit(&setup).unwrap());
+    // And the user daemon's unit, its log in a data home with awkward characters.
+    let user_setup = Setup {
+        data_home: Some(root.join("data home %h $x")),
+        ..setup.clone()
+    };
+    let user_unit = root.join("cairn-test-user.service");
+    let crate::install::piece::Piece::File(text) =
+        service::target(&user_setup, Manager::Systemd, true)
+            .unwrap()
+            .piece
+    else {
+        panic!("a unit is a whole file")
+    };
+    write(&user_unit, &text);
     let output = std::process::Command::new(analyze)
         .arg("verify")
         .arg(&unit)
+        .arg(&user_unit)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let about_unit: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.contains("cairn-test.service"))
+        .filter(|l| l.contains("cairn-test"))
         .collect();
     assert!(about_unit.is_empty(), "systemd-analyze verify:\n{stderr}");
 }
@@ -1059,4 +1078,70 @@ fn a_directory_swapped_for_a_link_after_the_check_is_never_written_through() {
         Err(Error::Escapes { .. })
     ));
     assert!(!outside.path().join("sub").exists());
+}
+
+#[test]
+fn the_user_daemon_s_service_is_shared_and_goes_with_the_last_repository() {
+    let fx = Fixture::new();
+    let data_home = fx.setup.home.join(".local/share/cairn");
+    let a = Setup {
+        data_home: Some(data_home.clone()),
+        ..fx.setup.clone()
+    };
+    let b = Setup {
+        repo_root: a.repo_root.with_file_name("other"),
+        data_dir: a.data_dir.with_file_name("other-data"),
+        ..a.clone()
+    };
+    fs::create_dir_all(&b.repo_root).unwrap();
+    let user_service = Options {
+        clients: vec![Client::Cursor],
+        user_service: true,
+        ..Options::default()
+    };
+    let unit = fx.home(".config/systemd/user/cairn-user.service");
+    let registry = data_home.join(crate::running::registry::FILE);
+    let roots = || -> Vec<PathBuf> {
+        crate::running::registry::registered(&data_home)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.root)
+            .collect()
+    };
+
+    let first = install_with(&a, &user_service, Manager::Systemd, not_run).unwrap();
+    assert_eq!(action_for(&first, &unit), Action::Created);
+    assert_eq!(action_for(&first, &registry), Action::Created);
+    let text = fs::read_to_string(&unit).unwrap();
+    let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert!(exec.ends_with(" daemon --user"), "{exec}");
+    assert!(
+        text.contains(&format!(
+            "append:{}",
+            data_home.join("daemon.log").display()
+        )),
+        "{text}"
+    );
+    let second = install_with(&b, &user_service, Manager::Systemd, not_run).unwrap();
+    assert_eq!(action_for(&second, &unit), Action::Unchanged);
+    assert_eq!(roots(), [a.repo_root.clone(), b.repo_root.clone()]);
+
+    // The repository whose install wrote the unit goes first: the unit stays for the other.
+    let everything = Options::default();
+    let gone = uninstall_with(&a, &everything, not_run).unwrap();
+    assert_eq!(action_for(&gone, &unit), Action::Kept, "{gone}");
+    assert_eq!(action_for(&gone, &registry), Action::Removed);
+    assert!(unit.exists());
+    assert_eq!(roots(), vec![b.repo_root.clone()]);
+    assert!(
+        !gone.steps.iter().any(|s| s.command.is_some()),
+        "the shared service is not disabled: {gone}"
+    );
+
+    // The last one takes the unit with it, though its own install did not write it.
+    let last = uninstall_with(&b, &everything, not_run).unwrap();
+    assert_eq!(action_for(&last, &unit), Action::Removed, "{last}");
+    assert!(!unit.exists());
+    assert!(!registry.exists());
+    assert!(last.steps.iter().any(|s| s.command.is_some()), "{last}");
 }

@@ -206,11 +206,19 @@ fn embed_throughput() {
 #[tokio::test(flavor = "multi_thread")]
 async fn stores_sharing_the_semantic_settings_load_the_model_once() {
     use cairn::memory::{Memories, MemoryType, NewMemory, SemanticSettings};
-    let settings = SemanticSettings::resolve(None, true);
-    assert!(
-        settings.model_dir.is_some(),
-        "the model is not there: run `.ci/fetch-model`"
-    );
+    let fetched = SemanticSettings::resolve(None, true);
+    let fetched = fetched
+        .model_dir
+        .expect("the model is not there: run `.ci/fetch-model`");
+    // A directory of its own (links to the model's files): every service in a process shares
+    // the model of one directory, and other tests here load the default one.
+    let own = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&fetched).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), own.path().join(entry.file_name())).unwrap();
+    }
+    let settings = SemanticSettings::resolve(Some(own.path().to_path_buf()), true);
+    assert!(settings.model_dir.is_some());
     let repo = crate::support::TestRepo::new();
     let org = tempfile::tempdir().unwrap();
     let project = Memories::open(repo.path(), repo.data_dir(), settings.clone());

@@ -239,6 +239,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     ("lock.rs", 1, "cairn's own lock file in the data directory"),
     (
+        "running/registry.rs",
+        2,
+        "the user's daemon's registry in cairn's data home, and its directory as the lock",
+    ),
+    (
         "app/learn.rs",
         1,
         "review exports a person named at the command line (an assistant's go through the repository reader)",
