@@ -249,6 +249,54 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
     assert_eq!(daemon.get("/health", None).await.0, 401);
     assert_eq!(daemon.get("/ui/", None).await.0, 401);
 
+    // mem0 clients too: a memory written with one repository's key is that repository's.
+    let mem0 = |method: reqwest::Method, path: &str, key: Option<&str>| {
+        let mut call = reqwest::Client::new()
+            .request(method, format!("http://127.0.0.1:{}{path}", daemon.port));
+        if let Some(key) = key {
+            call = call.header("authorization", format!("Token {key}"));
+        }
+        call
+    };
+    let added = mem0(reqwest::Method::POST, "/memories", Some(&token_a))
+        .header("content-type", "application/json")
+        .body(
+            json!({"messages": [{"role": "user", "content": "Cart totals are integers of cents."}],
+                   "user_id": "alice"})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        added.status().as_u16(),
+        200,
+        "{}",
+        added.text().await.unwrap()
+    );
+    let listed = |key: Option<String>| {
+        let call = mem0(
+            reqwest::Method::GET,
+            "/memories?user_id=alice",
+            key.as_deref(),
+        );
+        async move {
+            let response = call.send().await.unwrap();
+            let status = response.status().as_u16();
+            let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            (status, body)
+        }
+    };
+    let (status, in_a) = listed(Some(token_a.clone())).await;
+    assert_eq!(status, 200, "{in_a}");
+    assert_eq!(in_a["results"].as_array().unwrap().len(), 1, "{in_a}");
+    let (status, in_b) = listed(Some(token_b.clone())).await;
+    assert_eq!(status, 200, "{in_b}");
+    assert_eq!(in_b["results"], json!([]));
+    let (status, refused) = listed(None).await;
+    assert_eq!(status, 401);
+    assert!(refused["detail"].is_string(), "{refused}");
+
     // `cairn serve` in a repository relays to the user daemon through the repository's
     // socket, and sees a save there.
     let relayed = connect(&b).await;
