@@ -67,6 +67,7 @@ pub async fn run(
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
 
+    let (again, mut changes) = tokio::sync::mpsc::channel(1);
     let host = Arc::new(Host {
         home: home.clone(),
         options,
@@ -74,9 +75,11 @@ pub async fn run(
         registrations,
         entries: std::sync::Mutex::new(Vec::new()),
         used: Arc::new(Notify::new()),
+        again: again.clone(),
+        awaited: std::sync::Mutex::new(Vec::new()),
     });
+    let _watcher = watch_registry(&home, again)?;
     host.follow_registry().await;
-    let (_watcher, mut changes) = watch_registry(&home)?;
     let app = Router::new().fallback(dispatch).with_state(host.clone());
     let http = spawn_http(listener, app, &shutdown);
     let record = DaemonRecord {
@@ -93,11 +96,14 @@ pub async fn run(
         .context("cannot write the user daemon's record")?;
     ready(&record, host.entries().len());
 
+    // The user service sends the daemon's output to `daemon.log` in cairn's data home.
+    let mut log_check = tokio::time::interval(super::LOG_CHECK_EVERY);
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             Some(()) = changes.recv() => host.follow_registry().await,
             () = host.idle_due() => host.unload_idle().await,
+            _ = log_check.tick() => super::roll_log_over(&home),
         }
     }
     tracing::info!("shutting down");
@@ -119,6 +125,11 @@ struct Host {
     entries: std::sync::Mutex<Vec<Arc<Entry>>>,
     /// Told whenever a repository is loaded or a session on one ends: the idle deadline moves.
     used: Arc<Notify>,
+    /// Asks for the registry to be followed again (it changed, or a repository's own daemon
+    /// stopped).
+    again: tokio::sync::mpsc::Sender<()>,
+    /// The data directories whose own daemon is awaited (see [`Host::await_own_daemon`]).
+    awaited: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 /// One registered repository served by the user's daemon.
@@ -188,6 +199,12 @@ impl Entry {
 }
 
 impl Host {
+    fn awaited(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.awaited
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn entries(&self) -> Vec<Arc<Entry>> {
         self.entries_mut().clone()
     }
@@ -262,7 +279,8 @@ impl Host {
             .with_context(|| format!("cannot create {}", repo.data_dir.display()))?;
         let lock = take_lock(&repo.data_dir).map_err(|e| match e {
             StartError::Running { pid, .. } => {
-                anyhow::anyhow!("its own daemon serves it (pid {pid})")
+                self.await_own_daemon(&repo.data_dir);
+                anyhow::anyhow!("its own daemon serves it (pid {pid}); taken on when it stops")
             }
             e => anyhow::Error::from(e),
         })?;
@@ -290,6 +308,36 @@ impl Host {
         super::serve_socket(&socket, opening, entry.released.clone());
         write_record(&entry.repo, self.port, &socket)?;
         Ok(entry)
+    }
+
+    /// Follows the registry again once the daemon holding `data_dir`'s lock stops, so the
+    /// repository it served is taken on. The wait is a thread of its own, blocked on the lock
+    /// (the process's exit does not wait for it).
+    fn await_own_daemon(self: &Arc<Self>, data_dir: &Path) {
+        let mut awaited = self.awaited();
+        if awaited.iter().any(|d| d == data_dir) {
+            return;
+        }
+        let Ok(lock) = std::fs::File::open(DataDir::at(data_dir).daemon_lock()) else {
+            return;
+        };
+        awaited.push(data_dir.to_path_buf());
+        let host = Arc::downgrade(self);
+        let dir = data_dir.to_path_buf();
+        let spawned = std::thread::Builder::new()
+            .name("cairn-await-daemon".into())
+            .spawn(move || {
+                // Shared: the daemon holds it exclusively until it exits.
+                let _ = lock.lock_shared();
+                drop(lock);
+                let Some(host) = host.upgrade() else { return };
+                tracing::info!(data_dir = %dir.display(), "its own daemon stopped");
+                host.awaited().retain(|d| *d != dir);
+                let _ = host.again.try_send(());
+            });
+        if spawned.is_err() {
+            awaited.pop();
+        }
     }
 
     /// The repository's service and routes, loading its index if it is not in memory.
@@ -536,19 +584,23 @@ fn query_value(query: &str, name: &str) -> Option<String> {
         .map(|(_, value)| value.trim().to_string())
 }
 
-/// Watches cairn's data home for changes to the registry; each change is one message (those
-/// that come while one waits are folded into it).
+/// Watches cairn's data home for changes to the registry; each change is one message to
+/// `sender` (those that come while one waits are folded into it).
 fn watch_registry(
     home: &Path,
-) -> anyhow::Result<(notify::RecommendedWatcher, tokio::sync::mpsc::Receiver<()>)> {
+    sender: tokio::sync::mpsc::Sender<()>,
+) -> anyhow::Result<notify::RecommendedWatcher> {
     use notify::Watcher as _;
-    let (sender, changes) = tokio::sync::mpsc::channel(1);
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // Only changes: the daemon's own reads of the file are events too (inotify's opens and
+        // closes), and following them would read it again, without end.
         let about_registry = event.is_ok_and(|event| {
-            event
-                .paths
-                .iter()
-                .any(|p| p.file_name().is_some_and(|n| n == registry::FILE))
+            !event.kind.is_access()
+                && !event.kind.is_other()
+                && event
+                    .paths
+                    .iter()
+                    .any(|p| p.file_name().is_some_and(|n| n == registry::FILE))
         });
         if about_registry {
             let _ = sender.try_send(());
@@ -558,7 +610,7 @@ fn watch_registry(
     watcher
         .watch(home, notify::RecursiveMode::NonRecursive)
         .with_context(|| format!("cannot watch {}", home.display()))?;
-    Ok((watcher, changes))
+    Ok(watcher)
 }
 
 #[cfg(test)]

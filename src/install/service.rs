@@ -275,7 +275,9 @@ impl Runs {
         Ok(Runs {
             args: daemon_args(setup, &["daemon", "--user"]),
             working_directory: setup.home.clone(),
-            log: data_home.join("daemon.log"),
+            // Where the user's daemon rolls its log over (as a repository's daemon does in its
+            // data directory).
+            log: crate::datadir::DataDir::at(&data_home).daemon_log(),
             serves: "this user's registered repositories".into(),
         })
     }

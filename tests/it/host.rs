@@ -335,6 +335,26 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
     relayed.cancel().await.unwrap();
     assert_eq!(daemon.count("loaded", &b), 1, "{}", daemon.log());
 
+    // `cairn index` in a repository is handed to the user daemon, which stores the change.
+    b.write(
+        "beta.py",
+        "def beta_only():\n    return 2\n\n\ndef beta_handed():\n    return 3\n",
+    );
+    let output = home.command(&b).args(["index", "--json"]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["daemon"].as_u64(),
+        Some(u64::from(daemon.pid())),
+        "{report:#}"
+    );
+    let graph = crate::support::stored_graph(b.data_dir()).await;
+    assert!(graph.node("beta.py::beta_handed").is_some());
+
     // A repository's own daemon and a second user daemon refuse, naming the one that serves.
     let own = home.command(&a).arg("daemon").output().unwrap();
     let said = String::from_utf8_lossy(&own.stderr);
@@ -548,5 +568,35 @@ async fn each_repository_s_pages_open_with_its_own_log_in() {
     let value_a = cookie_a.split_once('=').unwrap().1;
     let forged = format!("{}={value_a}", cookie_b.split_once('=').unwrap().0);
     assert_eq!(page(daemon.port, &forged).await.0, 401);
+    assert!(daemon.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_its_own_daemon_serves_is_taken_on_when_that_daemon_stops() {
+    let home = Home::new();
+    let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
+    home.install(&a);
+    let own =
+        crate::daemon::Daemon::start_with(&a, &[("XDG_DATA_HOME", home.xdg_data().as_path())]);
+    let mut daemon = home.start(&a, &[]);
+    let log = daemon.log.clone();
+    daemon.wait_for(|| {
+        strip_colours(&std::fs::read_to_string(&log).unwrap_or_default())
+            .contains("its own daemon serves it")
+            .then_some(())
+    });
+    assert_ne!(pid_of(&record_of(a.data_dir()).unwrap()), daemon.pid());
+    // Nothing changes meanwhile, so the registry is read once: the daemon's reads of it are
+    // not changes to follow.
+    std::thread::sleep(Duration::from_millis(300));
+    let said = strip_colours(&daemon.log());
+    assert_eq!(
+        said.matches("its own daemon serves it").count(),
+        1,
+        "{said}"
+    );
+    assert!(own.stop().success());
+    daemon.serves(&a);
+    assert_eq!(daemon.get("/health", Some(&token_of(&a))).await.0, 200);
     assert!(daemon.stop().success());
 }
