@@ -285,14 +285,20 @@ fn registration(setup: &Setup, add: bool, planned: bool) -> Result<Option<Step>,
         return Ok(None);
     };
     let path = home.join(registry::FILE);
+    // The daemon reading the registry runs elsewhere: a data directory given relative to
+    // this command's directory is written whole.
+    let data_dir = std::path::absolute(&setup.data_dir).map_err(|source| Error::Write {
+        path: setup.data_dir.clone(),
+        source,
+    })?;
     let listed = registry::registered(home)
         .map_err(Error::Registry)?
         .iter()
-        .any(|r| r.root == setup.repo_root && (!add || r.data_dir == setup.data_dir));
+        .any(|r| r.root == setup.repo_root && (!add || r.data_dir == data_dir));
     let changes = if add { !listed } else { listed };
     if !planned && changes {
         let changed = if add {
-            registry::register(home, &setup.repo_root, &setup.data_dir)
+            registry::register(home, &setup.repo_root, &data_dir)
         } else {
             registry::unregister(home, &setup.repo_root)
         };

@@ -47,9 +47,10 @@ pub fn registered(home: &Path) -> anyhow::Result<Vec<Registered>> {
     }
 }
 
-/// Adds the repository at `root` (its data directory `data_dir`); `false` if it was there
-/// already (with this data directory).
+/// Adds the repository at `root` (its data directory `data_dir`, made absolute: the daemon
+/// reading it runs elsewhere); `false` if it was there already (with this data directory).
 pub fn register(home: &Path, root: &Path, data_dir: &Path) -> anyhow::Result<bool> {
+    let data_dir = &std::path::absolute(data_dir)?;
     change(home, |entries| {
         let entry = Registered {
             root: root.to_path_buf(),
@@ -138,6 +139,17 @@ mod tests {
             std::fs::read_dir(home.path()).unwrap().count(),
             0,
             "nothing is left once the last repository goes"
+        );
+    }
+
+    #[test]
+    fn a_relative_data_directory_is_registered_whole() {
+        let home = tempfile::tempdir().unwrap();
+        register(home.path(), Path::new("/work/a"), Path::new("data/a")).unwrap();
+        let entries = registered(home.path()).unwrap();
+        assert_eq!(
+            entries[0].data_dir,
+            std::env::current_dir().unwrap().join("data/a")
         );
     }
 
