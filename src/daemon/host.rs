@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -102,7 +103,7 @@ pub async fn run(
         tokio::select! {
             _ = shutdown.cancelled() => break,
             Some(()) = changes.recv() => host.follow_registry().await,
-            () = host.idle_due() => host.unload_idle().await,
+            () = host.idle_due() => host.unload_idle(),
             _ = log_check.tick() => super::roll_log_over(&home),
         }
     }
@@ -148,6 +149,8 @@ struct Entry {
     last_used: std::sync::Mutex<Instant>,
     /// Sessions and requests in progress.
     holders: AtomicUsize,
+    /// An unload of it is under way.
+    unloading: std::sync::atomic::AtomicBool,
     used: Arc<Notify>,
 }
 
@@ -191,9 +194,17 @@ impl Entry {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Whether its index is in memory now (a load in progress is not).
+    fn is_loaded(&self) -> bool {
+        self.loaded
+            .try_lock()
+            .is_ok_and(|slot| slot.as_ref().is_some_and(|l| !l.served.has_ended()))
+    }
+
     /// Whether it is loaded and nothing holds it (a load in progress counts as held).
     fn unloadable(&self) -> bool {
         self.holders.load(Ordering::SeqCst) == 0
+            && !self.unloading.load(Ordering::SeqCst)
             && self.loaded.try_lock().is_ok_and(|slot| slot.is_some())
     }
 }
@@ -238,7 +249,8 @@ impl Host {
         };
         for entry in gone {
             tracing::info!(root = %entry.repo.root.display(), "no longer registered");
-            release(entry).await;
+            // Off the loop: a load in progress finishes first.
+            tokio::spawn(release(entry));
         }
         for registered in wanted {
             let served = self
@@ -282,6 +294,10 @@ impl Host {
                 self.await_own_daemon(&repo.data_dir);
                 anyhow::anyhow!("its own daemon serves it (pid {pid}); taken on when it stops")
             }
+            StartError::Starting(_) => {
+                self.await_own_daemon(&repo.data_dir);
+                anyhow::anyhow!("its own daemon is starting; taken on when it stops")
+            }
             e => anyhow::Error::from(e),
         })?;
         let data = DataDir::at(&repo.data_dir);
@@ -299,6 +315,7 @@ impl Host {
             loaded: tokio::sync::Mutex::new(None),
             last_used: std::sync::Mutex::new(Instant::now()),
             holders: AtomicUsize::new(0),
+            unloading: std::sync::atomic::AtomicBool::new(false),
             used: self.used.clone(),
         });
         let opening = Arc::new(Opening {
@@ -306,7 +323,12 @@ impl Host {
             entry: entry.clone(),
         });
         super::serve_socket(&socket, opening, entry.released.clone());
-        write_record(&entry.repo, self.port, &socket)?;
+        if let Err(e) = write_record(&entry.repo, self.port, &socket) {
+            // Let go of what was taken: the socket's task ends, the lock goes with the entry.
+            entry.released.cancel();
+            let _ = std::fs::remove_file(&socket);
+            return Err(e.into());
+        }
         Ok(entry)
     }
 
@@ -404,11 +426,16 @@ impl Host {
         }
     }
 
-    /// Unloads every repository without an open session unused for the idle time.
-    async fn unload_idle(&self) {
+    /// Unloads every repository without an open session unused for the idle time, each on a
+    /// task of its own (its last write can take a while; the loop goes on meanwhile).
+    fn unload_idle(&self) {
         for entry in self.entries() {
             if entry.unloadable() && entry.last_used().elapsed() >= self.options.idle {
-                unload(&entry, "idle").await;
+                entry.unloading.store(true, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    unload(&entry, "idle").await;
+                    entry.unloading.store(false, Ordering::SeqCst);
+                });
             }
         }
     }
@@ -524,15 +551,30 @@ impl Answering for Opening {
     }
 }
 
-/// Every HTTP request: to the repository it is for, loaded if it was not.
+/// Every HTTP request: to the repository it is for, loaded if it was not. The repository is
+/// held until the answer's body is sent (an MCP tool call answers in a stream while it runs).
 async fn dispatch(State(host): State<Arc<Host>>, request: Request) -> Response {
     let Some(entry) = host.entry_for(&request) else {
         return unrouted(request.uri().path());
     };
-    let _held = Held::new(entry.clone());
-    match host.load(&entry).await {
+    let held = Held::new(entry.clone());
+    // Whether the daemon serves the repository, without waiting for its index to load
+    // (`cairn ui` asks, with a short patience).
+    if request.uri().path() == "/health" && !entry.is_loaded() {
+        return health_unloaded(&entry);
+    }
+    // Loaded on a task of its own: a client that gives up does not cut a load short.
+    let loading = {
+        let (host, entry) = (host.clone(), entry.clone());
+        tokio::spawn(async move { host.load(&entry).await })
+    };
+    let loaded = match loading.await {
+        Ok(loaded) => loaded,
+        Err(e) => Err(anyhow::anyhow!("the load failed: {e}")),
+    };
+    match loaded {
         Ok((_, app)) => match app.oneshot(request).await {
-            Ok(response) => response,
+            Ok(response) => response.map(|body| Body::new(HeldBody { body, _held: held })),
             Err(never) => match never {},
         },
         Err(e) => (
@@ -540,6 +582,47 @@ async fn dispatch(State(host): State<Arc<Host>>, request: Request) -> Response {
             format!("{}: {e:#}\n", entry.repo.root.display()),
         )
             .into_response(),
+    }
+}
+
+/// `/health` of a repository served here but not loaded now.
+fn health_unloaded(entry: &Entry) -> Response {
+    let body = serde_json::json!({
+        "root": entry.repo.root,
+        "pid": std::process::id(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "loaded": false,
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// An answer's body that keeps its repository held until it is sent.
+struct HeldBody {
+    body: Body,
+    _held: Held,
+}
+
+impl http_body::Body for HeldBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 

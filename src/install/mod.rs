@@ -128,6 +128,11 @@ pub enum Error {
         path
     )]
     ServicePath { path: PathBuf },
+    /// The repository has the other kind of service installed.
+    #[error(
+        "the service {installed} is installed for this repository; `cairn uninstall --service` first, then install the other kind"
+    )]
+    ServiceSwitch { installed: String },
     /// The user's daemon needs cairn's data home, and the system has none.
     #[error("this system has no data directory (no $XDG_DATA_HOME or home) for the user daemon")]
     NoDataHome,
@@ -210,6 +215,20 @@ fn install_with(
         targets.push(service::target(setup, manager, service.user)?);
     }
     let mut manifest = Manifest::load(&setup.data_dir)?;
+    if let (Some(installed), Some(wanted)) = (&manifest.service, &service)
+        && installed.user != wanted.user
+    {
+        return Err(Error::ServiceSwitch {
+            installed: installed.name.clone(),
+        });
+    }
+    if options.user_service
+        && let Some(home) = &setup.data_home
+    {
+        // The user's daemon serves from the registry: one that cannot be read stops this
+        // install before anything is written.
+        crate::running::registry::registered(home).map_err(Error::Registry)?;
+    }
     let changes = targets
         .into_iter()
         .map(plan_change)
@@ -227,7 +246,7 @@ fn install_with(
         outcome
             .steps
             .push(Step::file(None, Item::Token, token, token_action));
-        outcome.steps.extend(registration(setup, true, true)?);
+        outcome.steps.extend(registered_step(setup, options, true)?);
         if let Some(service) = &service {
             outcome
                 .steps
@@ -247,7 +266,9 @@ fn install_with(
     outcome
         .steps
         .push(Step::file(None, Item::Token, token, token_action));
-    outcome.steps.extend(registration(setup, true, false)?);
+    outcome
+        .steps
+        .extend(registered_step(setup, options, false)?);
     if let Some(service) = service {
         let command = service.enable_command();
         let step = match commands(manager) {
@@ -274,6 +295,25 @@ fn chosen_service(setup: &Setup, options: &Options, manager: Manager) -> Option<
         Some(ServiceRecord::new(setup, manager))
     } else {
         None
+    }
+}
+
+/// The install's registration with the user's daemon. A registry that cannot be read or
+/// written fails only an install of the user's daemon; otherwise it is left as it is, said.
+fn registered_step(setup: &Setup, options: &Options, planned: bool) -> Result<Option<Step>, Error> {
+    match registration(setup, true, planned) {
+        Err(Error::Registry(e)) if !options.user_service => {
+            let home = setup.data_home.clone().unwrap_or_default();
+            let mut step = Step::file(
+                None,
+                Item::Registry,
+                home.join(crate::running::registry::FILE),
+                Action::Kept,
+            );
+            step.detail = Some(format!("not registered: {e:#}"));
+            Ok(Some(step))
+        }
+        other => other,
     }
 }
 
@@ -321,7 +361,8 @@ fn others_registered(setup: &Setup) -> Result<usize, Error> {
     Ok(crate::running::registry::registered(home)
         .map_err(Error::Registry)?
         .iter()
-        .filter(|r| r.root != setup.repo_root)
+        // A registered repository that is gone keeps nothing running.
+        .filter(|r| r.root != setup.repo_root && r.root.is_dir())
         .count())
 }
 
@@ -420,6 +461,19 @@ fn uninstall_with(
                 plan_untracked_undo(setup, service::target(setup, user.manager, true)?)?
         {
             undos.push(undo);
+        }
+    } else if everything && service.is_none() && setup.data_home.is_some() {
+        // The last registered repository goes: the user's daemon, installed by another
+        // repository's install, goes with it when it is exactly as cairn writes it.
+        let user = ServiceRecord::user(setup, Manager::current());
+        let last = others_registered(setup)? == 0;
+        if last
+            && let Some(undo) =
+                plan_untracked_undo(setup, service::target(setup, user.manager, true)?)?
+            && undo.action == Action::Removed
+        {
+            undos.push(undo);
+            service = Some(user);
         }
     }
     if options.dry_run {

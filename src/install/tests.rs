@@ -1145,3 +1145,92 @@ fn the_user_daemon_s_service_is_shared_and_goes_with_the_last_repository() {
     assert!(!registry.exists());
     assert!(last.steps.iter().any(|s| s.command.is_some()), "{last}");
 }
+
+#[test]
+fn the_last_repository_out_takes_the_user_daemon_s_service_whoever_installed_it() {
+    let fx = Fixture::new();
+    let data_home = fx.setup.home.join(".local/share/cairn");
+    let a = Setup {
+        data_home: Some(data_home.clone()),
+        ..fx.setup.clone()
+    };
+    let b = Setup {
+        repo_root: a.repo_root.with_file_name("other"),
+        data_dir: a.data_dir.with_file_name("other-data"),
+        ..a.clone()
+    };
+    fs::create_dir_all(&b.repo_root).unwrap();
+    let cursor = Options {
+        clients: vec![Client::Cursor],
+        ..Options::default()
+    };
+    let user_service = Options {
+        user_service: true,
+        ..cursor.clone()
+    };
+    let unit = fx.home(".config/systemd/user/cairn-user.service");
+    install_with(&a, &user_service, Manager::Systemd, not_run).unwrap();
+    // B only registers (a plain install).
+    install_with(&b, &cursor, Manager::Systemd, not_run).unwrap();
+    // One repository cannot have both kinds of service.
+    let switched = Options {
+        service: true,
+        ..cursor.clone()
+    };
+    let error = install_with(&a, &switched, Manager::Systemd, not_run).unwrap_err();
+    assert!(
+        matches!(&error, Error::ServiceSwitch { installed } if installed == "cairn-user.service"),
+        "{error}"
+    );
+
+    let everything = Options::default();
+    let kept = uninstall_with(&a, &everything, not_run).unwrap();
+    assert_eq!(action_for(&kept, &unit), Action::Kept, "{kept}");
+    let last = uninstall_with(&b, &everything, not_run).unwrap();
+    assert_eq!(action_for(&last, &unit), Action::Removed, "{last}");
+    assert!(!unit.exists());
+    assert!(
+        last.steps.iter().any(|s| s
+            .command
+            .as_deref()
+            .is_some_and(|c| c.contains("cairn-user.service"))),
+        "{last}"
+    );
+}
+
+#[test]
+fn a_damaged_registry_does_not_stop_a_plain_install_but_stops_the_user_daemon_s() {
+    let fx = Fixture::new();
+    let data_home = fx.setup.home.join(".local/share/cairn");
+    fs::create_dir_all(&data_home).unwrap();
+    fs::write(data_home.join(crate::running::registry::FILE), "{").unwrap();
+    let setup = Setup {
+        data_home: Some(data_home.clone()),
+        ..fx.setup.clone()
+    };
+    let cursor = Options {
+        clients: vec![Client::Cursor],
+        ..Options::default()
+    };
+    let plain = install_with(&setup, &cursor, Manager::Systemd, not_run).unwrap();
+    let registry = data_home.join(crate::running::registry::FILE);
+    assert_eq!(action_for(&plain, &registry), Action::Kept, "{plain}");
+    assert!(!plain.failed());
+    let user_service = Options {
+        user_service: true,
+        ..cursor
+    };
+    let before = fx.user_files();
+    let other = Setup {
+        repo_root: setup.repo_root.with_file_name("other"),
+        data_dir: setup.data_dir.with_file_name("other-data"),
+        ..setup.clone()
+    };
+    fs::create_dir_all(&other.repo_root).unwrap();
+    assert!(matches!(
+        install_with(&other, &user_service, Manager::Systemd, not_run),
+        Err(Error::Registry(_))
+    ));
+    assert_eq!(fx.user_files(), before, "nothing is written");
+    assert!(!other.repo_root.join(".cursor").exists());
+}

@@ -239,6 +239,9 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
         PathBuf::from(health_a["root"].as_str().unwrap()),
         a.path().canonicalize().unwrap()
     );
+    // Asked whether it is served, the daemon answers without loading the index.
+    assert_eq!(health_a["loaded"], json!(false), "{health_a}");
+    assert_eq!(daemon.count("loaded", &a), 0, "{}", daemon.log());
     let (_, context_b) = daemon.get("/context?focus=beta_only", Some(&token_b)).await;
     assert!(context_b.contains("beta_only"), "{context_b}");
     assert!(!context_b.contains("alpha_only"), "{context_b}");
@@ -396,8 +399,8 @@ async fn idle_repositories_are_unloaded_and_load_again_with_what_changed() {
     daemon.serves(&b);
     let (token_a, token_b) = (token_of(&a), token_of(&b));
 
-    assert_eq!(daemon.get("/health", Some(&token_a)).await.0, 200);
-    assert_eq!(daemon.get("/health", Some(&token_b)).await.0, 200);
+    assert_eq!(daemon.get("/context", Some(&token_a)).await.0, 200);
+    assert_eq!(daemon.get("/context", Some(&token_b)).await.0, 200);
     let log = daemon.log.clone();
     daemon.wait_for(|| (count_in(&log, "unloaded", &a) == 1).then_some(()));
     assert_eq!(daemon.count("unloaded", &b), 0, "the one just loaded stays");
@@ -427,7 +430,7 @@ async fn idle_repositories_are_unloaded_and_load_again_with_what_changed() {
     assert!(!answer.starts_with("error"), "{answer}");
     let unloaded_b = daemon.count("unloaded", &b);
     assert_eq!(daemon.count("loaded", &a), 2);
-    assert_eq!(daemon.get("/health", Some(&token_a)).await.0, 200);
+    assert_eq!(daemon.get("/context", Some(&token_a)).await.0, 200);
     assert_eq!(daemon.count("loaded", &a), 3, "{}", daemon.log());
     assert_eq!(daemon.count("unloaded", &b), unloaded_b, "{}", daemon.log());
     relayed.cancel().await.unwrap();
@@ -439,7 +442,7 @@ async fn idle_repositories_are_unloaded_and_load_again_with_what_changed() {
     let token_gone = token_of(&gone);
     let moved = gone.path().with_extension("moved");
     std::fs::rename(gone.path(), &moved).unwrap();
-    let (status, said) = daemon.get("/health", Some(&token_gone)).await;
+    let (status, said) = daemon.get("/context", Some(&token_gone)).await;
     std::fs::rename(&moved, gone.path()).unwrap();
     assert_eq!(status, 503, "{said}");
     assert!(said.contains("gone"), "{said}");
@@ -482,13 +485,13 @@ async fn a_repository_unused_for_the_idle_time_is_unloaded() {
     home.install(&a);
     let mut daemon = home.start(&a, &["--idle-minutes", "0"]);
     daemon.serves(&a);
-    assert_eq!(daemon.get("/health", Some(&token_of(&a))).await.0, 200);
+    assert_eq!(daemon.get("/context", Some(&token_of(&a))).await.0, 200);
     let log = daemon.log.clone();
     daemon.wait_for(|| (count_in(&log, "unloaded", &a) == 1).then_some(()));
     let said = strip_colours(&daemon.log());
     assert!(said.contains("why=\"idle\""), "{said}");
     // And loaded again when asked.
-    assert_eq!(daemon.get("/health", Some(&token_of(&a))).await.0, 200);
+    assert_eq!(daemon.get("/context", Some(&token_of(&a))).await.0, 200);
     assert_eq!(daemon.count("loaded", &a), 2);
     assert!(daemon.stop().success());
 }

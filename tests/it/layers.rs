@@ -239,6 +239,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     ("lock.rs", 1, "cairn's own lock file in the data directory"),
     (
+        "daemon/host.rs",
+        1,
+        "a repository's own daemon's lock in its data directory, waited on",
+    ),
+    (
         "running/registry.rs",
         2,
         "the user's daemon's registry in cairn's data home, and its directory as the lock",
