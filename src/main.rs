@@ -56,6 +56,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         port,
         memory_mb,
         idle_minutes,
+        data_home,
     } = cli.command
     {
         let options = cairn::daemon::host::Options {
@@ -64,7 +65,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             memory_mb,
             idle: std::time::Duration::from_secs(idle_minutes * 60),
         };
-        return cli::index::user_daemon(options).await;
+        return cli::index::user_daemon(options, data_home).await;
     }
     let repo = repository(&cli.global)?;
     let cairn = Cairn::with_model_dir(repo, cli.global.model_dir.clone());

@@ -151,8 +151,12 @@ pub async fn daemon(
 }
 
 /// `cairn daemon --user`: one daemon for every registered repository.
-pub async fn user_daemon(options: cairn::daemon::host::Options) -> anyhow::Result<ExitCode> {
-    let home = cairn::running::registry::home()
+pub async fn user_daemon(
+    options: cairn::daemon::host::Options,
+    data_home: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let home = data_home
+        .or_else(cairn::running::registry::home)
         .context("this system has no data directory for cairn's registry")?;
     let registrations: cairn::daemon::host::RegistrationsFor =
         std::sync::Arc::new(super::doctor::registrations);

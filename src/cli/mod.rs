@@ -128,6 +128,10 @@ pub enum Command {
         /// With --user: a repository without an open session unused this long is unloaded.
         #[arg(long, default_value_t = 30, requires = "user")]
         idle_minutes: u64,
+        /// With --user: cairn's data home, where the registry is (default
+        /// `$XDG_DATA_HOME/cairn`; the user service names it).
+        #[arg(long, requires = "user")]
+        data_home: Option<PathBuf>,
     },
     /// Open the memories page in the browser, logged in (starts the daemon if none runs).
     Ui {

@@ -269,11 +269,20 @@ impl Runs {
         }
     }
 
-    /// `cairn daemon --user`, its log in cairn's data home.
+    /// `cairn daemon --user` on the data home install registered in (a service does not see
+    /// the login shell's `XDG_DATA_HOME`), its log there.
     fn user(setup: &Setup) -> Result<Runs, Error> {
         let data_home = setup.data_home.clone().ok_or(Error::NoDataHome)?;
         Ok(Runs {
-            args: daemon_args(setup, &["daemon", "--user"]),
+            args: daemon_args(
+                setup,
+                &[
+                    "daemon",
+                    "--user",
+                    "--data-home",
+                    &data_home.to_string_lossy(),
+                ],
+            ),
             working_directory: setup.home.clone(),
             // Where the user's daemon rolls its log over (as a repository's daemon does in its
             // data directory).

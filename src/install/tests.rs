@@ -1114,7 +1114,13 @@ fn the_user_daemon_s_service_is_shared_and_goes_with_the_last_repository() {
     assert_eq!(action_for(&first, &registry), Action::Created);
     let text = fs::read_to_string(&unit).unwrap();
     let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
-    assert!(exec.ends_with(" daemon --user"), "{exec}");
+    assert!(
+        exec.ends_with(&format!(
+            " daemon --user --data-home {}",
+            data_home.display()
+        )),
+        "{exec}"
+    );
     assert!(
         text.contains(&format!(
             "append:{}",

@@ -70,6 +70,11 @@ impl Home {
     /// `cairn daemon --user` with these options; `repo` only gives the environment (the user
     /// daemon serves the registry, wherever it starts).
     fn start(&self, repo: &TestRepo, options: &[&str]) -> UserDaemon {
+        self.start_with(repo, options, &[])
+    }
+
+    /// [`Home::start`] with these environment variables set.
+    fn start_with(&self, repo: &TestRepo, options: &[&str], env: &[(&str, &Path)]) -> UserDaemon {
         let log_path = self
             .dir
             .path()
@@ -78,6 +83,7 @@ impl Home {
         let child = self
             .command(repo)
             .env("CAIRN_LOG", "info")
+            .envs(env.iter().copied())
             .args(["daemon", "--user"])
             .args(options)
             .stdin(Stdio::null())
@@ -483,7 +489,20 @@ async fn a_repository_unused_for_the_idle_time_is_unloaded() {
     let home = Home::new();
     let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
     home.install(&a);
-    let mut daemon = home.start(&a, &["--idle-minutes", "0"]);
+    // The data home named on the command line, as the user service names it, whatever
+    // XDG_DATA_HOME says.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let data_home = home.cairn();
+    let mut daemon = home.start_with(
+        &a,
+        &[
+            "--idle-minutes",
+            "0",
+            "--data-home",
+            data_home.to_str().unwrap(),
+        ],
+        &[("XDG_DATA_HOME", elsewhere.path())],
+    );
     daemon.serves(&a);
     assert_eq!(daemon.get("/context", Some(&token_of(&a))).await.0, 200);
     let log = daemon.log.clone();
