@@ -19,17 +19,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{arg, percentile};
-
-/// Resident set size in MB, from /proc.
-fn rss_mb(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
+use common::{arg, percentile, rss_mb};
 
 struct Copy {
     root: PathBuf,

@@ -107,8 +107,18 @@ pub(super) fn target(setup: &Setup, manager: Manager, user: bool) -> Result<Targ
 }
 
 impl ServiceRecord {
+    /// This repository's own daemon's service.
     pub fn new(setup: &Setup, manager: Manager) -> Self {
-        let id = service_id(&setup.repo_root);
+        ServiceRecord::named(setup, manager, &service_id(&setup.repo_root), false)
+    }
+
+    /// The one service of the user's daemon, whichever repository installs it.
+    pub fn user(setup: &Setup, manager: Manager) -> Self {
+        ServiceRecord::named(setup, manager, "user", true)
+    }
+
+    /// The service `cairn-<id>.service` / `dev.cairn.<id>`, in the manager's directory.
+    fn named(setup: &Setup, manager: Manager, id: &str, user: bool) -> Self {
         let (name, path) = match manager {
             Manager::Systemd => {
                 let unit = format!("cairn-{id}.service");
@@ -128,32 +138,7 @@ impl ServiceRecord {
             manager,
             name,
             path,
-            user: false,
-        }
-    }
-
-    /// The one service of the user's daemon, whichever repository installs it.
-    pub fn user(setup: &Setup, manager: Manager) -> Self {
-        let (name, path) = match manager {
-            Manager::Systemd => {
-                let unit = "cairn-user.service".to_string();
-                let path = setup.home.join(".config/systemd/user").join(&unit);
-                (unit, path)
-            }
-            Manager::Launchd => {
-                let label = "dev.cairn.user".to_string();
-                let path = setup
-                    .home
-                    .join("Library/LaunchAgents")
-                    .join(format!("{label}.plist"));
-                (label, path)
-            }
-        };
-        ServiceRecord {
-            manager,
-            name,
-            path,
-            user: true,
+            user,
         }
     }
 

@@ -1083,17 +1083,7 @@ fn a_directory_swapped_for_a_link_after_the_check_is_never_written_through() {
 #[test]
 fn the_user_daemon_s_service_is_shared_and_goes_with_the_last_repository() {
     let fx = Fixture::new();
-    let data_home = fx.setup.home.join(".local/share/cairn");
-    let a = Setup {
-        data_home: Some(data_home.clone()),
-        ..fx.setup.clone()
-    };
-    let b = Setup {
-        repo_root: a.repo_root.with_file_name("other"),
-        data_dir: a.data_dir.with_file_name("other-data"),
-        ..a.clone()
-    };
-    fs::create_dir_all(&b.repo_root).unwrap();
+    let (a, b, data_home) = two_registered(&fx);
     let user_service = Options {
         clients: vec![Client::Cursor],
         user_service: true,
@@ -1155,17 +1145,7 @@ fn the_user_daemon_s_service_is_shared_and_goes_with_the_last_repository() {
 #[test]
 fn the_last_repository_out_takes_the_user_daemon_s_service_whoever_installed_it() {
     let fx = Fixture::new();
-    let data_home = fx.setup.home.join(".local/share/cairn");
-    let a = Setup {
-        data_home: Some(data_home.clone()),
-        ..fx.setup.clone()
-    };
-    let b = Setup {
-        repo_root: a.repo_root.with_file_name("other"),
-        data_dir: a.data_dir.with_file_name("other-data"),
-        ..a.clone()
-    };
-    fs::create_dir_all(&b.repo_root).unwrap();
+    let (a, b, _) = two_registered(&fx);
     let cursor = Options {
         clients: vec![Client::Cursor],
         ..Options::default()
@@ -1239,4 +1219,20 @@ fn a_damaged_registry_does_not_stop_a_plain_install_but_stops_the_user_daemon_s(
     ));
     assert_eq!(fx.user_files(), before, "nothing is written");
     assert!(!other.repo_root.join(".cursor").exists());
+}
+
+/// Two repositories of one user (the fixture's and a sibling), with cairn's data home.
+fn two_registered(fx: &Fixture) -> (Setup, Setup, PathBuf) {
+    let data_home = fx.setup.home.join(".local/share/cairn");
+    let a = Setup {
+        data_home: Some(data_home.clone()),
+        ..fx.setup.clone()
+    };
+    let b = Setup {
+        repo_root: a.repo_root.with_file_name("other"),
+        data_dir: a.data_dir.with_file_name("other-data"),
+        ..a.clone()
+    };
+    fs::create_dir_all(&b.repo_root).unwrap();
+    (a, b, data_home)
 }

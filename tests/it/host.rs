@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::mcp::{call, connect, text};
-use crate::support::TestRepo;
+use crate::support::{TestRepo, run};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -46,25 +46,11 @@ impl Home {
 
     /// `cairn install` for Cursor in `repo`: registers it.
     fn install(&self, repo: &TestRepo) {
-        let output = self
-            .command(repo)
-            .args(["install", "--client", "cursor"])
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        run(self.command(repo).args(["install", "--client", "cursor"]));
     }
 
     fn uninstall(&self, repo: &TestRepo) {
-        let output = self.command(repo).arg("uninstall").output().unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        run(self.command(repo).arg("uninstall"));
     }
 
     /// `cairn daemon --user` with these options; `repo` only gives the environment (the user
@@ -206,6 +192,20 @@ impl Drop for UserDaemon {
     }
 }
 
+/// Two repositories, `alpha.py` and `beta.py`, installed (so registered) in `home`.
+fn two_installed(home: &Home) -> (TestRepo, TestRepo) {
+    let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
+    let b = repo_with("beta.py", "def beta_only():\n    return 2\n");
+    home.install(&a);
+    home.install(&b);
+    (a, b)
+}
+
+/// `expand` of beta.py's function over a session.
+async fn expand_beta(session: &rmcp::service::RunningService<rmcp::RoleClient, ()>) -> String {
+    text(&call(session, "expand", json!({ "target": "beta.py::beta_only" })).await)
+}
+
 fn repo_with(file: &str, body: &str) -> TestRepo {
     let repo = TestRepo::new();
     repo.write(file, body);
@@ -216,10 +216,7 @@ fn repo_with(file: &str, body: &str) -> TestRepo {
 #[tokio::test(flavor = "multi_thread")]
 async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_socket() {
     let home = Home::new();
-    let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
-    let b = repo_with("beta.py", "def beta_only():\n    return 2\n");
-    home.install(&a);
-    home.install(&b);
+    let (a, b) = two_installed(&home);
     let registry: Value = serde_json::from_str(
         &std::fs::read_to_string(home.cairn().join("repositories.json")).unwrap(),
     )
@@ -309,14 +306,7 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
     // `cairn serve` in a repository relays to the user daemon through the repository's
     // socket, and sees a save there.
     let relayed = connect(&b).await;
-    let answer = text(
-        &call(
-            &relayed,
-            "expand",
-            json!({ "target": "beta.py::beta_only" }),
-        )
-        .await,
-    );
+    let answer = expand_beta(&relayed).await;
     assert!(!answer.starts_with("error"), "{answer}");
     b.write(
         "beta.py",
@@ -324,14 +314,7 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
     );
     let started = Instant::now();
     loop {
-        let answer = text(
-            &call(
-                &relayed,
-                "expand",
-                json!({ "target": "beta.py::beta_only" }),
-            )
-            .await,
-        );
+        let answer = expand_beta(&relayed).await;
         if answer.contains("beta_later") {
             break;
         }
@@ -349,12 +332,7 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
         "beta.py",
         "def beta_only():\n    return 2\n\n\ndef beta_handed():\n    return 3\n",
     );
-    let output = home.command(&b).args(["index", "--json"]).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = run(home.command(&b).args(["index", "--json"]));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
         report["daemon"].as_u64(),
@@ -395,10 +373,7 @@ async fn one_daemon_serves_each_registered_repository_with_its_own_token_and_soc
 #[tokio::test(flavor = "multi_thread")]
 async fn idle_repositories_are_unloaded_and_load_again_with_what_changed() {
     let home = Home::new();
-    let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
-    let b = repo_with("beta.py", "def beta_only():\n    return 2\n");
-    home.install(&a);
-    home.install(&b);
+    let (a, b) = two_installed(&home);
     // Any repository not in use is over the bound: loading one unloads the other.
     let mut daemon = home.start(&a, &["--memory-mb", "1"]);
     daemon.serves(&a);
@@ -425,14 +400,7 @@ async fn idle_repositories_are_unloaded_and_load_again_with_what_changed() {
 
     // A session open on a repository's socket keeps it loaded whatever the bound says.
     let relayed = connect(&b).await;
-    let answer = text(
-        &call(
-            &relayed,
-            "expand",
-            json!({ "target": "beta.py::beta_only" }),
-        )
-        .await,
-    );
+    let answer = expand_beta(&relayed).await;
     assert!(!answer.starts_with("error"), "{answer}");
     let unloaded_b = daemon.count("unloaded", &b);
     assert_eq!(daemon.count("loaded", &a), 2);
@@ -517,16 +485,7 @@ async fn a_repository_unused_for_the_idle_time_is_unloaded() {
 
 /// `cairn ui --no-open` in `repo`: the log-in address, and the session cookie it sets.
 async fn log_in(home: &Home, repo: &TestRepo) -> String {
-    let output = home
-        .command(repo)
-        .args(["ui", "--no-open"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = run(home.command(repo).args(["ui", "--no-open"]));
     let url = String::from_utf8(output.stdout).unwrap().trim().to_string();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -553,10 +512,7 @@ async fn page(port: u16, cookies: &str) -> (u16, String) {
 #[tokio::test(flavor = "multi_thread")]
 async fn each_repository_s_pages_open_with_its_own_log_in() {
     let home = Home::new();
-    let a = repo_with("alpha.py", "def alpha_only():\n    return 1\n");
-    let b = repo_with("beta.py", "def beta_only():\n    return 2\n");
-    home.install(&a);
-    home.install(&b);
+    let (a, b) = two_installed(&home);
     let mut daemon = home.start(&a, &[]);
     daemon.serves(&a);
     daemon.serves(&b);
