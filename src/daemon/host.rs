@@ -158,6 +158,9 @@ struct Entry {
 struct Loaded {
     served: Served,
     app: Router,
+    /// Ends the MCP-over-HTTP sessions of this load: once unloaded, they would answer from
+    /// an index no longer kept in step (their clients start a new session).
+    sessions: CancellationToken,
 }
 
 /// Keeps a repository in use (not unloaded) while it lives.
@@ -388,17 +391,22 @@ impl Host {
             entry.released.child_token(),
         )
         .await?;
+        let sessions = entry.released.child_token();
         let app = http::router(
             served.cairn.clone(),
             (self.registrations)(&entry.repo),
             served.reindex.clone(),
             entry.token.clone(),
             self.port,
-            entry.released.child_token(),
+            sessions.clone(),
             entry.sessions.clone(),
         );
         let answer = (served.cairn.clone(), app.clone());
-        *slot = Some(Loaded { served, app });
+        *slot = Some(Loaded {
+            served,
+            app,
+            sessions,
+        });
         drop(slot);
         trim_heap();
         tracing::info!(
@@ -512,6 +520,7 @@ async fn unload(entry: &Entry, why: &str) {
         return;
     };
     // Held while it stops: a request meanwhile waits, then loads what was written.
+    loaded.sessions.cancel();
     loaded.served.stop().await;
     drop(slot);
     let _ = tokio::task::spawn_blocking(trim_heap).await;
