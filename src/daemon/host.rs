@@ -483,8 +483,9 @@ impl Host {
             return None;
         }
         if path == "/ui/login" {
-            let code = query_value(request.uri().query().unwrap_or(""), "code")?;
-            return entries.into_iter().find(|e| e.sessions.holds_code(&code));
+            // Not decoded: codes are hex.
+            let code = http::query_value(request.uri().query().unwrap_or(""), "code")?.trim();
+            return entries.into_iter().find(|e| e.sessions.holds_code(code));
         }
         let cookies: Vec<(&str, &str)> = request
             .headers()
@@ -655,25 +656,7 @@ fn unrouted(path: &str) -> Response {
         )
             .into_response();
     }
-    let mut response = (
-        StatusCode::UNAUTHORIZED,
-        "a valid bearer token is required\n",
-    )
-        .into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        header::HeaderValue::from_static("Bearer"),
-    );
-    response
-}
-
-/// The value of `name` in a query string (not decoded: codes are hex).
-fn query_value(query: &str, name: &str) -> Option<String> {
-    query
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value.trim().to_string())
+    http::unauthorized()
 }
 
 /// Watches cairn's data home for changes to the registry; each change is one message to
@@ -703,19 +686,4 @@ fn watch_registry(
         .watch(home, notify::RecursiveMode::NonRecursive)
         .with_context(|| format!("cannot watch {}", home.display()))?;
     Ok(watcher)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_values_are_found_by_name() {
-        assert_eq!(
-            query_value("a=1&code=ff00", "code").as_deref(),
-            Some("ff00")
-        );
-        assert_eq!(query_value("xcode=1", "code"), None);
-        assert_eq!(query_value("", "code"), None);
-    }
 }

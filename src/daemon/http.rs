@@ -155,14 +155,28 @@ async fn bearer(State(guard): State<Arc<Guard>>, request: Request, next: Next) -
         .and_then(|h| h.strip_prefix("Bearer "))
         .unwrap_or("");
     if !same(presented.trim().as_bytes(), guard.token.as_bytes()) {
-        let mut response = refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+        return unauthorized();
     }
     next.run(request).await
+}
+
+/// 401 for an API route without the token it needs.
+pub(super) fn unauthorized() -> Response {
+    let mut response = refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
+/// The value of `name` in a query string, as written (not decoded).
+pub(super) fn query_value<'q>(query: &'q str, name: &str) -> Option<&'q str> {
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -203,11 +217,11 @@ async fn index(State(shared): State<Shared>) -> Response {
 }
 
 async fn context(State(shared): State<Shared>, request: Request) -> Response {
-    let focus = request.uri().query().and_then(|q| {
-        q.split('&')
-            .find_map(|pair| pair.strip_prefix("focus="))
-            .map(percent_decode)
-    });
+    let focus = request
+        .uri()
+        .query()
+        .and_then(|q| query_value(q, "focus"))
+        .map(percent_decode);
     let request = crate::app::ContextRequest {
         focus,
         max_tokens: None,
@@ -270,6 +284,13 @@ fn percent_decode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_values_are_found_by_name() {
+        assert_eq!(query_value("a=1&code=ff00", "code"), Some("ff00"));
+        assert_eq!(query_value("xcode=1", "code"), None);
+        assert_eq!(query_value("", "code"), None);
+    }
 
     #[test]
     fn queries_are_decoded() {

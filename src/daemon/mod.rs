@@ -135,6 +135,7 @@ pub async fn run(
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     shutdown.cancel();
     servers.join().await;
+    // What answers started while the loop was stopping (its own finish came before them).
     cairn.finish().await;
     let _ = std::fs::remove_file(DataDir::at(&repo.data_dir).daemon_record());
     let _ = std::fs::remove_file(&socket);
@@ -163,6 +164,12 @@ impl Served {
     ) -> Result<Served, StartError> {
         let root = watch::Root::of(&repo.root);
         let (report, live) = load_index(repo).await?;
+        // Watched before any task starts: a repository that cannot be watched leaves none
+        // behind (a user's daemon tries again at the next request).
+        let dirs = watch::directories(repo, &repo.root);
+        let (mut watcher, notifications) =
+            watch::watch(repo, &dirs).context("cannot watch the repository")?;
+        tracing::info!(root = %repo.root.display(), directories = dirs.len(), "watching");
         let cairn = Cairn::resident(repo.clone(), model_dir);
         load_memories_ahead(&cairn);
         let jobs = Arc::new(Mailbox::default());
@@ -177,10 +184,6 @@ impl Served {
         ));
         let (asks, mut asked) = mpsc::channel(ASKS_QUEUE);
         let mut state = State::start(repo, &cairn, live, report.commit.clone(), &jobs).await;
-        let dirs = watch::directories(repo, &repo.root);
-        let (mut watcher, notifications) =
-            watch::watch(repo, &dirs).context("cannot watch the repository")?;
-        tracing::info!(root = %repo.root.display(), directories = dirs.len(), "watching");
         let team_sync = spawn_team_sync(&cairn, &stop);
         let following = (repo.clone(), cairn.clone(), stop.clone());
         let done = tokio::spawn(async move {

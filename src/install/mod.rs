@@ -246,7 +246,9 @@ fn install_with(
         outcome
             .steps
             .push(Step::file(None, Item::Token, token, token_action));
-        outcome.steps.extend(registered_step(setup, options, true)?);
+        outcome
+            .steps
+            .extend(registered_step(setup, options, true, true)?);
         if let Some(service) = &service {
             outcome
                 .steps
@@ -268,7 +270,7 @@ fn install_with(
         .push(Step::file(None, Item::Token, token, token_action));
     outcome
         .steps
-        .extend(registered_step(setup, options, false)?);
+        .extend(registered_step(setup, options, true, false)?);
     if let Some(service) = service {
         let command = service.enable_command();
         let step = match commands(manager) {
@@ -298,10 +300,16 @@ fn chosen_service(setup: &Setup, options: &Options, manager: Manager) -> Option<
     }
 }
 
-/// The install's registration with the user's daemon. A registry that cannot be read or
-/// written fails only an install of the user's daemon; otherwise it is left as it is, said.
-fn registered_step(setup: &Setup, options: &Options, planned: bool) -> Result<Option<Step>, Error> {
-    match registration(setup, true, planned) {
+/// The registration with the user's daemon (`add`) or its removal. A registry that cannot be
+/// read or written fails only an install of the user's daemon; otherwise it is left as it
+/// is, said.
+fn registered_step(
+    setup: &Setup,
+    options: &Options,
+    add: bool,
+    planned: bool,
+) -> Result<Option<Step>, Error> {
+    match registration(setup, add, planned) {
         Err(Error::Registry(e)) if !options.user_service => {
             let home = setup.data_home.clone().unwrap_or_default();
             let mut step = Step::file(
@@ -310,7 +318,7 @@ fn registered_step(setup: &Setup, options: &Options, planned: bool) -> Result<Op
                 home.join(crate::running::registry::FILE),
                 Action::Kept,
             );
-            step.detail = Some(format!("not registered: {e:#}"));
+            step.detail = Some(format!("left as it is: {e:#}"));
             Ok(Some(step))
         }
         other => other,
@@ -331,11 +339,12 @@ fn registration(setup: &Setup, add: bool, planned: bool) -> Result<Option<Step>,
         path: setup.data_dir.clone(),
         source,
     })?;
-    let listed = registry::registered(home)
-        .map_err(Error::Registry)?
-        .iter()
-        .any(|r| r.root == setup.repo_root && (!add || r.data_dir == data_dir));
-    let changes = if add { !listed } else { listed };
+    let entries = registry::registered(home).map_err(Error::Registry)?;
+    let listed = entries.iter().find(|r| r.root == setup.repo_root);
+    let changes = match listed {
+        Some(entry) => !add || entry.data_dir != data_dir,
+        None => add,
+    };
     if !planned && changes {
         let changed = if add {
             registry::register(home, &setup.repo_root, &data_dir)
@@ -346,7 +355,7 @@ fn registration(setup: &Setup, add: bool, planned: bool) -> Result<Option<Step>,
     }
     let action = match (changes, add) {
         (false, _) => Action::Unchanged,
-        (true, true) if listed => Action::Updated,
+        (true, true) if listed.is_some() => Action::Updated,
         (true, true) => Action::Created,
         (true, false) => Action::Removed,
     };
@@ -484,7 +493,9 @@ fn uninstall_with(
         }
         outcome.steps.extend(undos.into_iter().map(Undo::step));
         if everything {
-            outcome.steps.extend(registration(setup, false, true)?);
+            outcome
+                .steps
+                .extend(registered_step(setup, options, false, true)?);
         }
         return Ok(outcome);
     }
@@ -507,7 +518,9 @@ fn uninstall_with(
     }
     manifest.save(&setup.data_dir)?;
     if everything {
-        outcome.steps.extend(registration(setup, false, false)?);
+        outcome
+            .steps
+            .extend(registered_step(setup, options, false, false)?);
     }
     Ok(outcome)
 }

@@ -1236,3 +1236,27 @@ fn two_registered(fx: &Fixture) -> (Setup, Setup, PathBuf) {
     fs::create_dir_all(&b.repo_root).unwrap();
     (a, b, data_home)
 }
+
+#[test]
+fn a_repository_registered_with_another_data_directory_is_updated() {
+    let fx = Fixture::new();
+    let (a, _, data_home) = two_registered(&fx);
+    let registry = data_home.join(crate::running::registry::FILE);
+    let cursor = Options {
+        clients: vec![Client::Cursor],
+        ..Options::default()
+    };
+    let first = install_with(&a, &cursor, Manager::Systemd, not_run).unwrap();
+    assert_eq!(action_for(&first, &registry), Action::Created);
+    let again = install_with(&a, &cursor, Manager::Systemd, not_run).unwrap();
+    assert_eq!(action_for(&again, &registry), Action::Unchanged);
+    let moved = Setup {
+        data_dir: a.data_dir.with_file_name("moved-data"),
+        ..a.clone()
+    };
+    let updated = install_with(&moved, &cursor, Manager::Systemd, not_run).unwrap();
+    assert_eq!(action_for(&updated, &registry), Action::Updated);
+    let entries = crate::running::registry::registered(&data_home).unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].data_dir, moved.data_dir);
+}

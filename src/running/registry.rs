@@ -4,12 +4,11 @@
 //! running user daemon sees the file change and follows. Writes are whole (a new file renamed
 //! over the old) under a lock, so two installs at once both land.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil::{private_dir, private_file};
+use crate::fsutil::{private_dir, write_atomic};
 
 /// The file's name in cairn's data home.
 pub const FILE: &str = "repositories.json";
@@ -91,16 +90,10 @@ fn change(home: &Path, edit: impl FnOnce(&mut Vec<Registered>) -> bool) -> anyho
         std::fs::remove_file(&path)?;
         return Ok(true);
     }
-    let staging = home.join(format!("{FILE}.new"));
-    {
-        let mut file = private_file(&staging)?;
-        let text = serde_json::to_string_pretty(&File {
-            repositories: entries,
-        })?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&staging, &path)?;
+    let text = serde_json::to_string_pretty(&File {
+        repositories: entries,
+    })?;
+    write_atomic(&path, text.as_bytes())?;
     Ok(true)
 }
 
