@@ -101,13 +101,56 @@ pub struct Walk {
     pub configs: Vec<String>,
 }
 
-/// Walks the repository for source files of registered languages.
+/// Walks the repository for source files of registered languages. A file git tracks is never
+/// ignored, as git has it: one a `.gitignore` pattern matches (zod's `**/package.json`, meant
+/// for generated files, covers its own tracked `package.json`) is taken all the same, unless
+/// it is hidden, a link, or under a build output or a `cairn.toml` exclusion.
 pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
     let (overrides, mut skipped) = overrides(root, exclude);
-    let walker = walker(root, overrides);
+    let walker = walker(root, overrides.clone());
     let registry = Registry::get();
     let mut found = Vec::new();
     let mut configs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut take = |path: String,
+                    metadata: std::io::Result<std::fs::Metadata>,
+                    skipped: &mut Vec<Skipped>| {
+        let name = path.rsplit('/').next().unwrap_or(&path);
+        if super::roots::is_config(name) {
+            configs.push(path);
+            return;
+        }
+        if registry.for_path(&path).is_none() {
+            return;
+        }
+        let metadata = match metadata {
+            Ok(m) => m,
+            Err(e) => {
+                skipped.push(Skipped {
+                    path,
+                    reason: format!("unreadable: {e}"),
+                });
+                return;
+            }
+        };
+        if metadata.len() > max_bytes {
+            skipped.push(Skipped {
+                path,
+                reason: format!(
+                    "larger than the limit ({} > {} bytes; raise index.max_file_bytes in cairn.toml)",
+                    metadata.len(),
+                    max_bytes
+                ),
+            });
+            return;
+        }
+        let mtime_ns = mtime_ns(&metadata);
+        found.push(Found {
+            path,
+            size: metadata.len(),
+            mtime_ns,
+        });
+    };
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -126,41 +169,15 @@ pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
             continue;
         };
         let path = relative.to_string_lossy().replace('\\', "/");
-        let name = path.rsplit('/').next().unwrap_or(&path);
-        if super::roots::is_config(name) {
-            configs.push(path);
-            continue;
-        }
-        if registry.for_path(&path).is_none() {
-            continue;
-        }
-        let metadata = match entry.metadata() {
-            Ok(m) => m,
-            Err(e) => {
-                skipped.push(Skipped {
-                    path,
-                    reason: format!("unreadable: {e}"),
-                });
-                continue;
-            }
-        };
-        if metadata.len() > max_bytes {
-            skipped.push(Skipped {
-                path,
-                reason: format!(
-                    "larger than the limit ({} > {} bytes; raise index.max_file_bytes in cairn.toml)",
-                    metadata.len(),
-                    max_bytes
-                ),
-            });
-            continue;
-        }
-        let mtime_ns = mtime_ns(&metadata);
-        found.push(Found {
+        seen.insert(path.clone());
+        take(
             path,
-            size: metadata.len(),
-            mtime_ns,
-        });
+            entry.metadata().map_err(std::io::Error::other),
+            &mut skipped,
+        );
+    }
+    for (path, metadata) in tracked_but_ignored(root, &overrides, &seen) {
+        take(path, Ok(metadata), &mut skipped);
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
     configs.sort();
@@ -169,6 +186,51 @@ pub fn walk(root: &Path, exclude: &[String], max_bytes: u64) -> Walk {
         skipped,
         configs,
     }
+}
+
+/// The files git tracks that the walk passed over for a `.gitignore` pattern alone: regular
+/// files (no links, no submodules), none hidden, none under a build output or an exclusion.
+/// Empty unless the root is a git work tree's top.
+fn tracked_but_ignored(
+    root: &Path,
+    overrides: &Override,
+    seen: &std::collections::HashSet<String>,
+) -> Vec<(String, std::fs::Metadata)> {
+    let Ok(repo) = gix::open(root) else {
+        return Vec::new();
+    };
+    let Ok(index) = repo.open_index() else {
+        return Vec::new();
+    };
+    let registry = Registry::get();
+    let mut excluded_dirs: std::collections::HashMap<&str, bool> = Default::default();
+    let mut passed = Vec::new();
+    for entry in index.entries() {
+        let Ok(path) = std::str::from_utf8(entry.path(&index)) else {
+            continue;
+        };
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let wanted = super::roots::is_config(name) || registry.for_path(path).is_some();
+        if !wanted || seen.contains(path) || path.split('/').any(|part| part.starts_with('.')) {
+            continue;
+        }
+        let excluded = path.match_indices('/').any(|(at, _)| {
+            let dir = &path[..at];
+            *excluded_dirs
+                .entry(dir)
+                .or_insert_with(|| overrides.matched(root.join(dir), true).is_ignore())
+        }) || overrides.matched(root.join(path), false).is_ignore();
+        if excluded {
+            continue;
+        }
+        // A link is never followed, whatever git tracks.
+        if let Ok(metadata) = std::fs::symlink_metadata(root.join(path))
+            && metadata.is_file()
+        {
+            passed.push((path.to_string(), metadata));
+        }
+    }
+    passed
 }
 
 /// A file's modification time in nanoseconds since the epoch (0 if unknown).
@@ -273,6 +335,53 @@ mod tests {
         let full = root.join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, "{}").unwrap();
+    }
+
+    #[test]
+    fn tracked_files_are_never_ignored_but_build_outputs_and_hidden_ones_stay_out() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=a", "-c", "user.email=a@example.com"])
+                .args(args)
+                .current_dir(&root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(root.join(".gitignore"), "**/package.json\ngen/\n").unwrap();
+        for path in [
+            "pkg/package.json",
+            "gen/tracked.py",
+            "gen/untracked.py",
+            "other/package.json",
+            "node_modules/x/index.js",
+            ".tools/run.py",
+            "src/app.py",
+        ] {
+            write(&root, path);
+        }
+        git(&[
+            "add",
+            "-f",
+            "pkg/package.json",
+            "gen/tracked.py",
+            "node_modules/x/index.js",
+        ]);
+        git(&["add", "-f", ".tools/run.py", "src/app.py", ".gitignore"]);
+        git(&["commit", "-qm", "files"]);
+        let walked = walk(&root, &["src/vendored/**".to_string()], 1 << 20);
+        let sources: Vec<&str> = walked.sources.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(sources, ["gen/tracked.py", "src/app.py"]);
+        assert_eq!(walked.configs, ["pkg/package.json"]);
+        // Outside a git work tree the ignore files alone decide.
+        std::fs::remove_dir_all(root.join(".git")).unwrap();
+        let walked = walk(&root, &[], 1 << 20);
+        let sources: Vec<&str> = walked.sources.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(sources, ["src/app.py"]);
+        assert!(walked.configs.is_empty());
     }
 
     #[test]

@@ -239,6 +239,11 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     ("lock.rs", 1, "cairn's own lock file in the data directory"),
     (
+        "index/walk.rs",
+        1,
+        "whether a file git tracks that an ignore file passed over is a regular file (its size and time; no content)",
+    ),
+    (
         "daemon/host.rs",
         1,
         "a repository's own daemon's lock in its data directory, waited on",
