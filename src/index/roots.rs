@@ -58,7 +58,8 @@ mod tests {
         assert!(is_config("go.mod"));
         assert!(is_config("composer.json"));
         assert!(is_config("Cargo.toml"));
-        assert!(!is_config("package.json"));
+        assert!(is_config("package.json"));
+        assert!(!is_config("package-lock.json"));
         assert!(is_config("Shop.csproj"));
         assert!(is_config("Directory.Build.props"));
         assert!(!is_config(".csproj"));

@@ -250,6 +250,80 @@ async fn python_and_typescript_resolve_to_repository_files() {
     assert!(summary["edges"]["calls"].as_u64().unwrap() >= 10);
 }
 
+/// A monorepo's packages import each other (and themselves, in their tests) by the name in
+/// their `package.json`, through `exports` whose build outputs are not in the repository; a
+/// package of a similar name stays outside.
+#[tokio::test(flavor = "multi_thread")]
+async fn workspace_packages_are_reached_by_their_names() {
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name": "acme", "private": true, "workspaces": ["packages/*"]}"#,
+    );
+    repo.write(
+        "packages/core/package.json",
+        r#"{"name": "@acme/core", "exports": {
+            ".": {"types": "./dist/index.d.ts", "source": "./src/index.ts", "default": "./dist/index.js"},
+            "./money": "./src/money.ts"}}"#,
+    );
+    repo.write("packages/core/src/index.ts", "export * from \"./money\";\n");
+    repo.write(
+        "packages/core/src/money.ts",
+        "export function money(cents: number): string {\n  return (cents / 100).toFixed(2);\n}\n",
+    );
+    repo.write(
+        "packages/core/tests/money.test.ts",
+        "import { money } from \"@acme/core\";\n\ntest(\"money\", () => {\n  expect(money(150)).toBe(\"1.50\");\n});\n",
+    );
+    repo.write(
+        "packages/app/src/cart.ts",
+        "import { money } from \"@acme/core/money\";\nimport { cost } from \"@acme/corex\";\n\n\
+         export function total(cents: number): string {\n  return money(cents) + cost(cents);\n}\n",
+    );
+    repo.commit("packages");
+    repo.index();
+    let graph = stored_graph(repo.data_dir()).await;
+    let money = "packages/core/src/money.ts::money";
+    assert!(has_edge(
+        &graph,
+        "calls",
+        "packages/app/src/cart.ts::total",
+        money
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "packages/core/tests/money.test.ts",
+        "packages/core/src/index.ts"
+    ));
+    assert!(has_edge(
+        &graph,
+        "imports",
+        "packages/app/src/cart.ts",
+        "ext:@acme/corex"
+    ));
+
+    // So a change to the package's code names the test that imports it by the package's name.
+    repo.write(
+        "packages/core/src/money.ts",
+        "export function money(cents: number): string {\n  return (cents / 100).toFixed(3);\n}\n",
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&repo.cairn_ok(&["review", "--json"])).unwrap();
+    let tests: Vec<&str> = report["tests_to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        tests
+            .iter()
+            .any(|t| t.starts_with("packages/core/tests/money.test.ts")),
+        "{report:#}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_index_without_changes_parses_nothing() {
     let repo = TestRepo::with_fixture("mixed");

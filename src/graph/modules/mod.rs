@@ -75,6 +75,11 @@ pub struct Roots {
     /// project's, are one project, for which a source file's `global using` speaks.
     #[serde(default)]
     pub project: bool,
+    /// The name of the package a `package.json` declares: the config is then not one of the
+    /// directory's settings but a workspace package that bare specifiers naming it reach from
+    /// anywhere in the repository, through `paths` (its `exports`, `main` and fallbacks).
+    #[serde(default)]
+    pub package: Option<String>,
 }
 
 /// A pattern of a config's `paths` (a Rust crate's name, a PHP namespace prefix) and the
@@ -122,6 +127,7 @@ impl Roots {
             usings: Vec::new(),
             properties: Vec::new(),
             project: false,
+            package: None,
         }
     }
 
@@ -154,6 +160,7 @@ impl Roots {
 pub fn read_roots(system: ModuleKind, name: &str, dir: &str, text: &str) -> Option<Roots> {
     match system {
         ModuleKind::Dotted => None,
+        ModuleKind::Paths if name == "package.json" => paths::read_package(text, dir),
         ModuleKind::Paths => paths::read_config(text, dir),
         ModuleKind::Go => go::read_go_mod(name, text, dir),
         ModuleKind::Psr4 => psr4::read_composer(name, text, dir),

@@ -1,6 +1,8 @@
 //! Relative and absolute paths (the TypeScript/JavaScript module system): relative specifiers
 //! probed with the extensions of the languages that use it and their index files,
-//! `tsconfig.json` `baseUrl`/`paths`, and bare specifiers as external packages.
+//! `tsconfig.json` `baseUrl`/`paths`, bare specifiers naming a package of the repository's own
+//! (a `package.json`'s `name`: a monorepo's workspace package, or a package importing itself)
+//! through its `exports` or entry fields, and other bare specifiers as external packages.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -15,7 +17,10 @@ const WRITTEN_EXTENSIONS: &[&str] = &["js", "jsx", "mjs", "cjs"];
 pub(crate) struct PathModules<'a> {
     by_path: HashMap<&'a str, usize>,
     paths: HashMap<usize, &'a str>,
+    /// The `tsconfig.json`/`jsconfig.json` settings, each for the files below its directory.
     roots: Vec<&'a Roots>,
+    /// The repository's own packages by name (several when fixtures or examples reuse one).
+    packages: HashMap<&'a str, Vec<&'a Roots>>,
     /// The languages' extensions, in registry order, then declaration files (`d.ts`).
     extensions: Vec<String>,
 }
@@ -30,12 +35,39 @@ impl<'a> PathModules<'a> {
         }
         let declarations: Vec<String> = extensions.iter().map(|e| format!("d.{e}")).collect();
         extensions.extend(declarations);
+        let (packages, roots): (Vec<&Roots>, Vec<&Roots>) =
+            input.roots.iter().partition(|r| r.package.is_some());
+        let mut by_name: HashMap<&str, Vec<&Roots>> = HashMap::default();
+        for package in packages {
+            if let Some(name) = package.package.as_deref() {
+                by_name.entry(name).or_default().push(package);
+            }
+        }
         PathModules {
             by_path: input.by_path(),
             paths: input.paths(),
-            roots: input.roots,
+            roots,
+            packages: by_name,
             extensions,
         }
+    }
+
+    /// The repository's package a bare specifier names, if any: the one the importing file is
+    /// in (a package importing itself by name), else the one nearest the repository's root.
+    fn package_for(&self, from: usize, spec: &str) -> Option<&'a Roots> {
+        let candidates = self.packages.get(package_name(spec))?;
+        let path = self.paths.get(&from);
+        let enclosing = candidates
+            .iter()
+            .copied()
+            .filter(|r| path.is_some_and(|p| r.covers(p)))
+            .max_by_key(|r| r.dir.len());
+        enclosing.or_else(|| {
+            candidates
+                .iter()
+                .copied()
+                .min_by(|a, b| (a.dir.len(), &a.dir).cmp(&(b.dir.len(), &b.dir)))
+        })
     }
 
     /// The nearest config above a file.
@@ -94,6 +126,10 @@ impl ModuleSystem for PathModules<'_> {
         if let Some(found) = self.config_for(from).and_then(|r| self.aliased(r, spec)) {
             return Some(found);
         }
+        if let Some(package) = self.package_for(from, spec) {
+            // A subpath the package does not have is not looked for outside it.
+            return package.aliased(spec).iter().find_map(|p| self.probe(p));
+        }
         Some(Target::External(package_name(spec).to_string()))
     }
 }
@@ -135,6 +171,83 @@ pub(crate) fn read_config(text: &str, dir: &str) -> Option<Roots> {
         base_url,
         paths,
         ..Roots::new(ModuleKind::Paths, dir)
+    })
+}
+
+/// Reads a `package.json` as a package of the repository's own, when it has a name: each
+/// subpath of its `exports` (`"."`, `"./v4"`, `"./locales/*"`) becomes an alias of the
+/// specifier naming it (`zod`, `zod/v4`, `zod/locales/*`) for every path its conditions list,
+/// declaration files last (`{"source": "./src/index.ts", "import": "./dist/index.js"}`: the
+/// build outputs are not in the repository, so the sources are what the probe finds); exact
+/// subpaths come before patterns, and a longer pattern before a shorter, as Node matches
+/// them. The package
+/// itself also falls back on its entry fields (`source`, `module`, `main`, `types`) and
+/// `src/index`/`index`, and a subpath on `src/…` and `…` below the package's directory.
+pub(crate) fn read_package(text: &str, dir: &str) -> Option<Roots> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let name = value.get("name")?.as_str()?.trim();
+    if name.is_empty() || name.starts_with('.') || name.contains(['*', '\\']) {
+        return None;
+    }
+    let mut paths: Vec<Alias> = Vec::new();
+    let specifier = |subpath: &str| match subpath.trim_start_matches('.').trim_start_matches('/') {
+        "" => name.to_string(),
+        rest => format!("{name}/{rest}"),
+    };
+    match value.get("exports") {
+        Some(serde_json::Value::Object(map)) if map.keys().all(|k| k.starts_with('.')) => {
+            for (subpath, conditions) in map {
+                paths.push(Alias::new(specifier(subpath), targets(conditions)));
+            }
+            paths.sort_by_key(|alias| match alias.pattern.split_once('*') {
+                None => (false, 0),
+                Some((prefix, _)) => (true, usize::MAX - prefix.len()),
+            });
+        }
+        Some(conditions) => paths.push(Alias::new(name, targets(conditions))),
+        None => {}
+    }
+    let entries: Vec<String> = ["source", "module", "main", "types", "typings"]
+        .iter()
+        .filter_map(|field| value.get(field).and_then(|v| v.as_str()))
+        .map(clean)
+        .chain(["src/index".to_string(), "index".to_string()])
+        .collect();
+    paths.push(Alias::new(name, entries));
+    paths.push(Alias::new(
+        format!("{name}/*"),
+        vec!["src/*".to_string(), "*".to_string()],
+    ));
+    Some(Roots {
+        package: Some(name.to_string()),
+        paths,
+        ..Roots::new(ModuleKind::Paths, dir)
+    })
+}
+
+/// The paths a subpath's conditions list (an array is a list of fallbacks; `null` excludes),
+/// declaration files last.
+fn targets(conditions: &serde_json::Value) -> Vec<String> {
+    fn leaves(conditions: &serde_json::Value, out: &mut Vec<String>) {
+        match conditions {
+            serde_json::Value::String(path) => out.push(clean(path)),
+            serde_json::Value::Array(items) => items.iter().for_each(|item| leaves(item, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|value| leaves(value, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    leaves(conditions, &mut out);
+    out.sort_by_key(|path| declaration(path));
+    out
+}
+
+/// Whether a path names a declaration file (`index.d.ts`, `index.d.cts`).
+fn declaration(path: &str) -> bool {
+    path.rsplit('/').next().is_some_and(|file| {
+        [".d.ts", ".d.mts", ".d.cts"]
+            .iter()
+            .any(|e| file.ends_with(e))
     })
 }
 
@@ -217,6 +330,10 @@ mod tests {
     use crate::languages::Registry;
 
     fn check(paths: &[&str], roots: &Roots, from: usize, spec: &str) -> Option<Target> {
+        check_all(paths, &[roots], from, spec)
+    }
+
+    fn check_all(paths: &[&str], roots: &[&Roots], from: usize, spec: &str) -> Option<Target> {
         let registry = Registry::get();
         let input = SystemFiles {
             files: SystemFile::numbered(paths),
@@ -224,10 +341,128 @@ mod tests {
                 registry.by_name("typescript").unwrap(),
                 registry.by_name("tsx").unwrap(),
             ],
-            roots: vec![roots],
+            roots: roots.to_vec(),
             extracts: Default::default(),
         };
         PathModules::new(input).resolve(from, spec)
+    }
+
+    #[test]
+    fn a_workspace_package_is_reached_through_its_exports() {
+        let paths = [
+            "packages/zod/src/index.ts",
+            "packages/zod/src/v4/index.ts",
+            "packages/zod/src/v4/locales/en.ts",
+            "packages/zod/src/v4/classic/tests/string.test.ts",
+            "packages/app/src/main.ts",
+        ];
+        let zod = read_package(
+            r#"{"name": "zod", "exports": {
+                "./package.json": "./package.json",
+                ".": {"types": "./index.d.cts", "@zod/source": "./src/index.ts", "import": "./index.js"},
+                "./v4": {"@zod/source": "./src/v4/index.ts", "require": "./v4/index.cjs"},
+                "./v4/locales/*": ["./dist/v4/locales/*.js", "./src/v4/locales/*"]
+            }}"#,
+            "packages/zod",
+        )
+        .unwrap();
+        assert_eq!(zod.package.as_deref(), Some("zod"));
+        let roots = [&zod];
+        // From a test in the package (importing itself by name) and from another package.
+        for from in [3, 4] {
+            assert_eq!(
+                check_all(&paths, &roots, from, "zod"),
+                Some(Target::File(0))
+            );
+            assert_eq!(
+                check_all(&paths, &roots, from, "zod/v4"),
+                Some(Target::File(1))
+            );
+            assert_eq!(
+                check_all(&paths, &roots, from, "zod/v4/locales/en.js"),
+                Some(Target::File(2))
+            );
+        }
+        // A subpath the package lacks is not an outside package of the same name.
+        assert_eq!(check_all(&paths, &roots, 4, "zod/v9"), None);
+        // Other packages stay outside.
+        assert_eq!(
+            check_all(&paths, &roots, 4, "zod-extra/x"),
+            Some(Target::External("zod-extra".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_package_without_exports_falls_back_on_its_sources() {
+        let paths = [
+            "libs/util/src/index.ts",
+            "libs/util/src/strings.ts",
+            "apps/web/main.ts",
+        ];
+        let util = read_package(
+            r#"{"name": "@acme/util", "main": "./dist/index.js", "types": "dist/index.d.ts"}"#,
+            "libs/util",
+        )
+        .unwrap();
+        let roots = [&util];
+        assert_eq!(
+            check_all(&paths, &roots, 2, "@acme/util"),
+            Some(Target::File(0))
+        );
+        assert_eq!(
+            check_all(&paths, &roots, 2, "@acme/util/strings"),
+            Some(Target::File(1))
+        );
+        assert_eq!(
+            check_all(&paths, &roots, 2, "@acme/utils"),
+            Some(Target::External("@acme/utils".to_string()))
+        );
+    }
+
+    #[test]
+    fn the_enclosing_package_of_a_name_wins_then_the_shallowest() {
+        let paths = [
+            "lib/index.ts",
+            "examples/demo/index.ts",
+            "examples/demo/app.ts",
+            "tools/run.ts",
+        ];
+        let lib = read_package(r#"{"name": "lib", "main": "index.ts"}"#, "lib").unwrap();
+        let demo = read_package(r#"{"name": "lib", "main": "index.ts"}"#, "examples/demo").unwrap();
+        let roots = [&demo, &lib];
+        assert_eq!(check_all(&paths, &roots, 2, "lib"), Some(Target::File(1)));
+        assert_eq!(check_all(&paths, &roots, 3, "lib"), Some(Target::File(0)));
+    }
+
+    #[test]
+    fn a_package_beside_a_tsconfig_leaves_the_tsconfig_in_charge() {
+        let paths = ["web/src/app.ts", "web/src/lib/db.ts", "web/src/index.ts"];
+        let config = read_config(
+            r#"{"compilerOptions": {"paths": {"@/*": ["./src/*"]}}}"#,
+            "web",
+        )
+        .unwrap();
+        let package = read_package(r#"{"name": "web"}"#, "web").unwrap();
+        for roots in [[&config, &package], [&package, &config]] {
+            assert_eq!(
+                check_all(&paths, &roots, 0, "@/lib/db"),
+                Some(Target::File(1))
+            );
+            assert_eq!(check_all(&paths, &roots, 0, "web"), Some(Target::File(2)));
+        }
+    }
+
+    #[test]
+    fn a_package_json_without_a_usable_name_is_no_package() {
+        for text in [
+            r#"{"private": true}"#,
+            r#"{"name": ""}"#,
+            r#"{"name": 7}"#,
+            "not json",
+            r#"{"name": "../up"}"#,
+        ] {
+            assert_eq!(read_package(text, "x"), None, "{text}");
+        }
     }
 
     #[test]
