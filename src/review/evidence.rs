@@ -499,19 +499,41 @@ fn add_co_changed(
     }
 }
 
-/// Test files named for a changed source file: the same name once the test affix is taken
-/// off ([`pairing_name`]); of several, those nearest the source file in the tree (the most
-/// leading folders in common).
+/// Test files named for a changed source file, or for a changed symbol or its class (a project that tests
+/// by feature: `catch.test.ts` for `$ZodCatch`, `discriminated-unions.test.ts` for
+/// `$ZodDiscriminatedUnion`): the same name once the test affix is taken off
+/// ([`pairing_name`]), a symbol's also without its leading words ([`symbol_names`]) or a
+/// plural's `s`; of several, those nearest the source file in the tree (the most leading
+/// folders in common).
 fn add_named_for(found: &mut HashMap<String, Found>, files: &[FileReport], graph: &Graph) {
-    let sources: Vec<(&str, String)> = files
+    // (the source file, what the test is named for as the briefing says it, the name).
+    let mut sources: Vec<(&str, String, String)> = Vec::new();
+    for file in files
         .iter()
         .filter(|f| f.change != super::ChangeKind::Deleted && test_kind(&f.path).is_none())
-        .filter_map(|f| Some((f.path.as_str(), pairing_name(&f.path, false)?)))
-        .collect();
+    {
+        if let Some(name) = pairing_name(&file.path, false) {
+            sources.push((&file.path, file.path.clone(), name));
+        }
+        for symbol in file.symbols.iter().take(SYMBOLS_NAMED_FOR) {
+            // A method's name and its class's (`ZodCatch.run`: `run`, `ZodCatch`).
+            let qualified = symbol.id.rsplit("::").next().unwrap_or(&symbol.id);
+            for short in qualified.rsplit('.') {
+                for name in symbol_names(short) {
+                    if !sources
+                        .iter()
+                        .any(|(p, _, n)| *p == file.path && *n == name)
+                    {
+                        sources.push((&file.path, short.to_string(), name));
+                    }
+                }
+            }
+        }
+    }
     if sources.is_empty() {
         return;
     }
-    // Each source's tests of its name, with how many folders they share with it.
+    // Each name's tests, with how many folders they share with it.
     let mut paired: Vec<Vec<(usize, &str)>> = vec![Vec::new(); sources.len()];
     for node in graph
         .nodes
@@ -521,19 +543,71 @@ fn add_named_for(found: &mut HashMap<String, Found>, files: &[FileReport], graph
         let Some(name) = pairing_name(&node.path, true) else {
             continue;
         };
-        for (i, (source, wanted)) in sources.iter().enumerate() {
-            if *wanted == name {
+        for (i, (source, _, wanted)) in sources.iter().enumerate() {
+            if same_name(wanted, &name) {
                 paired[i].push((shared_folders(source, &node.path), &node.path));
             }
         }
     }
-    for ((source, _), tests) in sources.iter().zip(paired) {
+    for ((_, named, _), tests) in sources.iter().zip(paired) {
         let nearest = tests.iter().map(|(shared, _)| *shared).max();
         for (_, test) in tests.iter().filter(|(shared, _)| Some(*shared) == nearest) {
             let entry = found.entry(test.to_string()).or_default();
-            entry.named_for.get_or_insert_with(|| source.to_string());
+            entry.named_for.get_or_insert_with(|| named.clone());
         }
     }
+}
+
+/// Whether two pairing names are one, a plural's `s` aside (`test_url.py` for `_urls.py`,
+/// `discriminated-unions.test.ts` for `DiscriminatedUnion`).
+fn same_name(a: &str, b: &str) -> bool {
+    a == b || a.strip_suffix('s') == Some(b) || b.strip_suffix('s') == Some(a)
+}
+
+/// Most changed symbols of one file whose names test files are paired by.
+const SYMBOLS_NAMED_FOR: usize = 20;
+/// Shortest name a test file is paired with a symbol by: shorter ones (`get`, `run`) name a
+/// feature of nothing in particular.
+const SYMBOL_NAME_MIN: usize = 4;
+
+/// The names a test file named for a symbol may go by, as [`pairing_name`] reads a file's:
+/// the whole name lowercased without `$`, `_` and `-`, and the same without each run of
+/// leading words (`$ZodDiscriminatedUnion`: `zoddiscriminatedunion`, `discriminatedunion`,
+/// `union`), each of at least [`SYMBOL_NAME_MIN`] letters and not a name that says nothing
+/// of its feature (`index`, `utils`, `test`).
+fn symbol_names(symbol: &str) -> Vec<String> {
+    let letters: Vec<char> = symbol
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    // Where words start: after `_`, at an upper case letter after a lower case one or a digit.
+    let mut starts = vec![0];
+    for i in 1..letters.len() {
+        let (before, here) = (letters[i - 1], letters[i]);
+        if (before == '_' && here != '_')
+            || (here.is_uppercase() && (before.is_lowercase() || before.is_ascii_digit()))
+        {
+            starts.push(i);
+        }
+    }
+    let mut names = Vec::new();
+    for start in starts {
+        let name: String = letters[start..]
+            .iter()
+            .filter(|c| **c != '_')
+            .flat_map(|c| c.to_lowercase())
+            .collect();
+        let vague = [
+            "index", "utils", "util", "test", "tests", "main", "init", "helpers",
+        ];
+        if name.chars().count() >= SYMBOL_NAME_MIN
+            && !vague.contains(&name.as_str())
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    names
 }
 
 /// The name a file goes by when a test is paired with what it tests: the file name up to its
@@ -905,6 +979,24 @@ mod tests {
             assert_eq!(t.first, t.confidence.unwrap() >= FIRST_CONFIDENCE, "{t:?}");
         }
         assert!(tests[0].first && !tests[2].first, "{tests:?}");
+    }
+
+    #[test]
+    fn a_symbol_goes_by_its_name_and_its_trailing_words() {
+        assert_eq!(
+            symbol_names("$ZodDiscriminatedUnion"),
+            ["zoddiscriminatedunion", "discriminatedunion", "union"]
+        );
+        assert_eq!(symbol_names("ZodCatch"), ["zodcatch", "catch"]);
+        assert_eq!(symbol_names("parse_url"), ["parseurl"]);
+        assert_eq!(symbol_names("HTTPServer"), ["httpserver"]);
+        // Short and vague names pair with nothing.
+        assert!(symbol_names("get").is_empty());
+        assert_eq!(symbol_names("buildIndex"), ["buildindex"]);
+        assert!(same_name("discriminatedunions", "discriminatedunion"));
+        assert!(same_name("url", "urls"));
+        assert!(!same_name("url", "urlss"));
+        assert!(!same_name("catch", "zodcatch"));
     }
 
     #[test]

@@ -224,6 +224,39 @@ fn tests_to_run_are_ranked_by_evidence_and_say_why() {
     assert!(weight(0) > 0.9 && weight(1) < 0.1, "{partners}");
 }
 
+/// A project that tests by feature names a test for the symbol, not the file: the test of
+/// that name is listed for a change to the symbol, one named for a leading word of it is not.
+#[test]
+fn a_test_named_for_a_changed_symbol_is_listed() {
+    let repo = TestRepo::new();
+    let schemas = |body: &str| {
+        format!(
+            "class ZodCatch:\n    def run(self, value):\n        return {body}\n\n\n\
+             class ZodString:\n    def run(self, value):\n        return str(value)\n"
+        )
+    };
+    repo.write("lib/schemas.py", schemas("value"));
+    for name in ["catch", "zod", "string"] {
+        repo.write(
+            &format!("tests/test_{name}.py"),
+            format!("def test_{name}():\n    assert '{name}'\n"),
+        );
+    }
+    repo.commit("schemas and their tests");
+    repo.index();
+    repo.write("lib/schemas.py", schemas("value or None"));
+    let report = review_json(&repo, &[]);
+    let tests = field(&report["tests_to_run"], "id");
+    assert_eq!(
+        tests,
+        ["tests/test_catch.py"],
+        "{:#}",
+        report["tests_to_run"]
+    );
+    assert_eq!(report["tests_to_run"][0]["how"], "named_for");
+    assert_eq!(report["tests_to_run"][0]["why"], "named for ZodCatch");
+}
+
 #[test]
 fn near_only_tests_are_cut_short_when_stronger_evidence_exists() {
     let repo = project();
