@@ -59,18 +59,19 @@ pub enum Evidence {
 /// How likely a listed test file is one the change needs, by its strongest evidence in the
 /// code (rows: it calls or imports a changed symbol; it names one; neither, only near the
 /// change in the graph), by whether it changed with a changed file in the history, and by
-/// whether it is named for a changed file (`[code][history][named for]`): the share of such
-/// files that the commits themselves changed, pooled over the replay bench's ten public
-/// histories, 20 commits each, 1,090 files named (`bench/replay.py --calibrate`; leaving any
-/// one history out moves a cell of more than 50 files by 0.14 at most). Where stronger code
-/// evidence measured lower than weaker (cells of 8–11 files, and calls against names with
-/// history), the two are pooled. The history and the name agreeing with the code is what
-/// makes a test likely: a test that calls the changed function is needed one time in eight,
-/// one that also changed with its file and is named for it three times in four.
+/// whether it is named for a changed file, symbol or class (`[code][history][named for]`):
+/// the share of such files that the commits themselves changed, pooled over the replay
+/// bench's ten public histories, 20 commits each, 1,116 files named (`bench/replay.py
+/// --calibrate`; leaving any one history out moves a cell of more than 50 files by 0.12 at
+/// most). Where stronger code evidence measured lower than weaker (calls against names for a
+/// test named for the change without history, 20 and 22 files), the two are pooled. The
+/// history and the name agreeing with the code is what makes a test likely: a test that
+/// calls the changed function is needed one time in eight, one that also changed with its
+/// file and is named for it two times in three.
 const CONFIDENCE: [[[f64; 2]; 2]; 3] = [
-    [[0.13, 0.32], [0.30, 0.74]],
-    [[0.07, 0.32], [0.30, 0.69]],
-    [[0.03, 0.30], [0.08, 0.60]],
+    [[0.13, 0.24], [0.36, 0.66]],
+    [[0.07, 0.24], [0.32, 0.61]],
+    [[0.03, 0.16], [0.08, 0.52]],
 ];
 /// A test file this likely to be needed is among those to run first.
 pub(crate) const FIRST_CONFIDENCE: f64 = 0.3;
