@@ -211,7 +211,12 @@ fn tracked_but_ignored(
         };
         let name = path.rsplit('/').next().unwrap_or(path);
         let wanted = super::roots::is_config(name) || registry.for_path(path).is_some();
-        if !wanted || seen.contains(path) || path.split('/').any(|part| part.starts_with('.')) {
+        // Hidden files stay out, and so does a path no git would write (`/etc/x`, `a//b`,
+        // `../x`) that a crafted index may hold.
+        let odd = path
+            .split('/')
+            .any(|part| part.is_empty() || part.starts_with('.'));
+        if !wanted || odd || seen.contains(path) {
             continue;
         }
         let excluded = path.match_indices('/').any(|(at, _)| {
