@@ -272,7 +272,8 @@ pub struct Graph {
 
 /// The nodes of a patched graph ([`Graph::patch`]) and where the old graph's went.
 struct PatchedNodes {
-    /// Whether each old node belongs to a changed file.
+    /// Whether each old node belongs to a changed file, or is an outside module that only
+    /// those led to ([`Graph::orphaned_externals`]).
     gone: Vec<bool>,
     /// Whether each old node is in the patched graph: kept, or defined again.
     stays: Vec<bool>,
@@ -629,7 +630,9 @@ impl Graph {
     /// of this graph's nodes and edges, the few fresh ones are put in place by binary
     /// search, and the kept edges' ends are mapped by position, so no kept id is hashed or
     /// compared again; each node's lists of edges are its old ones with the positions moved,
-    /// those gone taken out and the fresh ones put in.
+    /// those gone taken out and the fresh ones put in. An outside module that only the
+    /// changed files led to, and no fresh edge does, goes (an exact build has an outside
+    /// module only while something imports it).
     pub fn patch(&self, paths: &[String], fresh_nodes: Vec<Node>, fresh_edges: Vec<Edge>) -> Graph {
         // Ids of a file's nodes are its path or start with `path::`.
         let changed = |id: &str| {
@@ -638,7 +641,7 @@ impl Graph {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
             })
         };
-        let patched = self.patch_nodes(paths, fresh_nodes);
+        let patched = self.patch_nodes(paths, fresh_nodes, &fresh_edges);
         let index = self
             .index
             .remapped(&patched.moved, &patched.nodes, &patched.new_here);
@@ -674,15 +677,27 @@ impl Graph {
 
     /// The nodes of this graph patched with `fresh` ones (see [`Graph::patch`]), in order,
     /// with where each old one went.
-    fn patch_nodes(&self, changed: &[String], fresh: Vec<Node>) -> PatchedNodes {
+    fn patch_nodes(
+        &self,
+        changed: &[String],
+        fresh: Vec<Node>,
+        fresh_edges: &[Edge],
+    ) -> PatchedNodes {
         // A file's nodes, in id order: the file's, and the run of ids under `path::` (found
         // by search, so no other node's id is read).
         let mut gone = vec![false; self.nodes.len()];
+        let mut changed_nodes = Vec::new();
         for path in changed {
             let file = self.node_index(path);
             for i in file.into_iter().chain(self.symbol_range(path)) {
-                gone[i] = self.nodes[i].kind != NodeKind::External;
+                if self.nodes[i].kind != NodeKind::External {
+                    gone[i] = true;
+                    changed_nodes.push(i);
+                }
             }
+        }
+        for orphan in self.orphaned_externals(&changed_nodes, &gone, &fresh, fresh_edges) {
+            gone[orphan] = true;
         }
         let mut stays: Vec<bool> = gone.iter().map(|gone| !gone).collect();
         let mut added: Vec<(Arc<Node>, u32)> = Vec::new();
@@ -738,6 +753,48 @@ impl Graph {
             new_here,
             nodes,
         }
+    }
+
+    /// The outside modules that only the `gone` nodes (`changed_nodes`) led to and that
+    /// nothing fresh leads to: an exact build has an outside module only while something
+    /// imports it, so a patch that takes the last import away takes the module too.
+    fn orphaned_externals(
+        &self,
+        changed_nodes: &[usize],
+        gone: &[bool],
+        fresh: &[Node],
+        fresh_edges: &[Edge],
+    ) -> Vec<usize> {
+        let led_to: FxHashSet<&str> = (fresh.iter())
+            .filter(|n| n.kind == NodeKind::External)
+            .map(|n| &*n.id)
+            .chain(fresh_edges.iter().map(|e| &*e.dst))
+            .collect();
+        let mut orphans: Vec<usize> = Vec::new();
+        for &i in changed_nodes {
+            for &edge in self.outgoing.at(i) {
+                let to = self.ends[edge as usize].dst;
+                if to == NO_NODE {
+                    continue;
+                }
+                let to = to as usize;
+                let node = &self.nodes[to];
+                if node.kind != NodeKind::External
+                    || orphans.contains(&to)
+                    || led_to.contains(&*node.id)
+                {
+                    continue;
+                }
+                let still_led = self.incoming.at(to).iter().any(|&e| {
+                    let from = self.ends[e as usize].src;
+                    from == NO_NODE || !gone[from as usize]
+                });
+                if !still_led {
+                    orphans.push(to);
+                }
+            }
+        }
+        orphans
     }
 
     /// The edges of this graph patched with `fresh` ones (see [`Graph::patch`]), in order,
@@ -1432,7 +1489,10 @@ mod tests {
                         nodes.push(random_node(&id, NodeKind::Function, reach));
                     }
                 }
-                nodes.push(random_node("ext:os", NodeKind::External, reach));
+                // A changed file may import it no more.
+                if reach != 0 || rng.bool() {
+                    nodes.push(random_node("ext:os", NodeKind::External, reach));
+                }
                 nodes.sort_by(|a, b| a.id.cmp(&b.id));
                 nodes.dedup_by(|a, b| a.id == b.id);
                 nodes
@@ -1490,10 +1550,23 @@ mod tests {
                 .filter(|n| n.kind != NodeKind::External || old.node(&n.id).is_none())
                 .map(|n| &*n.id)
                 .collect();
-            let stays = |id: &str| !in_changed(id) || fresh_ids.contains(&id);
+            // An outside module goes when the changed files' nodes led to it, nothing else
+            // does, and nothing fresh will.
+            let gone_node = |id: &str| in_changed(id) && old.node(id).is_some();
+            let orphaned = |id: &str| {
+                id.starts_with(EXTERNAL_PREFIX)
+                    && !fresh_nodes.iter().any(|n| &*n.id == id)
+                    && !fresh_edges.iter().any(|e| &*e.dst == id)
+                    && old_edges.iter().any(|e| &*e.dst == id && gone_node(&e.src))
+                    && !old_edges
+                        .iter()
+                        .any(|e| &*e.dst == id && !gone_node(&e.src))
+            };
+            let stays = |id: &str| (!in_changed(id) || fresh_ids.contains(&id)) && !orphaned(id);
             let mut nodes: Vec<Node> = old_nodes
                 .iter()
                 .filter(|n| n.kind == NodeKind::External || !in_changed(&n.id))
+                .filter(|n| !orphaned(&n.id))
                 .cloned()
                 .collect();
             for node in &fresh_nodes {
@@ -1515,7 +1588,7 @@ mod tests {
                 })
                 .cloned()
                 .collect();
-            edges.extend(fresh_edges);
+            edges.extend(fresh_edges.iter().cloned());
             let expected = Graph::new(nodes, edges);
             assert_eq!(
                 graph_lines(&patched),

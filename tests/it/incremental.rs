@@ -237,10 +237,29 @@ async fn the_exact_rebuild_counts_what_the_patch_missed() {
         "user.py::run",
         "helpers.py::h"
     ));
+    // The last import of an outside module taken away: the patch drops the module too, so
+    // the exact rebuild after it finds nothing.
+    let outside = |g: &cairn::graph::Graph| g.node("ext:requests").is_some();
+    let (patched, _, before) = edit(
+        "net.py",
+        "import requests\n\n\ndef get():\n    return requests.get('x')\n",
+    );
+    assert!(outside(&patched));
+    let (patched, exact, checks) = edit("net.py", "def get():\n    return 1\n");
+    assert!(!outside(&exact));
+    assert!(
+        !outside(&patched),
+        "the patch kept an outside module nothing imports"
+    );
+    assert_eq!(
+        (checks.rebuilds, checks.found),
+        (7, before.found),
+        "{checks:?}"
+    );
     live.rebuild();
     assert_eq!(
         live.checks().rebuilds,
-        5,
+        7,
         "a rebuild of no patch checks none"
     );
 }
