@@ -8,7 +8,10 @@
 //! for a while, or the least recently used ones once the process is over its memory bound, is
 //! unloaded (what it queued is written first); its next request loads it again, bringing the
 //! index up to date with what changed meanwhile. A repository with an assistant's session
-//! open on its socket is never unloaded.
+//! open on its socket is never unloaded. The repositories loaded when the daemon stops are
+//! its working set ([`WORKING_SET`]): the next start loads them again, most recently used
+//! first and within the memory bound, so the first answer after a log-in does not wait for a
+//! load.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,6 +37,10 @@ use crate::app::{Cairn, Registrations};
 use crate::config::Repo;
 use crate::datadir::DataDir;
 use crate::running::registry::{self, Registered};
+
+/// The file in cairn's data home naming the repositories loaded when the user's daemon last
+/// stopped, most recently used first.
+pub const WORKING_SET: &str = "working-set.json";
 
 /// The checks a repository's health page makes besides cairn's own (the CLI's install checks).
 pub type RegistrationsFor = Arc<dyn Fn(&Repo) -> Registrations + Send + Sync>;
@@ -96,6 +103,10 @@ pub async fn run(
         .write(&home)
         .context("cannot write the user daemon's record")?;
     ready(&record, host.entries().len());
+    let preload = tokio::spawn(
+        host.clone()
+            .preload(read_working_set(&home), shutdown.clone()),
+    );
 
     // The user service sends the daemon's output to `daemon.log` in cairn's data home.
     let mut log_check = tokio::time::interval(super::LOG_CHECK_EVERY);
@@ -109,6 +120,9 @@ pub async fn run(
     }
     tracing::info!("shutting down");
     let _ = std::fs::remove_file(DataDir::at(&home).daemon_record());
+    // Its loads are left to finish: a load cut short would leave its store half written.
+    let _ = preload.await;
+    write_working_set(&home, &host.entries());
     let entries = std::mem::take(&mut *host.entries_mut());
     for entry in entries {
         release(entry).await;
@@ -420,6 +434,27 @@ impl Host {
         Ok(answer)
     }
 
+    /// Loads the repositories at `roots` (the working set, most recently used first) one after
+    /// another while the process is within its memory bound; a root no longer registered is
+    /// passed over. Stops at `shutdown`.
+    async fn preload(self: Arc<Self>, roots: Vec<PathBuf>, shutdown: CancellationToken) {
+        for root in roots {
+            if shutdown.is_cancelled() || resident_mb() > self.options.memory_mb {
+                break;
+            }
+            let Some(entry) = self.entries().into_iter().find(|e| e.repo.root == root) else {
+                continue;
+            };
+            if entry.is_loaded() {
+                continue;
+            }
+            match self.load(&entry).await {
+                Ok(_) => tracing::info!(root = %root.display(), "preloaded"),
+                Err(e) => tracing::warn!(root = %root.display(), "not preloaded: {e:#}"),
+            }
+        }
+    }
+
     /// Unloads the least recently used repositories without an open session while the process
     /// is over its memory bound, never `keep`.
     async fn make_room(&self, keep: &Arc<Entry>) {
@@ -531,6 +566,48 @@ async fn unload(entry: &Entry, why: &str) {
         rss_mb = resident_mb(),
         "unloaded"
     );
+}
+
+/// The working set the daemon last stopped with (empty when there is none, or when it cannot
+/// be read: then the start loads nothing ahead).
+fn read_working_set(home: &Path) -> Vec<PathBuf> {
+    let path = home.join(WORKING_SET);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            tracing::warn!(
+                "no repository loaded ahead: cannot read {}: {e}",
+                path.display()
+            );
+            return Vec::new();
+        }
+    };
+    #[derive(serde::Deserialize)]
+    struct WorkingSet {
+        roots: Vec<PathBuf>,
+    }
+    match serde_json::from_str::<WorkingSet>(&text) {
+        Ok(set) => set.roots,
+        Err(e) => {
+            tracing::warn!(
+                "no repository loaded ahead: {} is damaged: {e}",
+                path.display()
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// Writes which of `entries` are loaded now, most recently used first, as the working set.
+fn write_working_set(home: &Path, entries: &[Arc<Entry>]) {
+    let mut loaded: Vec<&Arc<Entry>> = entries.iter().filter(|e| e.is_loaded()).collect();
+    loaded.sort_by_key(|e| std::cmp::Reverse(e.last_used()));
+    let roots: Vec<&Path> = loaded.iter().map(|e| e.repo.root.as_path()).collect();
+    let text = serde_json::json!({ "roots": roots }).to_string();
+    if let Err(e) = crate::fsutil::write_atomic(&home.join(WORKING_SET), text.as_bytes()) {
+        tracing::warn!("cannot write the working set: {e}");
+    }
 }
 
 /// Stops serving a repository: its loop (after its last write), socket and record.

@@ -424,6 +424,54 @@ async fn idle_repositories_are_unloaded_and_load_again_with_what_changed() {
     assert!(daemon.stop().success());
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_repositories_loaded_at_a_stop_are_loaded_again_at_the_next_start() {
+    let home = Home::new();
+    let (a, b) = two_installed(&home);
+    let mut daemon = home.start(&a, &[]);
+    daemon.serves(&a);
+    daemon.serves(&b);
+    assert_eq!(daemon.get("/context", Some(&token_of(&a))).await.0, 200);
+    assert!(daemon.stop().success());
+
+    // Nothing asks for alpha: it is loaded because it was loaded at the stop; beta was not.
+    let mut daemon = home.start(&a, &[]);
+    let log = daemon.log.clone();
+    daemon.wait_for(|| (count_in(&log, "preloaded", &a) == 1).then_some(()));
+    let (status, health) = daemon.get("/health", Some(&token_of(&b))).await;
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&health).unwrap()["loaded"],
+        false
+    );
+    assert_eq!(daemon.count("loaded", &b), 0, "{}", daemon.log());
+    // Now beta is used, and last: it comes first in the next working set.
+    assert_eq!(daemon.get("/context", Some(&token_of(&b))).await.0, 200);
+    assert!(daemon.stop().success());
+    let set: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.cairn().join("working-set.json")).unwrap(),
+    )
+    .unwrap();
+    let roots: Vec<PathBuf> = (set["roots"].as_array().unwrap().iter())
+        .map(|r| PathBuf::from(r.as_str().unwrap()))
+        .collect();
+    let canonical = |repo: &TestRepo| repo.path().canonicalize().unwrap();
+    assert_eq!(roots, [canonical(&b), canonical(&a)]);
+
+    // A damaged working set loads nothing ahead, and the daemon serves as ever.
+    std::fs::write(home.cairn().join("working-set.json"), "{\"roots\": [").unwrap();
+    let mut daemon = home.start(&a, &[]);
+    daemon.serves(&b);
+    let log = daemon.log.clone();
+    daemon.wait_for(|| {
+        let said = strip_colours(&std::fs::read_to_string(&log).unwrap_or_default());
+        said.contains("no repository loaded ahead").then_some(())
+    });
+    assert_eq!(daemon.count("loaded", &a), 0, "{}", daemon.log());
+    assert_eq!(daemon.get("/context", Some(&token_of(&a))).await.0, 200);
+    assert!(daemon.stop().success());
+}
+
 /// How many times the log at `log` says `event` for `repo`.
 fn count_in(log: &Path, event: &str, repo: &TestRepo) -> usize {
     let root = format!("root={}", repo.path().canonicalize().unwrap().display());
