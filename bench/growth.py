@@ -4,6 +4,8 @@
 Usage: bench/growth.py [--sizes 1000,10000,50000] [--languages python,typescript]
                        [--corpora flask,django] [--runs 20] [--iterations 100]
                        [--png PATH] [--label BUILD] [--skip-daemon] [--crg-max-files 3000]
+                       [--crg-timeout SECONDS]
+                       [--tree PATH --tree-name NAME --tree-file FILE --tree-function REGEX]
 
 For synthetic Python and TypeScript repositories of each size (bench/synth.py, generated
 once into the cache) and for the Flask 3.0.3 and Django 5.0.6 sdists, it measures:
@@ -13,7 +15,18 @@ once into the cache) and for the Flask 3.0.3 and Django 5.0.6 sdists, it measure
   the most imported file, RSS after the saves;
 - answers in process (examples/query_bench, examples/review_bench): get_context and expand
   p95, review_diff p95 on a one-line change to a function of that file (Django: QuerySet.count);
-- code-review-graph 2.3.9's build on every tree up to --crg-max-files files, in the same run.
+- code-review-graph 2.3.9's build on every tree up to --crg-max-files files, in the same run
+  (stopped after --crg-timeout seconds, and reported as not finished in that time).
+
+--tree measures a real repository besides (any directory; its files are committed alone into a
+copy in the cache): --tree-file is the file saved and reviewed, --tree-function the pattern of
+the line starting the function the review diff changes. The Linux kernel, as measured in the
+README: `apt-get download linux-source-6.1` (Debian's kernel source, v6.1 with Debian's
+patches) and unpack `usr/src/linux-source-6.1.tar.xz` from it (then delete the lines of its
+`.gitignore` from `# Debian packaging` on: they ignore the whole tree for Debian's packaging), or
+`git clone --depth 1 --branch v6.1 https://github.com/torvalds/linux`; then
+`--tree linux-source-6.1 --tree-name "Linux 6.1" --tree-file kernel/sched/core.c
+--tree-function '^void scheduler_tick\('`.
 
 It prints a Markdown table, the cost per 1,000 files (to see where growth is not linear), and
 writes CACHE/growth.json and a PNG plot (matplotlib, installed once into CACHE/plot-venv).
@@ -83,6 +96,15 @@ def synthetic_tree(cache: Path, language: str, files: int, seed: int) -> tuple[P
     return dest, hub, pattern
 
 
+def added_line(rel: str, indent: str) -> str:
+    """A statement in the file's language, one level inside INDENT."""
+    if rel.endswith(".py"):
+        return f"{indent}    reviewed = True\n"
+    if rel.endswith((".c", ".h")):
+        return f"{indent}\tint reviewed = 1;\n"
+    return f"{indent}  const reviewed = true;\n"
+
+
 def review_diff(tree: Path, rel: str, pattern: str, out: Path) -> bool:
     """A one-line change at the start of the first function matching PATTERN, as a diff."""
     path = tree / rel
@@ -97,10 +119,7 @@ def review_diff(tree: Path, rel: str, pattern: str, out: Path) -> bool:
             end = i
             while not lines[end].rstrip().endswith((":", "{")):
                 end += 1
-            if rel.endswith(".py"):
-                added = f"{indent}    reviewed = True\n"
-            else:
-                added = f"{indent}  const reviewed = true;\n"
+            added = added_line(rel, indent)
             path.write_text("".join(lines[: end + 1] + [added] + lines[end + 1:]))
             try:
                 diff = subprocess.run(["git", "-C", str(tree), "diff"], check=True,
@@ -123,12 +142,24 @@ def json_line(cmd: list[str], timeout: int) -> dict | None:
     return json.loads(lines[-1]) if lines else None
 
 
+def source_extensions() -> tuple[str, ...]:
+    """Every extension cairn reads, from its grammars' language.toml files."""
+    import tomllib
+    grammars = Path(__file__).resolve().parent.parent / "grammars"
+    found = set()
+    for toml in grammars.glob("*/language.toml"):
+        found.update(tomllib.loads(toml.read_text()).get("extensions", []))
+    return tuple(f".{ext}" for ext in sorted(found))
+
+
 def source_size(tree: Path) -> tuple[int, int]:
+    """Files and bytes of source in a language cairn reads, outside .git and node_modules."""
+    extensions = source_extensions()
     files = size = 0
     for root, dirs, names in os.walk(tree):
         dirs[:] = [d for d in dirs if d not in (".git", "node_modules")]
         for name in names:
-            if name.endswith((".py", ".ts", ".tsx", ".js")):
+            if name.endswith(extensions):
                 files += 1
                 size += os.path.getsize(os.path.join(root, name))
     return files, size
@@ -182,10 +213,16 @@ def measure_tree(args, cache: Path, name: str, tree: Path, hub: str, pattern: st
         shutil.copytree(tree, work, symlinks=True)
         env = {k: v for k, v in os.environ.items() if k not in ("CRG_DATA_DIR", "CRG_REPO_ROOT")}
         say(f"{name}: code-review-graph build")
+        # `timeout` ends it with 124 when the time is up (no record is kept for a failed run).
         record = languages.measure(log, [f"repo={name}", "kind=crg"],
-                                   [crg, "build", "--repo", str(work)], "crg", env)
+                                   ["timeout", str(args.crg_timeout), crg, "build", "--repo",
+                                    str(work)], "crg", env)
         if record:
             row.update({"crg_s": record["wall_s"], "crg_rss_mb": record["peak_rss_kb"] / 1000})
+        else:
+            last = json.loads(log.read_text().splitlines()[-1])
+            if last.get("rc") == 124:
+                row["crg_unfinished_s"] = args.crg_timeout
         shutil.rmtree(work, ignore_errors=True)
     return row
 
@@ -205,14 +242,19 @@ def table(rows: list[dict]) -> str:
     ]
     for r in rows:
         ratio = r["crg_s"] / r["index_s"] if r.get("crg_s") and r.get("index_s") else None
+        crg = (f"> {r['crg_unfinished_s'] / 60:,.0f} min (stopped)" if r.get("crg_unfinished_s")
+               else f"{fmt(r.get('crg_s'))} s")
+        if r.get("crg_unfinished_s") and r.get("index_s"):
+            ratio_text = f"> {r['crg_unfinished_s'] / r['index_s']:,.1f}×"
+        else:
+            ratio_text = f"{fmt(ratio)}{'×' if ratio else ''}"
         lines.append(
             f"| {r['repo']} | {r['files']:,} | {fmt(r['source_mb'])} | {fmt(r.get('index_s'), 2)} s | "
             f"{fmt(r.get('index_rss_mb'), 0)} MB | {fmt(r.get('store_mb'))} MB | "
             f"{fmt(r.get('daemon_ready_s'))} s | {fmt(r.get('daemon_rss_mb'), 0)} MB | "
             f"{fmt(r.get('save_p50_ms'), 0)} / {fmt(r.get('save_p95_ms'), 0)} ms | "
             f"{fmt(r.get('get_context_p95_ms'))} ms | {fmt(r.get('expand_p95_ms'))} ms | "
-            f"{fmt(r.get('review_diff_p95_ms'))} ms | {fmt(r.get('crg_s'))} s | "
-            f"{fmt(ratio)}{'×' if ratio else ''} |")
+            f"{fmt(r.get('review_diff_p95_ms'))} ms | {crg} | {ratio_text} |")
     return "\n".join(lines)
 
 
@@ -311,6 +353,13 @@ def main() -> int:
                         "(default: release or debug, from CAIRN_BIN's directory)")
     parser.add_argument("--crg-max-files", type=int, default=3000,
                         help="run code-review-graph on trees up to this many files")
+    parser.add_argument("--crg-timeout", type=int, default=3600,
+                        help="stop code-review-graph's build after this many seconds")
+    parser.add_argument("--tree", type=Path, help="a real repository to measure besides")
+    parser.add_argument("--tree-name", help="its name in the table (default: the directory's)")
+    parser.add_argument("--tree-file", help="the file of --tree saved and reviewed")
+    parser.add_argument("--tree-function",
+                        help="the pattern of the line starting the function the diff changes")
     args = parser.parse_args()
     cache = Path(os.environ.get("CAIRN_BENCH_CACHE", Path.home() / ".cache/cairn/bench"))
     target = os.environ.get("CARGO_TARGET_DIR", str(Path.home() / ".cache/cairn/target"))
@@ -326,7 +375,18 @@ def main() -> int:
     cache.mkdir(parents=True, exist_ok=True)
     (cache / "growth.log").unlink(missing_ok=True)
     crg = None if os.environ.get("CAIRN_BENCH_SKIP_CRG") == "1" else languages.crg_binary(cache)
+    if args.tree and not (args.tree_file and args.tree_function):
+        sys.exit("--tree needs --tree-file and --tree-function")
+    if args.tree and not (args.tree / args.tree_file).is_file():
+        sys.exit(f"no file {args.tree_file} in {args.tree}")
     rows = []
+    if args.tree:
+        name = args.tree_name or args.tree.resolve().name
+        slug = re.sub(r"[^A-Za-z0-9.]+", "-", name).strip("-").lower()
+        tree = git_tree(args.tree, cache / "growth" / f"real-{slug}", f"{name} {args.tree}")
+        rows.append(measure_tree(args, cache, name, tree, args.tree_file, args.tree_function,
+                                 crg))
+        save(cache, None, args.cairn, rows)
     for corpus in [c for c in args.corpora.split(",") if c]:
         project, version, hub, function = CORPORA[corpus]
         source = benchtool.sdist_tree(cache, project, version)

@@ -40,10 +40,7 @@ async fn main() -> anyhow::Result<()> {
     let (mut build_ms, mut graph_ms, mut total_ms) = (Vec::new(), Vec::new(), Vec::new());
     let outcome = (|| -> anyhow::Result<()> {
         for i in 0..runs {
-            std::fs::write(
-                &path,
-                format!("{original}\n\ndef cairn_probe_{i}():\n    return {i}\n"),
-            )?;
+            std::fs::write(&path, format!("{original}{}", probe_function(&file, i)))?;
             let t = Instant::now();
             let reading = live.read(&repo, Some(std::slice::from_ref(&file)));
             anyhow::ensure!(reading.changed == [file.clone()], "the save was not read");
@@ -75,4 +72,19 @@ async fn main() -> anyhow::Result<()> {
     });
     println!("{result}");
     Ok(())
+}
+
+/// A new function `cairn_probe_{i}` in the language of `file` (Python unless it is C, C++,
+/// TypeScript or JavaScript).
+fn probe_function(file: &str, i: usize) -> String {
+    let extension = file.rsplit('.').next().unwrap_or("");
+    match extension {
+        "c" | "h" | "cc" | "cpp" | "hpp" => {
+            format!("\n\nint cairn_probe_{i}(void)\n{{\n\treturn {i};\n}}\n")
+        }
+        "ts" | "tsx" | "js" | "jsx" | "mjs" => {
+            format!("\n\nexport function cairn_probe_{i}() {{\n  return {i};\n}}\n")
+        }
+        _ => format!("\n\ndef cairn_probe_{i}():\n    return {i}\n"),
+    }
 }
