@@ -245,8 +245,8 @@ const DIRECT_READERS: &[(&str, usize, &str)] = &[
     ),
     (
         "daemon/host.rs",
-        1,
-        "a repository's own daemon's lock in its data directory, waited on",
+        2,
+        "a repository's own daemon's lock in its data directory, waited on; the working set in cairn's data home",
     ),
     (
         "running/registry.rs",
