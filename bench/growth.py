@@ -220,8 +220,8 @@ def measure_tree(args, cache: Path, name: str, tree: Path, hub: str, pattern: st
         if record:
             row.update({"crg_s": record["wall_s"], "crg_rss_mb": record["peak_rss_kb"] / 1000})
         else:
-            last = json.loads(log.read_text().splitlines()[-1])
-            if last.get("rc") == 124:
+            records = log.read_text().splitlines()
+            if records and json.loads(records[-1]).get("rc") == 124:
                 row["crg_unfinished_s"] = args.crg_timeout
         shutil.rmtree(work, ignore_errors=True)
     return row
@@ -383,7 +383,8 @@ def main() -> int:
     if args.tree:
         name = args.tree_name or args.tree.resolve().name
         slug = re.sub(r"[^A-Za-z0-9.]+", "-", name).strip("-").lower()
-        tree = git_tree(args.tree, cache / "growth" / f"real-{slug}", f"{name} {args.tree}")
+        tree = git_tree(args.tree, cache / "growth" / f"real-{slug}",
+                        f"{name} {args.tree.resolve()}")
         rows.append(measure_tree(args, cache, name, tree, args.tree_file, args.tree_function,
                                  crg))
         save(cache, None, args.cairn, rows)

@@ -10,6 +10,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use anyhow::Context as _;
+
 use cairn::config::Repo;
 use cairn::index::Live;
 use cairn::storage::Store;
@@ -25,6 +27,11 @@ async fn main() -> anyhow::Result<()> {
     let data_dir = PathBuf::from(arg(&args, "--data-dir").expect("--data-dir DATA"));
     let file = arg(&args, "--file").expect("--file REL");
     let runs: usize = arg(&args, "--runs").map_or(Ok(20), |n| n.parse())?;
+    // Each run appends a new function, so the probes are known before the long load.
+    let probes: Vec<String> = (0..runs)
+        .map(|i| probe_function(&file, i))
+        .collect::<Option<_>>()
+        .with_context(|| format!("cannot add a top-level function to {file}"))?;
     let repo = Repo::discover(&repo_dir, Some(&data_dir))?;
 
     let started = Instant::now();
@@ -39,8 +46,8 @@ async fn main() -> anyhow::Result<()> {
     let original = std::fs::read_to_string(&path)?;
     let (mut build_ms, mut graph_ms, mut total_ms) = (Vec::new(), Vec::new(), Vec::new());
     let outcome = (|| -> anyhow::Result<()> {
-        for i in 0..runs {
-            std::fs::write(&path, format!("{original}{}", probe_function(&file, i)))?;
+        for (i, probe) in probes.iter().enumerate() {
+            std::fs::write(&path, format!("{original}{probe}"))?;
             let t = Instant::now();
             let reading = live.read(&repo, Some(std::slice::from_ref(&file)));
             anyhow::ensure!(reading.changed == [file.clone()], "the save was not read");
@@ -74,17 +81,22 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A new function `cairn_probe_{i}` in the language of `file` (Python unless it is C, C++,
-/// TypeScript or JavaScript).
-fn probe_function(file: &str, i: usize) -> String {
+/// A new top-level function `cairn_probe_{i}` in the language of `file`, appended to it; none
+/// for a language whose functions live in a class (Java, C#).
+fn probe_function(file: &str, i: usize) -> Option<String> {
     let extension = file.rsplit('.').next().unwrap_or("");
-    match extension {
-        "c" | "h" | "cc" | "cpp" | "hpp" => {
+    Some(match extension {
+        "py" | "pyi" => format!("\n\ndef cairn_probe_{i}():\n    return {i}\n"),
+        "c" | "h" | "cc" | "cpp" | "cxx" | "hh" | "hpp" => {
             format!("\n\nint cairn_probe_{i}(void)\n{{\n\treturn {i};\n}}\n")
         }
-        "ts" | "tsx" | "js" | "jsx" | "mjs" => {
+        "ts" | "tsx" | "js" | "jsx" | "mjs" | "cjs" | "mts" | "cts" => {
             format!("\n\nexport function cairn_probe_{i}() {{\n  return {i};\n}}\n")
         }
-        _ => format!("\n\ndef cairn_probe_{i}():\n    return {i}\n"),
-    }
+        "go" => format!("\n\nfunc cairn_probe_{i}() int {{\n\treturn {i}\n}}\n"),
+        "rs" => format!("\n\npub fn cairn_probe_{i}() -> usize {{\n    {i}\n}}\n"),
+        "rb" => format!("\n\ndef cairn_probe_{i}\n  {i}\nend\n"),
+        "php" => format!("\n\nfunction cairn_probe_{i}() {{\n    return {i};\n}}\n"),
+        _ => return None,
+    })
 }

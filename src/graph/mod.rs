@@ -769,6 +769,7 @@ impl Graph {
             .filter(|n| n.kind == NodeKind::External)
             .map(|n| &*n.id)
             .chain(fresh_edges.iter().map(|e| &*e.dst))
+            .filter(|id| id.starts_with(EXTERNAL_PREFIX))
             .collect();
         let mut orphans: Vec<usize> = Vec::new();
         for &i in changed_nodes {
